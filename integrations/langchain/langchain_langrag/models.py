@@ -1,0 +1,63 @@
+"""LangChain chat models as langrag-eval judges.
+
+>>> from langchain_core.language_models import FakeListChatModel
+>>> import asyncio
+>>> from langrag_eval.model import GenerationParams
+>>> judge = LangChainJudge(FakeListChatModel(responses=["Score: [[5]], Reason: [[exact]]"]))
+>>> asyncio.run(judge.generate("grade", GenerationParams())).text
+'Score: [[5]], Reason: [[exact]]'
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langrag_eval.errors import ConfigError
+from langrag_eval.model import GenerationParams, Reply, TokenUsage, estimate_tokens
+
+__all__ = ["LangChainJudge", "resolve"]
+
+
+def _describe(llm: BaseChatModel) -> str:
+    name = getattr(llm, "model_name", None) or getattr(llm, "model", None) or ""
+    return f"langchain:{llm._llm_type}" + (f":{name}" if name else "")
+
+
+class LangChainJudge:
+    """Wraps any ``BaseChatModel``. Temperature and max tokens are bound per call from the judge's
+    generation settings (temperature 0 by default)."""
+
+    constrained = False
+
+    def __init__(self, llm: BaseChatModel, *, model_id: str | None = None, bind_params: bool = True) -> None:
+        self.llm = llm
+        self.model_id = model_id or _describe(llm)
+        self.bind_params = bind_params
+
+    async def generate(self, prompt: str, params: GenerationParams, *,
+                       schema: dict[str, Any] | None = None) -> Reply:
+        llm: Any = self.llm
+        if self.bind_params:
+            kwargs: dict[str, Any] = {"temperature": params.temperature}
+            if params.max_tokens is not None:
+                kwargs["max_tokens"] = params.max_tokens
+            llm = llm.bind(**kwargs)
+        message = await llm.ainvoke(prompt)
+        text = message.content if isinstance(message.content, str) else "".join(
+            part.get("text", "") if isinstance(part, dict) else str(part) for part in message.content)
+        meta = getattr(message, "usage_metadata", None) or {}
+        usage = TokenUsage(prompt_tokens=meta.get("input_tokens") or estimate_tokens(prompt),
+                           completion_tokens=meta.get("output_tokens") or estimate_tokens(text))
+        return Reply(text=text, usage=usage)
+
+
+def resolve(spec: str) -> LangChainJudge:
+    """Entry point: ``openai:gpt-4o`` (any ``provider:model`` LangChain's ``init_chat_model`` knows)."""
+    from langchain.chat_models import init_chat_model
+
+    try:
+        llm = init_chat_model(spec, temperature=0)
+    except (ImportError, ValueError) as exc:
+        raise ConfigError(f"cannot create judge {spec!r}: {exc}") from None
+    return LangChainJudge(llm, model_id=spec, bind_params=False)

@@ -1,0 +1,57 @@
+"""LlamaIndex LLMs as langrag-eval judges.
+
+``--judge llamaindex:openai:gpt-4o`` builds ``llama_index.llms.openai.OpenAI(model="gpt-4o")``;
+any installed ``llama-index-llms-<provider>`` package works the same way.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from typing import Any
+
+from langrag_eval.errors import ConfigError
+from langrag_eval.model import GenerationParams, Reply, TokenUsage, estimate_tokens
+from llama_index.core.llms import LLM
+
+__all__ = ["LlamaIndexJudge", "resolve"]
+
+
+class LlamaIndexJudge:
+    """Wraps any LlamaIndex ``LLM``; calls ``acomplete``. Temperature is passed per call when
+    ``pass_params`` (LLMs that do not accept it should be built with it and ``pass_params=False``)."""
+
+    constrained = False
+
+    def __init__(self, llm: LLM, *, model_id: str | None = None, pass_params: bool = False) -> None:
+        self.llm = llm
+        self.model_id = model_id or f"llamaindex:{llm.metadata.model_name}"
+        self.pass_params = pass_params
+
+    async def generate(self, prompt: str, params: GenerationParams, *,
+                       schema: dict[str, Any] | None = None) -> Reply:
+        kwargs: dict[str, Any] = {"temperature": params.temperature} if self.pass_params else {}
+        response = await self.llm.acomplete(prompt, **kwargs)
+        text = response.text
+        raw = response.raw if isinstance(response.raw, dict) else {}
+        usage = raw.get("usage") or {}
+        get = usage.get if isinstance(usage, dict) else (lambda k, d=None: getattr(usage, k, d))
+        return Reply(text=text, usage=TokenUsage(
+            prompt_tokens=get("prompt_tokens") or estimate_tokens(prompt),
+            completion_tokens=get("completion_tokens") or estimate_tokens(text)))
+
+
+def resolve(arg: str) -> LlamaIndexJudge:
+    """Entry point for ``llamaindex:<provider>:<model>``."""
+    provider, _, model = arg.partition(":")
+    if not provider or not model:
+        raise ConfigError(f"expected llamaindex:<provider>:<model>, got llamaindex:{arg}")
+    try:
+        module = importlib.import_module(f"llama_index.llms.{provider}")
+    except ImportError:
+        raise ConfigError(f"install llama-index-llms-{provider} to use llamaindex:{arg}") from None
+    classes = [c for _, c in inspect.getmembers(module, inspect.isclass)
+               if issubclass(c, LLM) and c.__name__.lower() == provider.replace("_", "").lower()]
+    if not classes:
+        raise ConfigError(f"llama_index.llms.{provider} has no LLM class named like {provider!r}")
+    return LlamaIndexJudge(classes[0](model=model, temperature=0.0), model_id=f"llamaindex:{arg}")

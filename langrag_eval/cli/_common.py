@@ -1,0 +1,73 @@
+"""Options every judging command shares, and building a Judge and run store from them."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import ConfigError
+from ..models import resolve_judge
+from ..runtime import DEFAULT_STORE, Judge, PriceTable, RetryPolicy, RunStore
+
+__all__ = ["add_judge_options", "add_store_options", "JudgeSetup", "setup_judge", "say"]
+
+
+def add_store_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--store", default=str(DEFAULT_STORE),
+                   help=f"SQLite run store (default: {DEFAULT_STORE})")
+    p.add_argument("--run", dest="run_id", default=None,
+                   help="run id; by default derived from the command and its settings, "
+                        "so the same command resumes the same run")
+
+
+def add_judge_options(p: argparse.ArgumentParser) -> None:
+    add_store_options(p)
+    p.add_argument("--judge", default=None,
+                   help="provider:model (openai:gpt-4o), local, local:/path/model.gguf, "
+                        "scripted:replies.json; default: $LANGRAG_JUDGE, else openai:gpt-4o when "
+                        "OPENAI_API_KEY is set, else the local 270M model")
+    p.add_argument("--concurrency", type=int, default=16, help="judge calls in flight (default 16)")
+    p.add_argument("--timeout", type=float, default=120.0, help="seconds per judge call (default 120)")
+    p.add_argument("--max-attempts", type=int, default=6, help="tries per call, first included (default 6)")
+    p.add_argument("--prices", default=None,
+                   help='JSON price table, per million tokens: {"openai:gpt-4o": [2.5, 10.0]}')
+
+
+@dataclass
+class JudgeSetup:
+    judge: Judge
+    store: RunStore
+    warning: str | None
+
+
+def _prices(path: str | None) -> PriceTable | None:
+    if path is None:
+        return None
+    try:
+        raw = json.loads(Path(path).read_text(encoding="utf-8"))
+        return PriceTable({k: (float(v[0]), float(v[1])) for k, v in raw.items()})
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: price table not found") from None
+    except (ValueError, TypeError, IndexError, KeyError, AttributeError) as exc:
+        raise ConfigError(f'{path}: a price table maps model ids to [input, output] prices per '
+                          f'million tokens, e.g. {{"openai:gpt-4o": [2.5, 10.0]}} ({exc})') from None
+
+
+def setup_judge(args: argparse.Namespace) -> JudgeSetup:
+    if args.concurrency < 1:
+        raise ConfigError("--concurrency must be at least 1")
+    resolved = resolve_judge(args.judge)
+    store = RunStore(args.store)
+    judge = Judge(resolved.model, store=store, concurrency=args.concurrency,
+                  retry=RetryPolicy(max_attempts=args.max_attempts, timeout=args.timeout),
+                  prices=_prices(args.prices))
+    if resolved.warning:
+        say(f"WARNING: {resolved.warning}", err=True)
+    return JudgeSetup(judge=judge, store=store, warning=resolved.warning)
+
+
+def say(text: str, *, err: bool = False) -> None:
+    print(text, file=sys.stderr if err else sys.stdout, flush=True)

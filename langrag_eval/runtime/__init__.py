@@ -1,0 +1,10 @@
+"""The judge runtime: concurrency, retries, cache, run store, usage and resumable batches."""
+
+from .batch import run_batch
+from .concurrency import Limiter, gather_bounded
+from .judge import Answer, Judge, PriceTable, UsageMeter
+from .retry import RetryPolicy, classify
+from .store import DEFAULT_STORE, RunStore, run_id_for
+
+__all__ = ["Answer", "Judge", "PriceTable", "UsageMeter", "RetryPolicy", "classify", "RunStore",
+           "DEFAULT_STORE", "run_id_for", "run_batch", "gather_bounded", "Limiter"]

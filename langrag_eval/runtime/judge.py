@@ -1,0 +1,185 @@
+"""The judge runtime every evaluator shares: bounded concurrency, retries, cache, parsing with one
+repair re-ask, usage and cost. Failures come back as :class:`Unscored`, never raised through a batch.
+
+>>> import asyncio
+>>> from langrag_eval.testing import ScriptedModel
+>>> from langrag_eval.verdicts import ScoreFormat
+>>> judge = Judge(ScriptedModel(["Score: [[4]], Reason: [[matches the label]]"]))
+>>> asyncio.run(judge.ask("grade this", ScoreFormat())).value.score
+4
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from ..errors import JudgeOutputError, ModelCallError
+from ..model import ChatModel, GenerationParams, Reply, TokenUsage, call_key
+from ..prompts import load_prompt
+from ..results import Unscored
+from ..verdicts import VerdictFormat
+from .concurrency import Limiter
+from .retry import RetryPolicy, call_with_retry
+from .store import RunStore
+
+__all__ = ["Judge", "Answer", "PriceTable", "UsageMeter"]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class PriceTable:
+    """Prices in currency units per million tokens, by model id: ``{"openai:gpt-4o": (2.5, 10.0)}``."""
+
+    prices: dict[str, tuple[float, float]]
+
+    def cost(self, model_id: str, usage: TokenUsage) -> float | None:
+        if model_id not in self.prices:
+            return None
+        p_in, p_out = self.prices[model_id]
+        return (usage.prompt_tokens * p_in + usage.completion_tokens * p_out) / 1_000_000
+
+
+@dataclass
+class UsageMeter:
+    """In-process counters; the run store keeps the same figures per run."""
+
+    calls: int = 0          # calls that reached the model and succeeded
+    failed: int = 0         # calls that failed after every retry
+    attempts: int = 0       # model invocations, retries included
+    cached: int = 0         # calls answered from the cache
+    repairs: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class Answer(Generic[T]):
+    """A parsed verdict (or Unscored) with the raw reply text it came from."""
+
+    value: T | Unscored
+    raw: str | None
+
+
+@dataclass
+class Judge:
+    """A model wrapped with everything a judgment needs. Pass one to every evaluator.
+
+    ``store`` persists the reply cache and a call log (and lets batches resume); without one the
+    cache lives in memory for the judge's lifetime.
+    """
+
+    model: ChatModel
+    store: RunStore | None = None
+    run_id: str | None = None
+    concurrency: int = 16
+    params: GenerationParams = field(default_factory=GenerationParams)
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    prices: PriceTable | None = None
+    repair: bool = True
+    seed: int = 0
+    usage: UsageMeter = field(default_factory=UsageMeter)
+
+    def __post_init__(self) -> None:
+        self.limiter = Limiter(self.concurrency)
+        self._memory: dict[str, Reply] = {}
+        self._rng = random.Random(self.seed)
+
+    @property
+    def model_id(self) -> str:
+        return self.model.model_id
+
+    def for_run(self, run_id: str) -> "Judge":
+        """The same judge (shared limiter, cache and meter) logging its calls under ``run_id``."""
+        clone = Judge.__new__(Judge)
+        clone.__dict__.update(self.__dict__)
+        clone.run_id = run_id
+        return clone
+
+    async def complete(self, prompt: str, *, schema: dict[str, Any] | None = None,
+                       params: GenerationParams | None = None) -> Reply:
+        """One model call through cache, limiter and retries. Raises ModelCallError when it fails."""
+        params = params or self.params
+        key = call_key(self.model_id, prompt, params, schema)
+        cached = self._memory.get(key) or (self.store.cache_get(key) if self.store else None)
+        if cached is not None:
+            self.usage.cached += 1
+            self._log(key, cached=True, ok=True, attempts=0, usage=cached.usage, error=None)
+            return cached
+        async with self.limiter.slot():
+            try:
+                reply, attempts = await call_with_retry(
+                    lambda: self.model.generate(prompt, params, schema=schema), self.retry, self._rng)
+            except ModelCallError as exc:
+                attempts = getattr(exc, "attempts", 1)
+                self.usage.failed += 1
+                self.usage.attempts += attempts
+                self._log(key, cached=False, ok=False, attempts=attempts, usage=TokenUsage(),
+                          error=f"{exc.cause}: {exc}")
+                raise
+        self.usage.calls += 1
+        self.usage.attempts += attempts
+        self.usage.prompt_tokens += reply.usage.prompt_tokens
+        self.usage.completion_tokens += reply.usage.completion_tokens
+        cost = self.prices.cost(self.model_id, reply.usage) if self.prices else None
+        if cost is not None:
+            self.usage.cost = (self.usage.cost or 0.0) + cost
+        self._memory[key] = reply
+        if self.store is not None:
+            self.store.cache_put(key, self.model_id, reply)
+        self._log(key, cached=False, ok=True, attempts=attempts, usage=reply.usage, error=None, cost=cost)
+        return reply
+
+    def _log(self, key: str, *, cached: bool, ok: bool, attempts: int, usage: TokenUsage,
+             error: str | None, cost: float | None = None) -> None:
+        if self.store is not None:
+            self.store.log_call(self.run_id, self.model_id, key, cached=cached, ok=ok,
+                                attempts=attempts, usage=usage, cost=cost, error=error)
+
+    async def ask(self, prompt: str, fmt: VerdictFormat[T], *,
+                  params: GenerationParams | None = None) -> Answer[T]:
+        """Ask for a verdict in ``fmt``. Unparseable replies get one repair re-ask; what still fails,
+        and calls that fail after every retry, come back as ``Unscored`` with the cause."""
+        schema = fmt.json_schema() if getattr(self.model, "constrained", False) else None
+        try:
+            reply = await self.complete(prompt, schema=schema, params=params)
+        except ModelCallError as exc:
+            return Answer(Unscored(reason=f"model call failed: {exc}", cause=exc.cause), None)  # type: ignore[arg-type]
+        try:
+            return Answer(self._read(reply.text, fmt, schema), reply.text)
+        except JudgeOutputError as first:
+            if not self.repair:
+                return Answer(Unscored(reason=f"unparseable reply: {first}", cause="unparseable",
+                                       raw=reply.text), reply.text)
+            error = first
+        self.usage.repairs += 1
+        retry_prompt = load_prompt("repair").render(prompt=prompt, reply=reply.text, error=str(error),
+                                                    format=fmt.instructions)
+        try:
+            second = await self.complete(retry_prompt, schema=schema, params=params)
+        except ModelCallError as exc:
+            return Answer(Unscored(reason=f"unparseable reply ({error}); repair call failed: {exc}",
+                                   cause="unparseable", raw=reply.text), reply.text)
+        try:
+            return Answer(self._read(second.text, fmt, schema), second.text)
+        except JudgeOutputError as again:
+            raw = f"{reply.text}\n--- repair reply ---\n{second.text}"
+            return Answer(Unscored(reason=f"unparseable reply after one repair: {again}",
+                                   cause="unparseable", raw=raw), raw)
+
+    @staticmethod
+    def _read(text: str, fmt: VerdictFormat[T], schema: dict[str, Any] | None) -> T:
+        if schema is not None:
+            try:
+                obj = json.loads(text)
+            except json.JSONDecodeError:
+                return fmt.parse(text)
+            return fmt.from_json(obj)
+        return fmt.parse(text)

@@ -1,0 +1,48 @@
+"""Progress bars (rich) that appear only once a batch has run for more than a second."""
+
+from __future__ import annotations
+
+import sys
+import time
+from types import TracebackType
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+__all__ = ["BatchProgress"]
+
+_console = Console(stderr=True)
+
+
+class BatchProgress:
+    """``with BatchProgress("grading", total) as p: ... p.advance()``; silent for sub-second batches
+    and when stderr is not a terminal (unless ``force``)."""
+
+    def __init__(self, description: str, total: int, *, delay: float = 1.0, force: bool = False) -> None:
+        self.description, self.total, self.delay = description, total, delay
+        self.enabled = force or sys.stderr.isatty()
+        self._progress: Progress | None = None
+        self._task = None
+        self._done = 0
+        self._start = 0.0
+
+    def __enter__(self) -> "BatchProgress":
+        self._start = time.monotonic()
+        return self
+
+    def advance(self, n: int = 1) -> None:
+        self._done += n
+        if self._progress is None and self.enabled and time.monotonic() - self._start > self.delay:
+            self._progress = Progress(TextColumn("{task.description}"), BarColumn(),
+                                      MofNCompleteColumn(), TimeRemainingColumn(),
+                                      console=_console, transient=False)
+            self._progress.start()
+            self._task = self._progress.add_task(self.description, total=self.total, completed=self._done)
+        elif self._progress is not None:
+            self._progress.update(self._task, completed=self._done)  # type: ignore[arg-type]
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if self._progress is not None:
+            self._progress.update(self._task, completed=self._done)  # type: ignore[arg-type]
+            self._progress.stop()
