@@ -1,0 +1,56 @@
+"""Retrieval: one interface, an embedded backend (default) and an OpenSearch backend, RRF fusion,
+ingestion and retrieval metrics.
+
+>>> from langrag_eval.retrieval import Chunk, EmbeddedBackend, Retriever
+>>> backend = EmbeddedBackend()
+>>> _ = backend.index([Chunk(id="1", text="The cat sat on the mat."), Chunk(id="2", text="Dogs bark.")])
+>>> Retriever(backend, mode="bm25", k=1).retrieve("cat")[0].id
+'1'
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+from .base import (
+    Chunk,
+    Fusion,
+    HybridSettings,
+    IngestReport,
+    Mode,
+    Normalization,
+    Retriever,
+    SearchBackend,
+    SyncSearchMixin,
+    run_sync,
+)
+from .fusion import combine_documents, combine_normalized, normalize, rrf, rrf_documents
+
+__all__ = [
+    "Chunk",
+    "Fusion",
+    "HybridSettings",
+    "IngestReport",
+    "Mode",
+    "Normalization",
+    "Retriever",
+    "SearchBackend",
+    "SyncSearchMixin",
+    "run_sync",
+    "rrf",
+    "rrf_documents",
+    "normalize",
+    "combine_normalized",
+    "combine_documents",
+    "EmbeddedBackend",
+]
+
+# Heavier modules load on first use so `import langrag_eval.retrieval` stays cheap.
+_LAZY = {"EmbeddedBackend": ".embedded"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

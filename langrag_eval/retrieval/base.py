@@ -1,0 +1,179 @@
+"""The retrieval interface every backend implements, and the one concrete :class:`Retriever`.
+
+A backend stores :class:`Chunk` objects (text + optional vector) and answers three kinds of search:
+``bm25`` (text), ``knn`` (vector) and ``hybrid`` (both, fused as :class:`HybridSettings` says).
+Backends are async first; :class:`SyncSearchMixin` derives ``index`` / ``search`` / ``count`` once.
+
+>>> from langrag_eval.retrieval import EmbeddedBackend
+>>> backend = EmbeddedBackend()
+>>> backend.index([Chunk(id="a", text="Paris is the capital of France."),
+...                Chunk(id="b", text="Berlin is the capital of Germany.")]).indexed
+2
+>>> [d.id for d in Retriever(backend, k=1).retrieve("capital of France")]
+['a']
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+from dataclasses import dataclass
+from typing import Any, Awaitable, Literal, Protocol, Sequence, TypeVar, get_args, runtime_checkable
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..embeddings import Embedder
+from ..errors import ConfigError, RetrievalError
+from ..types import Document
+
+__all__ = [
+    "Mode",
+    "Fusion",
+    "Normalization",
+    "Chunk",
+    "IngestReport",
+    "HybridSettings",
+    "SearchBackend",
+    "SyncSearchMixin",
+    "Retriever",
+    "run_sync",
+]
+
+Mode = Literal["bm25", "knn", "hybrid"]
+# rrf: client-side RRF over the two sub-results; server_rrf: OpenSearch hybrid query + score-ranker
+# RRF pipeline; normalization: hybrid query + normalization-processor pipeline.
+Fusion = Literal["rrf", "server_rrf", "normalization"]
+Normalization = Literal["min_max", "l2"]
+
+T = TypeVar("T")
+
+
+class Chunk(BaseModel):
+    """One unit of indexed text. ``id`` must be unique within an index and stable across runs."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    text: str
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class IngestReport(BaseModel):
+    """What an ``aindex`` call did: how many chunks went in, and each one refused with its reason."""
+
+    indexed: int
+    failed: list[tuple[str, str]] = Field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class HybridSettings:
+    """How a hybrid search combines its BM25 and KNN sub-results.
+
+    ``weights`` is ``(bm25, knn)``; ``depth`` is how many candidates each sub-query contributes.
+    """
+
+    fusion: Fusion = "rrf"
+    rank_constant: int = 60
+    weights: tuple[float, float] = (1.0, 1.0)
+    normalization: Normalization = "min_max"
+    depth: int = 50
+
+    def __post_init__(self) -> None:
+        if self.fusion not in get_args(Fusion):
+            raise ConfigError(f"hybrid fusion {self.fusion!r} is unknown; use one of {get_args(Fusion)}")
+        if self.normalization not in get_args(Normalization):
+            raise ConfigError(f"normalization {self.normalization!r} is unknown; "
+                              f"use one of {get_args(Normalization)}")
+        if self.rank_constant < 1:
+            raise ConfigError(f"rank_constant must be at least 1, got {self.rank_constant}")
+        if len(self.weights) != 2 or any(w < 0 for w in self.weights) or sum(self.weights) <= 0:
+            raise ConfigError(f"weights must be two non-negative numbers (bm25, knn) with a positive "
+                              f"sum, got {self.weights!r}")
+        if self.depth < 1:
+            raise ConfigError(f"depth must be at least 1, got {self.depth}")
+
+
+@runtime_checkable
+class SearchBackend(Protocol):
+    """A store of chunks answering BM25, KNN and hybrid searches. Scores are the backend's own."""
+
+    name: str
+
+    async def aindex(self, chunks: Sequence[Chunk], vectors: np.ndarray | None = None) -> IngestReport: ...
+
+    async def asearch(self, *, text: str | None = None, vector: Sequence[float] | None = None,
+                      mode: Mode = "bm25", k: int = 10,
+                      hybrid: HybridSettings | None = None) -> list[Document]: ...
+
+    async def acount(self) -> int: ...
+
+
+def run_sync(awaitable: Awaitable[T]) -> T:
+    """Run a coroutine to completion from sync code, also when an event loop is already running
+    (notebooks, sync callbacks inside async frameworks): then it runs on a worker thread."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(awaitable)  # type: ignore[arg-type]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, awaitable).result()  # type: ignore[arg-type]
+
+
+class SyncSearchMixin:
+    """Sync ``index`` / ``search`` / ``count`` derived from the async methods, written once."""
+
+    def index(self, chunks: Sequence[Chunk], vectors: np.ndarray | None = None) -> IngestReport:
+        return run_sync(self.aindex(chunks, vectors))  # type: ignore[attr-defined]
+
+    def search(self, *, text: str | None = None, vector: Sequence[float] | None = None,
+               mode: Mode = "bm25", k: int = 10, hybrid: HybridSettings | None = None) -> list[Document]:
+        return run_sync(self.asearch(text=text, vector=vector, mode=mode, k=k,  # type: ignore[attr-defined]
+                                     hybrid=hybrid))
+
+    def count(self) -> int:
+        return run_sync(self.acount())  # type: ignore[attr-defined]
+
+
+class Retriever:
+    """A backend + a mode + an embedder: turns a query string into ranked :class:`Document` objects.
+
+    The embedder is needed for ``knn`` and ``hybrid``; when none is given the packaged MiniLM
+    default is loaded on first use (extra ``embeddings``).
+    """
+
+    def __init__(self, backend: SearchBackend, *, mode: Mode = "bm25", embedder: Embedder | None = None,
+                 k: int = 10, hybrid: HybridSettings = HybridSettings()) -> None:
+        if mode not in get_args(Mode):
+            raise ConfigError(f"retrieval mode {mode!r} is unknown; use one of {get_args(Mode)}")
+        if k < 1:
+            raise ConfigError(f"k must be at least 1, got {k}")
+        self.backend, self.mode, self.k, self.hybrid = backend, mode, k, hybrid
+        self._embedder = embedder
+        self.name: str = mode
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            from ..embeddings import default_embedder
+            self._embedder = default_embedder()
+        return self._embedder
+
+    async def aretrieve(self, query: str, k: int | None = None) -> list[Document]:
+        """The top ``k`` (default: the retriever's ``k``) documents for ``query``, best first."""
+        if not query or not query.strip():
+            raise RetrievalError("empty query: give a question or keywords to search for")
+        vector = None
+        if self.mode != "bm25":
+            # Embedding is CPU-bound; keep the event loop free for concurrent retrievals.
+            vector = (await asyncio.to_thread(self.embedder.embed, [query]))[0]
+        return await self.backend.asearch(
+            text=query if self.mode != "knn" else None, vector=vector, mode=self.mode,
+            k=k or self.k, hybrid=self.hybrid if self.mode == "hybrid" else None)
+
+    def retrieve(self, query: str, k: int | None = None) -> list[Document]:
+        """Sync form of :meth:`aretrieve`."""
+        return run_sync(self.aretrieve(query, k))
+
+    def __repr__(self) -> str:
+        return f"Retriever(backend={getattr(self.backend, 'name', '?')!r}, mode={self.mode!r}, k={self.k})"
