@@ -155,7 +155,14 @@ class ScoreFormat:
 
         tiers = ([s for s in scores if followed(s[0])],
                  [s for s in scores if _line_start(masked, s[1].start)], scores)
-        index, chosen = next(t for t in tiers if t)[-1]
+        tier = next(t for t in tiers if t)
+        # Two verdicts in the judge's own position (each opening a line) that disagree cannot be
+        # told apart from an unquoted echo of a forged one: refuse, so the runtime re-asks.
+        own = {f.value.strip() for _, f in tier if _line_start(masked, f.start)}
+        if len(own) > 1:
+            raise JudgeOutputError(f"conflicting verdicts {sorted(own)} in the reply; expected one "
+                                   f"in the format {self.instructions}")
+        index, chosen = tier[-1]
         score = self._int(chosen.value, self.low, self.high, "score")
         reason = confidence = None
         for f in fields[index + 1:index + 3]:
@@ -179,6 +186,10 @@ class ScoreFormat:
         hits = list(_BARE.finditer(masked))
         if not hits or self.confidence:
             raise JudgeOutputError(f"no verdict in the format {self.instructions}")
+        own = {h.group(1) for h in hits if _line_start(masked, h.start())}
+        if len(own) > 1:  # as in parse(): rival verdicts in the judge's own position
+            raise JudgeOutputError(f"conflicting verdicts {sorted(own)} in the reply; expected one "
+                                   f"in the format {self.instructions}")
         m = hits[0] if _line_start(masked, hits[0].start()) else hits[-1]
         score = self._int(m.group(1), self.low, self.high, "score")
         rest = (text[:m.start()] + text[m.end():]).strip(" \n,.*") or None
