@@ -228,6 +228,7 @@ class ScoreFormat:
 _PAIR = re.compile(r"\[\[\s*([ABC])\s*\]\]")
 _VERDICT_LINE = re.compile(r"^[\s*_#>-]*(?:(?:my\s+)?(?:final\s+)?(?:verdict|decision|answer)"
                            r"[\s*_]*:?[\s*_]*)?\[\[\s*[ABC]\s*\]\][\s*_.]*$", re.I | re.M)
+_VERDICT_LABEL = re.compile(r"verdict|decision|answer", re.I)
 
 
 @dataclass(frozen=True)
@@ -243,7 +244,15 @@ class PairwiseFormat:
             raise JudgeOutputError(f"no verdict: expected {self.instructions}")
         lines = [m.span() for m in _VERDICT_LINE.finditer(masked)]
         on_own_line = [h for h in hits if any(a <= h.start() < b for a, b in lines)]
-        chosen = (on_own_line or hits)[-1]
+        # A labelled line ("Final verdict: [[B]]") outranks a bare one; rival verdicts at the same
+        # rank cannot be told apart from an unquoted echo, so refuse and let the runtime re-ask.
+        labelled = [h for h in on_own_line
+                    if _VERDICT_LABEL.search(masked[masked.rfind("\n", 0, h.start()) + 1:h.start()])]
+        top = labelled or on_own_line
+        if len({h.group(1) for h in top}) > 1:
+            raise JudgeOutputError(f"conflicting verdicts {sorted({h.group(1) for h in top})} on their "
+                                   f"own lines; expected one of {self.instructions}")
+        chosen = (top or hits)[-1]
         return chosen.group(1)  # type: ignore[return-value]
 
     def json_schema(self) -> dict[str, Any]:
