@@ -345,6 +345,7 @@ class TagFormat:
 
 
 _BINARY_TOKENS = {"0": 0, "1": 1, "yes": 1, "no": 0, "true": 1, "false": 0}
+_WHOLE_CODE = re.compile(r"\A\s*(`+)(?:[A-Za-z]*\n)?([^`]*?)\1\s*\Z")
 _BINARY_PREFIX = re.compile(r"^(?:final\s+)?(?:answer|verdict|output|result|label|score)\s*:\s*", re.I)
 
 
@@ -355,6 +356,9 @@ class BinaryFormat:
     instructions: str = "1 or 0 alone on the last line"
 
     def parse(self, text: str) -> int:
+        whole = _WHOLE_CODE.match(text)
+        if whole:  # a reply that is nothing but `1` or a fenced 1 quotes no one: unwrap it
+            text = whole.group(2)
         try:
             token = TagFormat().parse(text)
         except JudgeOutputError:
