@@ -1,0 +1,55 @@
+"""A LlamaIndex retriever over any langrag-eval backend and mode (BM25, KNN, hybrid).
+
+Node ids are the chunk ids, so LlamaIndex's ``RetrieverEvaluator`` (which reads
+``node.node.node_id``) scores against the same ids as langrag-eval's retrieval metrics.
+
+>>> from langrag_eval.retrieval import Chunk, EmbeddedBackend
+>>> backend = EmbeddedBackend()
+>>> _ = backend.index([Chunk(id="a", text="Paris is in France."), Chunk(id="b", text="Rome is in Italy.")])
+>>> nodes = LangragRetriever.from_backend(backend, mode="bm25", k=1).retrieve("Where is Rome?")
+>>> nodes[0].node.node_id, nodes[0].node.get_content()
+('b', 'Rome is in Italy.')
+"""
+
+from __future__ import annotations
+
+from typing import Any, List
+
+from langrag_eval.embeddings import Embedder
+from langrag_eval.retrieval.base import HybridSettings, Mode, Retriever, SearchBackend, run_sync
+from langrag_eval.types import Document
+from llama_index.core.retrievers import BaseRetriever
+from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
+
+__all__ = ["LangragRetriever", "to_node"]
+
+
+def to_node(doc: Document) -> NodeWithScore:
+    """A langrag-eval ``Document`` as a scored LlamaIndex node (node id = chunk id)."""
+    return NodeWithScore(node=TextNode(id_=doc.id, text=doc.text, metadata=dict(doc.metadata)),
+                         score=doc.score)
+
+
+class LangragRetriever(BaseRetriever):
+    """Wraps a :class:`langrag_eval.retrieval.Retriever`; ``k`` overrides the retriever's own ``k``."""
+
+    def __init__(self, retriever: Retriever, *, k: int | None = None, **kwargs: Any) -> None:
+        self._langrag = retriever
+        self._k = k
+        super().__init__(**kwargs)
+
+    @classmethod
+    def from_backend(cls, backend: SearchBackend, *, mode: Mode = "bm25", embedder: Embedder | None = None,
+                     k: int = 10, hybrid: HybridSettings = HybridSettings(), **kwargs: Any) -> "LangragRetriever":
+        """Build the retriever and its wrapper in one step."""
+        return cls(Retriever(backend, mode=mode, embedder=embedder, k=k, hybrid=hybrid), **kwargs)
+
+    @property
+    def retriever(self) -> Retriever:
+        return self._langrag
+
+    def _retrieve(self, query_bundle: QueryBundle) -> List[NodeWithScore]:
+        return [to_node(d) for d in run_sync(self._langrag.aretrieve(query_bundle.query_str, self._k))]
+
+    async def _aretrieve(self, query_bundle: QueryBundle) -> List[NodeWithScore]:
+        return [to_node(d) for d in await self._langrag.aretrieve(query_bundle.query_str, self._k)]

@@ -1,0 +1,86 @@
+"""Running several agents over many queries, resumably.
+
+Each (agent, query id) pair is one item of :func:`~langrag_eval.runtime.run_batch`: with a run store
+and a run id, a finished answer is stored as soon as it is made, and running the same batch again
+reads it back instead of calling the generator. Failures are recorded as :class:`Unscored` and the
+other items go on.
+
+>>> from langrag_eval.retrieval import Chunk, EmbeddedBackend
+>>> from langrag_eval.runtime import Judge
+>>> from langrag_eval.testing import ScriptedModel
+>>> from .agents import six_agents
+>>> backend = EmbeddedBackend()
+>>> _ = backend.index([Chunk(id="a", text="Cats purr."), Chunk(id="b", text="Dogs bark.")])
+>>> agents = six_agents(backend, None, Judge(ScriptedModel(["Dogs bark."])), k=1)[:1]
+>>> runs = run_agents(agents, [Query(qid="q1", query="Which animal barks?")])
+>>> runs[0].agent, runs[0].qid, runs[0].result.documents[0].id
+('rag-bm25', 'q1', 'b')
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Sequence
+
+from ..errors import ConfigError
+from ..results import Unscored
+from ..retrieval.base import run_sync
+from ..runtime import RunStore, run_batch
+from .agents import Agent, AgentAnswer
+from .io import Query
+
+__all__ = ["AgentRun", "arun_agents", "run_agents", "TASK"]
+
+TASK = "pipelines/answer"
+
+
+@dataclass(frozen=True)
+class AgentRun:
+    """One agent's outcome on one query: an :class:`AgentAnswer`, or :class:`Unscored` with the reason."""
+
+    agent: str
+    qid: str
+    result: AgentAnswer | Unscored
+
+    @property
+    def ok(self) -> bool:
+        return isinstance(self.result, AgentAnswer)
+
+
+def item_key(agent: str, qid: str) -> str:
+    """The run-store key of one (agent, query) pair; JSON so that no id can collide with another."""
+    return json.dumps([agent, qid], ensure_ascii=False)
+
+
+async def arun_agents(agents: Sequence[Agent], queries: Sequence[Query], *, store: RunStore | None = None,
+                      run_id: str | None = None, limit: int = 8,
+                      description: str | None = None) -> list[AgentRun]:
+    """Every agent on every query, agent by agent in the order given.
+
+    With ``store`` and ``run_id`` the batch resumes: pairs already answered in that run are read back.
+    ``limit`` bounds the (agent, query) pairs in flight; the generator's own limiter bounds model calls.
+    """
+    names = [a.name for a in agents]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"agent names must be unique to key their answers, got {names}")
+    qids = [q.qid for q in queries]
+    if len(set(qids)) != len(qids):
+        raise ConfigError("query ids must be unique to key the answers")
+    pairs = [(agent, query) for agent in agents for query in queries]
+
+    async def answer(pair: tuple[Agent, Query]) -> AgentAnswer | Unscored:
+        agent, query = pair
+        return await agent.arun(query.query, qid=query.qid)
+
+    results = await run_batch(pairs, answer, key=lambda p: item_key(p[0].name, p[1].qid), task=TASK,
+                              result_type=AgentAnswer, store=store, run_id=run_id, limit=limit,
+                              description=description or f"{len(agents)} agents x {len(queries)} queries")
+    return [AgentRun(agent=a.name, qid=q.qid, result=r) for (a, q), r in zip(pairs, results)]
+
+
+def run_agents(agents: Sequence[Agent], queries: Sequence[Query], *, store: RunStore | None = None,
+               run_id: str | None = None, limit: int = 8, description: str | None = None) -> list[AgentRun]:
+    """Sync form of :func:`arun_agents`."""
+    return run_sync(arun_agents(agents, queries, store=store, run_id=run_id, limit=limit,
+                                description=description))

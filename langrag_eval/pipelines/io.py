@@ -1,0 +1,199 @@
+"""Files the pipelines read and write: queries in, answers with their passages out.
+
+**Answers JSONL** (what ``langrag-eval agents`` writes and the tournament reads), one object a line::
+
+    {"qid": "q1", "query": "What is the IP rating of the IM72D128?", "agent": "fusion-bm25",
+     "answer": "It is rated IP57 ...",
+     "documents": [{"id": "guide.md#12", "text": "...", "score": 0.0328}, ...],
+     "variations": ["IM72D128 ingress protection", ...]}
+
+``qid``, ``query``, ``agent`` and ``answer`` are non-empty strings; ``documents`` lists the passages
+the answer was generated from, best first, each with a string ``id``, a string ``text`` and a numeric
+or null ``score`` (the retriever's score for RAG agents, the fused RRF score for Fusion agents).
+``variations`` (optional, Fusion agents only) lists the generated rewrites, the original excluded.
+Each ``(qid, agent)`` pair appears once. Other keys are ignored by the reader.
+
+**Queries**: JSONL objects with ``qid`` (or ``id``) and ``query`` (or ``question``), or a plain
+text file with one query per line whose ids are ``q<line number>``.
+
+>>> import tempfile, os
+>>> from langrag_eval.types import Document
+>>> path = os.path.join(tempfile.mkdtemp(), "answers.jsonl")
+>>> a = AgentAnswer(qid="q1", query="Q?", agent="rag-bm25", answer="A.",
+...                 documents=[Document(id="d1", text="T", score=1.5)])
+>>> write_answers(path, [a])
+1
+>>> read_answers(path) == [a]
+True
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any, Iterable
+
+from pydantic import BaseModel, ConfigDict
+
+from ..errors import DataError
+from ..types import Document
+from .agents import AgentAnswer
+
+__all__ = ["Query", "read_queries", "write_answers", "read_answers", "answer_record"]
+
+
+class Query(BaseModel):
+    """One query to run the agents on; ``qid`` is unique within a batch."""
+
+    model_config = ConfigDict(frozen=True)
+
+    qid: str
+    query: str
+
+
+def _load_line(path: str, number: int, line: str) -> dict[str, Any]:
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise DataError(f"not valid JSON ({exc.msg} at column {exc.colno})", path=path, line=number) from None
+    if not isinstance(obj, dict):
+        raise DataError(f"expected a JSON object, got {type(obj).__name__}", path=path, line=number)
+    return obj
+
+
+def _text(obj: dict[str, Any], names: tuple[str, ...], path: str, number: int) -> str:
+    for name in names:
+        if name in obj:
+            value = obj[name]
+            if not isinstance(value, str) or not value.strip():
+                raise DataError(f"must be a non-empty string, got {value!r}", path=path, line=number,
+                                field=name)
+            return value
+    raise DataError("is missing" if len(names) == 1 else f"is missing (also accepted: {', '.join(names[1:])})",
+                    path=path, line=number, field=names[0])
+
+
+def _open(path: str | Path) -> list[str]:
+    try:
+        return Path(path).read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise DataError("file not found", path=str(path)) from None
+    except UnicodeDecodeError as exc:
+        raise DataError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", path=str(path)) from None
+
+
+def read_queries(path: str | Path) -> list[Query]:
+    """Queries from a JSONL file (``.jsonl``/``.json``) or a text file with one query per line.
+
+    Raises :class:`DataError` naming file, line and field; a repeated ``qid`` is an error.
+    """
+    p, lines = str(path), _open(path)
+    queries: list[Query] = []
+    first_line: dict[str, int] = {}
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        if Path(p).suffix.lower() in (".jsonl", ".json", ".ndjson"):
+            obj = _load_line(p, number, line)
+            qid = obj.get("qid", obj.get("id"))
+            if isinstance(qid, (int, float)) and not isinstance(qid, bool):
+                qid = str(qid)
+            if "qid" not in obj and "id" not in obj:
+                raise DataError("is missing (also accepted: id)", path=p, line=number, field="qid")
+            if not isinstance(qid, str) or not qid.strip():
+                raise DataError(f"must be a non-empty string, got {qid!r}", path=p, line=number,
+                                field="qid" if "qid" in obj else "id")
+            query = Query(qid=qid, query=_text(obj, ("query", "question"), p, number))
+        else:
+            query = Query(qid=f"q{number}", query=line.strip())
+        if query.qid in first_line:
+            raise DataError(f"qid {query.qid!r} repeats line {first_line[query.qid]}", path=p,
+                            line=number, field="qid")
+        first_line[query.qid] = number
+        queries.append(query)
+    if not queries:
+        raise DataError("no queries in the file", path=p)
+    return queries
+
+
+def answer_record(answer: AgentAnswer) -> dict[str, Any]:
+    """One answer as the JSON object of the answers layout."""
+    record: dict[str, Any] = {
+        "qid": answer.qid, "query": answer.query, "agent": answer.agent, "answer": answer.answer,
+        "documents": [{"id": d.id, "text": d.text, "score": d.score} for d in answer.documents]}
+    if answer.variations:
+        record["variations"] = list(answer.variations)
+    return record
+
+
+def write_answers(path: str | Path, answers: Iterable[AgentAnswer]) -> int:
+    """Write answers in the answers JSONL layout (replacing the file); returns how many."""
+    count = 0
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with target.open("w", encoding="utf-8") as out:
+        for answer in answers:
+            if not answer.qid:
+                raise DataError(f"answer of agent {answer.agent!r} to {answer.query!r} has no qid",
+                                path=str(path), field="qid")
+            out.write(json.dumps(answer_record(answer), ensure_ascii=False) + "\n")
+            count += 1
+    return count
+
+
+def _document(raw: Any, path: str, number: int, index: int) -> Document:
+    where = f"documents[{index}]"
+    if not isinstance(raw, dict):
+        raise DataError(f"expected an object, got {type(raw).__name__}", path=path, line=number, field=where)
+    for name in ("id", "text"):
+        if not isinstance(raw.get(name), str) or (name == "id" and not raw[name]):
+            raise DataError(f"must be a {'non-empty ' if name == 'id' else ''}string, got {raw.get(name)!r}",
+                            path=path, line=number, field=f"{where}.{name}")
+    score = raw.get("score")
+    if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))
+                              or not math.isfinite(score)):
+        raise DataError(f"must be a finite number or null, got {score!r}", path=path, line=number,
+                        field=f"{where}.score")
+    return Document(id=raw["id"], text=raw["text"], score=score)
+
+
+def _record(obj: dict[str, Any], path: str, number: int) -> AgentAnswer:
+    fields = {name: _text(obj, (name,), path, number) for name in ("qid", "query", "agent", "answer")}
+    documents = obj.get("documents")
+    if not isinstance(documents, list):
+        raise DataError(f"must be a list of passages, got {documents!r}" if "documents" in obj else "is missing",
+                        path=path, line=number, field="documents")
+    variations = obj.get("variations", [])
+    if not isinstance(variations, list) or not all(isinstance(v, str) for v in variations):
+        raise DataError(f"must be a list of strings, got {variations!r}", path=path, line=number,
+                        field="variations")
+    return AgentAnswer(**fields, documents=[_document(d, path, number, i) for i, d in enumerate(documents)],
+                       variations=variations)
+
+
+def read_answers(path: str | Path, *, errors: list[DataError] | None = None) -> list[AgentAnswer]:
+    """Read an answers JSONL file.
+
+    A bad line raises :class:`DataError` (file, line, field). Pass a list as ``errors`` to collect
+    the bad lines there instead and read every good one.
+    """
+    p = str(path)
+    answers: list[AgentAnswer] = []
+    first_line: dict[tuple[str, str], int] = {}
+    for number, line in enumerate(_open(path), start=1):
+        if not line.strip():
+            continue
+        try:
+            answer = _record(_load_line(p, number, line), p, number)
+            key = (answer.qid or "", answer.agent)
+            if key in first_line:
+                raise DataError(f"agent {answer.agent!r} answers qid {answer.qid!r} twice "
+                                f"(first on line {first_line[key]})", path=p, line=number, field="qid")
+            first_line[key] = number
+            answers.append(answer)
+        except DataError as exc:
+            if errors is None:
+                raise
+            errors.append(exc)
+    return answers
