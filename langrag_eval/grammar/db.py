@@ -1,0 +1,142 @@
+"""Read-only database access for GRAMMAR: every connection refuses writes, and every SQL text is
+checked to be one plain SELECT before it runs.
+
+Two independent locks, so a mistake in one does not open the database to writes:
+
+* the connection is read-only: SQLite files open through a ``mode=ro`` URI with
+  ``PRAGMA query_only = ON``; PostgreSQL and MySQL sessions are set to read-only transactions; any
+  other backend gets the SQL-standard ``SET TRANSACTION READ ONLY`` at the start of each transaction;
+* :func:`guard_select` parses the statement with sqlglot and accepts exactly one ``SELECT`` (with
+  ``WITH``/``UNION`` allowed) that contains no data-changing or ``SELECT ... INTO`` node.
+
+Values always travel as bound parameters, never inside SQL text.
+
+>>> from langrag_eval.grammar.demo import demo_database
+>>> engine = readonly_engine(demo_database())
+>>> run_select(engine, "SELECT city FROM office WHERE country = :c ORDER BY city", {"c": "Brazil"})
+[('São Paulo',)]
+>>> guard_select("DELETE FROM office")
+Traceback (most recent call last):
+...
+langrag_eval.errors.DataError: only SELECT statements may run; got DELETE
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any, Mapping
+from urllib.parse import quote
+
+import sqlalchemy as sa
+import sqlglot
+from sqlglot import exp
+
+from ..errors import ConfigError, DataError
+
+__all__ = ["readonly_engine", "normalise_url", "guard_select", "run_select", "sqlglot_dialect"]
+
+_DIALECTS = {"sqlite": "sqlite", "postgresql": "postgres", "mysql": "mysql", "mariadb": "mysql",
+             "mssql": "tsql", "oracle": "oracle", "duckdb": "duckdb", "snowflake": "snowflake",
+             "bigquery": "bigquery"}
+# Nodes that change data or schema, or leave the SELECT world (PRAGMA, ATTACH, raw commands).
+_FORBIDDEN = (exp.Insert, exp.Update, exp.Delete, exp.Create, exp.Drop, exp.Alter, exp.Merge,
+              exp.Command, exp.Pragma, exp.Attach, exp.Detach, exp.Into, exp.TruncateTable,
+              exp.Transaction, exp.Commit, exp.Rollback, exp.Set, exp.Use, exp.Copy)
+_QUERY_ROOTS = (exp.Select, exp.Union, exp.Intersect, exp.Except, exp.Subquery)
+
+
+def normalise_url(db: str | Path) -> str:
+    """A plain file path means a SQLite file; anything with ``://`` is a SQLAlchemy URL."""
+    text = str(db)
+    if "://" in text:
+        return text
+    return f"sqlite:///{Path(text).expanduser().resolve()}"
+
+
+def sqlglot_dialect(engine: sa.Engine) -> str | None:
+    return _DIALECTS.get(engine.dialect.name)
+
+
+def readonly_engine(db: str | Path) -> sa.Engine:
+    """An engine whose connections cannot write. ``db`` is a SQLAlchemy URL or a SQLite file path."""
+    url_text = normalise_url(db)
+    try:
+        url = sa.make_url(url_text)
+    except sa.exc.ArgumentError as exc:
+        raise ConfigError(f"{url_text!r} is not a database URL or file path: {exc}") from None
+    if url.get_backend_name() == "sqlite":
+        return _sqlite_readonly(url)
+    try:
+        engine = sa.create_engine(url)
+    except (sa.exc.ArgumentError, sa.exc.NoSuchModuleError, ImportError) as exc:
+        raise ConfigError(f"cannot open {url.render_as_string(hide_password=True)}: {exc}") from None
+    name = engine.dialect.name
+
+    @sa.event.listens_for(engine, "connect")
+    def _session_readonly(dbapi_conn: Any, _record: Any) -> None:
+        statement = {"postgresql": "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY",
+                     "mysql": "SET SESSION TRANSACTION READ ONLY",
+                     "mariadb": "SET SESSION TRANSACTION READ ONLY"}.get(name)
+        if statement:
+            cursor = dbapi_conn.cursor()
+            cursor.execute(statement)
+            cursor.close()
+
+    if name not in ("postgresql", "mysql", "mariadb"):
+        @sa.event.listens_for(engine, "begin")
+        def _transaction_readonly(conn: sa.Connection) -> None:
+            conn.exec_driver_sql("SET TRANSACTION READ ONLY")
+
+    return engine
+
+
+def _sqlite_readonly(url: sa.URL) -> sa.Engine:
+    database = url.database
+    if not database or database == ":memory:":
+        raise ConfigError("GRAMMAR reads an existing database; an in-memory SQLite URL has no data")
+    path = Path(database).expanduser()
+    if not path.is_file():
+        raise ConfigError(f"{path}: SQLite database file not found")
+    uri = f"file:{quote(str(path.resolve()))}?mode=ro"
+
+    def connect() -> sqlite3.Connection:
+        conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
+        conn.execute("PRAGMA query_only = ON")
+        return conn
+
+    return sa.create_engine("sqlite://", creator=connect, poolclass=sa.pool.NullPool)
+
+
+def guard_select(sql: str, dialect: str | None = "sqlite") -> exp.Expression:
+    """Parse ``sql`` and return its tree when it is exactly one read-only query; else DataError."""
+    try:
+        statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
+    except sqlglot.errors.ParseError as exc:
+        raise DataError(f"SQL does not parse: {_first_error(exc)}") from None
+    if len(statements) != 1:
+        raise DataError(f"exactly one SQL statement may run; got {len(statements)}")
+    tree = statements[0]
+    if not isinstance(tree, _QUERY_ROOTS):
+        kind = tree.key.upper() if not isinstance(tree, exp.Command) else str(tree.this).upper()
+        raise DataError(f"only SELECT statements may run; got {kind}")
+    for node in tree.walk():
+        if isinstance(node, _FORBIDDEN):
+            raise DataError(f"only read-only SELECT statements may run; found {node.key.upper()} "
+                            "inside the query")
+    return tree
+
+
+def _first_error(exc: sqlglot.errors.ParseError) -> str:
+    errors = getattr(exc, "errors", None) or []
+    return errors[0].get("description", str(exc)) if errors else str(exc).splitlines()[0]
+
+
+def run_select(engine: sa.Engine, sql: str, params: Mapping[str, Any] | None = None, *,
+               max_rows: int | None = None) -> list[tuple[Any, ...]]:
+    """Run one guarded SELECT with bound ``:name`` parameters on a read-only connection."""
+    guard_select(sql, sqlglot_dialect(engine))
+    with engine.connect() as conn:
+        result = conn.execute(sa.text(sql), dict(params or {}))
+        rows = result.fetchmany(max_rows) if max_rows else result.fetchall()
+        return [tuple(r) for r in rows]
