@@ -1,0 +1,305 @@
+"""The embedded backend: BM25, exact KNN and hybrid search in-process, persisted to a folder.
+
+BM25 ranks and scores as OpenSearch 3.x (see :mod:`.bm25`, :mod:`.analysis`), KNN uses OpenSearch's
+score formulas (see :mod:`.dense`), and hybrid search fuses the ``depth`` best hits of each as
+:class:`~.base.HybridSettings` says. ``rrf`` and ``server_rrf`` compute the same thing here: RRF over
+the two sub-results, which is what OpenSearch's score-ranker pipeline returns for its hybrid query;
+``normalization`` reproduces the normalization-processor pipeline (min_max or l2, weighted mean).
+
+Indexing the same id again replaces the chunk (as OpenSearch's index operation does). With a
+``path`` the index is saved after every ``index`` call (only live chunks, so replaced ones are
+dropped) and loaded back when the backend is opened on the same folder; batch your chunks.
+
+>>> import numpy as np
+>>> b = EmbeddedBackend()
+>>> vecs = np.array([[1.0, 0.0], [0.0, 1.0]], dtype=np.float32)
+>>> b.index([Chunk(id="a", text="red apples"), Chunk(id="b", text="green pears")], vecs).indexed
+2
+>>> [d.id for d in b.search(text="pears", vector=[0.0, 1.0], mode="hybrid", k=2)]
+['b', 'a']
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import shutil
+import threading
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..errors import RetrievalError
+from ..types import Document
+from .analysis import analyze
+from .base import Chunk, HybridSettings, IngestReport, Mode, SyncSearchMixin
+from .bm25 import BM25Index
+from .dense import DenseIndex, KnnEngine, Space
+from .fusion import combine_normalized, rrf
+
+__all__ = ["EmbeddedBackend"]
+
+_FORMAT = "langrag-eval-embedded"
+_VERSION = 1
+MAX_K = 10_000  # OpenSearch's limit for knn k; applied to every mode for the same contract
+
+
+class EmbeddedBackend(SyncSearchMixin):
+    """In-process search backend; in memory when ``path`` is None, else persisted to that folder."""
+
+    name = "embedded"
+
+    def __init__(self, path: str | Path | None = None, *, space: Space | None = None,
+                 knn_engine: KnnEngine = "exact") -> None:
+        self.path = Path(path) if path is not None else None
+        self.knn_engine: KnnEngine = knn_engine
+        self.space: Space = space or "cosinesimil"
+        self.dimension: int | None = None
+        self._lock = threading.RLock()
+        self._ids: list[str] = []
+        self._texts: list[str] = []
+        self._metadata: list[dict[str, Any]] = []
+        self._live: list[bool] = []
+        self._row_of: dict[str, int] = {}
+        self._vocab: dict[str, int] = {}
+        # Forward index, one segment per index call: (terms, tfs, entries per doc, token counts).
+        self._segments: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        self._vectors: list[np.ndarray | None] = []  # per row, None when indexed without a vector
+        self._compiled: tuple[np.ndarray, BM25Index, np.ndarray, DenseIndex | None] | None = None
+        if self.path is not None and (self.path / "manifest.json").exists():
+            self._load(space)
+        elif self.path is not None and self.path.exists() and any(self.path.iterdir()):
+            raise RetrievalError(f"{self.path} is not empty and holds no embedded index "
+                                 f"(manifest.json missing); give an empty or new folder")
+
+    # ---- ingestion -------------------------------------------------------------------------------
+    async def aindex(self, chunks: Sequence[Chunk], vectors: np.ndarray | None = None) -> IngestReport:
+        """Add or replace ``chunks`` (with one vector row each when given); bad chunks are reported."""
+        return await asyncio.to_thread(self._index, list(chunks), vectors)
+
+    def _check_vectors(self, chunks: list[Chunk], vectors: Any) -> np.ndarray | None:
+        if vectors is None:
+            return None
+        matrix = np.asarray(vectors, dtype=np.float32)
+        if matrix.ndim != 2 or matrix.shape[0] != len(chunks):
+            raise RetrievalError(f"vectors have shape {matrix.shape} for {len(chunks)} chunks; "
+                                 f"give one row per chunk, shape ({len(chunks)}, dimension)")
+        if self.dimension is not None and matrix.shape[1] != self.dimension:
+            raise RetrievalError(f"vectors have {matrix.shape[1]} dimensions but this index holds "
+                                 f"{self.dimension}-dimensional vectors; use the same embedding model "
+                                 f"or a new index")
+        return matrix
+
+    def _refusal(self, chunk: Chunk, vector: np.ndarray | None) -> str | None:
+        if not chunk.id:
+            return "chunk has an empty id"
+        if not chunk.text or not chunk.text.strip():
+            return "chunk has no text"
+        if vector is not None:
+            if not np.all(np.isfinite(vector)):
+                return "vector holds NaN or infinite values"
+            if self.space == "cosinesimil" and not np.any(vector):
+                return "zero vector has no direction; cosinesimil cannot score it"
+        if self.path is not None:
+            try:
+                json.dumps(chunk.metadata)
+            except (TypeError, ValueError) as exc:
+                return f"metadata cannot be saved as JSON: {exc}"
+        return None
+
+    def _index(self, chunks: list[Chunk], vectors: Any) -> IngestReport:
+        with self._lock:
+            matrix = self._check_vectors(chunks, vectors)
+            failed: list[tuple[str, str]] = []
+            accepted: dict[str, tuple[Chunk, np.ndarray | None]] = {}
+            for i, chunk in enumerate(chunks):
+                vector = None if matrix is None else matrix[i]
+                reason = self._refusal(chunk, vector)
+                if reason is not None:
+                    failed.append((chunk.id, reason))
+                else:
+                    accepted.pop(chunk.id, None)  # a repeated id: the last one wins, as in a bulk request
+                    accepted[chunk.id] = (chunk, vector)
+            if accepted:
+                self._append([c for c, _ in accepted.values()], [v for _, v in accepted.values()])
+                if matrix is not None:
+                    self.dimension = int(matrix.shape[1])
+                self._compiled = None
+                if self.path is not None:
+                    self._save()
+            return IngestReport(indexed=len(accepted), failed=failed)
+
+    def _append(self, chunks: list[Chunk], vectors: list[np.ndarray | None]) -> None:
+        keys: list[np.ndarray] = []
+        lengths = np.zeros(len(chunks), dtype=np.int64)
+        for i, chunk in enumerate(chunks):
+            old = self._row_of.get(chunk.id)
+            if old is not None:
+                self._live[old] = False
+            self._row_of[chunk.id] = len(self._ids)
+            self._ids.append(chunk.id)
+            self._texts.append(chunk.text)
+            self._metadata.append(dict(chunk.metadata))
+            self._live.append(True)
+            self._vectors.append(vectors[i])
+            tokens = analyze(chunk.text)
+            lengths[i] = len(tokens)
+            vocab = self._vocab
+            keys.append(np.fromiter((vocab.setdefault(t, len(vocab)) for t in tokens), np.int64,
+                                    count=len(tokens)))
+        # One vectorised pass: unique (doc, term) keys give the term frequencies, sorted by doc.
+        width = max(len(self._vocab), 1)
+        doc_of = np.repeat(np.arange(len(chunks), dtype=np.int64), lengths)
+        flat = np.concatenate(keys) if keys else np.zeros(0, np.int64)
+        pairs, tfs = np.unique(doc_of * width + flat, return_counts=True)
+        counts = np.bincount(pairs // width, minlength=len(chunks))
+        self._segments.append(((pairs % width).astype(np.int32), tfs.astype(np.int32), counts, lengths))
+
+    # ---- compiled view ---------------------------------------------------------------------------
+    def _live_forward(self, live: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The forward index (terms, tfs, entries per doc, token counts) of live rows only."""
+        if not self._segments:
+            return (np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0, np.int64),
+                    np.zeros(0, np.int64))
+        terms, tfs, counts, lengths = (np.concatenate(part) for part in zip(*self._segments))
+        entry_live = np.repeat(live, counts)
+        return terms[entry_live], tfs[entry_live], counts[live], lengths[live]
+
+    def _compile(self) -> tuple[np.ndarray, BM25Index, np.ndarray, DenseIndex | None]:
+        with self._lock:
+            if self._compiled is not None:
+                return self._compiled
+            live = np.asarray(self._live, dtype=bool)
+            bm25 = BM25Index.from_forward(self._vocab, *self._live_forward(live))
+            rows = np.flatnonzero(live)
+            vec_rows = np.asarray([r for r in rows if self._vectors[r] is not None], dtype=np.int64)
+            dense = None
+            if vec_rows.size:
+                dense = DenseIndex(np.stack([self._vectors[r] for r in vec_rows]), space=self.space,
+                                   engine=self.knn_engine)
+            self._compiled = (rows, bm25, vec_rows, dense)
+            return self._compiled
+
+    # ---- search ----------------------------------------------------------------------------------
+    async def acount(self) -> int:
+        return sum(self._live)
+
+    async def asearch(self, *, text: str | None = None, vector: Sequence[float] | None = None,
+                      mode: Mode = "bm25", k: int = 10, hybrid: HybridSettings | None = None) -> list[Document]:
+        """The ``k`` best chunks for ``text`` (bm25), ``vector`` (knn) or both (hybrid)."""
+        if not 1 <= k <= MAX_K:
+            raise RetrievalError(f"k must be between 1 and {MAX_K}, got {k}")
+        if mode not in ("bm25", "knn", "hybrid"):
+            raise RetrievalError(f"search mode {mode!r} is unknown; use bm25, knn or hybrid")
+        if mode in ("bm25", "hybrid") and (text is None or not text.strip()):
+            raise RetrievalError(f"empty query: {mode} search needs query text")
+        if mode in ("knn", "hybrid") and vector is None:
+            raise RetrievalError(f"{mode} search needs a query vector; embed the query first "
+                                 f"(Retriever does this with its embedder)")
+        rows, bm25, vec_rows, dense = self._compile()
+        if mode == "bm25":
+            return self._documents(*self._bm25(rows, bm25, text, k))  # type: ignore[arg-type]
+        if rows.size and dense is None:
+            raise RetrievalError("this index holds no vectors: index chunks with vectors to use "
+                                 f"{mode} search, or search with mode='bm25'")
+        if mode == "knn":
+            return self._documents(*self._knn(vec_rows, dense, vector, k))
+        settings = hybrid or HybridSettings()
+        lexical = self._bm25(rows, bm25, text, settings.depth)  # type: ignore[arg-type]
+        semantic = self._knn(vec_rows, dense, vector, settings.depth)
+        return self._documents(*self._fuse(lexical, semantic, settings, k))
+
+    @staticmethod
+    def _bm25(rows: np.ndarray, bm25: BM25Index, text: str, k: int) -> tuple[np.ndarray, np.ndarray]:
+        positions, scores = bm25.search(analyze(text), k)
+        return rows[positions], scores
+
+    @staticmethod
+    def _knn(vec_rows: np.ndarray, dense: DenseIndex | None, vector: Any, k: int) -> tuple[np.ndarray, np.ndarray]:
+        if dense is None:  # an empty index: nothing to find, and no dimension to check against
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+        positions, scores = dense.search(np.asarray(vector, dtype=np.float32), k)
+        return vec_rows[positions], scores
+
+    def _fuse(self, lexical: tuple[np.ndarray, np.ndarray], semantic: tuple[np.ndarray, np.ndarray],
+              settings: HybridSettings, k: int) -> tuple[np.ndarray, np.ndarray]:
+        ids = [[self._ids[r] for r in rows] for rows, _ in (lexical, semantic)]
+        if settings.fusion in ("rrf", "server_rrf"):
+            fused = rrf(ids, k=settings.rank_constant, weights=settings.weights)
+        else:
+            fused = combine_normalized(
+                [list(zip(ids[i], scores.tolist())) for i, (_, scores) in enumerate((lexical, semantic))],
+                method=settings.normalization, weights=settings.weights)
+        top = fused[:k]
+        return (np.asarray([self._row_of[d] for d, _ in top], dtype=np.int64),
+                np.asarray([s for _, s in top], dtype=np.float64))
+
+    def _documents(self, rows: np.ndarray, scores: np.ndarray) -> list[Document]:
+        return [Document(id=self._ids[r], text=self._texts[r], score=float(s),
+                         metadata=dict(self._metadata[r])) for r, s in zip(rows.tolist(), scores.tolist())]
+
+    # ---- persistence -----------------------------------------------------------------------------
+    def _save(self) -> None:
+        """Write live chunks to a fresh folder beside ``path``, then swap it in."""
+        assert self.path is not None
+        rows, _, _, _ = self._compile()
+        tmp = self.path.with_name(self.path.name + ".saving")
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        with open(tmp / "chunks.jsonl", "w", encoding="utf-8") as f:
+            for r in rows.tolist():
+                f.write(json.dumps({"id": self._ids[r], "text": self._texts[r],
+                                    "metadata": self._metadata[r]}, ensure_ascii=False) + "\n")
+        has_vec = np.asarray([self._vectors[r] is not None for r in rows.tolist()], dtype=bool)
+        dim = self.dimension or 0
+        matrix = np.zeros((len(rows), dim), dtype=np.float32)
+        for i, r in enumerate(rows.tolist()):
+            if has_vec[i]:
+                matrix[i] = self._vectors[r]
+        np.save(tmp / "vectors.npy", matrix)
+        terms, tfs, counts, lengths = self._live_forward(np.asarray(self._live, dtype=bool))
+        np.savez(tmp / "postings.npz", terms=terms, tfs=tfs, counts=counts, lengths=lengths)
+        (tmp / "vocabulary.json").write_text(json.dumps(list(self._vocab), ensure_ascii=False),
+                                             encoding="utf-8")
+        np.save(tmp / "has_vector.npy", has_vec)
+        (tmp / "manifest.json").write_text(json.dumps(
+            {"format": _FORMAT, "version": _VERSION, "space": self.space, "dimension": self.dimension,
+             "chunks": int(len(rows))}), encoding="utf-8")
+        old = self.path.with_name(self.path.name + ".old")
+        shutil.rmtree(old, ignore_errors=True)
+        if self.path.exists():
+            self.path.rename(old)
+        tmp.rename(self.path)
+        shutil.rmtree(old, ignore_errors=True)
+
+    def _load(self, space: Space | None) -> None:
+        assert self.path is not None
+        try:
+            manifest = json.loads((self.path / "manifest.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise RetrievalError(f"{self.path}/manifest.json cannot be read: {exc}") from None
+        if manifest.get("format") != _FORMAT or manifest.get("version") != _VERSION:
+            raise RetrievalError(f"{self.path} holds an index of an unknown format "
+                                 f"({manifest.get('format')!r} v{manifest.get('version')}); re-index it")
+        if space is not None and space != manifest["space"]:
+            raise RetrievalError(f"{self.path} was built with space {manifest['space']!r}, not {space!r}; "
+                                 f"open it without space= or re-index")
+        self.space = manifest["space"]
+        with open(self.path / "chunks.jsonl", encoding="utf-8") as f:
+            chunks = [Chunk(**json.loads(line)) for line in f if line.strip()]
+        matrix = np.load(self.path / "vectors.npy")
+        has_vec = np.load(self.path / "has_vector.npy")
+        forward = np.load(self.path / "postings.npz")
+        vocabulary = json.loads((self.path / "vocabulary.json").read_text(encoding="utf-8"))
+        self._vocab = {term: i for i, term in enumerate(vocabulary)}
+        self._segments = [(forward["terms"], forward["tfs"], forward["counts"], forward["lengths"])]
+        for i, chunk in enumerate(chunks):
+            self._row_of[chunk.id] = i
+            self._ids.append(chunk.id)
+            self._texts.append(chunk.text)
+            self._metadata.append(dict(chunk.metadata))
+            self._live.append(True)
+            self._vectors.append(matrix[i] if has_vec[i] else None)
+        self.dimension = manifest.get("dimension")
