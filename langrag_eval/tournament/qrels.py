@@ -1,0 +1,85 @@
+"""Qrels from relevance judgments, and MRR@k / nDCG@k per agent (the paper's Table 4).
+
+MRR@k at a threshold: the reciprocal rank of the first document judged at least ``threshold``
+within the top ``k``, 0 when there is none; averaged over the queries the agent answered. The paper
+reports two thresholds: somewhat relevant (>= 1) and very relevant (>= 2).
+
+nDCG@k uses gains ``2**rel - 1`` and the ideal ordering of every judged document of the query's
+pool; a query whose pool holds no relevant document has no nDCG and is counted, not averaged as 0.
+
+>>> qrels = {"q1": {"d1": 0, "d2": 2, "d3": 1}}
+>>> mrr_at_k(["d1", "d3", "d2"], qrels["q1"], k=5, threshold=1), mrr_at_k(["d1", "d3", "d2"], qrels["q1"], k=5, threshold=2)
+(0.5, 0.3333333333333333)
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping, Sequence
+
+from ..results import Unscored
+from .data import TournamentData
+from .evaluators import RelevanceJudgment
+
+__all__ = ["build_qrels", "mrr_at_k", "ndcg_at_k", "retrieval_metrics"]
+
+Qrels = dict[str, dict[str, int]]
+
+
+def build_qrels(judgments: Mapping[tuple[str, str], RelevanceJudgment | Unscored]) -> Qrels:
+    """``{qid: {doc id: level}}`` from scored judgments; unscored ones are left out."""
+    qrels: Qrels = {}
+    for (qid, did), j in judgments.items():
+        if isinstance(j, RelevanceJudgment):
+            qrels.setdefault(qid, {})[did] = j.relevance
+    return qrels
+
+
+def mrr_at_k(ranked: Sequence[str], qrels: Mapping[str, int], *, k: int = 5, threshold: int = 1) -> float:
+    """Reciprocal rank of the first document at or above ``threshold`` in the top ``k``; else 0."""
+    for rank, did in enumerate(ranked[:k], start=1):
+        if qrels.get(did, 0) >= threshold:
+            return 1.0 / rank
+    return 0.0
+
+
+def ndcg_at_k(ranked: Sequence[str], qrels: Mapping[str, int], *, k: int = 5) -> float | None:
+    """Normalised DCG in the top ``k``; None when no judged document of the query is relevant."""
+    def dcg(levels: Sequence[int]) -> float:
+        return sum((2 ** rel - 1) / math.log2(i + 2) for i, rel in enumerate(levels[:k]))
+
+    ideal = dcg(sorted(qrels.values(), reverse=True))
+    if ideal == 0:
+        return None
+    return dcg([qrels.get(did, 0) for did in ranked]) / ideal
+
+
+def retrieval_metrics(data: TournamentData, qrels: Qrels, *, k: int = 5,
+                      unjudged: Mapping[str, set[str]] | None = None) -> dict[str, dict[str, Any]]:
+    """Per agent: MRR@k at the "somewhat" (>= 1) and "very" (>= 2) thresholds, nDCG@k, the number of
+    queries, queries without nDCG, and how many of its top-k documents are unjudged (counted as not
+    relevant). Empty when documents are not attributed to agents (one shared pool per query)."""
+    if not data.attributed:
+        return {}
+    out: dict[str, dict[str, Any]] = {}
+    for agent in data.agents:
+        somewhat, very, ndcgs, undefined, missing, n = 0.0, 0.0, [], 0, 0, 0
+        for qid, per_agent in data.answers.items():
+            if agent not in per_agent:
+                continue
+            n += 1
+            ranked = [d.id for d in data.documents(qid, agent)]
+            q = qrels.get(qid, {})
+            somewhat += mrr_at_k(ranked, q, k=k, threshold=1)
+            very += mrr_at_k(ranked, q, k=k, threshold=2)
+            value = ndcg_at_k(ranked, q, k=k)
+            if value is None:
+                undefined += 1
+            else:
+                ndcgs.append(value)
+            missing += sum(1 for did in ranked[:k] if did in (unjudged or {}).get(qid, set()))
+        out[agent] = {"queries": n, "mrr": {"somewhat": somewhat / n if n else None,
+                                            "very": very / n if n else None},
+                      "ndcg": sum(ndcgs) / len(ndcgs) if ndcgs else None,
+                      "ndcg_undefined": undefined, "unjudged_in_top_k": missing}
+    return out

@@ -1,0 +1,157 @@
+"""Which games to play: every pair on every query, a seeded sample per query, or adaptively.
+
+A game is a :class:`Pairing` ``(qid, agent_a, agent_b)`` with the two names in sorted order, so the
+same game always has the same key in the run store.
+
+The :class:`AdaptiveScheduler` plays a few games for every pair, fits Bradley-Terry, and then spends
+further games only on neighbours in the current ranking whose order is not yet settled: the gap
+``theta_x - theta_y`` is under ``z`` standard errors of that difference (the pair's intervals still
+overlap). It stops when every neighbouring pair is settled, when the unsettled pairs have no query
+left to play on, or at ``max_games``.
+
+>>> data_pairs = {("a", "b"): ["q1", "q2"], ("a", "c"): ["q1"], ("b", "c"): ["q2"]}
+>>> len(initial_games(data_pairs, per_pair=1, seed=0))
+3
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable, NamedTuple, Sequence
+
+from .data import Problem, TournamentData
+from .evaluators import GameRecord
+from .ranking import bradley_terry
+
+__all__ = ["Pairing", "available_games", "all_games", "sample_games", "initial_games",
+           "AdaptiveScheduler", "unsettled_pairs"]
+
+
+class Pairing(NamedTuple):
+    qid: str
+    agent_a: str
+    agent_b: str
+
+
+def available_games(data: TournamentData) -> tuple[list[Pairing], int, list[Problem]]:
+    """Every game whose two agents both answered the query; plus the number skipped because one
+    did not, and one problem per (query, agent) without an answer."""
+    agents = data.agents
+    games: list[Pairing] = []
+    skipped = 0
+    problems: list[Problem] = []
+    for qid in sorted(data.answers):
+        present = data.answers[qid]
+        for x, y in itertools.combinations(agents, 2):
+            if x in present and y in present:
+                games.append(Pairing(qid, x, y))
+            else:
+                skipped += 1
+        if len(agents) >= 2:
+            for agent in agents:
+                if agent not in present:
+                    problems.append(Problem(kind="missing_answer", message=(
+                        f"agent {agent!r} has no valid answer for query {qid!r}; its "
+                        f"{len(agents) - 1} game(s) there are skipped")))
+    return games, skipped, problems
+
+
+def all_games(data: TournamentData) -> list[Pairing]:
+    return available_games(data)[0]
+
+
+def sample_games(games: Sequence[Pairing], n_per_query: int, *, seed: int = 0) -> list[Pairing]:
+    """At most ``n_per_query`` games per query, drawn without replacement; a query's draw depends only
+    on the seed and its qid, so adding queries does not change the others' games."""
+    if n_per_query < 1:
+        raise ValueError("n_games_per_query must be at least 1")
+    by_query: dict[str, list[Pairing]] = {}
+    for g in games:
+        by_query.setdefault(g.qid, []).append(g)
+    out: list[Pairing] = []
+    for qid in sorted(by_query):
+        pool = by_query[qid]
+        pick = random.Random(f"{seed}:{qid}").sample(pool, min(n_per_query, len(pool)))
+        out.extend(sorted(pick))
+    return out
+
+
+def _by_pair(games: Sequence[Pairing]) -> dict[tuple[str, str], list[str]]:
+    out: dict[tuple[str, str], list[str]] = {}
+    for g in games:
+        out.setdefault((g.agent_a, g.agent_b), []).append(g.qid)
+    return out
+
+
+def initial_games(candidates: dict[tuple[str, str], list[str]], *, per_pair: int, seed: int
+                  ) -> list[Pairing]:
+    """``per_pair`` games for every pair, on queries drawn at random (seeded)."""
+    out: list[Pairing] = []
+    for (x, y), qids in sorted(candidates.items()):
+        pick = random.Random(f"{seed}:{x}:{y}").sample(sorted(qids), min(per_pair, len(qids)))
+        out.extend(Pairing(q, x, y) for q in pick)
+    return out
+
+
+def unsettled_pairs(records: Sequence[GameRecord], agents: Sequence[str], *, z: float
+                    ) -> tuple[list[tuple[str, str]], list[str]]:
+    """Neighbours in the current Bradley-Terry ranking whose order is not yet clear, and the ranking."""
+    fit = bradley_terry([(r.agent_a, r.agent_b, r.score_a) for r in records], agents)
+    order = sorted(agents, key=lambda a: -fit.theta[a])
+    open_pairs = []
+    for upper, lower in zip(order, order[1:]):
+        gap = fit.theta[upper] - fit.theta[lower]
+        if gap < z * fit.se_difference(upper, lower):
+            open_pairs.append(tuple(sorted((upper, lower))))
+    return open_pairs, order  # type: ignore[return-value]
+
+
+Play = Callable[[list[Pairing]], Awaitable[list[Any]]]
+
+
+@dataclass
+class AdaptiveScheduler:
+    """Spends judge calls where the ranking is uncertain. ``play`` runs a list of games and returns
+    their records (``GameRecord`` or ``Unscored``) in order."""
+
+    initial_per_pair: int = 10
+    batch_per_pair: int = 10
+    z: float = 2.0
+    max_games: int | None = None
+    seed: int = 0
+    rounds: list[dict[str, Any]] = field(default_factory=list)
+    stopped: str = ""
+
+    async def run(self, games: Sequence[Pairing], agents: Sequence[str], play: Play
+                  ) -> list[tuple[Pairing, Any]]:
+        candidates = _by_pair(games)
+        rng = random.Random(self.seed)
+        remaining = {pair: rng.sample(sorted(q), len(q)) for pair, q in sorted(candidates.items())}
+        budget = self.max_games if self.max_games is not None else len(games)
+        batch = initial_games(candidates, per_pair=self.initial_per_pair, seed=self.seed)[:budget]
+        for g in batch:
+            remaining[(g.agent_a, g.agent_b)].remove(g.qid)
+        played: list[tuple[Pairing, Any]] = []
+        if not batch:
+            self.stopped = "no games"
+        while batch:
+            records = await play(batch)
+            played.extend(zip(batch, records))
+            scored = [r for _, r in played if isinstance(r, GameRecord)]
+            open_pairs, order = unsettled_pairs(scored, agents, z=self.z)
+            self.rounds.append({"games": len(batch), "total": len(played), "ranking": order,
+                                "unsettled": [list(p) for p in open_pairs]})
+            if not open_pairs:
+                self.stopped = "settled"
+                return played
+            left = budget - len(played)
+            batch = []
+            for pair in open_pairs:
+                take = remaining.get(pair, [])[:max(0, min(self.batch_per_pair, left - len(batch)))]
+                remaining[pair] = remaining.get(pair, [])[len(take):]
+                batch.extend(Pairing(q, *pair) for q in take)
+            if not batch:
+                self.stopped = "budget" if left <= 0 else "exhausted"
+        return played
