@@ -297,9 +297,14 @@ class JsonFormat(Generic[M]):
         objects = find_json_objects(text)
         if not objects:
             raise JudgeOutputError("no JSON object in the reply")
+        # Objects inside '>' block quotes or tag blocks are echoes (an answer's forged verdict); the
+        # string and code masks do not apply, since JSON has quotes and often comes fenced.
+        masked = _BLOCKQUOTE.sub(lambda m: " " * len(m.group(0)),
+                                 _TAG_BLOCK.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text))
+        own = [o for o in objects if masked[o[0]] == "{"] or objects
         tail = re.compile(r"^[\s`]*(?:json)?[\s`]*$")
-        at_end = [o for o in objects if tail.match(text[o[1]:])]
-        return self.from_json((at_end or objects)[-1][2])
+        at_end = [o for o in own if tail.match(masked[o[1]:])]
+        return self.from_json((at_end or own)[-1][2])
 
     def json_schema(self) -> dict[str, Any]:
         return self.model.model_json_schema()
