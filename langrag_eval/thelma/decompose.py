@@ -1,0 +1,72 @@
+"""THELMA's decompose modules (section 3-4): text into atomic claims (sources into facts, responses
+into claims, the same module D_text), a query into standalone sub-questions with pronouns resolved
+(D_qcov), and a deterministic sentence splitter (D_sen) for self-distinctness.
+
+>>> split_sentences("It was built in 1896. Was it? Yes! It cost 3.5 lakh")
+['It was built in 1896.', 'Was it?', 'Yes!', 'It cost 3.5 lakh']
+>>> import asyncio
+>>> from langrag_eval.runtime import Judge
+>>> from langrag_eval.testing import ScriptedModel
+>>> d = Decomposer(Judge(ScriptedModel(["<output>\\n- When was it built?\\n</output>"])))
+>>> asyncio.run(d.questions("When was it built?"))
+['When was it built?']
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping
+
+from ..prompts import PromptTemplate, load_prompt
+from ..results import Unscored
+from ..runtime import Judge
+from .formats import ListFormat
+
+__all__ = ["Decomposer", "split_sentences", "load_task_prompt"]
+
+def split_sentences(text: str) -> list[str]:
+    """D_sen: split on primary sentence terminators (periods, exclamation and question marks).
+
+    A terminator (possibly repeated, possibly followed by a closing quote or bracket) ends a sentence
+    only when whitespace follows, so "3.5" stays whole. Line breaks also end a sentence, because list
+    items in a response usually carry no terminator."""
+    pieces: list[str] = []
+    for part in re.split(r"\n+", text or ""):
+        start = 0
+        for m in re.finditer(r"[.!?]+[\"')\]\u201d\u2019]*(?=\s)", part):
+            pieces.append(part[start:m.end()])
+            start = m.end()
+        pieces.append(part[start:])
+    return [p.strip() for p in pieces if p.strip() and re.search(r"\w", p)]
+
+
+def load_task_prompt(task: str, overrides: Mapping[str, str | Path]) -> PromptTemplate:
+    """The shipped ``thelma/<task>`` template, or the user's file for that task, checked to need
+    no variable the task cannot fill."""
+    shipped = load_prompt(f"thelma/{task}")
+    if task not in overrides:
+        return shipped
+    custom = load_prompt(overrides[task])
+    custom.check_variables(set(shipped.variables))
+    return custom
+
+
+@dataclass
+class Decomposer:
+    """Claim extraction and query decomposition through the judge. Results are Unscored when the
+    judge fails; identical texts are answered from the judge's cache, never asked twice."""
+
+    judge: Judge
+    prompts: Mapping[str, str | Path] = field(default_factory=dict)
+
+    async def claims(self, text: str) -> list[str] | Unscored:
+        """D_text: the atomic claims of a response, or the facts of a source."""
+        prompt = load_task_prompt("decompose_claims", self.prompts).render(text=text)
+        return (await self.judge.ask(prompt, ListFormat())).value
+
+    async def questions(self, query: str) -> list[str] | Unscored:
+        """D_qcov: the standalone sub-questions of a query."""
+        prompt = load_task_prompt("decompose_query", self.prompts).render(query=query)
+        return (await self.judge.ask(prompt, ListFormat())).value

@@ -1,0 +1,146 @@
+"""Diagnosis from the interplay of THELMA metrics (the paper's Table 2): which component of a RAG
+pipeline to improve, per sample and per dataset.
+
+A metric is *low* when its score is below its ``low`` threshold and *high* when it reaches its
+``high`` threshold; between the two it is neither, so no rule fires on it. ``SP`` in the table stands
+for either source precision variant (SP1 or SP2). A rule needs every metric it names to be scored.
+
+>>> [f.rule for f in diagnose({"sqc": 0.2, "rqc": 0.1})]
+['SQC-low RQC-low']
+>>> diagnose({"sqc": 0.2, "rqc": 0.1})[0].component
+'retriever or source corpus'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+__all__ = ["Thresholds", "Finding", "Rule", "RULES", "diagnose", "diagnose_dataset"]
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Where a score counts as low (``score < low``) or high (``score >= high``), with optional
+    per-metric overrides, e.g. ``Thresholds(low={"gr": 0.9})`` for a use case that tolerates no
+    ungrounded claim."""
+
+    default_low: float = 0.5
+    default_high: float = 0.7
+    low: Mapping[str, float] = field(default_factory=dict)
+    high: Mapping[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for metric in set(self.low) | set(self.high) | {"_"}:
+            lo, hi = self.low_of(metric), self.high_of(metric)
+            if not 0.0 <= lo <= hi <= 1.0:
+                raise ValueError(f"thresholds for {metric}: need 0 <= low ({lo}) <= high ({hi}) <= 1")
+
+    def low_of(self, metric: str) -> float:
+        return self.low.get(metric, self.default_low)
+
+    def high_of(self, metric: str) -> float:
+        return self.high.get(metric, self.default_high)
+
+    def is_low(self, metric: str, score: float) -> bool:
+        return score < self.low_of(metric)
+
+    def is_high(self, metric: str, score: float) -> bool:
+        return score >= self.high_of(metric)
+
+
+class Finding(BaseModel):
+    """One Table 2 row that fired: the metric pattern, what it means, what to improve."""
+
+    model_config = ConfigDict(frozen=True)
+
+    rule: str
+    interpretation: str
+    component: str
+    evidence: dict[str, float]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A Table 2 row: metrics that must be low and metrics that must be high. A tuple entry means
+    any one of those metrics (the table's SP, covering SP1 and SP2)."""
+
+    low: tuple[str | tuple[str, ...], ...]
+    high: tuple[str | tuple[str, ...], ...]
+    interpretation: str
+    component: str
+
+    @property
+    def name(self) -> str:
+        def label(m: str | tuple[str, ...]) -> str:
+            return "SP" if isinstance(m, tuple) else m.upper()
+        return " ".join([f"{label(m)}-low" for m in self.low] + [f"{label(m)}-high" for m in self.high])
+
+    def match(self, scores: Mapping[str, float], t: Thresholds) -> dict[str, float] | None:
+        evidence: dict[str, float] = {}
+        for wanted, test in ((self.low, t.is_low), (self.high, t.is_high)):
+            for entry in wanted:
+                options = entry if isinstance(entry, tuple) else (entry,)
+                hits = [m for m in options if m in scores and test(m, scores[m])]
+                if not hits:
+                    return None
+                evidence.update({m: scores[m] for m in hits})
+        return evidence
+
+
+_SP = ("sp1", "sp2")
+
+RULES: tuple[Rule, ...] = (
+    Rule(("sd",), ("rp",), "long responses whose information is relevant but repeated; hard to read",
+         "prompt or generator"),
+    Rule(("sqc", "rqc"), (), "retrieval misses what the query needs, or the source corpus lacks it",
+         "retriever or source corpus"),
+    Rule((_SP,), ("sqc",), "every part of the query is covered, but some retrieved sources are only "
+         "loosely relevant", "retriever"),
+    Rule(("rqc",), ("sqc",), "the sources hold what the query needs, but the response does not use it",
+         "prompt or generator"),
+    Rule(("rp",), ("sp1",), "the response carries extraneous information although most retrieved "
+         "sources are essential", "prompt or source chunking"),
+    Rule(("sqc", "gr"), ("rqc",), "the generator answers parts of the query the sources do not cover, "
+         "so the response is ungrounded", "prompt"),
+)
+
+
+def diagnose(scores: Mapping[str, float | None], thresholds: Thresholds | None = None,
+             rules: Sequence[Rule] = RULES) -> list[Finding]:
+    """The Table 2 rows that hold for one set of metric scores (None or missing: not scored)."""
+    t = thresholds or Thresholds()
+    present = {m: float(s) for m, s in scores.items() if s is not None}
+    out = []
+    for rule in rules:
+        evidence = rule.match(present, t)
+        if evidence is not None:
+            out.append(Finding(rule=rule.name, interpretation=rule.interpretation,
+                               component=rule.component, evidence=evidence))
+    return out
+
+
+def diagnose_dataset(per_sample: Sequence[Mapping[str, float | None]], thresholds: Thresholds | None = None,
+                     rules: Sequence[Rule] = RULES) -> dict[str, object]:
+    """Per-dataset diagnosis: the rules that hold on the metric means, and for every rule the share
+    of samples where it fired, most frequent first (a rule can fire on a minority of samples
+    without moving the mean)."""
+    t = thresholds or Thresholds()
+    means: dict[str, float | None] = {}
+    for metric in {m for s in per_sample for m in s}:
+        values = [s[metric] for s in per_sample if s.get(metric) is not None]
+        means[metric] = sum(values) / len(values) if values else None  # type: ignore[arg-type]
+    counts = {r.name: 0 for r in rules}
+    for sample in per_sample:
+        for finding in diagnose(sample, t, rules):
+            counts[finding.rule] += 1
+    n = len(per_sample)
+    by_rule = {r.name: r for r in rules}
+    frequent = [{"rule": name, "component": by_rule[name].component,
+                 "interpretation": by_rule[name].interpretation, "samples": c,
+                 "share": c / n if n else 0.0}
+                for name, c in sorted(counts.items(), key=lambda kv: -kv[1]) if c]
+    return {"on_means": [f.model_dump() for f in diagnose(means, t, rules)], "by_sample": frequent,
+            "samples": n}
