@@ -1,0 +1,395 @@
+"""OpenSearch backend (extra ``opensearch``): BM25 ``match``, ``knn``, and hybrid search fused
+client-side (RRF), by the server's score-ranker RRF pipeline (2.19+) or by its normalization
+pipeline, with fallback to client-side fusion when the cluster lacks a feature.
+
+Each operation is written once as a *plan* (see :mod:`.opensearch_transport`), run by a sync driver
+on ``OpenSearch`` or by an async one on ``AsyncOpenSearch``, which lives on the backend's own
+event-loop thread so one connection pool serves every caller loop and never crosses loops.
+
+Credentials come from arguments or ``OPENSEARCH_URL`` / ``OPENSEARCH_USER`` / ``OPENSEARCH_PASSWORD``;
+they are passed to the client as basic auth, never kept in the URL, logged, or shown in errors/repr.
+
+>>> backend = OpenSearchBackend("https://admin:secret@localhost:9200", index="docs")
+>>> backend
+OpenSearchBackend(url='https://localhost:9200', index='docs', auth='basic', verify_certs=True)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import weakref
+from typing import Any, Sequence, TypeVar, get_args
+
+import numpy as np
+
+from ..errors import ConfigError, RetrievalError
+from ..types import Document
+from .base import Chunk, HybridSettings, IngestReport, Mode
+from .fusion import combine_documents, rrf_documents
+from .opensearch_requests import (
+    MAX_KNN_K, Capabilities, bulk_body, bulk_failures, check_engine, error_summary, hits_to_documents, hybrid_body,
+    index_body, knn_body, mapped_dimension, match_body, normalization_pipeline_body, parse_version,
+    checked_batch, pipeline_id, rrf_pipeline_body, says_unsupported, version_limits)
+from .opensearch_transport import (
+    Call, LoopThread, Plan, Secret, drive_async, drive_sync, error_object, method, resolve_credentials,
+    to_retrieval_error)
+
+__all__ = ["OpenSearchBackend", "Capabilities"]
+
+logger = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+class OpenSearchBackend:
+    """A :class:`~langrag_eval.retrieval.SearchBackend` over one OpenSearch index.
+
+    ``url``/``user``/``password`` default to ``OPENSEARCH_URL``/``OPENSEARCH_USER``/
+    ``OPENSEARCH_PASSWORD``. TLS certificates are verified unless ``verify_certs=False``;
+    ``ca_certs`` names a CA bundle for self-signed clusters. The index is created on the first
+    :meth:`aindex` call, with a ``knn_vector`` field when vectors are given (``engine``/``space_type``,
+    faiss + cosinesimil by default, which needs OpenSearch 2.19+). ``client``/``async_client`` accept
+    ready-made clients (they are then not closed by :meth:`close`).
+    """
+
+    def __init__(self, url: str | None = None, *, index: str = "langrag-chunks", user: str | None = None,
+                 password: str | None = None, verify_certs: bool = True, ca_certs: str | None = None,
+                 engine: str = "faiss", space_type: str = "cosinesimil", text_field: str = "text",
+                 vector_field: str = "embedding", shards: int | None = None, timeout: float = 30.0,
+                 max_retries: int = 1, bulk_size: int = 500, client: Any = None,
+                 async_client: Any = None) -> None:
+        check_engine(engine, space_type)
+        self.url, user, password = resolve_credentials(url, user, password, injected=client is not None)
+        if not index or index != index.lower() or index.startswith(("_", "-", "+")):
+            raise ConfigError(f"OpenSearch index names are lowercase and do not start with _, - or +; "
+                              f"got {index!r}")
+        if bulk_size < 1:
+            raise ConfigError(f"bulk_size must be at least 1, got {bulk_size}")
+        self.name = "opensearch"
+        self.index_name, self.engine, self.space_type = index, engine, space_type
+        self.text_field, self.vector_field, self.shards = text_field, vector_field, shards
+        self.verify_certs, self.bulk_size = verify_certs, bulk_size
+        self._user, self._password = user, Secret(password)
+        self._client_options: dict[str, Any] = {
+            "verify_certs": verify_certs, "ca_certs": ca_certs, "timeout": timeout,
+            "max_retries": max_retries, "retry_on_timeout": max_retries > 0}
+        self._client, self._own_client = client, client is None
+        self._aclient, self._own_aclient = async_client, async_client is None
+        self._loop: LoopThread | None = None
+        self._lock = threading.Lock()
+        self.capabilities = Capabilities()
+        self.fallbacks: dict[str, str] = {}  # fusion -> why it ran client-side instead
+        self._dimension: int | None = None
+        self._dimension_known = False
+        self._pipelines: set[str] = set()
+        if not verify_certs:
+            logger.warning("TLS certificate verification is off for %s; use this only for a test "
+                           "cluster", self.url)
+        if user and self.url.startswith("http://") and client is None:
+            logger.warning("credentials for %s are sent without TLS; use an https:// URL", self.url)
+
+    def __repr__(self) -> str:
+        return (f"OpenSearchBackend(url={self.url!r}, index={self.index_name!r}, "
+                f"auth={'basic' if self._user else None!r}, verify_certs={self.verify_certs})")
+
+    # -- clients and drivers ------------------------------------------------------------------
+
+    def _options(self) -> dict[str, Any]:
+        options = {k: v for k, v in self._client_options.items() if v is not None}
+        if self._user:
+            options["http_auth"] = (self._user, self._password.get())
+        return options
+
+    def _sync_client(self) -> Any:
+        with self._lock:
+            if self._client is None:
+                from opensearchpy import OpenSearch
+                self._client = OpenSearch(hosts=[self.url], **self._options())
+            return self._client
+
+    def _async_client(self) -> Any:
+        if self._aclient is None:
+            try:
+                from opensearchpy import AsyncOpenSearch
+                self._aclient = AsyncOpenSearch(hosts=[self.url], **self._options())
+            except ImportError:
+                raise ConfigError("the async OpenSearch client needs aiohttp: "
+                                  "pip install 'langrag-eval[opensearch]'") from None
+        return self._aclient
+
+    def _run(self, plan: Plan[T]) -> T:
+        client = self._sync_client()
+        return drive_sync(plan, lambda call: method(client, call.api)(**call.kwargs), self._error)
+
+    async def _arun(self, plan: Plan[T]) -> T:
+        if not self._own_aclient:  # an injected client is used on the caller's loop
+            return await drive_async(plan, self._acall, self._error)
+        with self._lock:
+            if self._loop is None:
+                self._loop = LoopThread()
+                weakref.finalize(self, self._loop.stop)
+            loop = self._loop
+        return await loop.run(drive_async(plan, self._acall, self._error))
+
+    async def _acall(self, call: Call) -> Any:
+        return await method(self._async_client(), call.api)(**call.kwargs)
+
+    def close(self) -> None:
+        """Close the connection pools this backend opened."""
+        if self._own_client and self._client is not None:
+            self._client.close()
+            self._client = None
+        if self._loop is not None:
+            own = self._aclient if self._own_aclient else None
+            self._loop.stop(own.close if own is not None else None)
+            self._loop = None
+            if self._own_aclient:
+                self._aclient = None
+
+    async def aclose(self) -> None:
+        await asyncio.to_thread(self.close)
+
+    def __enter__(self) -> "OpenSearchBackend":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    async def __aenter__(self) -> "OpenSearchBackend":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.aclose()
+
+    # -- the SearchBackend API: async first, sync on the sync client --------------------------
+
+    async def aindex(self, chunks: Sequence[Chunk], vectors: np.ndarray | None = None) -> IngestReport:
+        """Bulk-index chunks (and their vectors); failed items come back with id and reason."""
+        return await self._arun(self._index_plan(chunks, vectors))
+
+    def index(self, chunks: Sequence[Chunk], vectors: np.ndarray | None = None) -> IngestReport:
+        return self._run(self._index_plan(chunks, vectors))
+
+    async def asearch(self, *, text: str | None = None, vector: Sequence[float] | None = None,
+                      mode: Mode = "bm25", k: int = 10, hybrid: HybridSettings | None = None) -> list[Document]:
+        """The top ``k`` documents, best first, with the server's scores (or the fused score)."""
+        return await self._arun(self._search_plan(text, vector, mode, k, hybrid))
+
+    def search(self, *, text: str | None = None, vector: Sequence[float] | None = None,
+               mode: Mode = "bm25", k: int = 10, hybrid: HybridSettings | None = None) -> list[Document]:
+        return self._run(self._search_plan(text, vector, mode, k, hybrid))
+
+    async def acount(self) -> int:
+        """Documents in the index (0 when it does not exist yet)."""
+        return await self._arun(self._count_plan())
+
+    def count(self) -> int:
+        return self._run(self._count_plan())
+
+    def delete_index(self) -> bool:
+        """Delete the index; True when it existed."""
+        return self._run(self._delete_plan())
+
+    def probe(self) -> Capabilities:
+        """Read the server version (``GET /``) and what it rules out; raises if unreachable."""
+        return self._run(self._caps_plan())
+
+    # -- plans ------------------------------------------------------------------------------
+
+    def _caps_plan(self) -> Plan[Capabilities]:
+        caps = self.capabilities
+        if not caps.probed:
+            info = yield Call("info", {}, "read the server version")
+            caps.version, caps.probed = parse_version(info), True
+            for feature, reason in version_limits(caps.version).items():
+                caps.unavailable.setdefault(feature, reason)
+        return caps
+
+    def _dimension_plan(self) -> Plan[int | None]:
+        if not self._dimension_known:
+            reply = yield Call("indices.get_mapping", {"index": self.index_name}, "read the index mapping")
+            self._dimension = mapped_dimension(reply, vector_field=self.vector_field)
+            self._dimension_known = True
+        return self._dimension
+
+    def _ensure_index_plan(self, dimension: int | None) -> Plan[None]:
+        exists = yield Call("indices.exists", {"index": self.index_name}, "check the index")
+        if not exists:
+            if dimension is not None and (self.engine, self.space_type) == ("faiss", "cosinesimil"):
+                caps = yield from self._caps_plan()
+                if "faiss_cosinesimil" in caps.unavailable:
+                    raise RetrievalError(f"{caps.unavailable['faiss_cosinesimil']}: pass engine='lucene' "
+                                         f"(--engine lucene) or upgrade the cluster")
+            body = index_body(dimension=dimension, engine=self.engine, space_type=self.space_type,
+                              text_field=self.text_field, vector_field=self.vector_field,
+                              shards=self.shards)
+            try:
+                yield Call("indices.create", {"index": self.index_name, "body": body}, "create the index")
+                self._dimension, self._dimension_known = dimension, True
+                return
+            except Exception as exc:  # created meanwhile by another writer: check it like any other
+                if getattr(exc, "error", None) != "resource_already_exists_exception":
+                    raise
+        self._dimension_known = False
+        have = yield from self._dimension_plan()
+        if dimension is not None:
+            self._check_dimension(have, dimension, "the vectors given")
+
+    def _check_dimension(self, have: int | None, got: int, what: str) -> None:
+        if have is None:
+            raise RetrievalError(
+                f"index {self.index_name!r} has no knn_vector field {self.vector_field!r} (it was built "
+                f"without embeddings): search it with mode='bm25', or index into a new index with "
+                f"embeddings")
+        if have != got:
+            raise RetrievalError(
+                f"dimension mismatch: index {self.index_name!r} stores {have}-dimension vectors but "
+                f"{what} have {got}; use the embedding model the index was built with, or a new index")
+
+    def _index_plan(self, chunks: Sequence[Chunk], vectors: np.ndarray | None) -> Plan[IngestReport]:
+        chunks, vectors, failed = checked_batch(chunks, vectors)
+        dimension = None if vectors is None else int(vectors.shape[1])
+        if not chunks:
+            return IngestReport(indexed=0, failed=failed)
+        yield from self._ensure_index_plan(dimension)
+        sent = 0
+        for start in range(0, len(chunks), self.bulk_size):
+            batch = chunks[start:start + self.bulk_size]
+            rows = None if vectors is None else vectors[start:start + self.bulk_size]
+            body = bulk_body(batch, rows, text_field=self.text_field, vector_field=self.vector_field)
+            try:
+                reply = yield Call("bulk", {"index": self.index_name, "body": body}, "bulk-index chunks")
+            except Exception as exc:  # a refused batch (too large, overloaded): report, go on
+                if getattr(exc, "status_code", None) not in (413, 429):
+                    raise
+                failed += [(c.id, f"batch refused (HTTP {exc.status_code}): "  # type: ignore[attr-defined]
+                            f"{error_summary(getattr(exc, 'info', None))}") for c in batch]
+                continue
+            sent += len(batch)
+            batch_failed = bulk_failures(reply)
+            sent -= len(batch_failed)
+            failed += batch_failed
+        yield Call("indices.refresh", {"index": self.index_name}, "refresh the index")
+        return IngestReport(indexed=sent, failed=failed)
+
+    def _count_plan(self) -> Plan[int]:
+        exists = yield Call("indices.exists", {"index": self.index_name}, "check the index")
+        if not exists:
+            return 0
+        reply = yield Call("count", {"index": self.index_name}, "count documents")
+        return int(reply["count"])
+
+    def _delete_plan(self) -> Plan[bool]:
+        exists = yield Call("indices.exists", {"index": self.index_name}, "check the index")
+        if exists:
+            yield Call("indices.delete", {"index": self.index_name}, "delete the index")
+        self._dimension_known = False
+        return bool(exists)
+
+    def _search_plan(self, text: str | None, vector: Sequence[float] | None, mode: Mode, k: int,
+                     hybrid: HybridSettings | None) -> Plan[list[Document]]:
+        if mode not in get_args(Mode):
+            raise ConfigError(f"retrieval mode {mode!r} is unknown; use one of {get_args(Mode)}")
+        if not 1 <= k <= MAX_KNN_K:
+            raise ConfigError(f"k must be between 1 and {MAX_KNN_K}, got {k}")
+        if mode != "knn" and (not text or not text.strip()):
+            raise RetrievalError("empty query: give a question or keywords to search for")
+        if mode != "bm25" and (vector is None or len(vector) == 0):
+            raise RetrievalError(f"{mode} search needs a query vector: embed the query "
+                                 f"(Retriever does this) or use mode='bm25'")
+        if mode == "bm25":
+            return (yield from self._bm25_plan(text, k))  # type: ignore[arg-type]
+        if mode == "knn":
+            return (yield from self._knn_plan(vector, k))  # type: ignore[arg-type]
+        return (yield from self._hybrid_plan(text, vector, k, hybrid or HybridSettings()))  # type: ignore
+
+    def _bm25_plan(self, text: str, size: int) -> Plan[list[Document]]:
+        body = match_body(text, size=size, text_field=self.text_field, vector_field=self.vector_field)
+        reply = yield Call("search", {"index": self.index_name, "body": body}, "run a BM25 search")
+        return hits_to_documents(reply, text_field=self.text_field)
+
+    def _knn_plan(self, vector: Sequence[float], k: int) -> Plan[list[Document]]:
+        if "knn" in self.capabilities.unavailable:
+            raise self._no_knn(self.capabilities.unavailable["knn"])
+        self._check_dimension((yield from self._dimension_plan()), len(vector), "the query vector")
+        body = knn_body(vector, k=k, vector_field=self.vector_field)
+        try:
+            reply = yield Call("search", {"index": self.index_name, "body": body}, "run a knn search")
+        except Exception as exc:
+            if not says_unsupported(getattr(exc, "status_code", None), getattr(exc, "info", None)):
+                raise
+            reason = error_summary(error_object(exc))
+            self.capabilities.unavailable["knn"] = reason
+            raise self._no_knn(reason) from exc
+        return hits_to_documents(reply, text_field=self.text_field)
+
+    def _no_knn(self, reason: str) -> RetrievalError:
+        return RetrievalError(f"the cluster at {self.url} cannot run knn queries ({reason}): enable "
+                              f"the k-NN plugin, or search with mode='bm25'")
+
+    def _hybrid_plan(self, text: str, vector: Sequence[float], k: int,
+                     settings: HybridSettings) -> Plan[list[Document]]:
+        if "knn" in self.capabilities.unavailable:  # no fusion of any kind can help then
+            raise self._no_knn(self.capabilities.unavailable["knn"])
+        depth = max(settings.depth, k)
+        if settings.fusion != "rrf":
+            docs, reason = yield from self._server_hybrid_plan(text, vector, k, depth, settings)
+            if docs is not None:
+                return docs
+            self._note_fallback(settings.fusion, reason)
+        bm25 = yield from self._bm25_plan(text, depth)
+        knn = yield from self._knn_plan(vector, depth)
+        if settings.fusion == "normalization":
+            return combine_documents([bm25, knn], method=settings.normalization,
+                                     weights=settings.weights, top_k=k)
+        return rrf_documents([bm25, knn], k=settings.rank_constant, weights=settings.weights, top_k=k)
+
+    def _server_hybrid_plan(self, text: str, vector: Sequence[float], k: int, depth: int,
+                            settings: HybridSettings) -> Plan[tuple[list[Document] | None, str]]:
+        """The server-side fusion, or (None, why it is not available)."""
+        caps = yield from self._caps_plan()
+        for feature in ("knn", "hybrid", settings.fusion):
+            if feature in caps.unavailable:
+                return None, caps.unavailable[feature]
+        self._check_dimension((yield from self._dimension_plan()), len(vector), "the query vector")
+        if settings.fusion == "server_rrf":
+            pipeline = rrf_pipeline_body(rank_constant=settings.rank_constant, weights=settings.weights)
+        else:
+            pipeline = normalization_pipeline_body(technique=settings.normalization,
+                                                   weights=settings.weights)
+        pid = pipeline_id(pipeline)
+        if pid not in self._pipelines:
+            try:
+                yield Call("search_pipeline.put", {"id": pid, "body": pipeline},
+                            f"create search pipeline {pid}")
+            except Exception as exc:
+                if getattr(exc, "status_code", None) not in (400, 404, 405, 501):
+                    raise
+                reason = f"search pipeline refused: {error_summary(error_object(exc))}"
+                caps.unavailable[settings.fusion] = reason
+                return None, reason
+            self._pipelines.add(pid)
+        body = hybrid_body(text, vector, size=depth, depth=depth, text_field=self.text_field,
+                           vector_field=self.vector_field)
+        try:
+            reply = yield Call("search", {"index": self.index_name, "body": body, "search_pipeline": pid},
+                                "run a hybrid search")
+        except Exception as exc:
+            if not says_unsupported(getattr(exc, "status_code", None), getattr(exc, "info", None)):
+                raise
+            reason = f"hybrid query refused: {error_summary(error_object(exc))}"
+            caps.unavailable["hybrid"] = reason
+            return None, reason
+        return hits_to_documents(reply, text_field=self.text_field)[:k], ""
+
+    def _note_fallback(self, fusion: str, reason: str) -> None:
+        first = self.fallbacks.get(fusion) != reason
+        self.fallbacks[fusion] = reason
+        how = "min_max/l2 normalization" if fusion == "normalization" else "RRF"
+        (logger.warning if first else logger.debug)(
+            "hybrid fusion %r is not available on %s (%s); fusing client-side with %s instead",
+            fusion, self.url, reason, how)
+
+    def _error(self, exc: Exception, call: Call | None) -> RetrievalError:
+        return to_retrieval_error(exc, call, url=self.url, index=self.index_name)
