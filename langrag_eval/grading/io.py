@@ -1,0 +1,146 @@
+"""Reading a grading file (CSV/TSV/JSONL) into samples, human grades and subjects.
+
+Column names are configurable (:class:`Columns`). A missing required column (question, answer,
+label, or any human or subject column asked for) raises :class:`DataError`: nothing could be graded.
+Problems in single rows are collected as ``DataError`` issues naming file, line and field, and the
+other rows are still graded:
+
+- an empty answer, question or label: the row is kept and graded ``Unscored`` (``invalid_input``,
+  no model call);
+- a human score that is not an integer from 1 to 5: that score is dropped (counted as not given);
+- a repeated id: the later row is skipped (results are keyed by id);
+- a row that is not UTF-8 or not valid JSON: skipped (see :mod:`langrag_eval.io`).
+
+Without an id column, an item's id is ``line-N`` (its line in the file).
+
+>>> import pathlib, tempfile
+>>> p = pathlib.Path(tempfile.mkdtemp()) / "qa.csv"
+>>> _ = p.write_text("id,question,answer,label,h1\\nq1,Why?,Because.,Because,4\\nq2,How?,,So,x\\n")
+>>> data = read_grading_file(p, Columns(humans=("h1",)))
+>>> [s.id for s in data.samples], data.humans["q1"], [(i.line, i.field) for i in data.issues]
+(['q1', 'q2'], {'h1': 4}, [(3, 'answer'), (3, 'h1')])
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import DataError
+from ..io import Row, Table, read_table, require_columns
+from ..types import RAGSample
+
+__all__ = ["Columns", "GradingData", "read_grading_file", "parse_score"]
+
+_INT = re.compile(r"^\s*([1-9]\d*)(?:\.0*)?\s*$")
+
+
+@dataclass(frozen=True)
+class Columns:
+    """Which columns hold what. ``id=None``: use ``id`` when the file has it, else line numbers."""
+
+    question: str = "question"
+    answer: str = "answer"
+    label: str = "label"
+    id: str | None = None
+    humans: tuple[str, ...] = ()
+    subject: str | None = None
+
+
+@dataclass
+class GradingData:
+    path: str
+    samples: list[RAGSample]
+    humans: dict[str, dict[str, int | None]]       # item id -> {annotator column: score or None}
+    subjects: dict[str, str | None]
+    lines: dict[str, int]                           # item id -> line in the file
+    issues: list[DataError] = field(default_factory=list)
+    skipped: int = 0                                # rows not graded at all
+
+
+def parse_score(value: Any, low: int = 1, high: int = 5) -> int | None:
+    """An integer score from a cell (``4``, ``"4"``, ``"4.0"``); None for an empty cell.
+    Raises ValueError for anything else, including scores outside ``low..high``."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, bool):
+        raise ValueError(value)
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, int):
+        n = value
+    else:
+        m = _INT.match(str(value))
+        if not m:
+            raise ValueError(value)
+        n = int(m.group(1))
+    if not low <= n <= high:
+        raise ValueError(value)
+    return n
+
+
+def _text(row: Row, column: str, path: str, issues: list[DataError]) -> str | None:
+    value = row.values.get(column)
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    issues.append(DataError(f"expected text, got {type(value).__name__}; treated as empty",
+                            path=path, line=row.line, field=column))
+    return None
+
+
+def read_grading_file(path: str | Path, columns: Columns = Columns(), *, format: str | None = None) -> GradingData:
+    """Read ``path`` into :class:`GradingData`; see the module docstring for the rules."""
+    table: Table = read_table(path, format=format)  # type: ignore[arg-type]
+    required = {"question": columns.question, "answer": columns.answer, "label": columns.label}
+    required.update({f"human score ({h})": h for h in columns.humans})
+    if columns.subject:
+        required["subject"] = columns.subject
+    if columns.id:
+        required["id"] = columns.id
+    require_columns(table, required)
+    id_col = columns.id or ("id" if "id" in table.columns else None)
+    data = GradingData(path=table.path, samples=[], humans={}, subjects={}, lines={},
+                       issues=list(table.issues), skipped=len(table.issues))
+    issues = data.issues
+    for row in table.rows:
+        raw_id = row.values.get(id_col) if id_col else None
+        item_id = str(raw_id).strip() if raw_id is not None and str(raw_id).strip() else None
+        if item_id is None:
+            item_id = f"line-{row.line}"
+            if id_col:
+                issues.append(DataError(f"empty id; using {item_id}", path=table.path, line=row.line,
+                                        field=id_col))
+        if item_id in data.lines:
+            issues.append(DataError(f"repeated id {item_id!r} (first on line {data.lines[item_id]}); "
+                                    "row skipped", path=table.path, line=row.line, field=id_col))
+            data.skipped += 1
+            continue
+        question = _text(row, columns.question, table.path, issues)
+        answer = _text(row, columns.answer, table.path, issues)
+        label = _text(row, columns.label, table.path, issues)
+        for role, column, value in (("question", columns.question, question),
+                                    ("answer", columns.answer, answer), ("label", columns.label, label)):
+            if value is None or not value.strip():
+                what = "missing" if column not in row.values else "empty"
+                issues.append(DataError(f"{what} {role}; graded as unscored (invalid_input)",
+                                        path=table.path, line=row.line, field=column))
+        humans: dict[str, int | None] = {}
+        for column in columns.humans:
+            try:
+                humans[column] = parse_score(row.values.get(column))
+            except ValueError:
+                humans[column] = None
+                issues.append(DataError(f"human score {row.values.get(column)!r} is not an integer "
+                                        "from 1 to 5; left out", path=table.path, line=row.line, field=column))
+        subject = _text(row, columns.subject, table.path, issues) if columns.subject else None
+        data.lines[item_id] = row.line
+        data.samples.append(RAGSample(id=item_id, question=question or "", answer=answer, reference=label,
+                                      metadata={"line": row.line}))
+        if columns.humans:
+            data.humans[item_id] = humans
+        data.subjects[item_id] = subject.strip() if subject and subject.strip() else None
+    return data
