@@ -1,1 +1,49 @@
-"""RAGElo tournaments."""
+"""RAGElo tournaments (Rackauckas, Camara and Zavrel, 2024): rank RAG variants without golden answers.
+
+An LLM judge rates every retrieved document 0-2 for its query (the judgments form qrels for MRR@k
+and nDCG@k), optionally scores each answer pointwise on four criteria, and plays the agents' answers
+against each other in pairs with the relevant documents and their assessments in the prompt. Every
+game is judged in both orders; a verdict that flips with the order is a tie. Elo (averaged over
+shuffled tournaments) and Bradley-Terry (with bootstrap intervals) turn the games into a ranking.
+
+The summary stored as the run's ``tournament`` artifact is documented in
+:mod:`langrag_eval.tournament.summary`.
+
+>>> from langrag_eval.runtime import Judge
+>>> from langrag_eval.testing import ScriptedModel
+>>> data = TournamentData.from_records([
+...     {"qid": "q1", "query": "Capital of France?", "agent": "good", "answer": "Paris.",
+...      "documents": [{"id": "d1", "text": "Paris is the capital of France."}]},
+...     {"qid": "q1", "query": "Capital of France?", "agent": "bad", "answer": "Lyon.",
+...      "documents": [{"id": "d1", "text": "Paris is the capital of France."}]}])
+>>> def reply(prompt):
+...     if "<document>" in prompt:
+...         return '{"reason": "It names the capital.", "relevance": 2}'
+...     first = prompt.split("<answer_a>")[1]
+...     return "[[A]]" if first.strip().startswith("Paris") else "[[B]]"
+>>> result = run_tournament_sync(data, Judge(ScriptedModel(reply)), TournamentConfig(tournaments=20, n_boot=20))
+>>> [row["agent"] for row in result.summary["ranking"]], result.summary["retrieval"]["per_agent"]["good"]["mrr"]
+(['good', 'bad'], {'somewhat': 1.0, 'very': 1.0})
+"""
+
+from .data import AgentAnswer, Problem, TournamentData, load_answers_jsonl, load_ragelo_csv
+from .evaluators import (CRITERIA, DEFAULT_FACTORS, GameRecord, PairwiseEvaluator, PointwiseEvaluator,
+                         PointwiseScores, RelevanceEvaluator, RelevanceJudgment, combine_orders,
+                         reference_documents)
+from .qrels import build_qrels, mrr_at_k, ndcg_at_k, retrieval_metrics
+from .ranking import (BTFit, BTIntervals, EloResult, bradley_terry, bradley_terry_intervals, elo_ratings,
+                      elo_table, elo_update, expected_score, win_matrix)
+from .run import TournamentConfig, TournamentResult, run_tournament, run_tournament_sync
+from .schedule import AdaptiveScheduler, Pairing, available_games, sample_games
+from .summary import build_summary, format_summary
+
+__all__ = [
+    "AgentAnswer", "Problem", "TournamentData", "load_answers_jsonl", "load_ragelo_csv",
+    "CRITERIA", "DEFAULT_FACTORS", "GameRecord", "PairwiseEvaluator", "PointwiseEvaluator",
+    "PointwiseScores", "RelevanceEvaluator", "RelevanceJudgment", "combine_orders", "reference_documents",
+    "build_qrels", "mrr_at_k", "ndcg_at_k", "retrieval_metrics",
+    "BTFit", "BTIntervals", "EloResult", "bradley_terry", "bradley_terry_intervals", "elo_ratings",
+    "elo_table", "elo_update", "expected_score", "win_matrix",
+    "TournamentConfig", "TournamentResult", "run_tournament", "run_tournament_sync",
+    "AdaptiveScheduler", "Pairing", "available_games", "sample_games", "build_summary", "format_summary",
+]

@@ -1,0 +1,107 @@
+"""``langrag-eval tournament``: rank RAG agents by RAGElo games.
+
+    langrag-eval tournament queries.csv documents.csv answers.csv     # RAGElo's CSV layout
+    langrag-eval tournament --answers run.jsonl                        # our answers JSONL
+
+Prints the ranking with intervals, the win matrix and MRR@5; writes every judgment and the
+``tournament`` summary to the run store. The same command resumes the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from pathlib import Path
+
+from ..errors import ConfigError
+from ..runtime import run_id_for
+from ..tournament import (TournamentConfig, format_summary, load_answers_jsonl, load_ragelo_csv,
+                          run_tournament)
+from ._common import add_judge_options, say, setup_judge
+
+__all__ = ["register"]
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "tournament", help="rank RAG agents by pairwise LLM-judged games (RAGElo)",
+        description="Judge retrieved documents, play the agents' answers against each other (both "
+                    "orders per game), and rank them with Elo and Bradley-Terry.")
+    p.add_argument("files", nargs="*", metavar="CSV",
+                   help="RAGElo layout: queries.csv (qid,query) documents.csv (qid,did,document[,agent,rank]) "
+                        "answers.csv (qid,agent,answer); documents.csv may be left out")
+    p.add_argument("--answers", dest="answers_jsonl", default=None,
+                   help="answers JSONL ({qid, query, agent, answer, documents}) instead of the CSV files")
+    p.add_argument("--schedule", choices=("all", "sample", "adaptive"), default="all",
+                   help="all pairs per query (default), a seeded sample, or adaptive")
+    p.add_argument("--games-per-query", type=int, default=15, help="games per query with --schedule sample")
+    p.add_argument("--max-games", type=int, default=None, help="stop after this many games")
+    p.add_argument("--threshold", type=int, choices=(0, 1, 2), default=2,
+                   help="least relevance a document needs to be shown to the pairwise judge (default 2)")
+    p.add_argument("--factors", default=None, help="what the pairwise judge should weigh, in words")
+    p.add_argument("--factors-file", default=None, help="read --factors from a file")
+    p.add_argument("--pointwise", action="store_true",
+                   help="also score each answer on relevance, accuracy, completeness, precision (0-2)")
+    p.add_argument("-k", type=int, default=5, help="cut-off of MRR@k and nDCG@k (default 5)")
+    p.add_argument("--tournaments", type=int, default=500, help="Elo tournaments to average (default 500)")
+    p.add_argument("--bootstrap", type=int, default=200, help="bootstrap resamples for intervals (default 200)")
+    p.add_argument("--seed", type=int, default=0)
+    for name, task in (("relevance", "relevance"), ("pointwise", "pointwise"), ("pairwise", "pairwise")):
+        p.add_argument(f"--{name}-prompt", default=f"tournament/{task}",
+                       help=f"template for the {name} judge (a shipped name or a file path)")
+    add_judge_options(p)
+    p.add_argument("--json", dest="json_out", default=None, help="also write the summary to this JSON file")
+    p.set_defaults(handler=handle)
+
+
+def _load(args: argparse.Namespace):
+    if args.answers_jsonl:
+        if args.files:
+            raise ConfigError("give either the three CSV files or --answers, not both")
+        return load_answers_jsonl(args.answers_jsonl), {"answers": str(Path(args.answers_jsonl).resolve())}
+    if len(args.files) == 3:
+        q, d, a = args.files
+    elif len(args.files) == 2:
+        (q, a), d = args.files, None
+    else:
+        raise ConfigError("expected queries.csv [documents.csv] answers.csv, or --answers run.jsonl")
+    files = {"queries": q, "documents": d, "answers": a}
+    return load_ragelo_csv(q, d, a), {k: str(Path(v).resolve()) if v else None for k, v in files.items()}
+
+
+def handle(args: argparse.Namespace) -> int:
+    data, files = _load(args)
+    factors = args.factors
+    if args.factors_file:
+        try:
+            factors = Path(args.factors_file).read_text(encoding="utf-8").strip()
+        except FileNotFoundError:
+            raise ConfigError(f"{args.factors_file}: factors file not found") from None
+    settings = dict(schedule=args.schedule, n_games_per_query=args.games_per_query, threshold=args.threshold,
+                    pointwise=args.pointwise, k=args.k, tournaments=args.tournaments, n_boot=args.bootstrap,
+                    seed=args.seed, max_games=args.max_games, relevance_prompt=args.relevance_prompt,
+                    pointwise_prompt=args.pointwise_prompt, pairwise_prompt=args.pairwise_prompt)
+    if factors:
+        settings["factors"] = factors
+    try:
+        config = TournamentConfig(**settings)
+    except ValueError as exc:
+        raise ConfigError(f"invalid tournament settings: {exc}") from None
+    for problem in data.problems[:20]:
+        say(f"warning: {problem.message}", err=True)
+    if len(data.problems) > 20:
+        say(f"warning: ... and {len(data.problems) - 20} more problems (listed in the summary)", err=True)
+    setup = setup_judge(args)
+    run_config = {"files": files, "judge": setup.judge.model_id, **config.model_dump()}
+    run_id = args.run_id or run_id_for("tournament", run_config)
+    setup.store.open_run("tournament", run_config, run_id=run_id, judge=setup.judge.model_id)
+    say(f"run {run_id}: {len(data.agents)} agents, {len(data.queries)} queries "
+        f"({setup.store.path})", err=True)
+    result = asyncio.run(run_tournament(data, setup.judge, config, store=setup.store, run_id=run_id,
+                                        limit=args.concurrency))
+    say(format_summary(result.summary))
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps(result.summary, indent=2, default=str), encoding="utf-8")
+    say(f"stored: run {run_id}, artifact 'tournament' in {setup.store.path}", err=True)
+    return 0

@@ -1,0 +1,179 @@
+"""A whole tournament: judge the pooled documents, optionally score answers pointwise, play the
+scheduled games, rank the agents, and store everything in the run store (resumable: every
+judgment goes through ``run_batch``; a rerun with the same settings reads finished ones back).
+
+>>> import asyncio
+>>> from langrag_eval.runtime import Judge
+>>> from langrag_eval.testing import ScriptedModel
+>>> data = TournamentData.from_records(
+...     [{"qid": "q1", "query": "Who?", "agent": a, "answer": f"{a} says Ada."} for a in ("x", "y")])
+>>> judge = Judge(ScriptedModel({"assistant A's answer is better": "[[A]]"}))
+>>> result = asyncio.run(run_tournament(data, judge, TournamentConfig(tournaments=5, n_boot=10)))
+>>> result.summary["games"]["played"], result.summary["win_matrix"]["x"]["y"]["tie"]
+(1, 1.0)
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..results import Unscored
+from ..runtime import Judge, RunStore, run_batch
+from .data import Problem, TournamentData
+from .evaluators import (DEFAULT_FACTORS, GameRecord, PairwiseEvaluator, PointwiseEvaluator, PointwiseScores,
+                         RelevanceEvaluator, RelevanceJudgment, run_sync)
+from .qrels import build_qrels, retrieval_metrics
+from .summary import build_summary
+from .schedule import AdaptiveScheduler, Pairing, available_games, sample_games
+
+__all__ = ["TournamentConfig", "TournamentResult", "run_tournament", "run_tournament_sync"]
+
+TASK_RELEVANCE, TASK_POINTWISE, TASK_GAME = "tournament/relevance", "tournament/pointwise", "tournament/game"
+
+
+class TournamentConfig(BaseModel):
+    """Every setting of a tournament (part of the run id, so changing one starts a new run).
+
+    ``schedule``: ``all`` pairs on every query, ``sample`` (``n_games_per_query`` per query, seeded)
+    or ``adaptive``. ``threshold``: least relevance level a pooled document needs to be shown to the
+    pairwise judge. ``k``: cut-off of MRR@k / nDCG@k.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    schedule: Literal["all", "sample", "adaptive"] = "all"
+    n_games_per_query: int = 15
+    threshold: int = Field(default=2, ge=0, le=2)
+    factors: str = DEFAULT_FACTORS
+    pointwise: bool = False
+    k: int = Field(default=5, ge=1)
+    tournaments: int = Field(default=500, ge=1)
+    elo_k: float = 32.0
+    initial: float = 1000.0
+    n_boot: int = Field(default=200, ge=0)
+    level: float = 0.95
+    seed: int = 0
+    adaptive_initial: int = 10
+    adaptive_batch: int = 10
+    adaptive_z: float = 2.0
+    max_games: int | None = None
+    relevance_prompt: str = "tournament/relevance"
+    pointwise_prompt: str = "tournament/pointwise"
+    pairwise_prompt: str = "tournament/pairwise"
+
+
+class TournamentResult(BaseModel):
+    """The summary (the ``tournament`` artifact) and the records it was computed from."""
+
+    summary: dict[str, Any]
+    relevance: dict[str, RelevanceJudgment | Unscored] = Field(default_factory=dict)  # "qid\tdid"
+    pointwise: dict[str, PointwiseScores | Unscored] = Field(default_factory=dict)    # "qid\tagent"
+    games: list[GameRecord | Unscored] = Field(default_factory=list)
+
+
+def _key(*parts: str) -> str:
+    return json.dumps(list(parts), ensure_ascii=False)
+
+
+async def run_tournament(data: TournamentData, judge: Judge, config: TournamentConfig | None = None, *,
+                         store: RunStore | None = None, run_id: str | None = None,
+                         limit: int = 16) -> TournamentResult:
+    """Run a tournament; with a ``store`` and ``run_id`` every judgment and the summary are stored."""
+    config = config or TournamentConfig()
+    if store is not None and run_id is not None:
+        judge = judge.for_run(run_id)
+    batch = dict(store=store, run_id=run_id, limit=limit)
+    relevance_ev = RelevanceEvaluator(judge, prompt=config.relevance_prompt)
+    pairwise_ev = PairwiseEvaluator(judge, threshold=config.threshold, factors=config.factors,
+                                    prompt=config.pairwise_prompt)
+    calls_before = judge.usage.calls
+
+    # 1. every pooled document once per query, however many agents retrieved it
+    pool = [(qid, doc) for qid in sorted(data.pool) for doc in data.pool[qid].values()]
+    judged = await run_batch(pool, lambda item: relevance_ev.evaluate(data.queries[item[0]], item[1].text),
+                             key=lambda item: _key(item[0], item[1].id), task=TASK_RELEVANCE,
+                             result_type=RelevanceJudgment, description="relevance", **batch)
+    relevance = {(qid, doc.id): j for (qid, doc), j in zip(pool, judged)}
+    by_query: dict[str, dict[str, RelevanceJudgment | Unscored]] = {}
+    for (qid, did), j in relevance.items():
+        by_query.setdefault(qid, {})[did] = j
+    unjudged = {qid: {d for d, j in js.items() if isinstance(j, Unscored)} for qid, js in by_query.items()}
+
+    # 2. pointwise scores (optional)
+    point: dict[tuple[str, str], PointwiseScores | Unscored] = {}
+    if config.pointwise:
+        pointwise_ev = PointwiseEvaluator(judge, prompt=config.pointwise_prompt)
+        items = [(qid, agent) for qid in sorted(data.answers) for agent in sorted(data.answers[qid])]
+        scores = await run_batch(
+            items, lambda it: pointwise_ev.evaluate(data.queries[it[0]], data.answers[it[0]][it[1]].answer,
+                                                    data.documents(*it)),
+            key=lambda it: _key(*it), task=TASK_POINTWISE, result_type=PointwiseScores,
+            description="pointwise", **batch)
+        point = dict(zip(items, scores))
+
+    # 3. games
+    candidates, skipped, missing = available_games(data)
+    agents = data.agents
+
+    async def play(game: Pairing) -> GameRecord | Unscored:
+        answers = data.answers[game.qid]
+        return await pairwise_ev.compare_with_relevance(
+            data.queries[game.qid], answers[game.agent_a].answer, answers[game.agent_b].answer,
+            data.pooled(game.qid, (game.agent_a, game.agent_b)), by_query.get(game.qid, {}),
+            agent_a=game.agent_a, agent_b=game.agent_b, qid=game.qid)
+
+    async def play_all(games: list[Pairing]) -> list[GameRecord | Unscored]:
+        return await run_batch(games, play, key=lambda g: _key(*g), task=TASK_GAME, result_type=GameRecord,
+                               description="games", **batch)
+
+    adaptive: AdaptiveScheduler | None = None
+    if len(agents) < 2:
+        played: list[tuple[Pairing, GameRecord | Unscored]] = []
+    elif config.schedule == "adaptive":
+        adaptive = AdaptiveScheduler(initial_per_pair=config.adaptive_initial,
+                                     batch_per_pair=config.adaptive_batch, z=config.adaptive_z,
+                                     max_games=config.max_games, seed=config.seed)
+        played = await adaptive.run(candidates, agents, play_all)
+    else:
+        chosen = candidates if config.schedule == "all" else sample_games(
+            candidates, config.n_games_per_query, seed=config.seed)
+        chosen = chosen[:config.max_games] if config.max_games is not None else chosen
+        played = list(zip(chosen, await play_all(chosen)))
+
+    problems = list(data.problems) + missing
+    for (qid, did), j in relevance.items():
+        if isinstance(j, Unscored):
+            problems.append(Problem(kind="unscored", message=f"relevance of document {did!r} for query "
+                                    f"{qid!r} could not be judged: {j.reason}"))
+    for game, record in played:
+        if isinstance(record, Unscored):
+            problems.append(Problem(kind="unscored", message=f"game {game.agent_a} vs {game.agent_b} on "
+                                    f"query {game.qid!r} left out: {record.reason}"))
+    for (qid, agent), s in point.items():
+        if isinstance(s, Unscored):
+            problems.append(Problem(kind="unscored", message=f"pointwise scores of {agent!r} on query "
+                                    f"{qid!r} could not be judged: {s.reason}"))
+    data_with_problems = data.model_copy(update={"problems": problems})
+    qrels = build_qrels(relevance)
+    summary = build_summary(
+        data_with_problems, config, relevance=relevance,
+        retrieval=retrieval_metrics(data, qrels, k=config.k, unjudged=unjudged), pointwise=point,
+        played=played, available=len(candidates), skipped=skipped,
+        adaptive=None if adaptive is None else {"rounds": adaptive.rounds, "stopped": adaptive.stopped})
+    summary["judge_calls"] = judge.usage.calls - calls_before
+    summary["usage"] = store.usage(run_id) if store is not None and run_id is not None else judge.usage.as_dict()
+    if store is not None and run_id is not None:
+        store.put_artifact(run_id, "tournament", summary)
+        store.finish_run(run_id, {k: summary[k] for k in ("ranking", "games", "left_out")})
+    return TournamentResult(summary=summary,
+                            relevance={f"{q}\t{d}": j for (q, d), j in relevance.items()},
+                            pointwise={f"{q}\t{a}": s for (q, a), s in point.items()},
+                            games=[r for _, r in played])
+
+
+def run_tournament_sync(data: TournamentData, judge: Judge, config: TournamentConfig | None = None,
+                        **kwargs: Any) -> TournamentResult:
+    return run_sync(run_tournament(data, judge, config, **kwargs))
