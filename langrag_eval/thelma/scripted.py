@@ -1,0 +1,132 @@
+"""A scripted THELMA judge for tests and benchmarks: answers the shipped THELMA prompts from
+tables of decompositions and 0/1 verdicts, in per-component and batched form alike, so the two modes
+can be compared on the same ground truth. Shipped so users can test their own setups offline.
+
+The task of a prompt is recognised from the tag blocks the shipped templates write; templates of
+your own may not be recognised (then :class:`KeyError`).
+
+>>> import asyncio
+>>> from langrag_eval.runtime import Judge
+>>> from .evaluator import Thelma
+>>> from .sample import ThelmaSample
+>>> script = ThelmaScript(claims={"Ada was born in 1815. She liked cats.":
+...                               ["Ada was born in 1815.", "Ada liked cats."]},
+...                       essential={"Ada was born in 1815.": 1})
+>>> t = Thelma(Judge(script.model()), metrics=("rp",))
+>>> t.evaluate_sync(ThelmaSample(query="When was Ada born?",
+...                              response="Ada was born in 1815. She liked cats.")).score("rp")
+0.5
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable, Mapping, Sequence, Union
+
+from ..testing import ScriptedModel
+from .decompose import split_sentences
+
+__all__ = ["ThelmaScript", "blocks"]
+
+Table = Union[Mapping[object, int], Callable[[str], int]]
+
+
+def blocks(prompt: str, tag: str) -> list[str]:
+    """The contents of every ``<tag>`` / ``<tag n="i">`` block of a rendered prompt, in order."""
+    return [m.group(1).strip() for m in
+            re.finditer(rf"<{tag}(?:\s[^<>]*)?>\n?(.*?)\n?</{tag}>", prompt, re.S)]
+
+
+def _numbered(prompt: str, tag: str) -> bool:
+    return re.search(rf'<{tag} n="\d+">', prompt) is not None
+
+
+class ThelmaScript:
+    """Replies to THELMA prompts from tables.
+
+    ``claims`` (text -> claims) and ``questions`` (query -> sub-questions) give decompositions;
+    texts not listed fall back to their sentences. The verdict tables map a component to 0/1 or are
+    functions of it: ``source`` (a retrieved source, SP1), ``essential`` (a fact or claim, SP2/RP),
+    ``addresses`` (a sub-question, or (sub-question, response), RQC), ``supported`` (a claim, GR),
+    ``answers`` ((sub-question, source) pairs, SQC; the whole source set answers when any single
+    source does, or when ``(sub-question, None)`` is 1: a multi-hop answer). Missing entries get
+    ``default``. ``rewrite(kind, text)`` answers the meta-evaluation's perturbation prompts.
+    """
+
+    def __init__(self, *, claims: Mapping[str, Sequence[str]] | None = None,
+                 questions: Mapping[str, Sequence[str]] | None = None, source: Table | None = None,
+                 essential: Table | None = None, answers: Table | None = None,
+                 addresses: Table | None = None, supported: Table | None = None,
+                 rewrite: Callable[[str, str], str] | None = None, default: int = 0) -> None:
+        self.claims = dict(claims or {})
+        self.questions = dict(questions or {})
+        self.tables = {"source": source or {}, "essential": essential or {}, "answers": answers or {},
+                       "addresses": addresses or {}, "supported": supported or {}}
+        self.rewrite = rewrite
+        self.default = default
+
+    def model(self, **kwargs: object) -> ScriptedModel:
+        """A :class:`ScriptedModel` replying with this script (kwargs: latency, failure rates ...)."""
+        kwargs.setdefault("model_id", "scripted:thelma")
+        return ScriptedModel(self.reply, **kwargs)  # type: ignore[arg-type]
+
+    def verdict(self, table: str, *keys: object) -> int:
+        t = self.tables[table]
+        for key in keys:
+            if callable(t):
+                if isinstance(key, str):
+                    return int(t(key))
+            elif key in t:
+                return int(t[key])
+        return self.default
+
+    def _answers(self, question: str, sources: Sequence[str]) -> int:
+        alone = [self.verdict("answers", (question, s)) for s in sources]
+        if len(sources) > 1:
+            alone.append(self.verdict("answers", (question, None)))
+        return max(alone, default=0)
+
+    @staticmethod
+    def _list(items: Sequence[str]) -> str:
+        return "<output>\n" + "\n".join(f"- {i}" for i in items) + "\n</output>"
+
+    @staticmethod
+    def _digits(values: Sequence[int]) -> str:
+        return f"<output>[{', '.join(str(v) for v in values)}]</output>"
+
+    def reply(self, prompt: str) -> str:
+        if (passage := blocks(prompt, "passage")):
+            return self._list(self.claims.get(passage[0], split_sentences(passage[0])))
+        if (message := blocks(prompt, "message")):
+            return self._list(self.questions.get(message[0], split_sentences(message[0])))
+        if "You prepare test data" in prompt:
+            return self._perturb(prompt)
+        sources = blocks(prompt, "source")
+        response = (blocks(prompt, "response") or [None])[0]
+        if (facts := blocks(prompt, "fact")):
+            verdicts = [self.verdict("essential", f) for f in facts]
+            return self._digits(verdicts) if _numbered(prompt, "fact") else f"<output>{verdicts[0]}</output>"
+        if (claims := blocks(prompt, "claim")):
+            verdicts = [self.verdict("supported", c) for c in claims]
+            return self._digits(verdicts) if _numbered(prompt, "claim") else f"<output>{verdicts[0]}</output>"
+        if (questions := blocks(prompt, "question")):
+            if response is not None:
+                verdicts = [self.verdict("addresses", (q, response), q) for q in questions]
+            else:
+                verdicts = [self._answers(q, sources) for q in questions]
+            return (self._digits(verdicts) if _numbered(prompt, "question")
+                    else f"<output>{verdicts[0]}</output>")
+        if blocks(prompt, "query") and sources:
+            verdicts = [self.verdict("source", s) for s in sources]
+            return self._digits(verdicts) if _numbered(prompt, "source") else f"<output>{verdicts[0]}</output>"
+        raise KeyError(f"not a THELMA prompt this script knows: {prompt[:80]!r}")
+
+    def _perturb(self, prompt: str) -> str:
+        if self.rewrite is None:
+            raise KeyError("this script has no rewrite function for perturbation prompts")
+        kinds = {"extra statements": "add_extraneous", "leaves out": "remove_essential",
+                 "repeats itself": "rephrase_repeat", "no longer agrees": "alter_fact",
+                 "no longer contains": "remove_source_facts"}
+        kind = next(k for phrase, k in kinds.items() if phrase in prompt)
+        text = (blocks(prompt, "source") if kind == "remove_source_facts" else blocks(prompt, "response"))[-1]
+        return f"<output>\n{self.rewrite(kind, text)}\n</output>"
