@@ -1,0 +1,47 @@
+"""GRAMMAR (Li et al., 2024): grounded query/answer data from a relational database, and a modular
+evaluation that tells knowledge gaps from robustness failures and retrieval failures from LM ones.
+
+Generation (Algorithm 1): :func:`introspect` the schema, have a model write SQL templates
+(:func:`author_templates`), review them in the JSON file (:func:`save_templates` /
+:func:`load_templates`), then :func:`build_dataset` fills placeholders with ``SELECT DISTINCT``
+values and runs every SQL query read-only with bound parameters.
+
+Evaluation (section 3.3): :func:`evaluate_answers` grades answers with :class:`ReferenceGrader`,
+groups them by SQL logic and stores the ``grammar`` artifact; the maths lives in
+:mod:`langrag_eval.grammar.analysis`, the reference-free evaluators in
+:mod:`langrag_eval.grammar.reliability`.
+
+>>> from langrag_eval.grammar import build_dataset, demo_database, demo_templates_path, load_templates
+>>> data = build_dataset(demo_database(), load_templates(demo_templates_path()))
+>>> len({q.logic_id for q in data.queries}), len(data.queries)
+(42, 84)
+"""
+
+from .analysis import (ClusterComparison, Group, ItemResult, Metrics, Proportion, Reliability,
+                       attribute_failures, binary_reliability, compare_clusters, group_results, metrics,
+                       wilson_interval, without_lm_failures)
+from .authoring import (DEFAULT_STYLES, AuthoringResult, SqlTemplateGenerator, Style, TextTemplateGenerator,
+                        author_templates)
+from .dataset import GrammarDataset, GrammarQuery, TemplateReport, build_dataset, stratify
+from .db import guard_select, readonly_engine, run_select
+from .demo import demo_database, demo_templates_path
+from .evaluate import ARTIFACT, as_pipeline_queries, evaluate_answers
+from .grading import Correctness, CorrectnessFormat, ReferenceGrader
+from .reliability import (EvaluatorReport, FreeVerdict, FunctionVerdict, RagasFact, ReliabilitySample,
+                          SelfCheckQA, assess_reliability)
+from .schema import DatabaseSchema, introspect
+from .templates import (SqlTemplate, TemplateSet, TextTemplate, bind_placeholders, load_templates,
+                        save_templates, validate_template)
+
+__all__ = [
+    "introspect", "DatabaseSchema", "readonly_engine", "guard_select", "run_select",
+    "SqlTemplate", "TextTemplate", "TemplateSet", "bind_placeholders", "validate_template",
+    "save_templates", "load_templates", "Style", "DEFAULT_STYLES", "SqlTemplateGenerator",
+    "TextTemplateGenerator", "AuthoringResult", "author_templates", "GrammarQuery", "GrammarDataset",
+    "TemplateReport", "build_dataset", "stratify", "demo_database", "demo_templates_path",
+    "Correctness", "CorrectnessFormat", "ReferenceGrader", "ItemResult", "Group", "Metrics",
+    "ClusterComparison", "Proportion", "Reliability", "group_results", "metrics", "attribute_failures",
+    "without_lm_failures", "compare_clusters", "wilson_interval", "binary_reliability",
+    "ReliabilitySample", "FreeVerdict", "RagasFact", "SelfCheckQA", "FunctionVerdict", "EvaluatorReport",
+    "assess_reliability", "evaluate_answers", "as_pipeline_queries", "ARTIFACT",
+]

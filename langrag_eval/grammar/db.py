@@ -54,8 +54,9 @@ def normalise_url(db: str | Path) -> str:
     return f"sqlite:///{Path(text).expanduser().resolve()}"
 
 
-def sqlglot_dialect(engine: sa.Engine) -> str | None:
-    return _DIALECTS.get(engine.dialect.name)
+def sqlglot_dialect(engine: sa.Engine | str) -> str | None:
+    """The sqlglot dialect for an engine or a SQLAlchemy dialect name (None: sqlglot's generic SQL)."""
+    return _DIALECTS.get(engine if isinstance(engine, str) else engine.dialect.name)
 
 
 def readonly_engine(db: str | Path) -> sa.Engine:

@@ -1,0 +1,160 @@
+"""LLM-written templates (GRAMMAR Algorithm 1, steps 2 and 3): SQL templates from the schema under
+the paper's semantic criteria, then text templates per SQL template under linguistic criteria.
+
+Only the schema (names, types, keys, row counts) goes to the model, never a row of data. Every SQL
+template is validated; problems are written into the template's ``issues`` so the reviewer sees
+them in the saved file, and the dataset builder skips templates that still have errors.
+
+>>> import asyncio
+>>> from langrag_eval.runtime import Judge
+>>> from langrag_eval.testing import ScriptedModel
+>>> from langrag_eval.grammar.demo import demo_database
+>>> from langrag_eval.grammar.schema import introspect
+>>> model = ScriptedModel({"SQL query templates": "<templates>\\nSELECT country FROM office WHERE city = '[office.city]'\\n</templates>",
+...                        "natural questions": '{"short": ["Where is the [office.city] office?"]}'})
+>>> out = asyncio.run(author_templates(introspect(demo_database()), Judge(model),
+...                                    styles=(Style("short", "a brief question", 1),)))
+>>> out.templates[0].texts[0].text
+'Where is the [office.city] office?'
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import RootModel
+
+from ..prompts import load_prompt
+from ..results import Unscored
+from ..runtime import Judge, gather_bounded
+from ..verdicts import JsonFormat, TagFormat
+from .db import sqlglot_dialect
+from .schema import DatabaseSchema
+from .templates import SqlTemplate, TemplateSet, TextTemplate, bind_placeholders, validate_template, validate_texts
+
+__all__ = ["Style", "DEFAULT_STYLES", "SqlTemplateGenerator", "TextTemplateGenerator", "AuthoringResult",
+           "author_templates", "parse_template_lines"]
+
+
+@dataclass(frozen=True)
+class Style:
+    """A linguistic criterion: the cluster name, what its phrasings look like, how many to write."""
+
+    name: str
+    description: str
+    count: int = 2
+
+
+DEFAULT_STYLES = (
+    Style("short", "a brief question of at most about twelve words, the way a busy colleague types it"),
+    Style("long", "a wordy question of twenty-five words or more that wraps the request in context "
+                  "(why it is asked, what it is for) before asking it"),
+)
+
+_NUMBERING = re.compile(r"^\s*(?:\d+\s*[.):]|[-*\u2022])\s*")
+
+
+def parse_template_lines(block: str) -> list[str]:
+    """SQL templates from the model's block: one a line, numbering, fences and blank lines removed.
+
+    >>> parse_template_lines("```sql\\n1. SELECT a FROM t WHERE b = '[t.b]';\\n```")
+    ["SELECT a FROM t WHERE b = '[t.b]'"]
+    """
+    out: list[str] = []
+    for line in block.splitlines():
+        line = _NUMBERING.sub("", line.strip()).strip().rstrip(";").strip()
+        if not line or line.startswith("```") or line.startswith("--"):
+            continue
+        out.append(line)
+    return out
+
+
+@dataclass
+class SqlTemplateGenerator:
+    """g_sql: asks the judge model for SQL templates and validates each one."""
+
+    judge: Judge
+    requirements: str = ""
+    max_templates: int = 20
+    prompt: str | Path = "grammar/sql_templates"
+
+    async def generate(self, schema: DatabaseSchema) -> tuple[list[SqlTemplate], list[str]]:
+        """The templates (invalid ones included, with their issues) and any problems of the call."""
+        rendered = load_prompt(self.prompt).render(schema=schema.describe(), requirements=self.requirements,
+                                                   max_templates=self.max_templates)
+        answer = await self.judge.ask(rendered, TagFormat("templates"))
+        if isinstance(answer.value, Unscored):
+            return [], [f"SQL template generation failed: {answer.value.reason}"]
+        templates: list[SqlTemplate] = []
+        seen: set[str] = set()
+        for sql in parse_template_lines(answer.value)[: self.max_templates]:
+            norm = " ".join(sql.lower().split())
+            if norm in seen:
+                continue
+            seen.add(norm)
+            check = validate_template(sql, schema, dialect=sqlglot_dialect(schema.dialect))
+            issues = tuple([f"error: {e}" for e in check.errors] + [f"warning: {w}" for w in check.warnings])
+            templates.append(SqlTemplate(id=f"t{len(templates) + 1}", sql=sql, issues=issues))
+        problems = [] if templates else ["the model wrote no SQL template for this schema"]
+        return templates, problems
+
+
+@dataclass
+class TextTemplateGenerator:
+    """g_t: asks the judge model for phrasings of one SQL template in each style."""
+
+    judge: Judge
+    styles: tuple[Style, ...] = DEFAULT_STYLES
+    prompt: str | Path = "grammar/text_templates"
+
+    async def generate(self, template: SqlTemplate) -> tuple[SqlTemplate, list[str]]:
+        bound = bind_placeholders(template.sql)
+        placeholders = [f"[{p.table}.{p.column}]" for p in bound.placeholders]
+        rendered = load_prompt(self.prompt).render(
+            sql=template.sql, placeholders=placeholders,
+            styles=[{"name": s.name, "description": s.description, "count": s.count} for s in self.styles])
+        answer = await self.judge.ask(rendered, JsonFormat(RootModel[dict[str, list[str]]]))
+        if isinstance(answer.value, Unscored):
+            return template, [f"template {template.id}: text generation failed: {answer.value.reason}"]
+        by_style = answer.value.root
+        texts: list[TextTemplate] = []
+        problems: list[str] = []
+        for style in self.styles:
+            written = [t.strip() for t in by_style.get(style.name, []) if t.strip()]
+            if not written:
+                problems.append(f"template {template.id}: the model wrote no {style.name!r} phrasing")
+            for j, text in enumerate(written[: style.count], start=1):
+                texts.append(TextTemplate(id=f"{style.name}-{j}", style=style.name, text=text))
+        candidate = template.model_copy(update={"texts": tuple(texts)})
+        kept, bad = validate_texts(candidate, bound)
+        return candidate.model_copy(update={"texts": tuple(kept)}), problems + bad
+
+
+@dataclass
+class AuthoringResult:
+    templates: list[SqlTemplate]
+    problems: list[str] = field(default_factory=list)
+
+    def to_template_set(self, database: str | None = None) -> TemplateSet:
+        return TemplateSet(database=database, templates=self.templates)
+
+
+async def author_templates(schema: DatabaseSchema, judge: Judge, *, text_judge: Judge | None = None,
+                           styles: tuple[Style, ...] = DEFAULT_STYLES, requirements: str = "",
+                           max_templates: int = 20, limit: int = 8) -> AuthoringResult:
+    """Steps 2 and 3 of Algorithm 1: SQL templates, then text templates for each one without
+    errors (a template the reviewer must fix first gets its phrasings after reloading)."""
+    sql_templates, problems = await SqlTemplateGenerator(judge, requirements, max_templates).generate(schema)
+    writer = TextTemplateGenerator(text_judge or judge, styles)
+
+    async def phrase(t: SqlTemplate) -> tuple[SqlTemplate, list[str]]:
+        if any(i.startswith("error:") for i in t.issues):
+            return t, [f"template {t.id}: not phrased until its errors are fixed: "
+                       + "; ".join(i[7:] for i in t.issues if i.startswith("error:"))]
+        return await writer.generate(t)
+
+    phrased = await gather_bounded(sql_templates, phrase, limit=limit)
+    return AuthoringResult(templates=[t for t, _ in phrased],
+                           problems=problems + [p for _, ps in phrased for p in ps])

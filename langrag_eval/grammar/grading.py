@@ -1,0 +1,102 @@
+"""Reference-based grading (GRAMMAR section 3.3, Table 6): a judge reads the question, the true
+answer from the database and the system's response, and says Correct or Incorrect.
+
+>>> import asyncio
+>>> from langrag_eval.runtime import Judge
+>>> from langrag_eval.testing import ScriptedModel
+>>> grader = ReferenceGrader(Judge(ScriptedModel(["Same city.\\nJudgement: [[Correct]]"])))
+>>> asyncio.run(grader.grade("Where is the Zürich office?", "Switzerland", "In Switzerland.")).correct
+True
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from ..errors import JudgeOutputError
+from ..prompts import PromptTemplate, load_prompt
+from ..results import Unscored
+from ..runtime import Judge
+from ..verdicts import mask_quoted
+
+__all__ = ["Correctness", "CorrectnessFormat", "ReferenceGrader"]
+
+_VERDICT = re.compile(r"\[\[\s*(correct|incorrect)\s*\]\]", re.I)
+_LINE = re.compile(r"^[\s*_#>-]*(?:final\s+)?(?:judge?ment|verdict)?[\s*_]*:?[\s*_]*"
+                   r"(?:\[\[\s*)?(correct|incorrect)(?:\s*\]\])?[\s*_.]*$", re.I | re.M)
+
+
+class Correctness(BaseModel):
+    """The reference-based verdict for one response, with the judge's reply for audit."""
+
+    model_config = ConfigDict(frozen=True)
+
+    correct: bool
+    raw: str | None = None
+
+
+@dataclass(frozen=True)
+class CorrectnessFormat:
+    """``Judgement: [[Correct]]`` / ``[[Incorrect]]``. The judge's own last verdict wins; verdicts it
+    quotes from the response are masked first. A bare last line ``Correct`` is accepted too.
+
+    >>> CorrectnessFormat().parse('It says "[[Correct]]" but names Lyon.\\nJudgement: [[Incorrect]]')
+    False
+    """
+
+    instructions: str = "Judgement: [[Correct]] or Judgement: [[Incorrect]] on the last line"
+
+    def parse(self, text: str) -> bool:
+        masked = mask_quoted(text)
+        hits = list(_VERDICT.finditer(masked))
+        if hits:
+            return hits[-1].group(1).lower() == "correct"
+        lines = list(_LINE.finditer(masked))
+        if lines:
+            return lines[-1].group(1).lower() == "correct"
+        raise JudgeOutputError(f"no verdict: expected {self.instructions}")
+
+    def json_schema(self) -> dict[str, Any]:
+        return {"type": "object", "properties": {
+            "reason": {"type": "string", "maxLength": 400},
+            "judgement": {"type": "string", "enum": ["Correct", "Incorrect"]}},
+            "required": ["reason", "judgement"]}
+
+    def from_json(self, obj: Any) -> bool:
+        value = obj.get("judgement") if isinstance(obj, dict) else None
+        if not isinstance(value, str) or value.lower() not in ("correct", "incorrect"):
+            raise JudgeOutputError(f"JSON judgement {value!r} is not Correct or Incorrect")
+        return value.lower() == "correct"
+
+
+@dataclass
+class ReferenceGrader:
+    """Grades a response against the database's answer. ``prompt`` may name a user's template with
+    the variables ``question``, ``true_answer`` and ``response``."""
+
+    judge: Judge
+    prompt: str | Path = "grammar/correctness"
+
+    def __post_init__(self) -> None:
+        self._template: PromptTemplate = load_prompt(self.prompt)
+        self._template.check_variables({"question", "true_answer", "response"})
+
+    async def grade(self, question: str, true_answer: str, response: str) -> Correctness | Unscored:
+        if not response or not response.strip():
+            return Unscored(reason="the response is empty", cause="invalid_input")
+        if not true_answer:
+            return Unscored(reason="the query has no true answer", cause="invalid_input")
+        prompt = self._template.render(question=question, true_answer=true_answer, response=response)
+        answer = await self.judge.ask(prompt, CorrectnessFormat())
+        if isinstance(answer.value, Unscored):
+            return answer.value
+        return Correctness(correct=bool(answer.value), raw=answer.raw)
+
+    def grade_sync(self, question: str, true_answer: str, response: str) -> Correctness | Unscored:
+        return asyncio.run(self.grade(question, true_answer, response))

@@ -1,0 +1,213 @@
+"""Reference-free evaluators and how far to trust them (GRAMMAR section 4.1).
+
+Two protocols from the paper, each an evaluator of its own:
+
+* :class:`RagasFact` - the answer split into atomic statements, each checked against the retrieved
+  context (1 / 0 / -1 per statement, Table 6); faithfulness is the share entailed, and the answer is
+  called correct when it reaches ``threshold`` (default 1.0: every statement entailed). A -1
+  (not checkable) verdict counts as not entailed.
+* :class:`SelfCheckQA` - the RAG system's own LM answers again ``samples`` times at temperature 1.0
+  (distinct seeds), and a checker compares each stochastic answer with the main answer (temperature
+  0) given the query; the answer is called correct only when every sample agrees.
+
+Any other reference-free verdict (THELMA groundedness, a vendor's score) joins through
+:class:`FunctionVerdict`. :func:`assess_reliability` scores each against the reference-based truth
+as a binary classifier (see :func:`~langrag_eval.grammar.analysis.binary_reliability`).
+
+>>> import asyncio
+>>> from langrag_eval.runtime import Judge
+>>> from langrag_eval.testing import ScriptedModel
+>>> judge = Judge(ScriptedModel({"Break the answer": '{"statements": ["The Zürich office is in Switzerland."]}',
+...                              "entails": '{"verdicts": [1]}'}))
+>>> s = ReliabilitySample(id="q1", question="Where is the Zürich office?", answer="In Switzerland.",
+...                       documents=[Document(id="d1", text="Our Zürich office is in Switzerland.")])
+>>> asyncio.run(RagasFact(judge).evaluate(s)).correct
+True
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Literal, Mapping, Protocol, Sequence
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..model import GenerationParams
+from ..prompts import load_prompt
+from ..results import Unscored
+from ..runtime import Judge, RunStore, gather_bounded, run_batch
+from ..types import Document
+from ..verdicts import BinaryFormat, JsonFormat, TextFormat
+from .analysis import Reliability, binary_reliability
+
+__all__ = ["ReliabilitySample", "FreeVerdict", "ReferenceFreeEvaluator", "RagasFact", "SelfCheckQA",
+           "FunctionVerdict", "EvaluatorReport", "assess_reliability"]
+
+
+class ReliabilitySample(BaseModel):
+    """One RAG answer to judge without a reference; ``correct`` is the reference-based truth."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    question: str
+    answer: str
+    documents: list[Document] = Field(default_factory=list)
+    correct: bool | None = None
+
+
+class FreeVerdict(BaseModel):
+    """A reference-free evaluator's call: is the answer correct, with its score and details."""
+
+    model_config = ConfigDict(frozen=True)
+
+    correct: bool
+    score: float | None = None
+    detail: dict[str, Any] = Field(default_factory=dict)
+
+
+class ReferenceFreeEvaluator(Protocol):
+    async def evaluate(self, sample: ReliabilitySample) -> FreeVerdict | Unscored: ...
+
+
+class _Statements(BaseModel):
+    statements: list[str]
+
+
+class _Verdicts(BaseModel):
+    verdicts: list[Literal[1, 0, -1]]
+
+
+@dataclass
+class RagasFact:
+    """Claim-level faithfulness against the retrieved context: two judge calls per answer."""
+
+    judge: Judge
+    threshold: float = 1.0
+    statements_prompt: str | Path = "grammar/ragas_statements"
+    verify_prompt: str | Path = "grammar/ragas_verify"
+
+    async def evaluate(self, sample: ReliabilitySample) -> FreeVerdict | Unscored:
+        if not sample.documents:
+            return Unscored(reason="no retrieved context to check the answer against", cause="invalid_input")
+        split = await self.judge.ask(load_prompt(self.statements_prompt).render(
+            question=sample.question, answer=sample.answer), JsonFormat(_Statements))
+        if isinstance(split.value, Unscored):
+            return split.value
+        statements = [s.strip() for s in split.value.statements if s.strip()]
+        if not statements:
+            return Unscored(reason="the answer asserts no checkable statement", cause="undefined",
+                            raw=split.raw)
+        check = await self.judge.ask(load_prompt(self.verify_prompt).render(
+            context=[d.text for d in sample.documents], statements=statements), JsonFormat(_Verdicts))
+        if isinstance(check.value, Unscored):
+            return check.value
+        verdicts = check.value.verdicts
+        if len(verdicts) != len(statements):
+            return Unscored(reason=f"{len(verdicts)} verdicts for {len(statements)} statements",
+                            cause="unparseable", raw=check.raw)
+        faithfulness = sum(1 for v in verdicts if v == 1) / len(statements)
+        return FreeVerdict(correct=faithfulness >= self.threshold, score=faithfulness,
+                           detail={"statements": statements, "verdicts": list(verdicts)})
+
+
+@dataclass
+class SelfCheckQA:
+    """Consistency of the RAG LM with itself. ``generator`` is the system's own LM (answering from
+    the retrieved passages with ``answer_prompt``); ``checker`` compares two answers."""
+
+    generator: Judge
+    checker: Judge
+    samples: int = 4
+    temperature: float = 1.0
+    answer_prompt: str | Path = "pipelines/answer"
+    compare_prompt: str | Path = "grammar/selfcheck_compare"
+    regenerate_main: bool = False
+
+    async def evaluate(self, sample: ReliabilitySample) -> FreeVerdict | Unscored:
+        prompt = load_prompt(self.answer_prompt).render(
+            question=sample.question, passages=[{"id": d.id, "text": d.text} for d in sample.documents])
+        main = sample.answer
+        if self.regenerate_main or not main.strip():
+            first = await self.generator.ask(prompt, TextFormat(), params=GenerationParams(temperature=0.0))
+            if isinstance(first.value, Unscored):
+                return first.value
+            main = first.value
+        # Distinct seeds make each stochastic answer its own cache entry and, where the backend
+        # honours seeds, reproducible.
+        drawn = await gather_bounded(
+            list(range(self.samples)),
+            lambda k: self.generator.ask(prompt, TextFormat(),
+                                         params=GenerationParams(temperature=self.temperature, seed=k)),
+            limit=self.samples)
+        texts: list[str] = []
+        for d in drawn:
+            if isinstance(d.value, Unscored):
+                return d.value
+            texts.append(d.value)
+        compare = load_prompt(self.compare_prompt)
+        votes = await gather_bounded(
+            texts, lambda t: self.checker.ask(compare.render(question=sample.question, answer=main, sample=t),
+                                              BinaryFormat()), limit=self.samples)
+        agree: list[int] = []
+        for v in votes:
+            if isinstance(v.value, Unscored):
+                return v.value
+            agree.append(int(v.value))
+        return FreeVerdict(correct=all(agree), score=sum(agree) / len(agree),
+                           detail={"samples": texts, "agree": agree})
+
+
+@dataclass
+class FunctionVerdict:
+    """Any other reference-free verdict: ``fn(sample)`` returns a bool, a score (compared with
+    ``threshold``), Unscored, or an awaitable of one of these."""
+
+    fn: Callable[[ReliabilitySample], Any]
+    threshold: float = 0.5
+
+    async def evaluate(self, sample: ReliabilitySample) -> FreeVerdict | Unscored:
+        try:
+            value = self.fn(sample)
+            if inspect.isawaitable(value):
+                value = await value
+        except Exception as exc:  # a user's callable failing on one item must not stop the batch
+            return Unscored(reason=f"verdict function failed: {type(exc).__name__}: {exc}",
+                            cause="model_error")
+        if isinstance(value, (Unscored, FreeVerdict)):
+            return value
+        if isinstance(value, bool):
+            return FreeVerdict(correct=value)
+        if isinstance(value, (int, float)):
+            return FreeVerdict(correct=float(value) >= self.threshold, score=float(value))
+        return Unscored(reason=f"verdict function returned {type(value).__name__}, not a bool or score",
+                        cause="invalid_input")
+
+
+class EvaluatorReport(BaseModel):
+    name: str
+    reliability: Reliability
+    unscored: int
+    verdicts: dict[str, bool | None] = Field(default_factory=dict)
+
+
+async def assess_reliability(evaluators: Mapping[str, ReferenceFreeEvaluator],
+                             samples: Sequence[ReliabilitySample], *, store: RunStore | None = None,
+                             run_id: str | None = None, limit: int = 8) -> dict[str, EvaluatorReport]:
+    """Run every evaluator on every sample (resumable when a store and run id are given) and score
+    its verdicts against ``sample.correct``."""
+    out: dict[str, EvaluatorReport] = {}
+    truth = [s.correct for s in samples]
+    for name, evaluator in evaluators.items():
+        results = await run_batch(samples, evaluator.evaluate, key=lambda s: s.id,
+                                  task=f"grammar/free/{name}", result_type=FreeVerdict, store=store,
+                                  run_id=run_id, limit=limit, description=f"reference-free: {name}")
+        predicted = [None if isinstance(r, Unscored) else r.correct for r in results]
+        out[name] = EvaluatorReport(
+            name=name, reliability=binary_reliability(truth, predicted),
+            unscored=sum(1 for r in results if isinstance(r, Unscored)),
+            verdicts={s.id: p for s, p in zip(samples, predicted)})
+    return out
+
