@@ -1,0 +1,176 @@
+"""Loading plain text, Markdown and JSONL sources, and ingesting them into a backend.
+
+- ``.txt``: one source per file, id = the file's path relative to the folder given (or its name).
+- ``.md`` / ``.markdown``: same, with the first ``# heading`` as ``title`` metadata; a leading
+  ``---`` front-matter block is dropped from the text.
+- ``.jsonl``: one source per line, text from ``text_field`` (default ``text``), id from ``id_field``
+  (default ``id``; ``<file stem>:<line>`` when absent), every other field kept as metadata.
+  A bad line becomes a :class:`~langrag_eval.errors.DataError` naming file, line and field; the
+  other lines still load.
+
+Embedding goes through any :class:`~langrag_eval.embeddings.Embedder` (default: the packaged MiniLM).
+
+>>> import json, tempfile, pathlib
+>>> folder = pathlib.Path(tempfile.mkdtemp())
+>>> _ = (folder / "faq.jsonl").write_text(json.dumps({"id": "q1", "text": "Refunds take 5 days."}) + "\\n{oops\\n")
+>>> loaded = load_path(folder)
+>>> [s.id for s in loaded.sources], [str(e) for e in loaded.errors]  # doctest: +ELLIPSIS
+(['q1'], ['...faq.jsonl:2: not valid JSON: ...'])
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from ..embeddings import Embedder
+from ..errors import DataError
+from .base import Chunk, IngestReport, SearchBackend, run_sync
+from .chunking import DEFAULT_OVERLAP, DEFAULT_SIZE, Source, chunk_sources
+
+__all__ = ["Loaded", "load_path", "load_jsonl", "load_text", "aingest", "ingest", "SUFFIXES"]
+
+SUFFIXES = (".txt", ".md", ".markdown", ".jsonl")
+
+
+@dataclass
+class Loaded:
+    """Sources read, and one error per input that could not be read."""
+
+    sources: list[Source] = field(default_factory=list)
+    errors: list[DataError] = field(default_factory=list)
+
+    def extend(self, other: "Loaded") -> None:
+        self.sources.extend(other.sources)
+        self.errors.extend(other.errors)
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise DataError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", path=str(path)) from None
+
+
+def _markdown(text: str) -> tuple[str, dict[str, str]]:
+    if text.startswith("---\n"):  # YAML front matter is configuration, not content
+        end = text.find("\n---\n", 3)
+        if end != -1:
+            text = text[end + 5:]
+    meta = {}
+    for line in text.splitlines():
+        if line.startswith("# "):
+            meta["title"] = line[2:].strip()
+            break
+    return text, meta
+
+
+def load_text(path: str | Path, *, source_id: str | None = None) -> Loaded:
+    """One plain-text or Markdown file as one source."""
+    path = Path(path)
+    try:
+        text = _read(path)
+    except DataError as exc:
+        return Loaded(errors=[exc])
+    meta: dict[str, str] = {"path": str(path)}
+    if path.suffix.lower() in (".md", ".markdown"):
+        text, extra = _markdown(text)
+        meta.update(extra)
+    if not text.strip():
+        return Loaded(errors=[DataError("file holds no text", path=str(path))])
+    return Loaded(sources=[Source(id=source_id or path.name, text=text, metadata=meta)])
+
+
+def load_jsonl(path: str | Path, *, text_field: str = "text", id_field: str = "id") -> Loaded:
+    """One source per JSON line; bad lines are reported, the rest load."""
+    path = Path(path)
+    out = Loaded()
+    try:
+        content = _read(path)
+    except DataError as exc:
+        return Loaded(errors=[exc])
+    seen: set[str] = set()
+    for number, line in enumerate(content.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError as exc:
+            out.errors.append(DataError(f"not valid JSON: {exc}", path=str(path), line=number))
+            continue
+        if not isinstance(row, dict):
+            out.errors.append(DataError("expected a JSON object", path=str(path), line=number))
+            continue
+        text = row.get(text_field)
+        if not isinstance(text, str) or not text.strip():
+            problem = "missing" if text_field not in row else "empty or not a string"
+            out.errors.append(DataError(f"text is {problem}", path=str(path), line=number, field=text_field))
+            continue
+        raw_id = row.get(id_field, f"{path.stem}:{number}")
+        if not isinstance(raw_id, (str, int)) or isinstance(raw_id, bool) or str(raw_id) == "":
+            out.errors.append(DataError("id must be a non-empty string or an integer", path=str(path),
+                                        line=number, field=id_field))
+            continue
+        if str(raw_id) in seen:
+            out.errors.append(DataError(f"duplicate id {raw_id!r}", path=str(path), line=number,
+                                        field=id_field))
+            continue
+        seen.add(str(raw_id))
+        meta = {k: v for k, v in row.items() if k not in (text_field, id_field)}
+        out.sources.append(Source(id=str(raw_id), text=text, metadata=meta))
+    return out
+
+
+def load_path(path: str | Path, *, text_field: str = "text", id_field: str = "id") -> Loaded:
+    """A file, or every ``.txt`` / ``.md`` / ``.jsonl`` file under a folder (sorted, recursive)."""
+    path = Path(path)
+    if not path.exists():
+        return Loaded(errors=[DataError("no such file or folder", path=str(path))])
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*")
+                                                 if p.is_file() and p.suffix.lower() in SUFFIXES)
+    out = Loaded()
+    for file in files:
+        suffix = file.suffix.lower()
+        if suffix == ".jsonl":
+            out.extend(load_jsonl(file, text_field=text_field, id_field=id_field))
+        elif suffix in SUFFIXES:
+            rel = file.relative_to(path).as_posix() if path.is_dir() else file.name
+            out.extend(load_text(file, source_id=rel))
+        else:
+            out.errors.append(DataError(f"unsupported file type {suffix or '(none)'}; use one of "
+                                        f"{', '.join(SUFFIXES)}", path=str(file)))
+    return out
+
+
+async def aingest(backend: SearchBackend, sources: Sequence[Source] | Sequence[Chunk], *,
+                  embedder: Embedder | None = None, vectors: bool = True, size: int = DEFAULT_SIZE,
+                  overlap: int = DEFAULT_OVERLAP, embed_batch: int = 256,
+                  index_batch: int = 10_000) -> IngestReport:
+    """Chunk (when given sources), embed (unless ``vectors=False``) and index; one merged report."""
+    chunks = list(sources) if all(isinstance(s, Chunk) for s in sources) else chunk_sources(
+        sources, size=size, overlap=overlap)  # type: ignore[arg-type]
+    if vectors and embedder is None:
+        from ..embeddings import default_embedder
+        embedder = default_embedder()
+    report = IngestReport(indexed=0)
+    for start in range(0, len(chunks), index_batch):
+        batch = chunks[start:start + index_batch]
+        matrix = None
+        if vectors:
+            assert embedder is not None
+            parts = [await asyncio.to_thread(embedder.embed, [c.text for c in batch[i:i + embed_batch]])
+                     for i in range(0, len(batch), embed_batch)]
+            matrix = np.concatenate(parts) if parts else None
+        part = await backend.aindex(batch, matrix)
+        report = IngestReport(indexed=report.indexed + part.indexed, failed=report.failed + part.failed)
+    return report
+
+
+def ingest(backend: SearchBackend, sources: Sequence[Source] | Sequence[Chunk], **options) -> IngestReport:
+    """Sync form of :func:`aingest`."""
+    return run_sync(aingest(backend, sources, **options))
