@@ -20,23 +20,31 @@ import asyncio
 import logging
 import threading
 import weakref
-from typing import Any, Sequence, TypeVar, get_args
+from collections.abc import Sequence
+from typing import Any, TypeVar, get_args
 
 import numpy as np
 
 from ..errors import ConfigError, RetrievalError
 from ..types import Document
+from . import opensearch_requests as osr
 from .base import Chunk, HybridSettings, IngestReport, Mode
 from .fusion import combine_documents, rrf_documents
-from .opensearch_requests import (
-    MAX_KNN_K, Capabilities, bulk_body, bulk_failures, check_engine, error_summary, hits_to_documents, hybrid_body,
-    index_body, knn_body, mapped_dimension, match_body, normalization_pipeline_body, parse_version,
-    checked_batch, pipeline_id, rrf_pipeline_body, says_unsupported, version_limits)
+from .opensearch_requests import Capabilities
 from .opensearch_transport import (
-    Call, LoopThread, Plan, Secret, drive_async, drive_sync, error_object, method, resolve_credentials,
-    to_retrieval_error)
+    Call,
+    LoopThread,
+    Plan,
+    Secret,
+    drive_async,
+    drive_sync,
+    error_object,
+    method,
+    resolve_credentials,
+    to_retrieval_error,
+)
 
-__all__ = ["OpenSearchBackend", "Capabilities"]
+__all__ = ["Capabilities", "OpenSearchBackend"]
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -59,7 +67,7 @@ class OpenSearchBackend:
                  vector_field: str = "embedding", shards: int | None = None, timeout: float = 30.0,
                  max_retries: int = 1, bulk_size: int = 500, client: Any = None,
                  async_client: Any = None) -> None:
-        check_engine(engine, space_type)
+        osr.check_engine(engine, space_type)
         self.url, user, password = resolve_credentials(url, user, password, injected=client is not None)
         if not index or index != index.lower() or index.startswith(("_", "-", "+")):
             raise ConfigError(f"OpenSearch index names are lowercase and do not start with _, - or +; "
@@ -150,17 +158,11 @@ class OpenSearchBackend:
     async def aclose(self) -> None:
         await asyncio.to_thread(self.close)
 
-    def __enter__(self) -> "OpenSearchBackend":
+    def __enter__(self) -> OpenSearchBackend:  # noqa: PYI034
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
-
-    async def __aenter__(self) -> "OpenSearchBackend":
-        return self
-
-    async def __aexit__(self, *exc: Any) -> None:
-        await self.aclose()
 
     # -- the SearchBackend API: async first, sync on the sync client --------------------------
 
@@ -172,7 +174,8 @@ class OpenSearchBackend:
         return self._run(self._index_plan(chunks, vectors))
 
     async def asearch(self, *, text: str | None = None, vector: Sequence[float] | None = None,
-                      mode: Mode = "bm25", k: int = 10, hybrid: HybridSettings | None = None) -> list[Document]:
+                      mode: Mode = "bm25", k: int = 10,
+                      hybrid: HybridSettings | None = None) -> list[Document]:
         """The top ``k`` documents, best first, with the server's scores (or the fused score)."""
         return await self._arun(self._search_plan(text, vector, mode, k, hybrid))
 
@@ -201,15 +204,15 @@ class OpenSearchBackend:
         caps = self.capabilities
         if not caps.probed:
             info = yield Call("info", {}, "read the server version")
-            caps.version, caps.probed = parse_version(info), True
-            for feature, reason in version_limits(caps.version).items():
+            caps.version, caps.probed = osr.parse_version(info), True
+            for feature, reason in osr.version_limits(caps.version).items():
                 caps.unavailable.setdefault(feature, reason)
         return caps
 
     def _dimension_plan(self) -> Plan[int | None]:
         if not self._dimension_known:
             reply = yield Call("indices.get_mapping", {"index": self.index_name}, "read the index mapping")
-            self._dimension = mapped_dimension(reply, vector_field=self.vector_field)
+            self._dimension = osr.mapped_dimension(reply, vector_field=self.vector_field)
             self._dimension_known = True
         return self._dimension
 
@@ -221,7 +224,7 @@ class OpenSearchBackend:
                 if "faiss_cosinesimil" in caps.unavailable:
                     raise RetrievalError(f"{caps.unavailable['faiss_cosinesimil']}: pass engine='lucene' "
                                          f"(--engine lucene) or upgrade the cluster")
-            body = index_body(dimension=dimension, engine=self.engine, space_type=self.space_type,
+            body = osr.index_body(dimension=dimension, engine=self.engine, space_type=self.space_type,
                               text_field=self.text_field, vector_field=self.vector_field,
                               shards=self.shards)
             try:
@@ -248,7 +251,7 @@ class OpenSearchBackend:
                 f"{what} have {got}; use the embedding model the index was built with, or a new index")
 
     def _index_plan(self, chunks: Sequence[Chunk], vectors: np.ndarray | None) -> Plan[IngestReport]:
-        chunks, vectors, failed = checked_batch(chunks, vectors)
+        chunks, vectors, failed = osr.checked_batch(chunks, vectors)
         dimension = None if vectors is None else int(vectors.shape[1])
         if not chunks:
             return IngestReport(indexed=0, failed=failed)
@@ -257,17 +260,18 @@ class OpenSearchBackend:
         for start in range(0, len(chunks), self.bulk_size):
             batch = chunks[start:start + self.bulk_size]
             rows = None if vectors is None else vectors[start:start + self.bulk_size]
-            body = bulk_body(batch, rows, text_field=self.text_field, vector_field=self.vector_field)
+            body = osr.bulk_body(batch, rows, text_field=self.text_field, vector_field=self.vector_field)
             try:
                 reply = yield Call("bulk", {"index": self.index_name, "body": body}, "bulk-index chunks")
             except Exception as exc:  # a refused batch (too large, overloaded): report, go on
                 if getattr(exc, "status_code", None) not in (413, 429):
                     raise
-                failed += [(c.id, f"batch refused (HTTP {exc.status_code}): "  # type: ignore[attr-defined]
-                            f"{error_summary(getattr(exc, 'info', None))}") for c in batch]
+                status = getattr(exc, "status_code", None)
+                why = f"batch refused (HTTP {status}): {osr.error_summary(error_object(exc))}"
+                failed += [(c.id, why) for c in batch]
                 continue
             sent += len(batch)
-            batch_failed = bulk_failures(reply)
+            batch_failed = osr.bulk_failures(reply)
             sent -= len(batch_failed)
             failed += batch_failed
         yield Call("indices.refresh", {"index": self.index_name}, "refresh the index")
@@ -291,8 +295,8 @@ class OpenSearchBackend:
                      hybrid: HybridSettings | None) -> Plan[list[Document]]:
         if mode not in get_args(Mode):
             raise ConfigError(f"retrieval mode {mode!r} is unknown; use one of {get_args(Mode)}")
-        if not 1 <= k <= MAX_KNN_K:
-            raise ConfigError(f"k must be between 1 and {MAX_KNN_K}, got {k}")
+        if not 1 <= k <= osr.MAX_KNN_K:
+            raise ConfigError(f"k must be between 1 and {osr.MAX_KNN_K}, got {k}")
         if mode != "knn" and (not text or not text.strip()):
             raise RetrievalError("empty query: give a question or keywords to search for")
         if mode != "bm25" and (vector is None or len(vector) == 0):
@@ -305,24 +309,24 @@ class OpenSearchBackend:
         return (yield from self._hybrid_plan(text, vector, k, hybrid or HybridSettings()))  # type: ignore
 
     def _bm25_plan(self, text: str, size: int) -> Plan[list[Document]]:
-        body = match_body(text, size=size, text_field=self.text_field, vector_field=self.vector_field)
+        body = osr.match_body(text, size=size, text_field=self.text_field, vector_field=self.vector_field)
         reply = yield Call("search", {"index": self.index_name, "body": body}, "run a BM25 search")
-        return hits_to_documents(reply, text_field=self.text_field)
+        return osr.hits_to_documents(reply, text_field=self.text_field)
 
     def _knn_plan(self, vector: Sequence[float], k: int) -> Plan[list[Document]]:
         if "knn" in self.capabilities.unavailable:
             raise self._no_knn(self.capabilities.unavailable["knn"])
         self._check_dimension((yield from self._dimension_plan()), len(vector), "the query vector")
-        body = knn_body(vector, k=k, vector_field=self.vector_field)
+        body = osr.knn_body(vector, k=k, vector_field=self.vector_field)
         try:
             reply = yield Call("search", {"index": self.index_name, "body": body}, "run a knn search")
         except Exception as exc:
-            if not says_unsupported(getattr(exc, "status_code", None), getattr(exc, "info", None)):
+            if not osr.says_unsupported(getattr(exc, "status_code", None), getattr(exc, "info", None)):
                 raise
-            reason = error_summary(error_object(exc))
+            reason = osr.error_summary(error_object(exc))
             self.capabilities.unavailable["knn"] = reason
             raise self._no_knn(reason) from exc
-        return hits_to_documents(reply, text_field=self.text_field)
+        return osr.hits_to_documents(reply, text_field=self.text_field)
 
     def _no_knn(self, reason: str) -> RetrievalError:
         return RetrievalError(f"the cluster at {self.url} cannot run knn queries ({reason}): enable "
@@ -354,11 +358,11 @@ class OpenSearchBackend:
                 return None, caps.unavailable[feature]
         self._check_dimension((yield from self._dimension_plan()), len(vector), "the query vector")
         if settings.fusion == "server_rrf":
-            pipeline = rrf_pipeline_body(rank_constant=settings.rank_constant, weights=settings.weights)
+            pipeline = osr.rrf_pipeline_body(rank_constant=settings.rank_constant, weights=settings.weights)
         else:
-            pipeline = normalization_pipeline_body(technique=settings.normalization,
+            pipeline = osr.normalization_pipeline_body(technique=settings.normalization,
                                                    weights=settings.weights)
-        pid = pipeline_id(pipeline)
+        pid = osr.pipeline_id(pipeline)
         if pid not in self._pipelines:
             try:
                 yield Call("search_pipeline.put", {"id": pid, "body": pipeline},
@@ -366,22 +370,22 @@ class OpenSearchBackend:
             except Exception as exc:
                 if getattr(exc, "status_code", None) not in (400, 404, 405, 501):
                     raise
-                reason = f"search pipeline refused: {error_summary(error_object(exc))}"
+                reason = f"search pipeline refused: {osr.error_summary(error_object(exc))}"
                 caps.unavailable[settings.fusion] = reason
                 return None, reason
             self._pipelines.add(pid)
-        body = hybrid_body(text, vector, size=depth, depth=depth, text_field=self.text_field,
+        body = osr.hybrid_body(text, vector, size=depth, depth=depth, text_field=self.text_field,
                            vector_field=self.vector_field)
         try:
             reply = yield Call("search", {"index": self.index_name, "body": body, "search_pipeline": pid},
                                 "run a hybrid search")
         except Exception as exc:
-            if not says_unsupported(getattr(exc, "status_code", None), getattr(exc, "info", None)):
+            if not osr.says_unsupported(getattr(exc, "status_code", None), getattr(exc, "info", None)):
                 raise
-            reason = f"hybrid query refused: {error_summary(error_object(exc))}"
+            reason = f"hybrid query refused: {osr.error_summary(error_object(exc))}"
             caps.unavailable["hybrid"] = reason
             return None, reason
-        return hits_to_documents(reply, text_field=self.text_field)[:k], ""
+        return osr.hits_to_documents(reply, text_field=self.text_field)[:k], ""
 
     def _note_fallback(self, fusion: str, reason: str) -> None:
         first = self.fallbacks.get(fusion) != reason

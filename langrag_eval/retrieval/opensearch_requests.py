@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -27,27 +28,27 @@ from .base import Chunk
 
 __all__ = [
     "ENGINES",
-    "check_engine",
-    "SPACES",
     "MAX_KNN_K",
-    "index_body",
-    "match_body",
-    "knn_body",
-    "hybrid_body",
-    "rrf_pipeline_body",
-    "normalization_pipeline_body",
-    "pipeline_id",
-    "sum_to_one",
-    "checked_batch",
+    "SPACES",
+    "Capabilities",
     "bulk_body",
     "bulk_failures",
-    "hits_to_documents",
-    "mapped_dimension",
-    "parse_version",
-    "version_limits",
-    "Capabilities",
+    "check_engine",
+    "checked_batch",
     "error_summary",
+    "hits_to_documents",
+    "hybrid_body",
+    "index_body",
+    "knn_body",
+    "mapped_dimension",
+    "match_body",
+    "normalization_pipeline_body",
+    "parse_version",
+    "pipeline_id",
+    "rrf_pipeline_body",
     "says_unsupported",
+    "sum_to_one",
+    "version_limits",
 ]
 
 ENGINES = ("faiss", "lucene")
@@ -169,7 +170,7 @@ def rrf_pipeline_body(*, rank_constant: int = 60,
     if not 1 <= rank_constant <= 10_000:
         raise ConfigError(f"rank_constant must be between 1 and 10000, got {rank_constant}")
     combination: dict[str, Any] = {"technique": "rrf", "rank_constant": int(rank_constant)}
-    if weights is not None and len(set(float(w) for w in weights)) > 1:
+    if weights is not None and len({float(w) for w in weights}) > 1:
         combination["parameters"] = {"weights": sum_to_one(weights)}
     return {"description": "langrag-eval hybrid search fused with reciprocal rank fusion",
             "phase_results_processors": [{"score-ranker-processor": {"combination": combination}}]}
@@ -209,29 +210,33 @@ def pipeline_id(body: Mapping[str, Any]) -> str:
 
 def checked_batch(chunks: Sequence[Chunk], vectors: np.ndarray | None
                   ) -> tuple[list[Chunk], np.ndarray | None, list[tuple[str, str]]]:
-    """Check a batch before sending it: chunks without text or a vector array of the wrong shape
-    refuse the whole batch (RetrievalError); a row with NaN/infinity fails only its own chunk.
+    """Check a batch before sending it: a chunk without text, or whose vector holds NaN/infinity,
+    fails on its own (reported with its id, the rest go on); a vector array of the wrong shape
+    refuses the whole batch with a RetrievalError.
 
-    >>> kept, rows, failed = checked_batch([Chunk(id="a", text="x"), Chunk(id="b", text="y")],
-    ...                                    np.array([[1.0, 0.0], [np.nan, 1.0]]))
-    >>> [c.id for c in kept], rows.shape, failed
-    (['a'], (1, 2), [('b', 'vector holds NaN or infinity')])
+    >>> kept, rows, failed = checked_batch(
+    ...     [Chunk(id="a", text="x"), Chunk(id="b", text="y"), Chunk(id="c", text=" ")],
+    ...     np.array([[1.0, 0.0], [np.nan, 1.0], [0.0, 1.0]]))
+    >>> [c.id for c in kept], rows.shape, [i for i, _ in failed]
+    (['a'], (1, 2), ['c', 'b'])
     """
     chunks = list(chunks)
-    empty = [c.id for c in chunks if not c.text or not c.text.strip()]
-    if empty:
-        shown = ", ".join(repr(i) for i in empty[:5]) + (" ..." if len(empty) > 5 else "")
-        raise RetrievalError(f"{len(empty)} chunk(s) without text ({shown}): every chunk needs "
-                             f"non-empty text; drop or fill them before indexing")
-    if vectors is None:
-        return chunks, None, []
-    vectors = np.asarray(vectors, dtype=np.float32)
-    if vectors.ndim != 2 or vectors.shape[0] != len(chunks):
-        raise RetrievalError(f"dimension mismatch: got vectors of shape {tuple(vectors.shape)} for "
-                             f"{len(chunks)} chunks; give one row per chunk, all of one length")
-    finite = np.isfinite(vectors).all(axis=1)
-    failed = [(c.id, "vector holds NaN or infinity") for c, ok in zip(chunks, finite) if not ok]
-    return [c for c, ok in zip(chunks, finite) if ok], vectors[finite], failed
+    if vectors is not None:
+        vectors = np.asarray(vectors, dtype=np.float32)
+        if vectors.ndim != 2 or vectors.shape[0] != len(chunks):
+            raise RetrievalError(f"dimension mismatch: got vectors of shape {tuple(vectors.shape)} for "
+                                 f"{len(chunks)} chunks; give one row per chunk, all of one length")
+    has_text = np.array([bool(c.text and c.text.strip()) for c in chunks], dtype=bool)
+    failed = [(c.id, "chunk has no text: give it non-empty text or leave it out")
+              for c, ok in zip(chunks, has_text) if not ok]
+    keep = has_text
+    if vectors is not None:
+        finite = np.isfinite(vectors).all(axis=1) if len(chunks) else has_text
+        failed += [(c.id, "vector holds NaN or infinity: check the embedding model")
+                   for c, ok, t in zip(chunks, finite, has_text) if t and not ok]
+        keep = has_text & finite
+        vectors = vectors[keep]
+    return [c for c, ok in zip(chunks, keep) if ok], vectors, failed
 
 
 def bulk_body(chunks: Sequence[Chunk], vectors: np.ndarray | None, *, text_field: str = "text",
@@ -324,7 +329,8 @@ def version_limits(version: tuple[int, int, int] | None) -> dict[str, str]:
     if version < (2, 10):
         limits["hybrid"] = f"the hybrid query needs OpenSearch 2.10+, the cluster is {text}"
     if version < (2, 19):
-        limits["server_rrf"] = f"the score-ranker (RRF) processor needs OpenSearch 2.19+, the cluster is {text}"
+        limits["server_rrf"] = (f"the score-ranker (RRF) processor needs OpenSearch 2.19+, "
+                                f"the cluster is {text}")
         limits["faiss_cosinesimil"] = f"faiss with cosinesimil needs OpenSearch 2.19+, the cluster is {text}"
     return limits
 

@@ -19,19 +19,34 @@ only execute calls.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import threading
+from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, Generator, TypeVar
+from typing import Any, TypeVar
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from ..errors import ConfigError, RetrievalError
 from .opensearch_requests import error_summary
 
-__all__ = ["Call", "Plan", "Secret", "LoopThread", "split_credentials", "resolve_credentials", "drive_sync", "drive_async",
-           "method", "is_client_error", "error_object", "to_retrieval_error"]
+__all__ = [
+    "Call",
+    "LoopThread",
+    "Plan",
+    "Secret",
+    "drive_async",
+    "drive_sync",
+    "error_object",
+    "is_client_error",
+    "method",
+    "resolve_credentials",
+    "split_credentials",
+    "to_retrieval_error",
+]
 
 T = TypeVar("T")
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -117,8 +132,8 @@ class LoopThread:
         if closer is not None:
             try:
                 asyncio.run_coroutine_threadsafe(closer(), self.loop).result(timeout=10)  # type: ignore
-            except Exception:  # noqa: BLE001 - closing a pool must never mask the caller's error
-                pass
+            except Exception as exc:  # noqa: BLE001 - closing a pool must never mask the caller's error
+                logger.debug("closing the async OpenSearch client failed: %s", type(exc).__name__)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(timeout=10)
         if not self.loop.is_running():
@@ -150,7 +165,7 @@ def drive_sync(plan: Plan[T], execute: Callable[[Call], Any], to_error: ErrorMap
             reply, error = None, None
             try:
                 reply = execute(call)
-            except Exception as exc:  # noqa: BLE001 - handed to the plan, which may recover
+            except Exception as exc:
                 if not is_client_error(exc):
                     raise
                 error = exc
@@ -173,7 +188,7 @@ async def drive_async(plan: Plan[T], execute: Callable[[Call], Awaitable[Any]], 
             reply, error = None, None
             try:
                 reply = await execute(call)
-            except Exception as exc:  # noqa: BLE001 - handed to the plan, which may recover
+            except Exception as exc:
                 if not is_client_error(exc):
                     raise
                 error = exc
