@@ -16,7 +16,7 @@ __all__ = ["parse_variations"]
 
 # Leading list markers: bullets, "1.", "1)", "(1)", "#", "Query 2:", "Variation 3 -", "**1.**".
 _MARKER = re.compile(
-    r"^(?:[-*\u2022\u2023\u25e6+>#]+(?=\s)\s*"
+    r"^(?:[-*\u2022\u2023\u25e6+>#]+(?=\s|$)\s*"
     r"|\(?\d{1,2}[.):\]][*_]*(?=\s|$)\s*"
     r"|(?:search\s+)?(?:query|variation|question)\s*\d{1,2}\s*[:.)\-\u2013][*_]*(?=\s|$)\s*)+",
     re.I)
@@ -44,7 +44,7 @@ def _clean(line: str) -> str:
 def parse_variations(text: str, *, original: str, n: int) -> list[str]:
     """The first ``n`` distinct query variations in a model's reply, one per line.
 
-    Numbering and bullets are stripped; blank lines, code fences, a preamble line ending in a colon,
+    Numbering and bullets are stripped; blank lines, lines without a letter or digit, code fences, a preamble line ending in a colon,
     duplicates and copies of ``original`` are dropped (compared without case, extra spaces or
     closing punctuation).
 
@@ -62,7 +62,7 @@ def parse_variations(text: str, *, original: str, n: int) -> list[str]:
             continue
         query = _clean(stripped)
         key = _normalise(query)
-        if not key or key in seen:
+        if not any(ch.isalnum() for ch in key) or key in seen:
             continue
         seen.add(key)
         out.append(query)
