@@ -17,11 +17,13 @@ from .evaluator import DEFAULT_SD_THRESHOLD, Thelma
 from .formats import BinaryListFormat, ListFormat
 from .match import Matcher
 from .sample import SampleUsage, ThelmaResult, ThelmaSample
-from .scripted import ThelmaScript
+from .scripted import ThelmaScript, synthetic_dataset
+from .dataset import ThelmaReport, evaluate_dataset, evaluate_dataset_sync, summarize
 
 __all__ = [
     "Thelma", "ThelmaSample", "ThelmaResult", "SampleUsage", "MetricScore", "METRICS", "METRIC_NAMES",
     "DEFAULT_SD_THRESHOLD", "Decomposer", "Matcher", "split_sentences", "ListFormat", "BinaryListFormat",
     "macro_average", "coverage", "self_distinctness", "Thresholds", "Finding", "Rule", "RULES",
-    "diagnose", "diagnose_dataset", "ThelmaScript",
+    "diagnose", "diagnose_dataset", "ThelmaScript", "synthetic_dataset", "ThelmaReport", "evaluate_dataset",
+    "evaluate_dataset_sync", "summarize",
 ]

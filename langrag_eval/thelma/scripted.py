@@ -26,7 +26,7 @@ from typing import Callable, Mapping, Sequence, Union
 from ..testing import ScriptedModel
 from .decompose import split_sentences
 
-__all__ = ["ThelmaScript", "blocks"]
+__all__ = ["ThelmaScript", "blocks", "synthetic_dataset"]
 
 Table = Union[Mapping[object, int], Callable[[str], int]]
 
@@ -130,3 +130,77 @@ class ThelmaScript:
         kind = next(k for phrase, k in kinds.items() if phrase in prompt)
         text = (blocks(prompt, "source") if kind == "remove_source_facts" else blocks(prompt, "response"))[-1]
         return f"<output>\n{self.rewrite(kind, text)}\n</output>"
+
+
+_ATTRIBUTES = ("founder", "founding year", "headquarters", "chief product", "staff count", "motto",
+               "parent company", "stock ticker")
+_NAMES = ("Aldren", "Brisk", "Corvel", "Dunmore", "Elsby", "Fenwick", "Galder", "Harlow", "Iverna", "Jessop")
+
+
+def synthetic_dataset(n: int, *, seed: int = 0) -> tuple[list["ThelmaSample"], ThelmaScript]:
+    """``n`` invented company samples with a script that knows the truth about each: 1-3 sub-questions,
+    1-4 sources (some irrelevant), a response with essential, extraneous and unsupported claims, and
+    now and then a question answered only by two sources together (multi-hop)."""
+    import random
+
+    from .sample import ThelmaSample
+
+    rng = random.Random(seed)
+    claims: dict[str, list[str]] = {}
+    questions: dict[str, list[str]] = {}
+    source: dict[object, int] = {}
+    essential: dict[object, int] = {}
+    answers: dict[object, int] = {}
+    addresses: dict[object, int] = {}
+    supported: dict[object, int] = {}
+    samples = []
+    for i in range(n):
+        company = f"{rng.choice(_NAMES)} Works {i}"
+        attrs = rng.sample(_ATTRIBUTES, 6)
+        asked, rest = attrs[:rng.randint(1, 3)], attrs[3:]
+        fact = {a: f"The {a} of {company} is value-{i}-{a.replace(' ', '-')}." for a in attrs}
+        subqs = [f"What is the {a} of {company}?" for a in asked]
+        query = " And ".join(subqs)
+        questions[query] = subqs
+        srcs: list[str] = []
+        covered: set[str] = set()
+        for a in asked:
+            if rng.random() < 0.75:
+                extra = rng.choice(rest)
+                text = f"{fact[a]} {fact[extra]}"
+                srcs.append(text)
+                claims[text] = [fact[a], fact[extra]]
+                source[text] = 1
+                covered.add(a)
+                for q in subqs:
+                    answers[(q, text)] = int(q == f"What is the {a} of {company}?")
+        if rng.random() < 0.5 or not srcs:
+            noise = f"{fact[rest[0]]} {fact[rest[1]]}"
+            srcs.append(noise)
+            claims[noise] = [fact[rest[0]], fact[rest[1]]]
+            source[noise] = 0
+        if len(srcs) > 1 and rng.random() < 0.15:
+            # multi-hop: a missing sub-question answered only by the set as a whole
+            for a in asked:
+                if a not in covered:
+                    answers[(f"What is the {a} of {company}?", None)] = 1
+                    covered.add(a)
+                    break
+        for a in attrs:
+            essential[fact[a]] = int(a in asked)
+        said = [a for a in asked if rng.random() < 0.8] + rng.sample(rest, rng.randint(0, 2))
+        wrong = f"The {asked[0]} of {company} is something else." if rng.random() < 0.2 else None
+        response_claims = [fact[a] for a in said] + ([wrong] if wrong else [])
+        response = " ".join(response_claims) or f"I cannot say much about {company}."
+        claims[response] = response_claims
+        in_sources = {f for s in srcs for f in claims[s]}
+        for c in response_claims:
+            supported[c] = int(c in in_sources)
+        if wrong:
+            essential[wrong] = 1
+        for a in asked:
+            addresses[(f"What is the {a} of {company}?", response)] = int(a in said or bool(wrong and a == asked[0]))
+        samples.append(ThelmaSample(id=f"s{i}", query=query, sources=srcs, response=response))
+    script = ThelmaScript(claims=claims, questions=questions, source=source, essential=essential,
+                          answers=answers, addresses=addresses, supported=supported)
+    return samples, script
