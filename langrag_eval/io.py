@@ -177,6 +177,7 @@ def require_columns(table: Table, columns: dict[str, str]) -> None:
     missing = [f"{name!r} (the {role} column)" for role, name in columns.items() if name not in table.columns]
     if missing:
         where = "header" if table.format != "jsonl" else "any line"
-        raise DataError(f"missing column {', '.join(missing)}: not in the {where}; columns found: "
+        noun = "column" if len(missing) == 1 else "columns"
+        raise DataError(f"missing {noun} {', '.join(missing)}: not in the {where}; columns found: "
                         f"{', '.join(table.columns) or 'none'}", path=table.path,
                         line=1 if table.format != "jsonl" else None)

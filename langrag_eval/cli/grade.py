@@ -1,0 +1,202 @@
+"""``langrag-eval grade FILE``: grade a RAG app's answers with vRAG-Eval.
+
+    langrag-eval grade qa.csv --label-col ground_truth --human-cols ann1,ann2,ann3 --subject-col area
+
+FILE is CSV, TSV or JSONL with a question, answer and label per row (column names configurable).
+Prints a summary (score distribution, accept rate, unscored items and why, a per-subject breakdown,
+agreement with the human score columns when given) and writes one JSON line per item to ``--out``.
+Every judgment and the ``vrag`` summary go to the run store; the same command resumes the same run
+and makes no model call for items already graded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError, DataError
+from ..grading import (ARTIFACT, Columns, GradedExample, VragGrade, VragGrader, read_grading_file,
+                       summarise)
+from ..io import read_table
+from ..results import Unscored
+from ..retrieval.base import run_sync
+from ..runtime import run_id_for
+from ..stats import agreement, combine
+from ._common import add_judge_options, say, setup_judge
+from .agreement import format_agreement, report_issues
+
+__all__ = ["register"]
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "grade", help="grade answers against labels with the vRAG-Eval 5-level rubric",
+        description="Grade each answer 1-5 against its label (the label is definitive), accept 4-5 "
+                    "and reject 1-3, and compare with human grades when the file has them.")
+    p.add_argument("file", metavar="FILE", help="CSV, TSV or JSONL: question, answer, label per row")
+    p.add_argument("--format", choices=("csv", "tsv", "jsonl"), default=None,
+                   help="file format (default: from the file name)")
+    p.add_argument("--id-col", default=None, help="id column (default: id when present, else line numbers)")
+    p.add_argument("--question-col", default="question", help="question column (default question)")
+    p.add_argument("--answer-col", default="answer", help="answer column (default answer)")
+    p.add_argument("--label-col", default="label", help="label (ground-truth answer) column (default label)")
+    p.add_argument("--human-cols", default="", help="human score columns, comma-separated (a,b,c)")
+    p.add_argument("--subject-col", default=None, help="subject-area column for a per-subject breakdown")
+    p.add_argument("--combine", default="median",
+                   help="combine the human columns by 'median' (default) or take one annotator's column")
+    p.add_argument("--even", choices=("low", "high", "random"), default="low",
+                   help="median of an even number of human scores: lower middle (default), upper "
+                        "middle, or one of the two at random (seeded by --seed)")
+    p.add_argument("--seed", type=int, default=0, help="seed for --even random (default 0)")
+    p.add_argument("--threshold", type=int, default=4, help="lowest accepted score (default 4)")
+    p.add_argument("--confidence", action="store_true", help="ask the judge for its confidence (0-100)")
+    p.add_argument("--rubric", default=None, help="file with a rubric replacing the five levels")
+    p.add_argument("--examples", default=None,
+                   help="graded few-shot examples: JSON list or JSONL/CSV with question, label, "
+                        "answer, score, reason")
+    p.add_argument("--prompt", default=None, help="prompt template replacing vrag/grade (a file path)")
+    p.add_argument("--out", default=None, help="per-item results JSONL (default: FILE's name + .vrag.jsonl)")
+    add_judge_options(p)
+    p.set_defaults(handler=handle)
+
+
+def _examples(path: str | None) -> list[GradedExample]:
+    if path is None:
+        return []
+    p = Path(path)
+    if p.suffix.lower() == ".json":
+        try:
+            rows = [(i + 1, r) for i, r in enumerate(json.loads(p.read_text(encoding="utf-8")))]
+        except FileNotFoundError:
+            raise ConfigError(f"{p}: examples file not found") from None
+        except (ValueError, TypeError) as exc:
+            raise ConfigError(f"{p}: examples must be a JSON list of objects ({exc})") from None
+    else:
+        table = read_table(p)
+        if table.issues:
+            raise table.issues[0]
+        rows = [(r.line, r.values) for r in table.rows]
+    out = []
+    for line, row in rows:
+        try:
+            out.append(GradedExample.model_validate(row))
+        except ValueError as exc:
+            first = exc.errors()[0] if hasattr(exc, "errors") else {"loc": (), "msg": str(exc)}
+            field = ".".join(str(x) for x in first["loc"]) or None
+            raise DataError(f"not a graded example: {first['msg']}", path=str(p), line=line, field=field) from None
+    return out
+
+
+def _record(item: Any, result: VragGrade | Unscored, data: Any, human: int | None) -> dict[str, Any]:
+    base: dict[str, Any] = {"id": item.id, "line": data.lines[item.id], "subject": data.subjects.get(item.id)}
+    if isinstance(result, VragGrade):
+        base.update(score=result.score, accepted=result.accepted, confidence=result.confidence,
+                    reason=result.reason, unscored=None, raw=result.raw)
+    else:
+        base.update(score=None, accepted=None, confidence=None, reason=None,
+                    unscored={"cause": result.cause, "reason": result.reason}, raw=result.raw)
+    if data.humans:
+        base.update(human=human, humans=data.humans.get(item.id))
+    return base
+
+
+def format_summary(s: dict[str, Any]) -> str:
+    lines = [f"  scored {s['scored']} of {s['items']}; unscored {s['unscored']['count']}"
+             + (" (" + ", ".join(f"{k} {v}" for k, v in sorted(s["unscored"]["by_cause"].items())) + ")"
+                if s["unscored"]["count"] else "")]
+    dist = s["distribution"]
+    lines += ["  score  " + "".join(f"{k:>6}" for k in dist), "  count  " + "".join(f"{v:>6}" for v in dist.values())]
+    rate = "n/a" if s["accept_rate"] is None else f"{100 * s['accept_rate']:.1f}%"
+    lines.append(f"  accepted {s['accepted']} of {s['scored']} ({rate}; scores >= {s['threshold']})"
+                 + ("" if s["mean_score"] is None else f"; mean score {s['mean_score']:.2f}")
+                 + ("" if s["mean_confidence"] is None else f"; mean confidence {s['mean_confidence']:.1f}"))
+    for u in s["unscored"]["items"][:10]:
+        lines.append(f"  unscored {u['id']}: {u['cause']}: {u['reason']}")
+    if s["unscored"]["count"] > 10:
+        lines.append(f"  ... and {s['unscored']['count'] - 10} more unscored (see the results file)")
+    if s["subjects"]:
+        lines.append("  by subject:")
+        width = max(len(k) for k in s["subjects"])
+        for name, b in s["subjects"].items():
+            rate = "n/a" if b["accept_rate"] is None else f"{100 * b['accept_rate']:5.1f}%"
+            mean = "n/a" if b["mean_score"] is None else f"{b['mean_score']:.2f}"
+            lines.append(f"    {name:<{width}}  items {b['items']:>4}  accepted {rate}  mean {mean}  "
+                         f"unscored {b['unscored']['count']}")
+    return "\n".join(lines)
+
+
+def handle(args: argparse.Namespace) -> int:
+    if not 1 <= args.threshold <= 5:
+        raise ConfigError("--threshold must be a score from 1 to 5")
+    humans = tuple(h.strip() for h in args.human_cols.split(",") if h.strip())
+    if args.combine != "median" and args.combine not in humans:
+        raise ConfigError(f"--combine {args.combine!r}: expected median or one of --human-cols "
+                          f"({', '.join(humans) or 'none given'})")
+    columns = Columns(question=args.question_col, answer=args.answer_col, label=args.label_col,
+                      id=args.id_col, humans=humans, subject=args.subject_col)
+    data = read_grading_file(args.file, columns, format=args.format)
+    report_issues(data.issues)
+    if not data.samples:
+        raise DataError("no row could be read; nothing to grade", path=data.path)
+    grader_options = dict(threshold=args.threshold, confidence=args.confidence,
+                          rubric=Path(args.rubric) if args.rubric else None,
+                          examples=_examples(args.examples), template=args.prompt)
+    setup = setup_judge(args)
+    grader = VragGrader(setup.judge, **grader_options)  # type: ignore[arg-type]
+    config = {"file": str(Path(args.file).resolve()),
+              "sha256": hashlib.sha256(Path(args.file).read_bytes()).hexdigest(),
+              "columns": columns.__dict__, "judge": setup.judge.model_id, "threshold": args.threshold,
+              "confidence": args.confidence, "rubric": grader._rubric_text,
+              "examples": [e.model_dump() for e in grader.examples],
+              "prompt": grader.prompt_template.body}
+    run_id = setup.store.open_run("grade", config, args.run_id or run_id_for("grade", config),
+                                  judge=setup.judge.model_id)
+    results = run_sync(grader.evaluate_batch(data.samples, run_id=run_id))
+    ids = [s.id or "" for s in data.samples]
+    judge_scores = {i: (r.score if isinstance(r, VragGrade) else None) for i, r in zip(ids, results)}
+    combined: dict[str, int | None] = {}
+    agreement_out = None
+    if humans:
+        combined = combine(data.humans, args.combine, even=args.even, seed=args.seed)
+        how = args.combine if args.combine != "median" else f"median of {', '.join(humans)} (even: {args.even})"
+        agreement_out = agreement(judge_scores, combined, names=("judge", "humans"),
+                                  threshold=args.threshold).as_dict()
+        agreement_out["humans"] = how
+        agreement_out["annotators"] = {
+            h: agreement(judge_scores, combine(data.humans, h), names=("judge", h),
+                         threshold=args.threshold).as_dict() for h in humans if len(humans) > 1}
+    summary = summarise(results, ids=ids, subjects=[data.subjects[i] for i in ids],
+                        threshold=args.threshold, agreement=agreement_out)
+    summary["input"] = {"file": data.path, "rows_skipped": data.skipped, "problems": len(data.issues)}
+    setup.store.put_artifact(run_id, ARTIFACT, summary)
+    usage = setup.store.usage(run_id)["total"]
+    setup.store.finish_run(run_id, {"items": summary["items"], "accept_rate": summary["accept_rate"],
+                                    "unscored": summary["unscored"]["count"]})
+    out = Path(args.out) if args.out else Path(args.file).with_name(Path(args.file).name + ".vrag.jsonl")
+    with out.open("w", encoding="utf-8") as fh:
+        for sample, result in zip(data.samples, results):
+            fh.write(json.dumps(_record(sample, result, data, combined.get(sample.id or "")),
+                                ensure_ascii=False) + "\n")
+    say(f"vRAG-Eval grades for {data.path} (run {run_id}, judge {setup.judge.model_id})")
+    if data.skipped:
+        say(f"  {data.skipped} row(s) skipped, see the warnings above")
+    say(format_summary(summary))
+    if agreement_out is not None:
+        say(f"  agreement with the humans ({agreement_out['humans']}):")
+        say(format_agreement(agreement_out, indent="    "))
+        for name, r in agreement_out["annotators"].items():
+            say(f"    against {name} alone: exact {_rate(r['exact'])}, binary {_rate(r['binary'])}, "
+                f"compared {r['compared']}")
+    meter = setup.judge.usage
+    say(f"  model calls now: {meter.calls} (cached {meter.cached}, failed {meter.failed}); over this run: "
+        f"{usage['calls']} calls, {usage['prompt_tokens']} + {usage['completion_tokens']} tokens"
+        + ("" if usage["cost"] is None else f", cost {usage['cost']:.4f}"))
+    say(f"  results: {out}")
+    return 0
+
+
+def _rate(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:.1f}%"
