@@ -10,6 +10,7 @@ runs end to end without a key; real grading needs a real judge.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import json
 import os
 import threading
@@ -53,6 +54,9 @@ class LlamaCppModel:
         self.model_id = "local:" + (gguf.name if path is None else str(gguf))
         self.default_max_tokens = default_max_tokens
         self._llm = Llama(model_path=str(gguf), n_ctx=n_ctx, n_threads=n_threads, verbose=False)
+        # Free the model before interpreter teardown: left to Llama.__del__, it runs after the
+        # llama_cpp module globals are gone and prints a TypeError traceback at every exit.
+        atexit.register(self._llm.close)
         self._lock = threading.Lock()
 
     def _run(self, prompt: str, params: GenerationParams, schema: dict[str, Any] | None) -> Reply:
