@@ -1,0 +1,151 @@
+"""The local llama.cpp judge (the default Gemma 3 270M GGUF, assembled from its PyPI package) and
+the judge resolution rules: --judge spec, LANGRAG_JUDGE, an API key, or the local default."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from langrag_eval.errors import ConfigError
+from langrag_eval.models import TINY_MODEL_WARNING, resolve_judge
+from langrag_eval.runtime import Judge
+from langrag_eval.testing import ScriptedModel
+from langrag_eval.verdicts import PairwiseFormat, ScoreFormat, ScoreVerdict
+
+HAVE_LLAMA = importlib.util.find_spec("llama_cpp") is not None
+needs_llama = pytest.mark.skipif(not HAVE_LLAMA, reason="llama_cpp is not importable: install the extra "
+                                 "'langrag-eval[local]' (llama-cpp-python) to run the local judge")
+
+PROMPT = """You grade an answer against a reference label on a scale of 1 to 5.
+5 means fully correct, 1 means wrong.
+
+<question>What is the capital of France?</question>
+<label>Paris</label>
+<answer>The capital of France is Paris.</answer>
+
+Give the score and a short reason."""
+
+
+@pytest.fixture(scope="module")
+def local_default():  # noqa: ANN201
+    return resolve_judge(None, env={})  # no spec, no env var, no key: the local default
+
+
+@needs_llama
+@pytest.mark.slow
+def test_a_real_constrained_llamacpp_call_parses(local_default) -> None:  # noqa: ANN001
+    model = local_default.model
+    assert model.constrained and model.model_id == "local:gemma-3-270m-q4_k_m.gguf"
+    judge = Judge(model)
+    answer = asyncio.run(judge.ask(PROMPT, ScoreFormat()))
+    assert isinstance(answer.value, ScoreVerdict), answer  # not Unscored: the reply parsed
+    assert 1 <= answer.value.score <= 5
+    assert json.loads(answer.raw)["score"] == answer.value.score  # JSON from the schema grammar
+    assert judge.usage.calls == 1 and judge.usage.repairs == 0
+    assert judge.usage.prompt_tokens > 0 and judge.usage.completion_tokens > 0
+
+    # The same question again comes from the cache; a pairwise verdict is constrained too.
+    asyncio.run(judge.ask(PROMPT, ScoreFormat()))
+    assert judge.usage.calls == 1 and judge.usage.cached == 1
+    pair = asyncio.run(judge.ask("Which answer is better? <answer_a>Paris</answer_a> "
+                                 "<answer_b>Lyon</answer_b>", PairwiseFormat()))
+    assert pair.value in ("A", "B", "C")
+
+
+@needs_llama
+def test_no_spec_and_no_key_gives_the_local_default_with_the_warning(local_default) -> None:  # noqa: ANN001
+    assert local_default.spec == "local"
+    assert local_default.warning == TINY_MODEL_WARNING
+    assert "NOT meaningful" in local_default.warning
+    assert getattr(local_default.model, "is_tiny_default", False)
+
+
+@needs_llama
+def test_env_var_and_spec_pick_the_local_model(local_default) -> None:  # noqa: ANN001
+    from langrag_eval.models.llamacpp import default_gguf
+
+    by_env = resolve_judge(None, env={"LANGRAG_JUDGE": "local"})
+    assert by_env.model is local_default.model  # one loaded model per path
+    path = default_gguf()
+    by_path = resolve_judge(f"local:{path}", env={})
+    assert by_path.model.model_id == f"local:{path}"
+    assert by_path.warning is None  # a user-chosen file is the user's call
+    assert not by_path.model.is_tiny_default
+
+
+def test_a_missing_gguf_file_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="not found|local"):
+        resolve_judge(f"local:{tmp_path / 'missing.gguf'}", env={})
+
+
+# ---------------------------------------------------------------- resolution without llama.cpp
+
+
+def _scripted_file(tmp_path: Path) -> Path:
+    path = tmp_path / "replies.json"
+    path.write_text(json.dumps(["Score: [[3]], Reason: [[x]]"]), encoding="utf-8")
+    return path
+
+
+def test_the_env_var_picks_the_judge(tmp_path: Path) -> None:
+    path = _scripted_file(tmp_path)
+    resolved = resolve_judge(None, env={"LANGRAG_JUDGE": f"scripted:{path}", "OPENAI_API_KEY": "sk-x"})
+    assert isinstance(resolved.model, ScriptedModel) and resolved.warning is None
+    assert resolved.spec == f"scripted:{path}"
+
+
+def test_an_explicit_spec_beats_the_env_var(tmp_path: Path) -> None:
+    path = _scripted_file(tmp_path)
+    resolved = resolve_judge(f"scripted:{path}", env={"LANGRAG_JUDGE": "nosuch"})
+    assert isinstance(resolved.model, ScriptedModel)
+
+
+def test_an_api_key_selects_openai_gpt_4o_through_langchain(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With OPENAI_API_KEY and no spec, the judge is openai:gpt-4o, built by LangChain's
+    init_chat_model in the langchain provider (no call is made at construction)."""
+    from langchain_core.language_models import FakeListChatModel
+
+    import langchain.chat_models as chat_models
+
+    seen: list[tuple[str, dict]] = []
+
+    def fake_init(spec: str, **kwargs):  # noqa: ANN003, ANN202
+        seen.append((spec, kwargs))
+        return FakeListChatModel(responses=["Score: [[5]], Reason: [[x]]"])
+
+    monkeypatch.setattr(chat_models, "init_chat_model", fake_init)
+    resolved = resolve_judge(None, env={"OPENAI_API_KEY": "sk-test"})
+    assert resolved.spec == "openai:gpt-4o" and resolved.warning is None
+    assert seen == [("openai:gpt-4o", {"temperature": 0})]
+    assert type(resolved.model).__name__ == "LangChainJudge" and resolved.model.model_id == "openai:gpt-4o"
+    answer = asyncio.run(Judge(resolved.model).ask("grade", ScoreFormat()))
+    assert answer.value.score == 5
+
+
+def test_openai_without_its_langchain_package_is_a_clear_config_error() -> None:
+    if importlib.util.find_spec("langchain_openai") is not None:
+        resolved = resolve_judge("openai:gpt-4o", env={"OPENAI_API_KEY": "sk-test"})
+        assert resolved.model.model_id == "openai:gpt-4o"
+        return
+    with pytest.raises(ConfigError, match="langchain-openai"):
+        resolve_judge("openai:gpt-4o", env={})
+
+
+@pytest.mark.parametrize("spec", ["nosuch", "gpt4", "mystery:model", "local-ish"])
+def test_unknown_judge_names_are_config_errors(spec: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        resolve_judge(spec, env={})
+    assert spec in str(info.value)
+
+
+def test_unknown_names_without_the_langchain_provider_list_the_installed_ones(monkeypatch) -> None:  # noqa: ANN001
+    import langrag_eval.models as models
+
+    providers = {k: v for k, v in models.judge_providers().items() if k != "langchain"}
+    monkeypatch.setattr(models, "judge_providers", lambda: providers)
+    with pytest.raises(ConfigError, match="installed providers are .*local.*scripted"):
+        resolve_judge("mystery:model", env={})
