@@ -296,7 +296,7 @@ def mapped_dimension(mapping_reply: Mapping[str, Any], *, vector_field: str = "e
 def parse_version(info: Mapping[str, Any]) -> tuple[int, int, int] | None:
     """``GET /`` reply -> OpenSearch version; None for another distribution or no version."""
     version = info.get("version") or {}
-    if version.get("distribution", "opensearch") != "opensearch":
+    if version.get("distribution") != "opensearch":  # Elasticsearch has no such field
         return None
     found = re.match(r"(\d+)\.(\d+)(?:\.(\d+))?", str(version.get("number", "")))
     if not found:

@@ -102,9 +102,11 @@ def resolve_credentials(url: str | None, user: str | None, password: str | None,
     """URL, user and password from the arguments, else from the URL's userinfo, else from
     ``OPENSEARCH_URL`` / ``OPENSEARCH_USER`` / ``OPENSEARCH_PASSWORD``."""
     raw_url = url or os.environ.get("OPENSEARCH_URL")
-    if not raw_url and not injected:
+    if not raw_url:
+        if injected:
+            return "(the given client)", user, password
         raise ConfigError("no OpenSearch URL: pass url=... (--url) or set OPENSEARCH_URL")
-    clean, url_user, url_password = split_credentials(raw_url or "http://injected-client")
+    clean, url_user, url_password = split_credentials(raw_url)
     user = user or url_user or os.environ.get("OPENSEARCH_USER")
     password = password or url_password or os.environ.get("OPENSEARCH_PASSWORD")
     if user and password is None:

@@ -149,12 +149,12 @@ def test_knn_not_supported_reply_is_detected(backend):
 @pytest.mark.parametrize("fusion", ["server_rrf", "normalization"])
 def test_refused_search_pipeline_falls_back_with_a_logged_reason(backend, caplog, fusion):
     backend.index(DOCS, np.eye(4, dtype=np.float32))
-    with caplog.at_level(logging.WARNING, logger="langrag_eval.retrieval.opensearch"):
-        # The pipeline PUT gets HTTP 400; the client-side fallback then needs knn, which this
-        # server also refuses: the fallback path is exercised, the hybrid result is not.
-        with pytest.raises(RetrievalError, match="cannot run knn"):
-            backend.search(text="Seine", vector=[1.0, 0.0, 0.0, 0.0], mode="hybrid",
-                           hybrid=HybridSettings(fusion=fusion))  # type: ignore[arg-type]
+    # The pipeline PUT gets HTTP 400; the client-side fallback then needs knn, which this
+    # server also refuses: the fallback path is exercised, the hybrid result is not.
+    with caplog.at_level(logging.WARNING, logger="langrag_eval.retrieval.opensearch"), \
+            pytest.raises(RetrievalError, match="cannot run knn"):
+        backend.search(text="Seine", vector=[1.0, 0.0, 0.0, 0.0], mode="hybrid",
+                       hybrid=HybridSettings(fusion=fusion))  # type: ignore[arg-type]
     assert "search pipeline refused" in backend.fallbacks[fusion]
     assert "no handler found" in backend.capabilities.unavailable[fusion]
     assert any("fusing client-side" in r.getMessage() and fusion in r.getMessage() for r in caplog.records)
