@@ -153,5 +153,5 @@ class AdaptiveScheduler:
                 remaining[pair] = remaining.get(pair, [])[len(take):]
                 batch.extend(Pairing(q, *pair) for q in take)
             if not batch:
-                self.stopped = "budget" if left <= 0 else "exhausted"
+                self.stopped = "budget" if any(remaining.get(p) for p in open_pairs) else "exhausted"
         return played
