@@ -22,7 +22,7 @@ from .analysis import (ClusterComparison, Group, ItemResult, Metrics, Proportion
                        wilson_interval, without_lm_failures)
 from .authoring import (DEFAULT_STYLES, AuthoringResult, SqlTemplateGenerator, Style, TextTemplateGenerator,
                         author_templates)
-from .dataset import GrammarDataset, GrammarQuery, TemplateReport, build_dataset, stratify
+from .dataset import GrammarDataset, GrammarQuery, TemplateReport, build_dataset, read_dataset, stratify
 from .db import guard_select, readonly_engine, run_select
 from .demo import demo_database, demo_templates_path
 from .evaluate import ARTIFACT, as_pipeline_queries, evaluate_answers
@@ -38,7 +38,7 @@ __all__ = [
     "SqlTemplate", "TextTemplate", "TemplateSet", "bind_placeholders", "validate_template",
     "save_templates", "load_templates", "Style", "DEFAULT_STYLES", "SqlTemplateGenerator",
     "TextTemplateGenerator", "AuthoringResult", "author_templates", "GrammarQuery", "GrammarDataset",
-    "TemplateReport", "build_dataset", "stratify", "demo_database", "demo_templates_path",
+    "TemplateReport", "build_dataset", "read_dataset", "stratify", "demo_database", "demo_templates_path",
     "Correctness", "CorrectnessFormat", "ReferenceGrader", "ItemResult", "Group", "Metrics",
     "ClusterComparison", "Proportion", "Reliability", "group_results", "metrics", "attribute_failures",
     "without_lm_failures", "compare_clusters", "wilson_interval", "binary_reliability",

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import sqlalchemy as sa
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import ConfigError, DataError
 from .db import readonly_engine, run_select, sqlglot_dialect
@@ -37,7 +37,7 @@ from .templates import (_TEXT_PLACEHOLDER, Placeholder, SqlTemplate, TemplateSet
                         validate_texts)
 
 __all__ = ["GrammarQuery", "TemplateReport", "GrammarDataset", "build_dataset", "stratify",
-           "format_value", "fill_text"]
+           "format_value", "fill_text", "read_dataset"]
 
 Policy = Literal["drop", "flag"]
 
@@ -230,3 +230,25 @@ def stratify(queries: list[GrammarQuery], per_logic: int, *, seed: int = 0) -> t
         chosen = {q.id for q in order[:per_logic]}
         kept.extend(q for q in forms if q.id in chosen)
     return kept, dropped
+
+
+def read_dataset(path: str | Path) -> list[GrammarQuery]:
+    """Read a dataset JSONL written by :meth:`GrammarDataset.to_jsonl`; errors name line and field."""
+    source = Path(path)
+    try:
+        lines = source.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise ConfigError(f"{source}: dataset file not found") from None
+    out: list[GrammarQuery] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            out.append(GrammarQuery.model_validate_json(line))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or None
+            raise DataError(first["msg"], path=str(source), line=number, field=where) from None
+    if not out:
+        raise DataError("the dataset holds no queries", path=str(source))
+    return out

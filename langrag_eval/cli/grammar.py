@@ -1,0 +1,252 @@
+"""``langrag-eval grammar``: GRAMMAR data generation and modular evaluation.
+
+Examples::
+
+    langrag-eval grammar schema --db sqlite:///company.sqlite
+    langrag-eval grammar generate --db sqlite:///company.sqlite --templates templates.json --judge openai:gpt-4o
+    #   (first run: the model writes templates.json; review and edit it, then run again to reload it)
+    langrag-eval grammar generate --db demo --out dataset.jsonl        # packaged demo, no model needed
+    langrag-eval grammar analyze --dataset dataset.jsonl --answers answers.jsonl --judge openai:gpt-4o
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from pathlib import Path
+
+from ..errors import ConfigError, DataError
+from ..grammar import (DEFAULT_STYLES, RagasFact, SelfCheckQA, Style, TemplateSet, TextTemplateGenerator,
+                       author_templates, build_dataset, demo_database, demo_templates_path, evaluate_answers,
+                       introspect, load_templates, read_dataset, save_templates, stratify)
+from ..grammar.db import normalise_url
+from ..grammar.grading import ReferenceGrader
+from ..grammar.reliability import FunctionVerdict, ReliabilitySample
+from ..models import resolve_judge
+from ..pipelines import read_answers
+from ..runtime import Judge, RetryPolicy
+from ._common import add_judge_options, say, setup_judge
+
+__all__ = ["register"]
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("grammar", help="GRAMMAR: grounded test data from a database, "
+                                   "modular evaluation", description="GRAMMAR (Li et al., 2024).")
+    sub = parser.add_subparsers(dest="grammar_command", metavar="SUBCOMMAND")
+    parser.set_defaults(handler=lambda args: (parser.print_help(), 2)[1])
+
+    s = sub.add_parser("schema", help="show the schema a template generator sees, with warnings")
+    s.add_argument("--db", required=True, help="SQLAlchemy URL, SQLite file path, or 'demo'")
+    s.set_defaults(handler=_schema)
+
+    g = sub.add_parser("generate", help="templates (written by a model or reloaded) to query/answer pairs")
+    g.add_argument("--db", required=True, help="SQLAlchemy URL, SQLite file path, or 'demo'")
+    g.add_argument("--templates", default=None,
+                   help="editable JSON template file: reloaded when it exists, else written by the model "
+                        "(default grammar_templates.json; the packaged templates for --db demo)")
+    g.add_argument("--templates-only", action="store_true", help="stop after writing the template file")
+    g.add_argument("--out", default="grammar_dataset.jsonl", help="dataset JSONL")
+    g.add_argument("--requirements", default="", help="extra requirements for the SQL template generator")
+    g.add_argument("--max-templates", type=int, default=20)
+    g.add_argument("--styles", default="short,long",
+                   help="text template styles (clusters): short, long, or NAME=DESCRIPTION;... (default short,long)")
+    g.add_argument("--texts-per-style", type=int, default=2)
+    g.add_argument("--no-answer", choices=("drop", "flag"), default="drop",
+                   help="queries whose SQL returns nothing (default drop)")
+    g.add_argument("--multiple", choices=("drop", "flag"), default="drop",
+                   help="queries whose SQL returns several answers (default drop)")
+    g.add_argument("--stratify", type=int, default=None, metavar="K",
+                   help="keep exactly K text forms per SQL logic (stratified sampling)")
+    g.add_argument("--max-combinations", type=int, default=5000, help="per template (default 5000)")
+    g.add_argument("--seed", type=int, default=0)
+    add_judge_options(g)
+    g.set_defaults(handler=_generate)
+
+    a = sub.add_parser("analyze", help="grade answers against the dataset; groups, R, Acc, attribution")
+    a.add_argument("--dataset", required=True, help="dataset JSONL from grammar generate")
+    a.add_argument("--answers", required=True, help="answers JSONL (qid = dataset id), as agents write it")
+    a.add_argument("--agent", action="append", default=None, help="only these agents (repeatable)")
+    a.add_argument("--cluster-field", default="style", choices=("style", "template_id", "text_id"))
+    a.add_argument("--compare", nargs=2, metavar=("A", "B"), default=None,
+                   help="clusters to test against each other (default short long when present)")
+    a.add_argument("--ragas-fact", action="store_true", help="also score RAGAS-Fact against the truth")
+    a.add_argument("--selfcheck", action="store_true",
+                   help="also score SelfCheck-QA (needs --answerer: the RAG system's LM)")
+    a.add_argument("--answerer", default=None, help="model spec of the RAG system's LM for SelfCheck-QA")
+    a.add_argument("--selfcheck-samples", type=int, default=4)
+    a.add_argument("--verdicts", default=None,
+                   help="JSONL of other reference-free verdicts: qid, evaluator, verdict (bool or score), "
+                        "optional agent")
+    a.add_argument("--out", default=None, help="also write the summary JSON here")
+    add_judge_options(a)
+    a.set_defaults(handler=_analyze)
+
+
+def _db(text: str) -> str:
+    return str(demo_database()) if text == "demo" else normalise_url(text)
+
+
+def _schema(args: argparse.Namespace) -> int:
+    schema = introspect(_db(args.db))
+    say(schema.describe())
+    for w in schema.warnings:
+        say(f"warning: {w}")
+    return 0
+
+
+def _styles(text: str, count: int) -> tuple[Style, ...]:
+    known = {s.name: s for s in DEFAULT_STYLES}
+    out = []
+    for part in (p.strip() for p in text.split(";" if "=" in text else ",")):
+        if not part:
+            continue
+        name, sep, description = part.partition("=")
+        if not sep and name.strip() not in known:
+            raise ConfigError(f"--styles: unknown style {name!r}; use short, long or NAME=DESCRIPTION")
+        desc = description.strip() if sep else known[name.strip()].description
+        out.append(Style(name.strip(), desc, count))
+    if not out:
+        raise ConfigError("--styles names no style")
+    return tuple(out)
+
+
+def _generate(args: argparse.Namespace) -> int:
+    db = _db(args.db)
+    schema = introspect(db)
+    for w in schema.warnings:
+        say(f"warning: {w}", err=True)
+    path = Path(args.templates) if args.templates else (
+        demo_templates_path() if args.db == "demo" else Path("grammar_templates.json"))
+    styles = _styles(args.styles, args.texts_per_style)
+    if path.is_file():
+        templates = load_templates(path)
+        say(f"reloaded {len(templates.templates)} template(s) from {path}")
+        unphrased = [t for t in templates.templates if not t.texts]
+        if unphrased:
+            setup = setup_judge(args)
+            writer = TextTemplateGenerator(setup.judge, styles)
+            phrased = {t.id: asyncio.run(writer.generate(t)) for t in unphrased}
+            templates.templates = [phrased[t.id][0] if t.id in phrased else t for t in templates.templates]
+            templates.problems += [p for _, ps in phrased.values() for p in ps]
+            save_templates(path, templates)
+            say(f"phrased {len(unphrased)} template(s) without text templates; saved to {path}")
+    else:
+        setup = setup_judge(args)
+        authored = asyncio.run(author_templates(schema, setup.judge, styles=styles,
+                                                requirements=args.requirements,
+                                                max_templates=args.max_templates))
+        templates = TemplateSet(database=args.db if "://" not in args.db else None,
+                                templates=authored.templates, problems=authored.problems)
+        save_templates(path, templates)
+        say(f"wrote {len(authored.templates)} template(s) to {path}: review and edit them, then run "
+            "the same command again to reload the file")
+    for problem in templates.problems:
+        say(f"problem: {problem}", err=True)
+    if args.templates_only:
+        return 0
+    data = build_dataset(db, templates, schema=schema, on_no_answer=args.no_answer, on_multiple=args.multiple,
+                         max_combinations=args.max_combinations, seed=args.seed)
+    queries = data.queries
+    if args.stratify:
+        queries, dropped = stratify(queries, args.stratify, seed=args.seed)
+        say(f"stratified to {args.stratify} text form(s) per logic; {dropped} logic(s) with fewer dropped")
+    data.model_copy(update={"queries": queries}).to_jsonl(args.out)
+    for r in data.reports:
+        say(f"{r.template_id}: {r.combinations} combinations, {r.logics} logics, {r.queries} queries "
+            f"(no answer {r.no_answer}, several answers {r.multiple_answers})")
+        for e in r.errors:
+            say(f"  error: {e}", err=True)
+        for w in r.warnings:
+            say(f"  warning: {w}", err=True)
+    say(f"{len(queries)} queries over {len({q.logic_id for q in queries})} SQL logics -> {args.out}")
+    return 0
+
+
+def _verdict_table(path: str) -> dict[str, dict[str, object]]:
+    table: dict[str, dict[str, object]] = {}
+    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DataError(f"not valid JSON ({exc.msg})", path=path, line=n) from None
+        for f in ("qid", "evaluator", "verdict"):
+            if f not in obj:
+                raise DataError("is missing", path=path, line=n, field=f)
+        if not isinstance(obj["verdict"], (bool, int, float)) or obj["verdict"] is None:
+            raise DataError("must be true, false or a number", path=path, line=n, field="verdict")
+        key = f"{obj['agent']}/{obj['qid']}" if obj.get("agent") else str(obj["qid"])
+        table.setdefault(str(obj["evaluator"]), {})[key] = obj["verdict"]
+    return table
+
+
+def _lookup(table: dict[str, object]):
+    def verdict(sample: ReliabilitySample) -> object:
+        qid = sample.id.split("/", 1)[1] if "/" in sample.id else sample.id
+        return table.get(sample.id, table.get(qid))
+    return verdict
+
+
+def _analyze(args: argparse.Namespace) -> int:
+    queries = read_dataset(args.dataset)
+    errors: list[DataError] = []
+    answers = read_answers(args.answers, errors=errors)
+    for e in errors:
+        say(f"skipped: {e}", err=True)
+    if args.agent:
+        answers = [a for a in answers if a.agent in set(args.agent)]
+        if not answers:
+            raise ConfigError(f"no answers from agent(s) {', '.join(args.agent)} in {args.answers}")
+    setup = setup_judge(args)
+    config = {"dataset": str(Path(args.dataset).resolve()), "answers": str(Path(args.answers).resolve()),
+              "agents": args.agent, "cluster_field": args.cluster_field, "compare": args.compare,
+              "judge": setup.judge.model_id, "ragas_fact": args.ragas_fact, "selfcheck": args.selfcheck,
+              "verdicts": args.verdicts}
+    run_id = setup.store.open_run("grammar", config, run_id=args.run_id, judge=setup.judge.model_id)
+    judge = setup.judge.for_run(run_id)
+    free: dict[str, object] = {}
+    if args.ragas_fact:
+        free["ragas_fact"] = RagasFact(judge)
+    if args.selfcheck:
+        if not args.answerer:
+            raise ConfigError("--selfcheck needs --answerer, the model spec of the RAG system's LM")
+        answerer = Judge(resolve_judge(args.answerer).model, store=setup.store, run_id=run_id,
+                         retry=RetryPolicy(max_attempts=args.max_attempts, timeout=args.timeout))
+        free["selfcheck_qa"] = SelfCheckQA(answerer, judge, samples=args.selfcheck_samples)
+    if args.verdicts:
+        for name, table in _verdict_table(args.verdicts).items():
+            free[name] = FunctionVerdict(_lookup(table))
+    summary = asyncio.run(evaluate_answers(
+        queries, answers, ReferenceGrader(judge), cluster_field=args.cluster_field,
+        compare=tuple(args.compare) if args.compare else None, reference_free=free or None,  # type: ignore[arg-type]
+        store=setup.store, run_id=run_id, limit=args.concurrency))
+    setup.store.finish_run(run_id, {a: r["overall"] for a, r in summary["agents"].items()})
+    if args.out:
+        Path(args.out).write_text(json.dumps(summary, indent=2, ensure_ascii=False), encoding="utf-8")
+    say(f"run {run_id} (artifact 'grammar')")
+    for agent, r in summary["agents"].items():
+        o = r["overall"]
+        say(f"{agent}: {r['scored']} graded, {r['unscored']} unscored; groups gap {o['groups']['gap']}, "
+            f"robust {o['groups']['robust']}, non-robust {o['groups']['non_robust']}; "
+            f"R {_f(o['robustness'])}, Acc {_f(o['accuracy'])}; failures from retrieval "
+            f"{r['attribution']['retrieval']}, from the LM {r['attribution']['lm']}")
+        for c, m in r["clusters"].items():
+            say(f"  {c}: R {_f(m['all']['robustness'])}, Acc {_f(m['all']['accuracy'])}, "
+                f"retrieval view R {_f(m['retrieval_view']['robustness'])}")
+        if r["comparison"]:
+            c = r["comparison"]
+            say(f"  {c['a']} vs {c['b']}: CMH p = {_f(c['p_value'])}, Fisher p = {_f(c['fisher_p_value'])}")
+        for name, rel in r.get("reference_free", {}).items():
+            p, rc = rel["precision"], rel["recall"]
+            say(f"  {name}: precision {_f(p['value'])} [{_f(p['low'])}, {_f(p['high'])}], "
+                f"recall {_f(rc['value'])} [{_f(rc['low'])}, {_f(rc['high'])}]")
+    for p in summary["problems"]:
+        say(f"problem: {p}", err=True)
+    return 0
+
+
+def _f(x: object) -> str:
+    return "n/a" if x is None else f"{x:.3f}"
