@@ -1,0 +1,153 @@
+"""vRAG-Eval grading for LangChain: a classic ``StringEvaluator`` and a LangSmith evaluator function.
+
+Both grade the prediction against the reference (the label, definitive) for the input question, and
+report ``score`` normalised to 0..1 (``(n - 1) / 4``), the raw 1-5 score, ``value`` ``"accept"`` or
+``"reject"`` and the judge's reasoning. An answer that could not be graded has ``score`` None and
+the reason; it is never a silent 0.
+
+The judge is a langrag ``Judge`` (for the cache, retries, limiter and usage); a LangChain chat model
+or a langrag ``ChatModel`` is also accepted and wrapped in a fresh ``Judge``.
+
+>>> from langchain_core.language_models import FakeListChatModel
+>>> ev = VragStringEvaluator(FakeListChatModel(responses=["Score: [[4]], Reason: [[Right.]]"]))
+>>> r = ev.evaluate_strings(prediction="Paris", reference="Paris", input="Capital of France?")
+>>> r["score"], r["raw_score"], r["value"], r["reasoning"]
+(0.75, 4, 'accept', 'Right.')
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Awaitable, Callable, Mapping, Sequence
+
+from langchain_classic.evaluation import StringEvaluator
+from langchain_core.language_models import BaseChatModel
+from langrag_eval.errors import ConfigError
+from langrag_eval.grading import GradedExample, VragGrade, VragGrader
+from langrag_eval.model import ChatModel
+from langrag_eval.prompts import PromptTemplate
+from langrag_eval.results import Unscored
+from langrag_eval.retrieval.base import run_sync
+from langrag_eval.runtime import Judge
+
+from .models import LangChainJudge
+
+__all__ = ["VragStringEvaluator", "vrag_langsmith_evaluator", "as_judge"]
+
+JudgeLike = Judge | ChatModel | BaseChatModel
+
+
+def as_judge(judge: JudgeLike) -> Judge:
+    """A langrag ``Judge`` from a Judge, a LangChain chat model or a langrag ``ChatModel``."""
+    if isinstance(judge, Judge):
+        return judge
+    if isinstance(judge, BaseChatModel):
+        return Judge(LangChainJudge(judge))
+    if isinstance(judge, ChatModel):
+        return Judge(judge)
+    raise ConfigError(f"expected a langrag Judge, a LangChain chat model or a langrag ChatModel, "
+                      f"got {type(judge).__name__}")
+
+
+def _grader(judge: JudgeLike, options: dict[str, Any]) -> VragGrader:
+    return VragGrader(as_judge(judge), **options)
+
+
+def _as_dict(result: VragGrade | Unscored) -> dict[str, Any]:
+    if isinstance(result, Unscored):
+        return {"score": None, "raw_score": None, "value": None, "reasoning": result.reason,
+                "unscored": result.cause}
+    out: dict[str, Any] = {"score": result.normalised, "raw_score": result.score,
+                           "value": "accept" if result.accepted else "reject", "reasoning": result.reason}
+    if result.confidence is not None:
+        out["confidence"] = result.confidence
+    return out
+
+
+class VragStringEvaluator(StringEvaluator):
+    """vRAG-Eval as a ``langchain_classic`` string evaluator (needs input and reference).
+
+    Options are the grader's: ``threshold`` (lowest accepted score, 4), ``confidence``, ``rubric``
+    (text or ``Path``), ``examples`` (graded few-shot examples), ``template`` (prompt file).
+    """
+
+    def __init__(self, judge: JudgeLike, *, threshold: int = 4, confidence: bool = False,
+                 rubric: str | Path | None = None, examples: Sequence[GradedExample] = (),
+                 template: str | Path | PromptTemplate | None = None) -> None:
+        self.grader = _grader(judge, dict(threshold=threshold, confidence=confidence, rubric=rubric,
+                                          examples=examples, template=template))
+
+    @property
+    def requires_reference(self) -> bool:
+        return True
+
+    @property
+    def requires_input(self) -> bool:
+        return True
+
+    @property
+    def evaluation_name(self) -> str:
+        return "vrag"
+
+    async def _aevaluate_strings(self, *, prediction: str, reference: str | None = None,
+                                 input: str | None = None, **kwargs: Any) -> dict:
+        return _as_dict(await self.grader.grade(question=input, answer=prediction, label=reference))
+
+    def _evaluate_strings(self, *, prediction: str, reference: str | None = None,
+                          input: str | None = None, **kwargs: Any) -> dict:
+        return run_sync(self._aevaluate_strings(prediction=prediction, reference=reference, input=input))
+
+
+def _pick(data: Any, key: str | None, fallbacks: Sequence[str]) -> Any:
+    if not isinstance(data, Mapping):
+        return data
+    for k in ([key] if key else list(fallbacks)):
+        if k in data:
+            return data[k]
+    if key is None and len(data) == 1:
+        return next(iter(data.values()))
+    return None
+
+
+def _text(value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    content = getattr(value, "content", None)  # an AIMessage returned by a chain without a parser
+    return content if isinstance(content, str) else str(value)
+
+
+def vrag_langsmith_evaluator(judge: JudgeLike, *, question_key: str | None = None,
+                             answer_key: str | None = None, label_key: str | None = None,
+                             key: str = "vrag", asynchronous: bool = False,
+                             **grader_options: Any) -> Callable[..., dict | Awaitable[dict]]:
+    """An evaluator for ``langsmith.evaluate`` / ``aevaluate``: ``(inputs, outputs, reference_outputs)``.
+
+    The question is read from ``inputs[question_key]`` (default: ``question``, ``query``, ``input``
+    or the only value), the answer from ``outputs[answer_key]`` (default: ``answer``, ``output``,
+    ``result`` or the only value), the label from ``reference_outputs[label_key]`` (default:
+    ``label``, ``answer``, ``reference``, ``output`` or the only value). It returns two results:
+    ``key`` with the normalised score, ``value`` accept/reject and the reason as ``comment``, and
+    ``{key}_raw_score`` with the 1-5 score. With ``asynchronous=True`` the function is async.
+    """
+    grader = _grader(judge, grader_options)
+
+    async def grade(inputs: dict, outputs: dict, reference_outputs: dict) -> dict:
+        question = _text(_pick(inputs, question_key, ("question", "query", "input")))
+        answer = _text(_pick(outputs, answer_key, ("answer", "output", "result")))
+        label = _text(_pick(reference_outputs, label_key, ("label", "answer", "reference", "output")))
+        r = _as_dict(await grader.grade(question=question, answer=answer, label=label))
+        main = {"key": key, "score": r["score"], "value": r["value"], "comment": r["reasoning"]}
+        if r.get("confidence") is not None or r.get("unscored"):
+            main["metadata"] = {k: r[k] for k in ("confidence", "unscored") if r.get(k) is not None}
+        return {"results": [main, {"key": f"{key}_raw_score", "score": r["raw_score"],
+                                   "comment": r["reasoning"]}]}
+
+    if asynchronous:
+        async def vrag(inputs: dict, outputs: dict, reference_outputs: dict) -> dict:
+            return await grade(inputs, outputs, reference_outputs)
+    else:
+        def vrag(inputs: dict, outputs: dict, reference_outputs: dict) -> dict:  # type: ignore[misc]
+            return run_sync(grade(inputs, outputs, reference_outputs))
+    vrag.__name__ = key
+    vrag.grader = grader  # type: ignore[attr-defined]
+    return vrag
