@@ -19,11 +19,12 @@ from .match import Matcher
 from .sample import SampleUsage, ThelmaResult, ThelmaSample
 from .scripted import ThelmaScript, synthetic_dataset
 from .dataset import ThelmaReport, evaluate_dataset, evaluate_dataset_sync, summarize
+from .meta import MetaEvaluation, MetaReport, MetaRow, PairOutcome
 
 __all__ = [
     "Thelma", "ThelmaSample", "ThelmaResult", "SampleUsage", "MetricScore", "METRICS", "METRIC_NAMES",
     "DEFAULT_SD_THRESHOLD", "Decomposer", "Matcher", "split_sentences", "ListFormat", "BinaryListFormat",
     "macro_average", "coverage", "self_distinctness", "Thresholds", "Finding", "Rule", "RULES",
     "diagnose", "diagnose_dataset", "ThelmaScript", "synthetic_dataset", "ThelmaReport", "evaluate_dataset",
-    "evaluate_dataset_sync", "summarize",
+    "evaluate_dataset_sync", "summarize", "MetaEvaluation", "MetaReport", "MetaRow", "PairOutcome",
 ]

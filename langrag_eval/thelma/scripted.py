@@ -45,12 +45,13 @@ class ThelmaScript:
     """Replies to THELMA prompts from tables.
 
     ``claims`` (text -> claims) and ``questions`` (query -> sub-questions) give decompositions;
-    texts not listed fall back to their sentences. The verdict tables map a component to 0/1 or are
-    functions of it: ``source`` (a retrieved source, SP1), ``essential`` (a fact or claim, SP2/RP),
-    ``addresses`` (a sub-question, or (sub-question, response), RQC), ``supported`` (a claim, GR),
-    ``answers`` ((sub-question, source) pairs, SQC; the whole source set answers when any single
-    source does, or when ``(sub-question, None)`` is 1: a multi-hop answer). Missing entries get
-    ``default``. ``rewrite(kind, text)`` answers the meta-evaluation's perturbation prompts.
+    texts not listed fall back to their sentences. Each verdict table maps a key to 0/1, or is a
+    function of the most specific key. Keys, most specific first: ``source`` (query, source) or
+    source (SP1); ``essential`` (query, fact) or fact (SP2 and RP); ``supported`` (claim, sources
+    tuple) or claim (GR); ``addresses`` (sub-question, response) or sub-question (RQC); ``answers``
+    (sub-question, source) (SQC), where the whole source set answers when any single source does or
+    when ``(sub-question, None)`` is 1 (a multi-hop answer). Missing entries get ``default``.
+    ``rewrite(kind, text)`` answers the meta-evaluation's perturbation prompts.
     """
 
     def __init__(self, *, claims: Mapping[str, Sequence[str]] | None = None,
@@ -72,11 +73,10 @@ class ThelmaScript:
 
     def verdict(self, table: str, *keys: object) -> int:
         t = self.tables[table]
+        if callable(t):
+            return int(t(keys[0]))
         for key in keys:
-            if callable(t):
-                if isinstance(key, str):
-                    return int(t(key))
-            elif key in t:
+            if key in t:
                 return int(t[key])
         return self.default
 
@@ -103,11 +103,12 @@ class ThelmaScript:
             return self._perturb(prompt)
         sources = blocks(prompt, "source")
         response = (blocks(prompt, "response") or [None])[0]
+        query = (blocks(prompt, "query") or [""])[0]
         if (facts := blocks(prompt, "fact")):
-            verdicts = [self.verdict("essential", f) for f in facts]
+            verdicts = [self.verdict("essential", (query, f), f) for f in facts]
             return self._digits(verdicts) if _numbered(prompt, "fact") else f"<output>{verdicts[0]}</output>"
         if (claims := blocks(prompt, "claim")):
-            verdicts = [self.verdict("supported", c) for c in claims]
+            verdicts = [self.verdict("supported", (c, tuple(sources)), c) for c in claims]
             return self._digits(verdicts) if _numbered(prompt, "claim") else f"<output>{verdicts[0]}</output>"
         if (questions := blocks(prompt, "question")):
             if response is not None:
@@ -117,7 +118,7 @@ class ThelmaScript:
             return (self._digits(verdicts) if _numbered(prompt, "question")
                     else f"<output>{verdicts[0]}</output>")
         if blocks(prompt, "query") and sources:
-            verdicts = [self.verdict("source", s) for s in sources]
+            verdicts = [self.verdict("source", (query, s), s) for s in sources]
             return self._digits(verdicts) if _numbered(prompt, "source") else f"<output>{verdicts[0]}</output>"
         raise KeyError(f"not a THELMA prompt this script knows: {prompt[:80]!r}")
 
