@@ -1,0 +1,140 @@
+"""``langrag-eval agents``: run the RAG-Fusion paper's six agents on the embedded backend.
+
+    langrag-eval agents --corpus docs/ --queries queries.jsonl --out answers.jsonl \\
+        --judge openai:gpt-4o [--agents rag-bm25,fusion-bm25] [-k 5] [--variations 4]
+
+Loads the corpus (``.txt``, ``.md``, ``.jsonl`` files or folders), chunks, embeds (the packaged
+MiniLM, only when a KNN or hybrid agent runs) and indexes it in an embedded index (in memory, or the
+``--index`` folder), then runs every chosen agent on every query with the ``--judge`` model as the
+generator. Answers with their passages are written in the answers JSONL layout
+(:mod:`langrag_eval.pipelines.io`), ready for ``langrag-eval tournament --answers``. Answers are
+stored in the run store as they arrive: the same command resumes the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+from pathlib import Path
+
+from ..errors import ConfigError, DataError
+from ..pipelines import (AGENT_NAMES, AgentAnswer, read_queries, run_agents, select_agents, six_agents,
+                         write_answers)
+from ..pipelines.batch import TASK
+from ..retrieval import EmbeddedBackend
+from ..retrieval.chunking import DEFAULT_OVERLAP, DEFAULT_SIZE, chunk_sources
+from ..retrieval.ingest import Loaded, ingest, load_path
+from ..runtime import run_id_for
+from ._common import add_judge_options, say, setup_judge
+
+__all__ = ["register"]
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "agents", help="run the RAG and RAG-Fusion agents (BM25, KNN, hybrid) and write their answers",
+        description="Index a corpus in the embedded backend and run the six agents of the RAG-Fusion "
+                    "paper (rag-bm25, rag-knn, rag-hybrid, fusion-bm25, fusion-knn, fusion-hybrid) on "
+                    "each query; the --judge model writes the query variations and the answers.")
+    p.add_argument("--corpus", nargs="+", default=[], metavar="PATH",
+                   help=".txt / .md / .jsonl files or folders to index")
+    p.add_argument("--queries", required=True,
+                   help="JSONL with qid and query per line, or a text file with one query per line")
+    p.add_argument("--out", required=True, help="answers JSONL to write")
+    p.add_argument("--agents", default=",".join(AGENT_NAMES),
+                   help=f"comma-separated agents to run (default: all six: {','.join(AGENT_NAMES)})")
+    p.add_argument("-k", type=int, default=5, help="passages each answer is generated from (default 5)")
+    p.add_argument("--variations", type=int, default=4,
+                   help="query variations a Fusion agent generates besides the original (default 4)")
+    p.add_argument("--index", default=None,
+                   help="folder of a persisted embedded index: reused when --corpus is not given, "
+                        "otherwise the corpus is (re)indexed into it; default: an in-memory index")
+    p.add_argument("--chunk-size", type=int, default=DEFAULT_SIZE,
+                   help=f"characters per chunk (default {DEFAULT_SIZE})")
+    p.add_argument("--chunk-overlap", type=int, default=DEFAULT_OVERLAP,
+                   help=f"characters shared by consecutive chunks (default {DEFAULT_OVERLAP})")
+    p.add_argument("--text-field", default="text", help="text field of .jsonl corpus files (default text)")
+    p.add_argument("--id-field", default="id", help="id field of .jsonl corpus files (default id)")
+    p.add_argument("--limit", type=int, default=8, help="(agent, query) pairs in flight (default 8)")
+    add_judge_options(p)
+    p.set_defaults(handler=handle)
+
+
+def _load_corpus(args: argparse.Namespace) -> Loaded:
+    loaded = Loaded()
+    for path in args.corpus:
+        loaded.extend(load_path(path, text_field=args.text_field, id_field=args.id_field))
+    for error in loaded.errors:
+        say(f"WARNING: skipped: {error}", err=True)
+    if not loaded.sources:
+        raise DataError("no document could be read from the corpus; nothing to index",
+                        path=", ".join(args.corpus))
+    return loaded
+
+
+def _build_index(args: argparse.Namespace, needs_vectors: bool) -> tuple[EmbeddedBackend, str]:
+    """The backend and a digest of what it holds, so that a changed corpus starts a new run."""
+    if not args.corpus and not args.index:
+        raise ConfigError("give --corpus PATH... to index, or --index DIR holding an index built before")
+    backend = EmbeddedBackend(args.index)
+    digest = hashlib.sha256()
+    if args.corpus:
+        loaded = _load_corpus(args)
+        chunks = chunk_sources(loaded.sources, size=args.chunk_size, overlap=args.chunk_overlap)
+        report = ingest(backend, chunks, vectors=needs_vectors)
+        for chunk_id, reason in report.failed:
+            say(f"WARNING: chunk {chunk_id} not indexed: {reason}", err=True)
+        say(f"indexed {report.indexed} chunks from {len(loaded.sources)} documents")
+        for chunk in chunks:  # chunk ids embed a hash of their text
+            digest.update(chunk.id.encode("utf-8") + b"\n")
+    count = backend.count()
+    if count == 0:
+        raise ConfigError("the index holds no chunks; give --corpus PATH...")
+    digest.update(f"{Path(args.index).resolve() if args.index else ''}|{count}".encode("utf-8"))
+    return backend, digest.hexdigest()
+
+
+def handle(args: argparse.Namespace) -> int:
+    if args.k < 1 or args.variations < 1 or args.limit < 1:
+        raise ConfigError("-k, --variations and --limit must be at least 1")
+    names = [n.strip() for n in args.agents.split(",") if n.strip()]
+    unknown = [n for n in names if n not in AGENT_NAMES]
+    if not names or unknown:
+        raise ConfigError(f"--agents: unknown agent(s) {', '.join(unknown) or '(none given)'}; "
+                          f"choose from {', '.join(AGENT_NAMES)}")
+    queries = read_queries(args.queries)
+    setup = setup_judge(args)  # before indexing, so a bad --judge fails fast
+    # Only KNN and hybrid agents need vectors; a BM25-only run never loads the embedding model.
+    backend, corpus_digest = _build_index(args, any(not n.endswith("-bm25") for n in names))
+
+    config = {"corpus": [str(Path(c).resolve()) for c in args.corpus], "index": args.index,
+              "corpus_digest": corpus_digest, "queries": str(Path(args.queries).resolve()),
+              "queries_sha256": hashlib.sha256(Path(args.queries).read_bytes()).hexdigest(),
+              "agents": names, "k": args.k, "variations": args.variations,
+              "chunking": [args.chunk_size, args.chunk_overlap], "generator": setup.judge.model_id}
+    run_id = setup.store.open_run("agents", config, args.run_id or run_id_for("agents", config),
+                                  judge=setup.judge.model_id)
+    generator = setup.judge.for_run(run_id)
+    agents = select_agents(six_agents(backend, None, generator, args.k, n_variations=args.variations), names)
+    runs = run_agents(agents, queries, store=setup.store, run_id=run_id, limit=args.limit,
+                      description=f"agents ({len(agents)} x {len(queries)} queries)")
+
+    answers = [r.result for r in runs if isinstance(r.result, AgentAnswer)]
+    failed = [r for r in runs if not isinstance(r.result, AgentAnswer)]
+    for r in failed:
+        say(f"WARNING: {r.agent} on {r.qid}: no answer ({r.result.cause}): {r.result.reason}", err=True)
+    written = write_answers(args.out, answers)
+    per_agent = {a.name: sum(1 for r in runs if r.agent == a.name and r.ok) for a in agents}
+    setup.store.put_artifact(run_id, TASK, {"agents": per_agent, "queries": len(queries),
+                                            "answers": written, "failed": len(failed), "out": args.out})
+    setup.store.finish_run(run_id, {"answers": written, "failed": len(failed)})
+    usage = setup.store.usage(run_id)["total"]
+    meter = generator.usage
+    say(f"agents on {len(queries)} queries (run {run_id}, generator {generator.model_id})")
+    for name, ok in per_agent.items():
+        say(f"  {name:<14} {ok}/{len(queries)} answered")
+    say(f"  model calls now: {meter.calls} (cached {meter.cached}, failed {meter.failed}); over this run: "
+        f"{usage['calls']} calls, {usage['prompt_tokens']} + {usage['completion_tokens']} tokens"
+        + ("" if usage["cost"] is None else f", cost {usage['cost']:.4f}"))
+    say(f"  answers: {args.out} ({written} written, {len(failed)} failed)")
+    return 0
