@@ -2,5 +2,8 @@
 
 from .grading import VragStringEvaluator, vrag_langsmith_evaluator
 from .models import LangChainJudge
+from .pipelines import as_runnable, six_runnables
+from .retrievers import LangragRetriever
 
-__all__ = ["LangChainJudge", "VragStringEvaluator", "vrag_langsmith_evaluator"]
+__all__ = ["LangChainJudge", "VragStringEvaluator", "vrag_langsmith_evaluator",
+           "LangragRetriever", "as_runnable", "six_runnables"]

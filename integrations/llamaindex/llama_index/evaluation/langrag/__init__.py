@@ -1,5 +1,8 @@
 """LlamaIndex adapters for langrag-eval (PEP 420 namespace package ``llama_index.evaluation``)."""
 
+from .grading import VragEvaluator
 from .models import LlamaIndexJudge
+from .query_engines import LangragQueryEngine, six_query_engines
+from .retrievers import LangragRetriever
 
-__all__ = ["LlamaIndexJudge"]
+__all__ = ["LlamaIndexJudge", "VragEvaluator", "LangragRetriever", "LangragQueryEngine", "six_query_engines"]
