@@ -1,0 +1,157 @@
+"""Tournament simulation: how well Elo, Bradley-Terry and adaptive scheduling recover a known ranking,
+what each costs in judge calls, and how fast 500 Elo tournaments run.
+
+Six agents have known Bradley-Terry strengths (Elo scale, 50 points apart by default). For every
+(query, pair of agents) a scripted judge holds one opinion drawn from those strengths (a tie with
+probability ``--tie``, else a win drawn by the Bradley-Terry odds); each call it answers with that
+opinion, except that with probability ``--noise`` it names the answer shown first (position bias),
+so the both-orders rule turns some games into ties. The games go through the real runtime:
+``run_tournament`` -> ``PairwiseEvaluator`` -> ``Judge`` -> ``ScriptedModel``. The agents retrieve no
+documents here, so every judge call is a game call.
+
+For each seed it reports Kendall tau between recovered and true ranking for round-robin Elo,
+round-robin Bradley-Terry and adaptive scheduling (Bradley-Terry and Elo on its games), and the judge
+calls each spent. Then it times ``elo_ratings`` for 500 tournaments over 6 agents x 200 queries x 15
+games.
+
+    python benchmarks/tournament.py                      # 10 seeds, 200 queries
+    python benchmarks/tournament.py --seeds 3 --gap 30 --noise 0.3
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import itertools
+import json
+import re
+import statistics
+import time
+from typing import Any
+
+import numpy as np
+from scipy.stats import kendalltau
+
+from langrag_eval.runtime import Judge
+from langrag_eval.testing import ScriptedModel
+from langrag_eval.tournament import TournamentConfig, TournamentData, elo_ratings, run_tournament
+
+__all__ = ["simulate", "time_elo", "main"]
+
+AGENTS = ["rag-knn", "fusion-knn", "rag-bm25", "rag-hybrid", "fusion-hybrid", "fusion-bm25"]
+
+
+def _uniform(*parts: Any) -> float:
+    digest = hashlib.sha256("|".join(map(str, parts)).encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2 ** 64
+
+
+def make_judge(strength: dict[str, float], *, seed: int, noise: float, tie: float):
+    """A reply function that answers from ``strength`` (Elo scale) with position-bias noise."""
+    pattern = re.compile(r"answer of (\S+) to (\S+)")
+
+    def reply(prompt: str) -> str:
+        agent_a, qid = pattern.search(prompt.split("<answer_a>")[1]).groups()
+        agent_b, _ = pattern.search(prompt.split("<answer_b>")[1]).groups()
+        x, y = sorted((agent_a, agent_b))
+        u = _uniform(seed, "opinion", qid, x, y)
+        p_x = 1 / (1 + 10 ** ((strength[y] - strength[x]) / 400))
+        winner = None if u < tie else (x if (u - tie) / (1 - tie) < p_x else y)
+        shown_first = agent_a
+        if _uniform(seed, "bias", qid, agent_a, agent_b) < noise:
+            return "Position-biased look.\n[[A]]"
+        verdict = "C" if winner is None else ("A" if winner == shown_first else "B")
+        return f"Weighed both.\n[[{verdict}]]"
+    return reply
+
+
+def _data(queries: int) -> TournamentData:
+    return TournamentData.from_records(
+        {"qid": f"q{q}", "query": f"question {q}", "agent": a, "answer": f"answer of {a} to q{q}"}
+        for q in range(queries) for a in AGENTS)
+
+
+def _tau(scores: dict[str, float], strength: dict[str, float]) -> float:
+    return float(kendalltau([scores[a] for a in AGENTS], [strength[a] for a in AGENTS]).statistic)
+
+
+async def simulate(seed: int, *, queries: int, gap: float, noise: float, tie: float,
+                   adaptive: dict[str, Any]) -> dict[str, Any]:
+    strength = {a: i * gap for i, a in enumerate(AGENTS)}
+    data = _data(queries)
+    out: dict[str, Any] = {"seed": seed}
+    for name, config in (("round_robin", TournamentConfig(schedule="all", seed=seed, n_boot=100)),
+                         ("adaptive", TournamentConfig(schedule="adaptive", seed=seed, n_boot=100, **adaptive))):
+        model = ScriptedModel(make_judge(strength, seed=seed, noise=noise, tie=tie))
+        result = await run_tournament(data, Judge(model, concurrency=64), config, limit=64)
+        s = result.summary
+        bt = {r["agent"]: r["bt_rating"] for r in s["ranking"]}
+        elo = {r["agent"]: r["elo"] for r in s["ranking"]}
+        out[name] = {"tau_bt": _tau(bt, strength), "tau_elo": _tau(elo, strength), "calls": model.calls,
+                     "games": s["games"]["played"], "position_flips": s["games"]["position_flips"],
+                     "stopped": (s["adaptive"] or {}).get("stopped")}
+    return out
+
+
+def time_elo(queries: int = 200, tournaments: int = 500, repeats: int = 5) -> dict[str, Any]:
+    rng = np.random.default_rng(0)
+    games = [(x, y, float(rng.choice([0.0, 0.5, 1.0])))
+             for _ in range(queries) for x, y in itertools.combinations(AGENTS, 2)]
+    times = []
+    for r in range(repeats):
+        start = time.perf_counter()
+        elo_ratings(games, AGENTS, tournaments=tournaments, seed=r)
+        times.append(time.perf_counter() - start)
+    return {"games": len(games), "tournaments": tournaments, "seconds": times, "best": min(times),
+            "median": statistics.median(times)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--seeds", type=int, default=10)
+    p.add_argument("--queries", type=int, default=200)
+    p.add_argument("--gap", type=float, default=50.0, help="Elo points between neighbouring agents")
+    p.add_argument("--noise", type=float, default=0.15, help="share of calls that just name answer A")
+    p.add_argument("--tie", type=float, default=0.1, help="share of (query, pair) opinions that are ties")
+    p.add_argument("--adaptive-initial", type=int, default=10)
+    p.add_argument("--adaptive-batch", type=int, default=10)
+    p.add_argument("--adaptive-z", type=float, default=2.0)
+    p.add_argument("--json", default=None, help="write all figures to this file")
+    args = p.parse_args(argv)
+    adaptive = {"adaptive_initial": args.adaptive_initial, "adaptive_batch": args.adaptive_batch,
+                "adaptive_z": args.adaptive_z}
+    runs = [asyncio.run(simulate(s, queries=args.queries, gap=args.gap, noise=args.noise, tie=args.tie,
+                                 adaptive=adaptive)) for s in range(args.seeds)]
+    print(f"{args.seeds} seeds, 6 agents {args.gap:g} Elo apart, {args.queries} queries, "
+          f"position-bias noise {args.noise}, tie opinions {args.tie}")
+    print(f"{'seed':>4}  {'RR tau Elo':>10}  {'RR tau BT':>9}  {'RR calls':>8}  {'AD tau BT':>9}  "
+          f"{'AD tau Elo':>10}  {'AD calls':>8}  {'AD/RR':>5}  stopped")
+    for r in runs:
+        rr, ad = r["round_robin"], r["adaptive"]
+        print(f"{r['seed']:>4}  {rr['tau_elo']:10.3f}  {rr['tau_bt']:9.3f}  {rr['calls']:8d}  {ad['tau_bt']:9.3f}  "
+              f"{ad['tau_elo']:10.3f}  {ad['calls']:8d}  {ad['calls'] / rr['calls']:5.2f}  {ad['stopped']}")
+    mean = lambda key, sub: statistics.mean(r[key][sub] for r in runs)  # noqa: E731
+    low = lambda key, sub: min(r[key][sub] for r in runs)  # noqa: E731
+    print(f"mean  {mean('round_robin', 'tau_elo'):10.3f}  {mean('round_robin', 'tau_bt'):9.3f}  "
+          f"{mean('round_robin', 'calls'):8.0f}  {mean('adaptive', 'tau_bt'):9.3f}  "
+          f"{mean('adaptive', 'tau_elo'):10.3f}  {mean('adaptive', 'calls'):8.0f}  "
+          f"{mean('adaptive', 'calls') / mean('round_robin', 'calls'):5.2f}")
+    print(f"min   {low('round_robin', 'tau_elo'):10.3f}  {low('round_robin', 'tau_bt'):9.3f}  {'':8}  "
+          f"{low('adaptive', 'tau_bt'):9.3f}  {low('adaptive', 'tau_elo'):10.3f}")
+    target = all(r["adaptive"]["tau_bt"] >= 0.9 and r["adaptive"]["calls"] <= r["round_robin"]["calls"] / 2
+                 for r in runs)
+    print(f"target (adaptive tau >= 0.9 with <= half the round-robin calls, every seed): "
+          f"{'met' if target else 'NOT met'}")
+    timing = time_elo(queries=args.queries)
+    print(f"Elo: {timing['tournaments']} tournaments x {timing['games']} games: best {timing['best']:.3f} s, "
+          f"median {timing['median']:.3f} s of {len(timing['seconds'])} runs (target < 1 s)")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump({"args": vars(args), "runs": runs, "elo_timing": timing}, fh, indent=2)
+    return 0 if target and timing["best"] < 1.0 else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
+
