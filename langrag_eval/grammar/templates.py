@@ -263,11 +263,16 @@ def load_templates(path: str | Path) -> TemplateSet:
         raise DataError('expected an object with a "templates" list', path=str(source), field="templates")
     out = TemplateSet(version=int(raw.get("version", 1)), database=raw.get("database"))
     seen: set[str] = set()
+    taken = {str(t["id"]) for t in raw["templates"] if isinstance(t, dict) and "id" in t}
     for i, item in enumerate(raw["templates"]):
         line = _line_of(text, item, i)
         try:
             if isinstance(item, dict) and "id" not in item:
-                item = {**item, "id": f"t{i + 1}"}
+                n = i + 1  # a template the reviewer added without an id gets the next free t<n>
+                while f"t{n}" in taken:
+                    n += 1
+                taken.add(f"t{n}")
+                item = {**item, "id": f"t{n}"}
             template = SqlTemplate.model_validate(_texts_with_ids(item))
         except ValidationError as exc:
             first = exc.errors()[0]
