@@ -30,6 +30,7 @@ _BOUNDARY = regex.compile(r"(?V1w)\b")
 _KEEP = regex.compile(r"[\p{L}\p{N}\p{Extended_Pictographic}\p{Regional_Indicator}\u20e3]")
 # Scripts Lucene's grammar emits as one token per run (UAX #29 "complex context", Line_Break=SA).
 _COMPLEX = regex.compile(r"^[\p{Line_Break=Complex_Context}]+$")
+_ANY_COMPLEX = regex.compile(r"[\p{Line_Break=Complex_Context}]")
 # Characters whose lower case differs between Python's full mapping (context-aware, may expand) and
 # Java's per-code-point Character.toLowerCase, which Lucene's LowerCaseFilter uses.
 _SPECIAL_LOWER = {"\u03a3": "\u03c3", "\u0130": "i"}
@@ -49,9 +50,20 @@ def _split_long(token: str) -> list[str]:
 
 def analyze(text: str) -> list[str]:
     """Tokens of ``text`` as OpenSearch's ``standard`` analyzer (no stop words) produces them."""
+    segments = _BOUNDARY.split(text)
+    if not _ANY_COMPLEX.search(text):
+        # Fast path for the usual case: isalnum() and isspace() settle most segments without a regex.
+        kept = [s for s in segments if s and (s.isalnum() or (not s.isspace() and _KEEP.search(s)))]
+        if "\u03a3" in text or "\u0130" in text:
+            tokens = [_lower(s) for s in kept]
+        else:
+            tokens = [s.lower() for s in kept]
+        if any(len(t) > MAX_TOKEN_LENGTH for t in tokens):
+            tokens = [piece for t in tokens for piece in _split_long(t)]
+        return tokens
     tokens: list[str] = []
     run = ""  # a pending run of complex-context letters, joined into one token
-    for segment in _BOUNDARY.split(text):
+    for segment in segments:
         if segment and _COMPLEX.match(segment):
             run += segment
             continue
