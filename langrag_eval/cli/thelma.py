@@ -1,0 +1,243 @@
+"""``langrag-eval thelma FILE``: reference-free THELMA metrics with a diagnosis of what to improve.
+
+    langrag-eval thelma traffic.jsonl --sources-col contexts --batched --out traffic.thelma.jsonl
+
+FILE is JSONL or CSV/TSV with a query, its retrieved sources (a JSON list of texts; in CSV a cell
+holding that JSON) and the response, per row; column names are options. Rows that cannot be read
+are reported with file, line and field, and the other rows are still scored. Prints per-metric means
+with spread and unscored counts, the Table 2 diagnosis, and judge calls and tokens per sample; writes
+one JSON line per sample to ``--out``. The same command resumes the same run.
+
+The run store receives the artifact ``thelma`` (read by the HTML report), a JSON object::
+
+    {"version": 1,
+     "mode": "per_component" | "batched",
+     "metrics": {"<sp1|sp2|sqc|rp|rqc|sd|gr>": {"name": str, "mean": float|null, "std": float|null,
+                 "min": float|null, "max": float|null, "n": int, "unscored": int,
+                 "causes": {"<cause>": int}}},
+     "diagnosis": {"on_means": [{"rule": str, "interpretation": str, "component": str,
+                                 "evidence": {"<metric>": float}}],
+                   "by_sample": [{"rule": str, "component": str, "interpretation": str,
+                                  "samples": int, "share": float}],
+                   "samples": int},
+     "thresholds": {"default_low": float, "default_high": float, "low": {..}, "high": {..}},
+     "usage": {"samples": int, "calls": int, "cached": int, "failed": int, "repairs": int,
+               "prompt_tokens": int, "completion_tokens": int, "calls_per_sample": float|null,
+               "tokens_per_sample": float|null},
+     "samples": [{"id": str, "line": int, "scores": {"<metric>": float|null},
+                  "unscored": {"<metric>": {"cause": str, "reason": str}}, "diagnosis": [str]}],
+     "input": {"file": str, "rows": int, "rows_skipped": int,
+               "problems": [{"line": int|null, "field": str|null, "message": str}]},
+     "settings": {"metrics": [str], "sd_threshold": float, "embedder": str|null}}
+
+``std`` is the sample standard deviation (0.0 for a single score); ``null`` where nothing was scored.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from ..embeddings import Embedder, default_embedder
+from ..errors import ConfigError, DataError
+from ..io import read_table, require_columns
+from ..retrieval.base import run_sync
+from ..runtime import run_id_for
+from ..thelma import METRICS, Thelma, ThelmaResult, ThelmaSample, Thresholds, evaluate_dataset
+from ..thelma.evaluator import DEFAULT_SD_THRESHOLD
+from ._common import add_judge_options, say, setup_judge
+from .agreement import report_issues
+
+__all__ = ["register", "ARTIFACT", "read_samples"]
+
+ARTIFACT = "thelma"
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "thelma", help="reference-free THELMA metrics of (query, sources, response), with a diagnosis",
+        description="Score source precision, source query coverage, response precision, response query "
+                    "coverage, self-distinctness and groundedness, and name the component to improve.")
+    p.add_argument("file", metavar="FILE", help="JSONL, CSV or TSV: query, sources (JSON list), response")
+    p.add_argument("--format", choices=("csv", "tsv", "jsonl"), default=None,
+                   help="file format (default: from the file name)")
+    p.add_argument("--id-col", default=None, help="id column (default: id when present, else line numbers)")
+    p.add_argument("--query-col", default="query", help="query column (default query)")
+    p.add_argument("--sources-col", default="sources", help="sources column, a JSON list (default sources)")
+    p.add_argument("--response-col", default="response", help="response column (default response)")
+    p.add_argument("--metrics", default=",".join(METRICS),
+                   help=f"comma-separated subset of {','.join(METRICS)} (default: all)")
+    p.add_argument("--batched", action="store_true",
+                   help="one judge call per match task and sample instead of one per component")
+    p.add_argument("--sd-threshold", type=float, default=DEFAULT_SD_THRESHOLD,
+                   help=f"cosine similarity from which two sentences repeat each other "
+                        f"(default {DEFAULT_SD_THRESHOLD})")
+    p.add_argument("--embedder", choices=("minilm", "none"), default="minilm",
+                   help="sentence embeddings for self-distinctness: the packaged all-MiniLM-L6-v2 "
+                        "(default) or none (self-distinctness is skipped)")
+    p.add_argument("--low", type=float, default=0.5, help="a score below this is low (default 0.5)")
+    p.add_argument("--high", type=float, default=0.7, help="a score from this up is high (default 0.7)")
+    p.add_argument("--threshold", action="append", default=[], metavar="METRIC=LOW[:HIGH]",
+                   help="per-metric diagnosis thresholds, e.g. gr=0.9:0.95 (repeatable)")
+    p.add_argument("--prompt", action="append", default=[], metavar="TASK=FILE",
+                   help="your template for a THELMA task, e.g. match_essential=mine.txt (repeatable)")
+    p.add_argument("--samples-in-flight", type=int, default=8, help="samples scored at once (default 8)")
+    p.add_argument("--out", default=None, help="per-sample JSONL (default: FILE's name + .thelma.jsonl)")
+    add_judge_options(p)
+    p.set_defaults(handler=handle)
+
+
+def read_samples(path: str, *, query: str = "query", sources: str = "sources", response: str = "response",
+                 id_col: str | None = None, format: str | None = None
+                 ) -> tuple[list[ThelmaSample], dict[str, int], list[DataError]]:
+    """The readable rows as samples, each sample's line by id, and one DataError per skipped row."""
+    table = read_table(path, format=format)  # type: ignore[arg-type]
+    require_columns(table, {"query": query, "sources": sources, "response": response,
+                            **({"id": id_col} if id_col else {})})
+    id_col = id_col or ("id" if "id" in table.columns else None)
+    issues = list(table.issues)
+    samples: list[ThelmaSample] = []
+    lines: dict[str, int] = {}
+    for row in table.rows:
+        def bad(message: str, field: str) -> None:
+            issues.append(DataError(f"{message}; row skipped", path=table.path, line=row.line, field=field))
+        q, s, r = row.values.get(query), row.values.get(sources), row.values.get(response)
+        if not isinstance(q, str):
+            bad(f"the query must be text, not {type(q).__name__}", query)
+            continue
+        if r is not None and not isinstance(r, str):
+            bad(f"the response must be text or null, not {type(r).__name__}", response)
+            continue
+        if isinstance(s, str):
+            try:
+                s = json.loads(s) if s.strip() else []
+            except json.JSONDecodeError as exc:
+                bad(f"not a JSON list of sources ({exc.msg} at character {exc.pos + 1})", sources)
+                continue
+        if s is None:
+            s = []
+        if not isinstance(s, list):
+            bad(f"the sources must be a JSON list, not {type(s).__name__}", sources)
+            continue
+        sid = str(row.values.get(id_col)) if id_col and row.values.get(id_col) not in (None, "") \
+            else f"line-{row.line}"
+        if sid in lines:
+            bad(f"id {sid!r} already used on line {lines[sid]}", id_col or "id")
+            continue
+        lines[sid] = row.line
+        samples.append(ThelmaSample(id=sid, query=q, sources=s, response=r))
+    return samples, lines, issues
+
+
+def _thresholds(args: argparse.Namespace) -> Thresholds:
+    low: dict[str, float] = {}
+    high: dict[str, float] = {}
+    for spec in args.threshold:
+        metric, _, values = spec.partition("=")
+        lo, _, hi = values.partition(":")
+        if metric not in METRICS or not lo:
+            raise ConfigError(f"--threshold {spec!r}: expected METRIC=LOW[:HIGH] with METRIC one of "
+                              f"{', '.join(METRICS)}")
+        try:
+            low[metric] = float(lo)
+            high[metric] = float(hi) if hi else max(float(lo), args.high)
+        except ValueError:
+            raise ConfigError(f"--threshold {spec!r}: LOW and HIGH must be numbers") from None
+    try:
+        return Thresholds(default_low=args.low, default_high=args.high, low=low, high=high)
+    except ValueError as exc:
+        raise ConfigError(f"diagnosis {exc}") from None
+
+
+def _prompts(specs: list[str]) -> dict[str, str]:
+    out = {}
+    for spec in specs:
+        task, _, path = spec.partition("=")
+        if not task or not path:
+            raise ConfigError(f"--prompt {spec!r}: expected TASK=FILE, e.g. match_essential=mine.txt")
+        out[task] = path
+    return out
+
+
+def _record(result: ThelmaResult, line: int) -> dict[str, Any]:
+    return {"id": result.id, "line": line, "scores": result.scores(),
+            "unscored": {m: {"cause": u.cause, "reason": u.reason} for m, u in result.unscored().items()},
+            "diagnosis": [f.rule for f in result.diagnosis]}
+
+
+def format_summary(summary: dict[str, Any]) -> str:
+    def num(x: float | None) -> str:
+        return "   -" if x is None else f"{x:.3f}"
+    lines = [f"  {'metric':<7}{'mean':>7}{'std':>7}{'scored':>8}{'unscored':>10}  name"]
+    for metric, m in summary["metrics"].items():
+        causes = ", ".join(f"{c} {n}" for c, n in sorted(m["causes"].items()))
+        lines.append(f"  {metric:<7}{num(m['mean']):>7}{num(m['std']):>7}{m['n']:>8}{m['unscored']:>10}  "
+                     f"{m['name']}" + (f" (unscored: {causes})" if causes else ""))
+    d = summary["diagnosis"]
+    lines.append("  diagnosis on the means: " + ("; ".join(
+        f"{f['rule']} -> improve the {f['component']} ({f['interpretation']})" for f in d["on_means"])
+        or "no Table 2 pattern"))
+    for f in d["by_sample"]:
+        lines.append(f"    {f['samples']} of {d['samples']} samples ({100 * f['share']:.0f}%): {f['rule']} "
+                     f"-> {f['component']}")
+    u = summary["usage"]
+    if u["samples"]:
+        lines.append(f"  judge calls per sample {u['calls_per_sample']:.1f}, tokens per sample "
+                     f"{u['tokens_per_sample']:.0f} (cached {u['cached']}, failed {u['failed']})")
+    return "\n".join(lines)
+
+
+def handle(args: argparse.Namespace) -> int:
+    metrics = tuple(m.strip() for m in args.metrics.split(",") if m.strip())
+    if args.samples_in_flight < 1:
+        raise ConfigError("--samples-in-flight must be at least 1")
+    if args.embedder == "none" and "sd" in metrics:
+        metrics = tuple(m for m in metrics if m != "sd")
+        say("note: --embedder none: self-distinctness (sd) is skipped", err=True)
+    thresholds = _thresholds(args)
+    samples, lines, issues = read_samples(args.file, query=args.query_col, sources=args.sources_col,
+                                          response=args.response_col, id_col=args.id_col, format=args.format)
+    report_issues(issues)
+    if not samples:
+        raise DataError("no row could be read; nothing to score", path=args.file)
+    embedder: Embedder | None = default_embedder() if "sd" in metrics else None
+    setup = setup_judge(args)
+    thelma = Thelma(setup.judge, metrics=metrics, batched=args.batched, embedder=embedder,
+                    sd_threshold=args.sd_threshold, thresholds=thresholds, prompts=_prompts(args.prompt))
+    config = {"file": str(Path(args.file).resolve()),
+              "sha256": hashlib.sha256(Path(args.file).read_bytes()).hexdigest(),
+              "columns": [args.id_col, args.query_col, args.sources_col, args.response_col],
+              "judge": setup.judge.model_id, "metrics": list(metrics), "mode": thelma.mode,
+              "sd_threshold": args.sd_threshold, "embedder": embedder.model_id if embedder else None,
+              "prompts": {k: Path(v).read_text(encoding="utf-8") if Path(v).is_file() else v
+                          for k, v in thelma.prompts.items()}}
+    run_id = setup.store.open_run("thelma", config, args.run_id or run_id_for("thelma", config),
+                                  judge=setup.judge.model_id)
+    judge = setup.judge.for_run(run_id)
+    thelma.judge = judge
+    report = run_sync(evaluate_dataset(thelma, samples, store=setup.store, run_id=run_id,
+                                       limit=args.samples_in_flight))
+    summary = dict(report.summary)
+    summary["samples"] = [_record(r, lines[r.id or ""]) for r in report.results]
+    summary["input"] = {"file": args.file, "rows": len(samples) + len(issues), "rows_skipped": len(issues),
+                        "problems": [{"line": i.line, "field": i.field, "message": i.message} for i in issues]}
+    summary["settings"] = {"metrics": list(metrics), "sd_threshold": args.sd_threshold,
+                           "embedder": config["embedder"]}
+    setup.store.put_artifact(run_id, ARTIFACT, summary)
+    setup.store.finish_run(run_id, {"samples": len(report.results),
+                                    "means": {m: s["mean"] for m, s in summary["metrics"].items()}})
+    out = Path(args.out) if args.out else Path(args.file).with_name(Path(args.file).name + ".thelma.jsonl")
+    with out.open("w", encoding="utf-8") as fh:
+        for result in report.results:
+            fh.write(json.dumps({**_record(result, lines[result.id or ""]),
+                                 "metrics": {m: v.model_dump(mode="json") for m, v in result.metrics.items()},
+                                 "usage": result.usage.model_dump()}, ensure_ascii=False) + "\n")
+    say(f"THELMA for {args.file} (run {run_id}, judge {setup.judge.model_id}, {thelma.mode} matching)")
+    if issues:
+        say(f"  {len(issues)} row(s) skipped, see the warnings above")
+    say(format_summary(summary))
+    say(f"  results: {out}")
+    return 0
