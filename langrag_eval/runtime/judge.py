@@ -103,6 +103,14 @@ class Judge:
         clone.run_id = run_id
         return clone
 
+    def with_params(self, **updates: Any) -> "Judge":
+        """The same judge (shared limiter, cache, meter and run) with other generation settings,
+        e.g. ``judge.with_params(max_tokens=200)`` for a generator."""
+        clone = self.for_run(self.run_id) if self.run_id else self.for_run("")
+        clone.run_id = self.run_id
+        clone.params = self.params.model_copy(update=updates)
+        return clone
+
     async def complete(self, prompt: str, *, schema: dict[str, Any] | None = None,
                        params: GenerationParams | None = None) -> Reply:
         """One model call through cache, limiter and retries. Raises ModelCallError when it fails."""
