@@ -55,8 +55,8 @@ def _format_of(path: Path, fmt: str | None) -> TableFormat:
     name = (fmt or path.suffix.lstrip(".")).lower()
     name = {"ndjson": "jsonl", "json": "jsonl"}.get(name, name)
     if name not in ("csv", "tsv", "jsonl"):
-        raise DataError(f"cannot tell the format from the file name; expected .csv, .tsv or .jsonl "
-                        f"(or name the format)", path=str(path))
+        raise DataError("cannot tell the format from the file name; expected .csv, .tsv or .jsonl "
+                        "(or name the format)", path=str(path))
     return name  # type: ignore[return-value]
 
 

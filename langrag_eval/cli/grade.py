@@ -18,8 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, DataError
-from ..grading import (ARTIFACT, Columns, GradedExample, VragGrade, VragGrader, read_grading_file,
-                       summarise)
+from ..grading import ARTIFACT, Columns, GradedExample, VragGrade, VragGrader, read_grading_file, summarise
 from ..io import read_table
 from ..results import Unscored
 from ..retrieval.base import run_sync
@@ -149,7 +148,7 @@ def handle(args: argparse.Namespace) -> int:
     config = {"file": str(Path(args.file).resolve()),
               "sha256": hashlib.sha256(Path(args.file).read_bytes()).hexdigest(),
               "columns": columns.__dict__, "judge": setup.judge.model_id, "threshold": args.threshold,
-              "confidence": args.confidence, "rubric": grader._rubric_text,
+              "confidence": args.confidence, "rubric": grader.rubric_text,
               "examples": [e.model_dump() for e in grader.examples],
               "prompt": grader.prompt_template.body}
     run_id = setup.store.open_run("grade", config, args.run_id or run_id_for("grade", config),

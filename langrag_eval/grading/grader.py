@@ -19,9 +19,10 @@ the runtime's one repair re-ask is ``Unscored`` with cause ``unparseable``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -132,6 +133,11 @@ class VragGrader:
     @property
     def prompt_template(self) -> PromptTemplate:
         return self._prompt
+
+    @property
+    def rubric_text(self) -> str:
+        """The rubric the judge is shown (the five shipped levels unless replaced)."""
+        return self._rubric_text
 
     @property
     def format(self) -> ScoreFormat:

@@ -24,8 +24,13 @@ there is nothing to divide by; never NaN)::
                   "rejected": 7, "accept_rate": 0.6316, "mean_score": 3.7,
                   "mean_confidence": null, "unscored": {"count": 1, "by_cause": {...}}}
       },
-      "agreement": null                     # or AgreementReport.as_dict() against the humans,
-    }                                       # plus "humans": how they were combined
+      "agreement": null                     # or, with human grades, AgreementReport.as_dict()
+    }                                       # (langrag_eval.stats) of judge against humans
+
+``langrag-eval grade`` adds to ``agreement`` the keys ``humans`` (how the human columns were
+combined, e.g. ``"median of a, b, c (even: low)"``) and ``annotators`` (``{column: AgreementReport
+dict}`` against each human column alone, when there are several), and to the summary ``input``:
+``{"file": path, "rows_skipped": n, "problems": n}``.
 
 >>> from langrag_eval.grading import VragGrade
 >>> s = summarise([VragGrade(score=4, accepted=True), VragGrade(score=2, accepted=False)],
@@ -37,7 +42,8 @@ there is nothing to divide by; never NaN)::
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..results import Unscored
 from .grader import VragGrade

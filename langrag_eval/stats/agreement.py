@@ -21,8 +21,9 @@ statistic is computed on the items both graders scored. A statistic that is unde
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal, Mapping, Sequence
+from typing import Any, Literal
 
 import numpy as np
 from scipy import stats as sps

@@ -23,7 +23,8 @@ A grader's missing score (``None``) is left out of that item's median; an item n
 from __future__ import annotations
 
 import random
-from typing import Literal, Mapping
+from collections.abc import Mapping
+from typing import Literal
 
 from ..errors import ConfigError
 

@@ -7,13 +7,14 @@ import re
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from langrag_eval.errors import ConfigError, PromptError
+from langrag_eval.grading import GradedExample, VragGrade, VragGrader
 from langrag_eval.model import GenerationParams, Reply
 from langrag_eval.results import Unscored
 from langrag_eval.runtime import Judge, RetryPolicy, RunStore
 from langrag_eval.testing import ScriptedModel
-from langrag_eval.grading import GradedExample, VragGrade, VragGrader
 from langrag_eval.types import RAGSample
 
 Q, A, L = "Which table holds invoice records?", "The invoices table.", "invoices"
@@ -39,7 +40,7 @@ def test_prompt_keeps_the_five_levels_the_definitive_label_and_the_reply_format(
     grader, _ = grader_with(["Score: [[4]], Reason: [[x]]"])
     prompt = grader.render(question=Q, answer=A, label=L)
     rubric = prompt[prompt.index("<rubric>"):prompt.index("</rubric>")]
-    assert [int(m) for m in re.findall(r"^(\d): ", rubric, re.M)] == [1, 2, 3, 4, 5]
+    assert [int(m) for m in re.findall(r"^(\d): ", rubric, re.MULTILINE)] == [1, 2, 3, 4, 5]
     assert "hallucinated" in rubric and "cannot answer" in rubric
     assert "The Label is definitive" in prompt
     assert "Score: [[n]], Reason: [[...]]" in prompt and "Confidence" not in prompt
@@ -192,7 +193,7 @@ async def test_few_shot_examples_are_shown_in_their_own_blocks() -> None:
     assert prompt.count("<example>") == 2 and prompt.count("</example>") == 2
     assert "Score: [[2]], Reason: [[admits it lacks context]]" in prompt
     assert prompt.index("</examples>") < prompt.index(f"<answer>\n{A}")
-    with pytest.raises(Exception):
+    with pytest.raises(ValidationError, match="score"):
         grader_with(["x"], examples=[{"question": "q", "label": "l", "answer": "a", "score": 9, "reason": "r"}])
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from pydantic import Field
 
 pytest.importorskip("llama_index.core")
 
@@ -27,7 +28,7 @@ class ScriptedLLM(CustomLLM):
     """Replies with the value of the first key found in the prompt; records prompts."""
 
     replies: dict[str, str]
-    seen: list[str] = []
+    seen: list[str] = Field(default_factory=list)
 
     @property
     def metadata(self) -> LLMMetadata:
@@ -81,7 +82,7 @@ def test_evaluate_response_on_a_query_engine_response(query_engine) -> None:
 
 
 async def test_batch_eval_runner_with_a_llamaindex_llm_as_judge(query_engine) -> None:
-    judge_llm = ScriptedLLM(replies=JUDGE, seen=[])
+    judge_llm = ScriptedLLM(replies=JUDGE)
     ev = VragEvaluator(judge_llm)  # a LlamaIndex LLM is wrapped in a langrag Judge
     assert isinstance(ev.grader.judge.model, LlamaIndexJudge)
     runner = BatchEvalRunner({"vrag": ev}, workers=2)

@@ -17,11 +17,13 @@ or a langrag ``ChatModel`` is also accepted and wrapped in a fresh ``Judge``.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Mapping, Sequence
+from typing import Any
 
 from langchain_classic.evaluation import StringEvaluator
 from langchain_core.language_models import BaseChatModel
+
 from langrag_eval.errors import ConfigError
 from langrag_eval.grading import GradedExample, VragGrade, VragGrader
 from langrag_eval.model import ChatModel

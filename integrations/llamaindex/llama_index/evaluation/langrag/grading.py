@@ -21,8 +21,14 @@ and wrapped in a fresh ``Judge``. Nothing here reads ``Settings.llm``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
+
+from llama_index.core.evaluation import BaseEvaluator, EvaluationResult
+from llama_index.core.llms import LLM
+from llama_index.core.prompts import BasePromptTemplate
+from llama_index.core.prompts import PromptTemplate as LIPromptTemplate
 
 from langrag_eval.errors import ConfigError
 from langrag_eval.grading import GradedExample, VragGrade, VragGrader
@@ -30,10 +36,6 @@ from langrag_eval.model import ChatModel
 from langrag_eval.prompts import PromptTemplate
 from langrag_eval.results import Unscored
 from langrag_eval.runtime import Judge
-from llama_index.core.evaluation import BaseEvaluator, EvaluationResult
-from llama_index.core.llms import LLM
-from llama_index.core.prompts import BasePromptTemplate
-from llama_index.core.prompts import PromptTemplate as LIPromptTemplate
 
 from .models import LlamaIndexJudge
 
