@@ -1,0 +1,101 @@
+"""``langrag-eval search``: query an index built by ``langrag-eval index`` and print a ranked table.
+
+    langrag-eval search "how long do refunds take" --mode hybrid -k 5
+    langrag-eval search "refund" --backend opensearch --url https://localhost:9200 --mode hybrid \\
+        --fusion server_rrf
+
+``--mode`` is bm25, knn or hybrid (knn and hybrid embed the query with the packaged MiniLM, so the
+index must have been built with embeddings). ``--fusion`` picks how hybrid combines the two lists:
+client-side RRF (default), OpenSearch's score-ranker RRF pipeline (``server_rrf``) or its
+normalization pipeline (``normalization``); the embedded backend computes all three itself. When
+an OpenSearch cluster lacks a server-side fusion, the search falls back to client-side fusion and
+says why on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from ..errors import ConfigError
+from ..retrieval import HybridSettings, Retriever
+from ._common import say
+from .index import add_backend_options, open_backend, quiet_model_loading
+
+__all__ = ["format_table", "register"]
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "search", help="search an index (bm25, knn or hybrid) and print the ranked chunks",
+        description="Search an index built by 'langrag-eval index' and print the top-k chunks.")
+    p.add_argument("query", help="the question or keywords to search for")
+    add_backend_options(p)
+    p.add_argument("--mode", choices=("bm25", "knn", "hybrid"), default="bm25",
+                   help="bm25 (default), knn or hybrid")
+    p.add_argument("--fusion", choices=("rrf", "server_rrf", "normalization"), default="rrf",
+                   help="hybrid fusion: rrf (client-side, default), server_rrf, normalization")
+    p.add_argument("-k", type=int, default=10, help="chunks to return (default 10)")
+    p.add_argument("--rank-constant", type=int, default=60, help="RRF rank constant (default 60)")
+    p.add_argument("--weights", default="1,1", help="hybrid weights bm25,knn (default 1,1)")
+    p.add_argument("--normalization", choices=("min_max", "l2"), default="min_max",
+                   help="score normalization for --fusion normalization (default min_max)")
+    p.add_argument("--depth", type=int, default=50, help="candidates per hybrid sub-query (default 50)")
+    p.add_argument("--json", action="store_true", help="print one JSON object per hit instead of a table")
+    p.set_defaults(handler=handle)
+
+
+def _weights(text: str) -> tuple[float, float]:
+    try:
+        bm25, knn = (float(part) for part in text.split(","))
+    except ValueError:
+        raise ConfigError(f"--weights takes two numbers bm25,knn such as 0.3,0.7; got {text!r}") from None
+    return bm25, knn
+
+
+def format_table(docs: list, *, width: int = 72) -> str:
+    """Rank, score, id and the start of the text, one line per hit.
+
+    >>> from langrag_eval.types import Document
+    >>> print(format_table([Document(id="a#0", text="Refunds take\\nfive days.", score=1.5)]))
+    rank  score     id   text
+       1  1.5000    a#0  Refunds take five days.
+    """
+    if not docs:
+        return "no matching chunks"
+    id_width = max(2, *(len(d.id) for d in docs))
+    lines = [f"rank  score     {'id':<{id_width}}  text"]
+    for rank, doc in enumerate(docs, start=1):
+        snippet = " ".join(doc.text.split())
+        if len(snippet) > width:
+            snippet = snippet[:width - 3] + "..."
+        score = "-" if doc.score is None else f"{doc.score:.4f}"
+        lines.append(f"{rank:>4}  {score:<8}  {doc.id:<{id_width}}  {snippet}")
+    return "\n".join(lines)
+
+
+def handle(args: argparse.Namespace) -> int:
+    if args.k < 1:
+        raise ConfigError("-k must be at least 1")
+    hybrid = HybridSettings(fusion=args.fusion, rank_constant=args.rank_constant,
+                            weights=_weights(args.weights), normalization=args.normalization,
+                            depth=args.depth)
+    backend = open_backend(args, must_exist=True)
+    if args.mode != "bm25":
+        quiet_model_loading()
+    try:
+        docs = Retriever(backend, mode=args.mode, k=args.k, hybrid=hybrid).retrieve(args.query)
+        for fusion, reason in getattr(backend, "fallbacks", {}).items():
+            say(f"note: {fusion} is not available on this cluster ({reason}); fused client-side instead",
+                err=True)
+    finally:
+        close = getattr(backend, "close", None)
+        if close is not None:
+            close()
+    if args.json:
+        for rank, doc in enumerate(docs, start=1):
+            say(json.dumps({"rank": rank, "id": doc.id, "score": doc.score, "text": doc.text,
+                            "metadata": doc.metadata}, ensure_ascii=False, default=str))
+    else:
+        say(format_table(docs))
+    return 0
