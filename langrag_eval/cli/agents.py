@@ -18,8 +18,15 @@ import hashlib
 from pathlib import Path
 
 from ..errors import ConfigError, DataError
-from ..pipelines import (AGENT_NAMES, AgentAnswer, read_queries, run_agents, select_agents, six_agents,
-                         write_answers)
+from ..pipelines import (
+    AGENT_NAMES,
+    AgentAnswer,
+    read_queries,
+    run_agents,
+    select_agents,
+    six_agents,
+    write_answers,
+)
 from ..pipelines.batch import TASK
 from ..retrieval import EmbeddedBackend
 from ..retrieval.chunking import DEFAULT_OVERLAP, DEFAULT_SIZE, chunk_sources
@@ -90,7 +97,7 @@ def _build_index(args: argparse.Namespace, needs_vectors: bool) -> tuple[Embedde
     count = backend.count()
     if count == 0:
         raise ConfigError("the index holds no chunks; give --corpus PATH...")
-    digest.update(f"{Path(args.index).resolve() if args.index else ''}|{count}".encode("utf-8"))
+    digest.update(f"{Path(args.index).resolve() if args.index else ''}|{count}".encode())
     return backend, digest.hexdigest()
 
 

@@ -20,8 +20,8 @@ other items go on.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from ..errors import ConfigError
 from ..results import Unscored

@@ -19,7 +19,7 @@ _MARKER = re.compile(
     r"^(?:[-*\u2022\u2023\u25e6+>#]+(?=\s|$)\s*"
     r"|\(?\d{1,2}[.):\]][*_]*(?=\s|$)\s*"
     r"|(?:search\s+)?(?:query|variation|question)\s*\d{1,2}\s*[:.)\-\u2013][*_]*(?=\s|$)\s*)+",
-    re.I)
+    re.IGNORECASE)
 _QUOTES = "\"'`\u201c\u201d\u2018\u2019"
 _SPACE = re.compile(r"\s+")
 

@@ -22,4 +22,4 @@ def passage_ids(prompt: str) -> list[str]:
 
 
 def question_of(prompt: str) -> str:
-    return re.search(r"<question>\n(.*?)\n</question>", prompt, re.S).group(1)
+    return re.search(r"<question>\n(.*?)\n</question>", prompt, re.DOTALL).group(1)

@@ -7,8 +7,7 @@ from pipeline_corpus import passage_ids, question_of
 
 from langrag_eval.embeddings import FunctionEmbedder
 from langrag_eval.errors import ConfigError, PromptError
-from langrag_eval.pipelines import (AGENT_NAMES, AgentAnswer, FusionAgent, RAGAgent, select_agents,
-                                    six_agents)
+from langrag_eval.pipelines import AGENT_NAMES, AgentAnswer, FusionAgent, RAGAgent, select_agents, six_agents
 from langrag_eval.results import Unscored
 from langrag_eval.retrieval import Retriever
 from langrag_eval.retrieval.fusion import rrf
@@ -81,7 +80,7 @@ def test_fusion_lets_the_variations_outvote_the_original_query(backend):
 
 
 def test_fusion_with_no_usable_variation_falls_back_to_the_original_ranking(backend):
-    judge, model = generator({IP_QUESTION: "```\nwhat is the ip rating of the im72d128?\n```\n\n"})
+    judge, _ = generator({IP_QUESTION: "```\nwhat is the ip rating of the im72d128?\n```\n\n"})
     retriever = Retriever(backend, mode="bm25")
     result = FusionAgent(retriever, judge, k=3).run(IP_QUESTION)
 
@@ -99,7 +98,7 @@ def test_knn_agent_finds_passages_by_meaning(backend, minilm):
 
 def test_six_agents_have_stable_names_modes_and_all_answer(backend, minilm):
     variations = {IP_QUESTION: "IM72D128 waterproof rating\nmicrophone immersion water"}
-    judge, model = generator(variations)
+    judge, _ = generator(variations)
     agents = six_agents(backend, minilm, judge, k=2)
 
     assert tuple(a.name for a in agents) == AGENT_NAMES
@@ -123,7 +122,7 @@ def test_select_agents_by_name(backend):
 
 
 def test_generator_failures_are_unscored_not_raised(backend):
-    judge, model = generator({IP_QUESTION: "IP57 microphone"}, rate_limit_rate=1.0)
+    judge, _ = generator({IP_QUESTION: "IP57 microphone"}, rate_limit_rate=1.0)
     retriever = Retriever(backend, mode="bm25")
 
     rag = RAGAgent(retriever, judge).run(IP_QUESTION)
@@ -147,7 +146,7 @@ def test_empty_answer_and_empty_query_are_unscored(backend):
 
 def test_retrieval_failure_is_unscored_with_the_backends_reason(backend):
     wrong_size = FunctionEmbedder(lambda texts: [[1.0, 0.0, 0.0] for _ in texts], model_id="3d")
-    judge, model = generator({IP_QUESTION: "waterproof microphone"})
+    judge, _ = generator({IP_QUESTION: "waterproof microphone"})
     for agent in (RAGAgent(Retriever(backend, mode="knn", embedder=wrong_size), judge),
                   FusionAgent(Retriever(backend, mode="knn", embedder=wrong_size), judge)):
         result = agent.run(IP_QUESTION)
@@ -180,7 +179,7 @@ def test_settings_are_checked(backend):
 
 
 async def test_async_agents_answer_concurrently(backend):
-    judge, model = generator({IP_QUESTION: "IP57\nwaterproof"}, latency=0.01)
+    judge, _ = generator({IP_QUESTION: "IP57\nwaterproof"}, latency=0.01)
     agent = FusionAgent(Retriever(backend), judge, k=2)
     results = [await agent.arun(IP_QUESTION, qid="a"), await agent.arun("KP253 airbag", qid="b")]
     assert [r.qid for r in results] == ["a", "b"]

@@ -26,6 +26,7 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable, RunnableLambda
+
 from langrag_eval.embeddings import Embedder
 from langrag_eval.errors import ConfigError
 from langrag_eval.pipelines import Agent, AgentAnswer, six_agents

@@ -18,10 +18,11 @@ from typing import Any
 from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun
 from langchain_core.documents import Document as LCDocument
 from langchain_core.retrievers import BaseRetriever
+from pydantic import ConfigDict
+
 from langrag_eval.embeddings import Embedder
 from langrag_eval.retrieval.base import HybridSettings, Mode, Retriever, SearchBackend, run_sync
 from langrag_eval.types import Document
-from pydantic import ConfigDict
 
 __all__ = ["LangragRetriever", "to_langchain_document"]
 
@@ -42,7 +43,7 @@ class LangragRetriever(BaseRetriever):
 
     @classmethod
     def from_backend(cls, backend: SearchBackend, *, mode: Mode = "bm25", embedder: Embedder | None = None,
-                     k: int = 10, hybrid: HybridSettings = HybridSettings(), **kwargs: Any) -> "LangragRetriever":
+                     k: int = 10, hybrid: HybridSettings = HybridSettings(), **kwargs: Any) -> LangragRetriever:
         """Build the retriever and its wrapper in one step."""
         return cls(retriever=Retriever(backend, mode=mode, embedder=embedder, k=k, hybrid=hybrid),
                    **kwargs)

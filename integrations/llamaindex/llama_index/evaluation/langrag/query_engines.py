@@ -21,13 +21,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from llama_index.core.base.response.schema import Response
+from llama_index.core.llms import LLM
+from llama_index.core.query_engine import CustomQueryEngine
+
 from langrag_eval.embeddings import Embedder
 from langrag_eval.pipelines import AgentAnswer, six_agents
 from langrag_eval.retrieval.base import HybridSettings, SearchBackend, run_sync
 from langrag_eval.runtime import Judge
-from llama_index.core.base.response.schema import Response
-from llama_index.core.llms import LLM
-from llama_index.core.query_engine import CustomQueryEngine
 
 from .models import LlamaIndexJudge
 from .retrievers import to_node

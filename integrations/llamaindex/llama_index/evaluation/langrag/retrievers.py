@@ -13,13 +13,14 @@ Node ids are the chunk ids, so LlamaIndex's ``RetrieverEvaluator`` (which reads
 
 from __future__ import annotations
 
-from typing import Any, List
+from typing import Any
+
+from llama_index.core.retrievers import BaseRetriever
+from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
 from langrag_eval.embeddings import Embedder
 from langrag_eval.retrieval.base import HybridSettings, Mode, Retriever, SearchBackend, run_sync
 from langrag_eval.types import Document
-from llama_index.core.retrievers import BaseRetriever
-from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
 __all__ = ["LangragRetriever", "to_node"]
 
@@ -40,7 +41,7 @@ class LangragRetriever(BaseRetriever):
 
     @classmethod
     def from_backend(cls, backend: SearchBackend, *, mode: Mode = "bm25", embedder: Embedder | None = None,
-                     k: int = 10, hybrid: HybridSettings = HybridSettings(), **kwargs: Any) -> "LangragRetriever":
+                     k: int = 10, hybrid: HybridSettings = HybridSettings(), **kwargs: Any) -> LangragRetriever:
         """Build the retriever and its wrapper in one step."""
         return cls(Retriever(backend, mode=mode, embedder=embedder, k=k, hybrid=hybrid), **kwargs)
 
@@ -48,8 +49,8 @@ class LangragRetriever(BaseRetriever):
     def retriever(self) -> Retriever:
         return self._langrag
 
-    def _retrieve(self, query_bundle: QueryBundle) -> List[NodeWithScore]:
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         return [to_node(d) for d in run_sync(self._langrag.aretrieve(query_bundle.query_str, self._k))]
 
-    async def _aretrieve(self, query_bundle: QueryBundle) -> List[NodeWithScore]:
+    async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         return [to_node(d) for d in await self._langrag.aretrieve(query_bundle.query_str, self._k)]
