@@ -26,6 +26,7 @@ The summary stored as the run's ``tournament`` artifact is documented in
 (['good', 'bad'], {'somewhat': 1.0, 'very': 1.0})
 """
 
+from .apps import App, as_queries, collect_answers, tournament_over_apps
 from .data import AgentAnswer, Problem, TournamentData, load_answers_jsonl, load_ragelo_csv
 from .evaluators import (CRITERIA, DEFAULT_FACTORS, GameRecord, PairwiseEvaluator, PointwiseEvaluator,
                          PointwiseScores, RelevanceEvaluator, RelevanceJudgment, combine_orders,
@@ -46,4 +47,5 @@ __all__ = [
     "elo_table", "elo_update", "expected_score", "win_matrix",
     "TournamentConfig", "TournamentResult", "run_tournament", "run_tournament_sync",
     "AdaptiveScheduler", "Pairing", "available_games", "sample_games", "build_summary", "format_summary",
+    "App", "as_queries", "collect_answers", "tournament_over_apps",
 ]

@@ -37,7 +37,7 @@ from ..types import Document
 __all__ = ["Problem", "AgentAnswer", "TournamentData", "load_ragelo_csv", "load_answers_jsonl"]
 
 ProblemKind = Literal["bad_row", "duplicate", "unknown_qid", "empty_answer", "conflict",
-                      "missing_answer", "single_agent", "unscored"]
+                      "missing_answer", "single_agent", "unscored", "app_error"]
 
 
 class Problem(BaseModel):

@@ -22,14 +22,14 @@
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Coroutine, Literal, Mapping, Sequence, TypeVar
+from typing import Any, Literal, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..prompts import load_prompt
+from ..retrieval.base import run_sync
 from ..results import Unscored
 from ..runtime import Judge, gather_bounded
 from ..types import Document
@@ -41,22 +41,10 @@ __all__ = [
     "run_sync",
 ]
 
-T = TypeVar("T")
-Level = int
 CRITERIA = ("relevance", "accuracy", "completeness", "precision")
 DEFAULT_FACTORS = ("how comprehensive, correct, helpful, complete, accurate, deep and detailed each "
                    "answer is. An answer counts as comprehensive when it gives the user several "
                    "angles that all still serve what the question is after.")
-
-
-def run_sync(coro: Coroutine[Any, Any, T]) -> T:
-    """The one sync wrapper: run an evaluator's coroutine to completion outside an event loop."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    coro.close()
-    raise RuntimeError("called a sync wrapper inside a running event loop; await the async method")
 
 
 class RelevanceJudgment(BaseModel):

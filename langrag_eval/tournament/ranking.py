@@ -89,18 +89,25 @@ def elo_ratings(games: Sequence[Game], agents: Sequence[str], *, k: float = 32.0
         raise ValueError("tournaments must be at least 1")
     a, b, s = _encode(games, agents)
     n_games = len(games)
-    ratings = np.full((tournaments, len(agents)), float(initial))
+    n = len(agents)
+    flat = np.full(tournaments * n, float(initial))   # tournament t's ratings at [t * n, (t + 1) * n)
     if n_games:
         rng = np.random.default_rng(seed)
         order = rng.permuted(np.tile(np.arange(n_games), (tournaments, 1)), axis=1)
-        ga, gb, gs = a[order], b[order], s[order]   # (tournaments, games): game g of each tournament
-        rows = np.arange(tournaments)
+        # step g plays, in every tournament at once, that tournament's g-th game; flat indices and
+        # contiguous rows per step keep the inner loop to a few 1-D gathers and scatters
+        base = (np.arange(tournaments) * n)[None, :]
+        fa = np.ascontiguousarray(a[order].T + base)
+        fb = np.ascontiguousarray(b[order].T + base)
+        gs = np.ascontiguousarray(s[order].T)
+        scale = math.log(10.0) / 400.0
         for g in range(n_games):
-            ia, ib = ga[:, g], gb[:, g]
-            ra, rb = ratings[rows, ia], ratings[rows, ib]
-            delta = k * (gs[:, g] - 1.0 / (1.0 + 10.0 ** ((rb - ra) / 400.0)))
-            ratings[rows, ia] = ra + delta
-            ratings[rows, ib] = rb - delta
+            ia, ib = fa[g], fb[g]
+            ra, rb = flat[ia], flat[ib]
+            delta = k * (gs[g] - 1.0 / (1.0 + np.exp((rb - ra) * scale)))
+            flat[ia] = ra + delta
+            flat[ib] = rb - delta
+    ratings = flat.reshape(tournaments, n)
     mean, std = ratings.mean(axis=0), ratings.std(axis=0)
     low, high = np.percentile(ratings, [2.5, 97.5], axis=0)
     pick = lambda v: {agent: float(v[i]) for i, agent in enumerate(agents)}  # noqa: E731

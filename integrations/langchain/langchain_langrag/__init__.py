@@ -4,6 +4,8 @@ from .grading import VragStringEvaluator, vrag_langsmith_evaluator
 from .models import LangChainJudge
 from .pipelines import as_runnable, six_runnables
 from .retrievers import LangragRetriever
+from .tournament import RAGEloPairwiseEvaluator, ragelo_comparative_evaluator, tournament_from_runnables
 
 __all__ = ["LangChainJudge", "VragStringEvaluator", "vrag_langsmith_evaluator",
-           "LangragRetriever", "as_runnable", "six_runnables"]
+           "LangragRetriever", "as_runnable", "six_runnables", "RAGEloPairwiseEvaluator",
+           "ragelo_comparative_evaluator", "tournament_from_runnables"]

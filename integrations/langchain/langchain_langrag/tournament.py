@@ -1,0 +1,203 @@
+"""RAGElo tournaments for LangChain: a pairwise string evaluator, a LangSmith comparative evaluator,
+and one call that runs a tournament over several runnables.
+
+Every comparison judges the contexts of both predictions for the input (0-2 with a reason), shows
+the judge those at or above ``threshold`` with their assessments, and plays the two answers in both
+orders; a verdict that flips with the order is a tie (score 0.5). Scores follow LangChain's pairwise
+convention: 1 when A (``prediction``) wins, 0 when B wins, 0.5 for a tie; ``score`` None when the
+game could not be judged, with the reason.
+
+>>> from langchain_core.language_models import FakeListChatModel
+>>> ev = RAGEloPairwiseEvaluator(FakeListChatModel(responses=["The first is better.\\n[[A]]"]))
+>>> r = ev.evaluate_string_pairs(prediction="Paris", prediction_b="Lyon", input="Capital of France?")
+>>> r["score"], r["value"], r["verdicts"]     # [[A]] in both orders: position bias, a tie
+(0.5, None, ['A', 'A'])
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any, Mapping, Sequence
+
+from langchain_classic.evaluation import PairwiseStringEvaluator
+from langchain_core.runnables import Runnable
+from langrag_eval.results import Unscored
+from langrag_eval.retrieval.base import run_sync
+from langrag_eval.runtime import RunStore, gather_bounded
+from langrag_eval.tournament import (DEFAULT_FACTORS, GameRecord, PairwiseEvaluator, RelevanceEvaluator,
+                                     TournamentConfig, TournamentResult, tournament_over_apps)
+from langrag_eval.types import Document
+
+from .grading import JudgeLike, as_judge
+
+__all__ = ["RAGEloPairwiseEvaluator", "ragelo_comparative_evaluator", "tournament_from_runnables",
+           "atournament_from_runnables", "to_documents"]
+
+ANSWER_KEYS = ("answer", "output", "result", "response", "text")
+CONTEXT_KEYS = ("context", "contexts", "documents", "source_documents", "docs")
+
+
+def _doc(item: Any) -> Document | None:
+    """A LangChain document, a dict with ``page_content``/``text``, or a string, as a Document whose
+    id is the document's own when it has one, else a hash of its text (so pooling finds copies)."""
+    if isinstance(item, Document):
+        return item
+    text = getattr(item, "page_content", None)
+    meta = getattr(item, "metadata", None) or {}
+    ident = getattr(item, "id", None)
+    if text is None and isinstance(item, Mapping):
+        text = item.get("page_content", item.get("text"))
+        meta = item.get("metadata") or {}
+        ident = item.get("id")
+    if text is None and isinstance(item, str):
+        text = item
+    if not isinstance(text, str) or not text.strip():
+        return None
+    ident = ident or meta.get("id") or "sha1:" + hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
+    score = meta.get("score")
+    return Document(id=str(ident), text=text, score=score if isinstance(score, (int, float)) else None)
+
+
+def to_documents(items: Sequence[Any] | None) -> list[Document]:
+    """Contexts in any common shape as langrag Documents, in order, empty ones left out."""
+    return [d for d in (_doc(x) for x in (items or [])) if d is not None]
+
+
+def _pick(data: Any, key: str | None, fallbacks: Sequence[str]) -> Any:
+    if not isinstance(data, Mapping):
+        return data
+    for k in ([key] if key else list(fallbacks)):
+        if k in data:
+            return data[k]
+    return None
+
+
+def _answer(value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    content = getattr(value, "content", None)  # an AIMessage from a chain without an output parser
+    return content if isinstance(content, str) else str(value)
+
+
+def _result(game: GameRecord | Unscored) -> dict[str, Any]:
+    if isinstance(game, Unscored):
+        return {"score": None, "value": None, "reasoning": game.reason, "unscored": game.cause}
+    return {"score": game.score_a, "value": {"a": "A", "b": "B", "tie": None}[game.outcome],
+            "reasoning": f"A shown first:\n{game.raw_forward}\n\nB shown first:\n{game.raw_backward}",
+            "verdicts": [game.forward, game.backward], "consistent": game.consistent,
+            "documents": game.documents, "dropped_documents": game.dropped}
+
+
+class _Comparer:
+    """Judges the pooled contexts, then plays the two answers (shared by all three interfaces)."""
+
+    def __init__(self, judge: JudgeLike, threshold: int, factors: str) -> None:
+        self.judge = as_judge(judge)
+        self.relevance = RelevanceEvaluator(self.judge)
+        self.pairwise = PairwiseEvaluator(self.judge, threshold=threshold, factors=factors)
+
+    async def compare(self, query: str, answer_a: str, answer_b: str, docs_a: Sequence[Document],
+                      docs_b: Sequence[Document]) -> GameRecord | Unscored:
+        pooled = list({d.id: d for d in [*docs_a, *docs_b]}.values())
+        # the judge's cache makes a document seen in an earlier comparison free the second time
+        judged = await gather_bounded(pooled, lambda d: self.relevance.evaluate(query, d.text),
+                                      limit=self.judge.concurrency)
+        return await self.pairwise.compare_with_relevance(
+            query, answer_a, answer_b, pooled, {d.id: j for d, j in zip(pooled, judged)})
+
+
+class RAGEloPairwiseEvaluator(PairwiseStringEvaluator):
+    """RAGElo's pairwise judge as a ``langchain_classic`` pairwise string evaluator (needs input).
+
+    Pass the contexts as ``contexts=`` (for ``prediction``) and ``contexts_b=`` (for
+    ``prediction_b``): strings, LangChain documents or dicts. Without contexts the judge compares the
+    answers alone.
+    """
+
+    def __init__(self, judge: JudgeLike, *, threshold: int = 2, factors: str = DEFAULT_FACTORS) -> None:
+        self._comparer = _Comparer(judge, threshold, factors)
+
+    @property
+    def requires_input(self) -> bool:
+        return True
+
+    @property
+    def evaluation_name(self) -> str:
+        return "ragelo_pairwise"
+
+    async def _aevaluate_string_pairs(self, *, prediction: str, prediction_b: str,
+                                      reference: str | None = None, input: str | None = None,
+                                      contexts: Sequence[Any] | None = None,
+                                      contexts_b: Sequence[Any] | None = None, **kwargs: Any) -> dict:
+        game = await self._comparer.compare(input or "", prediction, prediction_b, to_documents(contexts),
+                                            to_documents(contexts_b))
+        return _result(game)
+
+    def _evaluate_string_pairs(self, *, prediction: str, prediction_b: str, reference: str | None = None,
+                               input: str | None = None, **kwargs: Any) -> dict:
+        return run_sync(self._aevaluate_string_pairs(prediction=prediction, prediction_b=prediction_b,
+                                                     reference=reference, input=input, **kwargs))
+
+
+def ragelo_comparative_evaluator(judge: JudgeLike, *, threshold: int = 2, factors: str = DEFAULT_FACTORS,
+                                 key: str = "ragelo_preference", question_key: str | None = None,
+                                 answer_key: str | None = None, context_key: str | None = None):
+    """A comparative evaluator for ``langsmith.evaluation.evaluate_comparative``: ``(runs, example)``
+    with two runs -> ``{"key", "scores": {run id: 1 / 0 / 0.5}, "comment"}``.
+
+    The question is read from ``example.inputs`` (``question_key``, else question / query / input /
+    the only value); each run's answer and contexts from its outputs (``answer_key`` /
+    ``context_key``, else the usual names: answer, output ... and context, documents ...).
+    """
+    comparer = _Comparer(judge, threshold, factors)
+
+    def ragelo_preference(runs: Sequence[Any], example: Any) -> dict[str, Any]:
+        if len(runs) != 2:
+            raise ValueError(f"a RAGElo game compares exactly two runs, got {len(runs)}")
+        inputs = getattr(example, "inputs", None) or getattr(runs[0], "inputs", None) or {}
+        question = _pick(inputs, question_key, ("question", "query", "input"))
+        if question is None and isinstance(inputs, Mapping) and len(inputs) == 1:
+            question = next(iter(inputs.values()))
+        outs = [r.outputs or {} for r in runs]
+        answers = [_answer(_pick(o, answer_key, ANSWER_KEYS)) for o in outs]
+        docs = [to_documents(_pick(o, context_key, CONTEXT_KEYS)) for o in outs]
+        if any(a is None for a in answers):
+            return {"key": key, "scores": {r.id: None for r in runs},
+                    "comment": "a run has no answer in its outputs (looked for "
+                               f"{answer_key or ', '.join(ANSWER_KEYS)})"}
+        game = run_sync(comparer.compare(str(question or ""), answers[0], answers[1], docs[0], docs[1]))
+        out = _result(game)
+        if out["score"] is None:
+            return {"key": key, "scores": {r.id: None for r in runs}, "comment": out["reasoning"]}
+        return {"key": key, "scores": {runs[0].id: out["score"], runs[1].id: 1.0 - out["score"]},
+                "comment": out["reasoning"]}
+
+    ragelo_preference.__name__ = key
+    return ragelo_preference
+
+
+def _app(runnable: Runnable, answer_key: str | None, context_key: str | None):
+    async def call(query: str) -> tuple[str | None, list[Document]]:
+        out = await runnable.ainvoke(query)
+        return _answer(_pick(out, answer_key, ANSWER_KEYS)), to_documents(_pick(out, context_key, CONTEXT_KEYS))
+    return call
+
+
+async def atournament_from_runnables(runnables: Mapping[str, Runnable], queries: Sequence[str] | Mapping[str, str],
+                                     judge: JudgeLike, config: TournamentConfig | None = None, *,
+                                     answer_key: str | None = None, context_key: str | None = None,
+                                     store: RunStore | None = None, run_id: str | None = None,
+                                     limit: int = 8) -> TournamentResult:
+    """Invoke every runnable on every query (the contexts come from the output dict's ``context`` /
+    ``documents`` ... key; a plain string output is an answer without contexts), then run the
+    tournament. ``queries`` is a list (ids q1, q2 ...) or a ``{qid: query}`` mapping."""
+    apps = {name: _app(r, answer_key, context_key) for name, r in runnables.items()}
+    return await tournament_over_apps(apps, queries, as_judge(judge), config, store=store, run_id=run_id,
+                                      limit=limit)
+
+
+def tournament_from_runnables(runnables: Mapping[str, Runnable], queries: Sequence[str] | Mapping[str, str],
+                              judge: JudgeLike, config: TournamentConfig | None = None,
+                              **kwargs: Any) -> TournamentResult:
+    """Sync form of :func:`atournament_from_runnables`."""
+    return run_sync(atournament_from_runnables(runnables, queries, judge, config, **kwargs))
