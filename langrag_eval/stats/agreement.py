@@ -26,8 +26,6 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 import numpy as np
-from scipy import stats as sps
-from scipy.stats.contingency import crosstab
 
 __all__ = [
     "Paired", "Correlation", "AgreementReport", "pair_scores", "exact_agreement", "binary_agreement",
@@ -146,6 +144,8 @@ def confusion_matrix(a: Sequence[int], b: Sequence[int], labels: Sequence[int] =
         raise ValueError(f"scores {stray} are not among the levels {list(labels)}")
     if not a:
         return [[0] * len(labels) for _ in labels]
+    from scipy.stats.contingency import crosstab  # scipy.stats takes seconds to import: load on use
+
     table = crosstab(list(a), list(b), levels=(list(labels), list(labels))).count
     return [[int(v) for v in row] for row in table]
 
@@ -216,6 +216,8 @@ def kendall_tau(a: Sequence[int], b: Sequence[int]) -> Correlation | None:
     >>> round(kendall_tau([1, 2, 3, 4], [1, 3, 2, 4]).statistic, 4)
     0.6667
     """
+    from scipy import stats as sps
+
     return _correlation(lambda x, y: sps.kendalltau(x, y, variant="b"), a, b)
 
 
@@ -225,6 +227,8 @@ def spearman(a: Sequence[int], b: Sequence[int]) -> Correlation | None:
     >>> round(spearman([1, 2, 3, 4], [1, 3, 2, 4]).statistic, 4)
     0.8
     """
+    from scipy import stats as sps
+
     return _correlation(sps.spearmanr, a, b)
 
 
