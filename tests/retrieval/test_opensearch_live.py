@@ -1,0 +1,194 @@
+"""Live suite: the OpenSearch backend against a real cluster, compared with the embedded backend.
+
+Runs only when ``OPENSEARCH_URL`` is set (skipped otherwise). It needs OpenSearch 2.19+ with the
+k-NN and neural-search plugins (the default distribution has both); 3.x is the target.
+
+    export OPENSEARCH_URL=https://localhost:9200
+    export OPENSEARCH_USER=admin OPENSEARCH_PASSWORD='...'   # if the security plugin is on
+    export OPENSEARCH_CA_CERTS=/path/to/root-ca.pem            # self-signed TLS; or, test clusters
+    # only: export OPENSEARCH_INSECURE=1 (no certificate check)
+    python -m pytest -m opensearch_live tests/retrieval/test_opensearch_live.py -v
+
+A throwaway single-node cluster: ``docker run -p 9200:9200 -e discovery.type=single-node
+-e OPENSEARCH_INITIAL_ADMIN_PASSWORD='<a strong password>' opensearchproject/opensearch:3``
+(https, user ``admin``, self-signed certificate).
+
+The suite creates indexes named ``langrag-live-<random>`` (one shard, so BM25 statistics are
+global) and deletes them afterwards. The test network guard (tests/conftest.py) stays on for every
+other host; only the host of ``OPENSEARCH_URL`` is let through, and only in this module.
+
+What it checks, on one corpus and one set of queries for both backends:
+- BM25 ids equal to the embedded backend's (ties in score may come in either order), and on 3.x
+  the scores too (2.x used a legacy BM25 variant with larger scores);
+- knn recall@10 >= 0.95 against exact brute-force search;
+- the server's RRF (hybrid query + score-ranker pipeline) equal to client-side RRF computed over
+  the server's own BM25 and knn sub-results, ids and scores;
+- the whole shared backend contract (BM25, knn, hybrid with all three fusions).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import uuid
+from types import SimpleNamespace
+from urllib.parse import urlsplit
+
+import numpy as np
+import pytest
+
+from langrag_eval.retrieval import Chunk, EmbeddedBackend, HybridSettings, rrf
+from langrag_eval.retrieval.contract import BackendContract
+
+pytestmark = [
+    pytest.mark.opensearch_live,
+    pytest.mark.skipif(not os.environ.get("OPENSEARCH_URL"),
+                       reason="OPENSEARCH_URL is not set: the live suite needs a real OpenSearch "
+                              "2.19+ cluster (see this module's docstring)"),
+]
+
+DIM = 32
+N_DOCS = 1500
+WORDS = ["river", "capital", "mountain", "harbour", "museum", "bridge", "festival", "market", "garden", "castle", "forest", "island", "railway", "library", "theatre", "cathedral", "valley", "desert", "glacier", "volcano", "lake", "canal", "palace", "tower", "stadium", "university", "airport", "harbourfront", "vineyard", "meadow"]
+
+
+def _corpus(seed: int = 7) -> tuple[list[Chunk], np.ndarray]:
+    rng = np.random.default_rng(seed)
+    chunks = []
+    for i in range(N_DOCS):
+        n = int(rng.integers(5, 60))  # short and long documents
+        words = rng.choice(WORDS, size=n, p=_zipf(len(WORDS)))
+        chunks.append(Chunk(id=f"doc-{i:05d}", text=" ".join(words), metadata={"n": n}))
+    vectors = rng.standard_normal((N_DOCS, DIM)).astype(np.float32)
+    return chunks, vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def _zipf(n: int) -> np.ndarray:
+    p = 1.0 / np.arange(1, n + 1)
+    return p / p.sum()
+
+
+QUERIES = ["river capital", "glacier volcano lake", "museum", "palace tower garden", "vineyard meadow",
+           "railway airport", "castle forest island", "theatre library university", "canal bridge"]
+
+
+def _allow_cluster_host(monkeypatch: pytest.MonkeyPatch, url: str) -> None:
+    """Let the guard in tests/conftest.py through for the cluster's addresses only."""
+    guard = next((m for m in list(sys.modules.values())
+                  if hasattr(m, "_guarded_connect") and hasattr(m, "_real_getaddrinfo")), None)
+    if guard is None:
+        return
+    host = urlsplit(url).hostname or ""
+    allowed = {host} | {info[4][0] for info in guard._real_getaddrinfo(host, None)}
+
+    def getaddrinfo(name, *args, **kwargs):
+        target = guard._real_getaddrinfo if name in allowed else guard._guarded_getaddrinfo
+        return target(name, *args, **kwargs)
+
+    def connect(sock, address):
+        target = guard._real_connect if isinstance(address, tuple) and address[0] in allowed \
+            else guard._guarded_connect
+        return target(sock, address)
+
+    def connect_ex(sock, address):
+        target = guard._real_connect_ex if isinstance(address, tuple) and address[0] in allowed \
+            else guard._guarded_connect_ex
+        return target(sock, address)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    monkeypatch.setattr(socket.socket, "connect", connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", connect_ex)
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with pytest.MonkeyPatch.context() as mp:
+        _allow_cluster_host(mp, os.environ["OPENSEARCH_URL"])
+        yield
+
+
+def _live_backend(**kwargs):
+    from langrag_eval.retrieval.opensearch import OpenSearchBackend
+    return OpenSearchBackend(index=f"langrag-live-{uuid.uuid4().hex[:10]}", shards=1,
+                             ca_certs=os.environ.get("OPENSEARCH_CA_CERTS"),
+                             verify_certs=os.environ.get("OPENSEARCH_INSECURE") != "1", **kwargs)
+
+
+@pytest.fixture(scope="module")
+def both(cluster):
+    """The same corpus in the embedded backend and in a fresh OpenSearch index."""
+    chunks, vectors = _corpus()
+    embedded = EmbeddedBackend()
+    embedded.index(chunks, vectors)
+    live = _live_backend()
+    report = live.index(chunks, vectors)
+    assert report.failed == [] and report.indexed == N_DOCS
+    yield embedded, live, chunks, vectors
+    live.delete_index()
+    live.close()
+
+
+def _same_ranking(got, expected, *, scores: bool, rel=1e-4):
+    """Ids equal rank by rank except among documents whose expected scores tie (``expected`` may
+    be longer than ``got`` so a tie across the cut-off is seen whole); with ``scores``, the
+    scores too."""
+    assert len(expected) >= len(got)
+    for i, doc in enumerate(got):
+        ref = expected[i]
+        if scores:
+            assert doc.score == pytest.approx(ref.score, rel=rel), f"rank {i + 1}: {doc.score} vs {ref.score}"
+        tied = {d.id for d in expected if d.score == pytest.approx(ref.score, rel=rel)}
+        assert doc.id == ref.id or doc.id in tied, f"rank {i + 1}: {doc.id} vs {ref.id}"
+
+
+def test_bm25_ids_equal_the_embedded_backend(both):
+    embedded, live, _, _ = both
+    version = live.probe().version
+    lucene_bm25 = version is not None and version >= (3, 0, 0)  # 2.x scores are a legacy variant
+    for query in QUERIES:
+        got = live.search(text=query, k=10)
+        assert len(got) == 10, query
+        _same_ranking(got, embedded.search(text=query, k=50), scores=lucene_bm25)
+
+
+def test_knn_recall_at_10_against_exact_search(both):
+    _, live, chunks, vectors = both
+    rng = np.random.default_rng(21)
+    queries = rng.standard_normal((50, DIM)).astype(np.float32)
+    found = 0
+    for q in queries:
+        exact = {chunks[i].id for i in np.argsort(-(vectors @ (q / np.linalg.norm(q))))[:10]}
+        found += len(exact & {d.id for d in live.search(vector=q.tolist(), mode="knn", k=10)})
+    recall = found / (10 * len(queries))
+    assert recall >= 0.95, recall
+
+
+def test_server_rrf_equals_client_rrf_over_the_servers_sub_results(both):
+    _, live, _, vectors = both
+    version = live.probe().version
+    if version is not None and version < (2, 19, 0):
+        pytest.skip(f"the score-ranker processor needs OpenSearch 2.19+, the cluster is {version}")
+    settings = HybridSettings(fusion="server_rrf", rank_constant=60, depth=20)
+    for i, query in enumerate(QUERIES):
+        vector = vectors[i * 7].tolist()
+        lexical = live.search(text=query, k=settings.depth)
+        dense = live.search(vector=vector, mode="knn", k=settings.depth)
+        expected = rrf([[d.id for d in lexical], [d.id for d in dense]], k=settings.rank_constant)
+        got = live.search(text=query, vector=vector, mode="hybrid", k=10, hybrid=settings)
+        assert live.fallbacks == {}, f"the cluster did not run server-side RRF: {live.fallbacks}"
+        assert len(got) == 10, query
+        _same_ranking(got, [SimpleNamespace(id=d, score=s) for d, s in expected], scores=True)
+
+
+class TestLiveContract(BackendContract):
+    """The shared backend contract, all parts, against the cluster."""
+
+    fusions = ("rrf", "server_rrf", "normalization")
+
+    @pytest.fixture
+    def backend(self, cluster):
+        backend = _live_backend()
+        yield backend
+        backend.delete_index()
+        backend.close()
