@@ -17,9 +17,24 @@ import json
 from pathlib import Path
 
 from ..errors import ConfigError, DataError
-from ..grammar import (DEFAULT_STYLES, RagasFact, SelfCheckQA, Style, TemplateSet, TextTemplateGenerator,
-                       author_templates, build_dataset, demo_database, demo_templates_path, evaluate_answers,
-                       introspect, load_templates, read_dataset, save_templates, stratify)
+from ..grammar import (
+    DEFAULT_STYLES,
+    RagasFact,
+    SelfCheckQA,
+    Style,
+    TemplateSet,
+    TextTemplateGenerator,
+    author_templates,
+    build_dataset,
+    demo_database,
+    demo_templates_path,
+    evaluate_answers,
+    introspect,
+    load_templates,
+    read_dataset,
+    save_templates,
+    stratify,
+)
 from ..grammar.db import normalise_url
 from ..grammar.grading import ReferenceGrader
 from ..grammar.reliability import FunctionVerdict, ReliabilitySample

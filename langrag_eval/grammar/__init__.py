@@ -17,31 +17,105 @@ groups them by SQL logic and stores the ``grammar`` artifact; the maths lives in
 (42, 84)
 """
 
-from .analysis import (ClusterComparison, Group, ItemResult, Metrics, Proportion, Reliability,
-                       attribute_failures, binary_reliability, compare_clusters, group_results, metrics,
-                       wilson_interval, without_lm_failures)
-from .authoring import (DEFAULT_STYLES, AuthoringResult, SqlTemplateGenerator, Style, TextTemplateGenerator,
-                        author_templates)
+from .analysis import (
+                       ClusterComparison,
+                       Group,
+                       ItemResult,
+                       Metrics,
+                       Proportion,
+                       Reliability,
+                       attribute_failures,
+                       binary_reliability,
+                       compare_clusters,
+                       group_results,
+                       metrics,
+                       wilson_interval,
+                       without_lm_failures,
+)
+from .authoring import (
+                       DEFAULT_STYLES,
+                       AuthoringResult,
+                       SqlTemplateGenerator,
+                       Style,
+                       TextTemplateGenerator,
+                       author_templates,
+)
 from .dataset import GrammarDataset, GrammarQuery, TemplateReport, build_dataset, read_dataset, stratify
 from .db import guard_select, readonly_engine, run_select
 from .demo import demo_database, demo_templates_path
 from .evaluate import ARTIFACT, as_pipeline_queries, evaluate_answers
 from .grading import Correctness, CorrectnessFormat, ReferenceGrader
-from .reliability import (EvaluatorReport, FreeVerdict, FunctionVerdict, RagasFact, ReliabilitySample,
-                          SelfCheckQA, assess_reliability)
+from .reliability import (
+                       EvaluatorReport,
+                       FreeVerdict,
+                       FunctionVerdict,
+                       RagasFact,
+                       ReliabilitySample,
+                       SelfCheckQA,
+                       assess_reliability,
+)
 from .schema import DatabaseSchema, introspect
-from .templates import (SqlTemplate, TemplateSet, TextTemplate, bind_placeholders, load_templates,
-                        save_templates, validate_template)
+from .templates import (
+                       SqlTemplate,
+                       TemplateSet,
+                       TextTemplate,
+                       bind_placeholders,
+                       load_templates,
+                       save_templates,
+                       validate_template,
+)
 
 __all__ = [
-    "introspect", "DatabaseSchema", "readonly_engine", "guard_select", "run_select",
-    "SqlTemplate", "TextTemplate", "TemplateSet", "bind_placeholders", "validate_template",
-    "save_templates", "load_templates", "Style", "DEFAULT_STYLES", "SqlTemplateGenerator",
-    "TextTemplateGenerator", "AuthoringResult", "author_templates", "GrammarQuery", "GrammarDataset",
-    "TemplateReport", "build_dataset", "read_dataset", "stratify", "demo_database", "demo_templates_path",
-    "Correctness", "CorrectnessFormat", "ReferenceGrader", "ItemResult", "Group", "Metrics",
-    "ClusterComparison", "Proportion", "Reliability", "group_results", "metrics", "attribute_failures",
-    "without_lm_failures", "compare_clusters", "wilson_interval", "binary_reliability",
-    "ReliabilitySample", "FreeVerdict", "RagasFact", "SelfCheckQA", "FunctionVerdict", "EvaluatorReport",
-    "assess_reliability", "evaluate_answers", "as_pipeline_queries", "ARTIFACT",
+                       "ARTIFACT",
+                       "DEFAULT_STYLES",
+                       "AuthoringResult",
+                       "ClusterComparison",
+                       "Correctness",
+                       "CorrectnessFormat",
+                       "DatabaseSchema",
+                       "EvaluatorReport",
+                       "FreeVerdict",
+                       "FunctionVerdict",
+                       "GrammarDataset",
+                       "GrammarQuery",
+                       "Group",
+                       "ItemResult",
+                       "Metrics",
+                       "Proportion",
+                       "RagasFact",
+                       "ReferenceGrader",
+                       "Reliability",
+                       "ReliabilitySample",
+                       "SelfCheckQA",
+                       "SqlTemplate",
+                       "SqlTemplateGenerator",
+                       "Style",
+                       "TemplateReport",
+                       "TemplateSet",
+                       "TextTemplate",
+                       "TextTemplateGenerator",
+                       "as_pipeline_queries",
+                       "assess_reliability",
+                       "attribute_failures",
+                       "author_templates",
+                       "binary_reliability",
+                       "bind_placeholders",
+                       "build_dataset",
+                       "compare_clusters",
+                       "demo_database",
+                       "demo_templates_path",
+                       "evaluate_answers",
+                       "group_results",
+                       "guard_select",
+                       "introspect",
+                       "load_templates",
+                       "metrics",
+                       "read_dataset",
+                       "readonly_engine",
+                       "run_select",
+                       "save_templates",
+                       "stratify",
+                       "validate_template",
+                       "wilson_interval",
+                       "without_lm_failures",
 ]

@@ -30,15 +30,28 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Literal, Sequence
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 from scipy import stats
 
-__all__ = ["ItemResult", "Group", "Metrics", "ClusterComparison", "Proportion", "Reliability",
-           "group_results", "metrics", "attribute_failures", "without_lm_failures",
-           "compare_clusters", "wilson_interval", "binary_reliability"]
+__all__ = [
+    "ClusterComparison",
+    "Group",
+    "ItemResult",
+    "Metrics",
+    "Proportion",
+    "Reliability",
+    "attribute_failures",
+    "binary_reliability",
+    "compare_clusters",
+    "group_results",
+    "metrics",
+    "wilson_interval",
+    "without_lm_failures",
+]
 
 GroupKind = Literal["gap", "robust", "non_robust"]
 Attribution = Literal["retrieval", "lm", "unknown"]

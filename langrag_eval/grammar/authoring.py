@@ -32,10 +32,24 @@ from ..runtime import Judge, gather_bounded
 from ..verdicts import JsonFormat, TagFormat
 from .db import sqlglot_dialect
 from .schema import DatabaseSchema
-from .templates import SqlTemplate, TemplateSet, TextTemplate, bind_placeholders, validate_template, validate_texts
+from .templates import (
+    SqlTemplate,
+    TemplateSet,
+    TextTemplate,
+    bind_placeholders,
+    validate_template,
+    validate_texts,
+)
 
-__all__ = ["Style", "DEFAULT_STYLES", "SqlTemplateGenerator", "TextTemplateGenerator", "AuthoringResult",
-           "author_templates", "parse_template_lines"]
+__all__ = [
+    "DEFAULT_STYLES",
+    "AuthoringResult",
+    "SqlTemplateGenerator",
+    "Style",
+    "TextTemplateGenerator",
+    "author_templates",
+    "parse_template_lines",
+]
 
 
 @dataclass(frozen=True)
@@ -65,7 +79,7 @@ def parse_template_lines(block: str) -> list[str]:
     out: list[str] = []
     for line in block.splitlines():
         line = _NUMBERING.sub("", line.strip()).strip().rstrip(";").strip()
-        if not line or line.startswith("```") or line.startswith("--"):
+        if not line or line.startswith(("```", "--")):
             continue
         out.append(line)
     return out

@@ -33,11 +33,25 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ..errors import ConfigError, DataError
 from .db import readonly_engine, run_select, sqlglot_dialect
 from .schema import DatabaseSchema, introspect
-from .templates import (_TEXT_PLACEHOLDER, Placeholder, SqlTemplate, TemplateSet, validate_template,
-                        validate_texts)
+from .templates import (
+    _TEXT_PLACEHOLDER,
+    Placeholder,
+    SqlTemplate,
+    TemplateSet,
+    validate_template,
+    validate_texts,
+)
 
-__all__ = ["GrammarQuery", "TemplateReport", "GrammarDataset", "build_dataset", "stratify",
-           "format_value", "fill_text", "read_dataset"]
+__all__ = [
+    "GrammarDataset",
+    "GrammarQuery",
+    "TemplateReport",
+    "build_dataset",
+    "fill_text",
+    "format_value",
+    "read_dataset",
+    "stratify",
+]
 
 Policy = Literal["drop", "flag"]
 

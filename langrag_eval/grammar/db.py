@@ -24,8 +24,9 @@ langrag_eval.errors.DataError: only SELECT statements may run; got DELETE
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 from urllib.parse import quote
 
 import sqlalchemy as sa
@@ -34,7 +35,7 @@ from sqlglot import exp
 
 from ..errors import ConfigError, DataError
 
-__all__ = ["readonly_engine", "normalise_url", "guard_select", "run_select", "sqlglot_dialect"]
+__all__ = ["guard_select", "normalise_url", "readonly_engine", "run_select", "sqlglot_dialect"]
 
 _DIALECTS = {"sqlite": "sqlite", "postgresql": "postgres", "mysql": "mysql", "mariadb": "mysql",
              "mssql": "tsql", "oracle": "oracle", "duckdb": "duckdb", "snowflake": "snowflake",

@@ -45,20 +45,27 @@ Artifact ``grammar`` (JSON)::
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from pydantic import BaseModel
 
 from ..pipelines import AgentAnswer, Query
 from ..results import Unscored
 from ..runtime import RunStore, run_batch
-from .analysis import (ItemResult, attribute_failures, compare_clusters, group_results, metrics,
-                       without_lm_failures)
+from .analysis import (
+    ItemResult,
+    attribute_failures,
+    compare_clusters,
+    group_results,
+    metrics,
+    without_lm_failures,
+)
 from .dataset import GrammarQuery
 from .grading import Correctness, ReferenceGrader
 from .reliability import ReferenceFreeEvaluator, ReliabilitySample, assess_reliability
 
-__all__ = ["evaluate_answers", "as_pipeline_queries", "ARTIFACT"]
+__all__ = ["ARTIFACT", "as_pipeline_queries", "evaluate_answers"]
 
 ARTIFACT = "grammar"
 

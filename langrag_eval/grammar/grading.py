@@ -27,9 +27,9 @@ from ..verdicts import mask_quoted
 
 __all__ = ["Correctness", "CorrectnessFormat", "ReferenceGrader"]
 
-_VERDICT = re.compile(r"\[\[\s*(correct|incorrect)\s*\]\]", re.I)
+_VERDICT = re.compile(r"\[\[\s*(correct|incorrect)\s*\]\]", re.IGNORECASE)
 _LINE = re.compile(r"^[\s*_#>-]*(?:final\s+)?(?:judge?ment|verdict)?[\s*_]*:?[\s*_]*"
-                   r"(?:\[\[\s*)?(correct|incorrect)(?:\s*\]\])?[\s*_.]*$", re.I | re.M)
+                   r"(?:\[\[\s*)?(correct|incorrect)(?:\s*\]\])?[\s*_.]*$", re.IGNORECASE | re.MULTILINE)
 
 
 class Correctness(BaseModel):

@@ -28,9 +28,10 @@ True
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Literal, Mapping, Protocol, Sequence
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -42,8 +43,16 @@ from ..types import Document
 from ..verdicts import BinaryFormat, JsonFormat, TextFormat
 from .analysis import Reliability, binary_reliability
 
-__all__ = ["ReliabilitySample", "FreeVerdict", "ReferenceFreeEvaluator", "RagasFact", "SelfCheckQA",
-           "FunctionVerdict", "EvaluatorReport", "assess_reliability"]
+__all__ = [
+    "EvaluatorReport",
+    "FreeVerdict",
+    "FunctionVerdict",
+    "RagasFact",
+    "ReferenceFreeEvaluator",
+    "ReliabilitySample",
+    "SelfCheckQA",
+    "assess_reliability",
+]
 
 
 class ReliabilitySample(BaseModel):

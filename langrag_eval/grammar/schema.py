@@ -20,11 +20,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..errors import ConfigError
 from .db import readonly_engine
 
-__all__ = ["ColumnInfo", "ForeignKey", "TableInfo", "DatabaseSchema", "introspect", "is_meaningless_name"]
+__all__ = ["ColumnInfo", "DatabaseSchema", "ForeignKey", "TableInfo", "introspect", "is_meaningless_name"]
 
 # Names like c1, col_2, field3, x, attr7, a_b: identifiers that tell a reader nothing about the entity.
 _MEANINGLESS = re.compile(r"^(?:[a-z]|[a-z]{1,2}_?\d+|(?:col|column|field|attr|attribute|var|value|val|"
-                          r"data|unnamed|tmp|temp|misc)_?\d*)$", re.I)
+                          r"data|unnamed|tmp|temp|misc)_?\d*)$", re.IGNORECASE)
 
 
 def is_meaningless_name(name: str) -> bool:

@@ -30,9 +30,20 @@ from ..errors import ConfigError, DataError
 from .db import guard_select
 from .schema import DatabaseSchema
 
-__all__ = ["Placeholder", "BoundSql", "TextTemplate", "SqlTemplate", "TemplateSet", "Validation",
-           "bind_placeholders", "text_placeholders", "validate_template", "validate_texts",
-           "save_templates", "load_templates"]
+__all__ = [
+    "BoundSql",
+    "Placeholder",
+    "SqlTemplate",
+    "TemplateSet",
+    "TextTemplate",
+    "Validation",
+    "bind_placeholders",
+    "load_templates",
+    "save_templates",
+    "text_placeholders",
+    "validate_template",
+    "validate_texts",
+]
 
 _SQL_PLACEHOLDER = re.compile(r"(?P<q>['\"]?)\[\s*(?P<table>[A-Za-z_]\w*)\s*\.\s*(?P<column>[A-Za-z_]\w*)\s*\](?P=q)")
 _TEXT_PLACEHOLDER = re.compile(r"\[\s*(?P<table>[A-Za-z_]\w*)\s*\.\s*(?P<column>[A-Za-z_]\w*)\s*\]")

@@ -7,14 +7,36 @@ deduplicated and sampled per generator by quota, provenance kept on every query.
 'what is the ip rating'
 """
 
-from .passages import (CorpusDocument, Passage, TokenCounter, count_tokens, load_corpus, sample_passages,
-                       split_passages)
+from .passages import (
+                       CorpusDocument,
+                       Passage,
+                       TokenCounter,
+                       count_tokens,
+                       load_corpus,
+                       sample_passages,
+                       split_passages,
+)
 from .pool import Duplicate, QuotaResult, drop_near_duplicates, jaccard, normalise_query, sample_by_quota
-from .queries import GeneratorStats, QueryGenerator, SynthReport, SynthResult, SyntheticQuery, write_queries
+from .queries import GeneratorStats, QueryGenerator, SyntheticQuery, SynthReport, SynthResult, write_queries
 
 __all__ = [
-    "CorpusDocument", "Passage", "TokenCounter", "count_tokens", "load_corpus", "split_passages",
-    "sample_passages", "Duplicate", "QuotaResult", "drop_near_duplicates", "jaccard", "normalise_query",
-    "sample_by_quota", "SyntheticQuery", "GeneratorStats", "SynthReport", "SynthResult", "QueryGenerator",
-    "write_queries",
+                       "CorpusDocument",
+                       "Duplicate",
+                       "GeneratorStats",
+                       "Passage",
+                       "QueryGenerator",
+                       "QuotaResult",
+                       "SynthReport",
+                       "SynthResult",
+                       "SyntheticQuery",
+                       "TokenCounter",
+                       "count_tokens",
+                       "drop_near_duplicates",
+                       "jaccard",
+                       "load_corpus",
+                       "normalise_query",
+                       "sample_by_quota",
+                       "sample_passages",
+                       "split_passages",
+                       "write_queries",
 ]

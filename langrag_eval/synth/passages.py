@@ -15,15 +15,23 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Iterable, Literal, Sequence
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import ConfigError, DataError
 
-__all__ = ["CorpusDocument", "Passage", "TokenCounter", "count_tokens", "load_corpus", "split_passages",
-           "sample_passages"]
+__all__ = [
+    "CorpusDocument",
+    "Passage",
+    "TokenCounter",
+    "count_tokens",
+    "load_corpus",
+    "sample_passages",
+    "split_passages",
+]
 
 TokenCounter = Literal["whitespace", "estimate"]
 _TEXT_FIELDS = ("text", "content", "page_content", "body")

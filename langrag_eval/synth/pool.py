@@ -18,7 +18,7 @@ from __future__ import annotations
 import random
 import re
 import unicodedata
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
@@ -26,8 +26,15 @@ from pydantic import BaseModel, ConfigDict
 from ..embeddings import Embedder, cosine_matrix
 from ..errors import ConfigError
 
-__all__ = ["normalise_query", "token_set", "jaccard", "Duplicate", "drop_near_duplicates", "QuotaResult",
-           "sample_by_quota"]
+__all__ = [
+    "Duplicate",
+    "QuotaResult",
+    "drop_near_duplicates",
+    "jaccard",
+    "normalise_query",
+    "sample_by_quota",
+    "token_set",
+]
 
 _PUNCT = re.compile(r"[^\w\s]", re.UNICODE)
 

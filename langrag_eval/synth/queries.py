@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -34,8 +34,14 @@ from ..verdicts import JsonFormat
 from .passages import Passage
 from .pool import Duplicate, QuotaResult, drop_near_duplicates, sample_by_quota
 
-__all__ = ["SyntheticQuery", "GeneratorStats", "SynthReport", "SynthResult", "QueryGenerator",
-           "write_queries"]
+__all__ = [
+    "GeneratorStats",
+    "QueryGenerator",
+    "SynthReport",
+    "SynthResult",
+    "SyntheticQuery",
+    "write_queries",
+]
 
 
 class SyntheticQuery(BaseModel):

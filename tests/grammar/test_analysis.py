@@ -7,8 +7,16 @@ import math
 import pytest
 from scipy import stats
 
-from langrag_eval.grammar import (ItemResult, attribute_failures, binary_reliability, compare_clusters,
-                                  group_results, metrics, wilson_interval, without_lm_failures)
+from langrag_eval.grammar import (
+    ItemResult,
+    attribute_failures,
+    binary_reliability,
+    compare_clusters,
+    group_results,
+    metrics,
+    wilson_interval,
+    without_lm_failures,
+)
 
 
 def item(iid: str, logic: str, correct: bool | None, cluster: str = "short", docs: tuple[str, ...] = ()) -> ItemResult:

@@ -6,10 +6,22 @@ import re
 
 import pytest
 
-from langrag_eval.grammar import (ARTIFACT, CorrectnessFormat, FunctionVerdict, RagasFact, ReferenceGrader,
-                                  ReliabilitySample, SelfCheckQA, assess_reliability, build_dataset,
-                                  demo_database, demo_templates_path, evaluate_answers, load_templates)
 from langrag_eval.errors import JudgeOutputError
+from langrag_eval.grammar import (
+    ARTIFACT,
+    CorrectnessFormat,
+    FunctionVerdict,
+    RagasFact,
+    ReferenceGrader,
+    ReliabilitySample,
+    SelfCheckQA,
+    assess_reliability,
+    build_dataset,
+    demo_database,
+    demo_templates_path,
+    evaluate_answers,
+    load_templates,
+)
 from langrag_eval.model import GenerationParams
 from langrag_eval.pipelines import AgentAnswer
 from langrag_eval.results import Unscored
@@ -21,8 +33,8 @@ from langrag_eval.types import Document
 def grading_model() -> ScriptedModel:
     """Says Correct when the true answer appears in the response."""
     def reply(prompt: str) -> str:
-        truth = re.search(r"<true_answer>\n(.*?)\n</true_answer>", prompt, re.S).group(1)
-        response = re.search(r"<response>\n(.*?)\n</response>", prompt, re.S).group(1)
+        truth = re.search(r"<true_answer>\n(.*?)\n</true_answer>", prompt, re.DOTALL).group(1)
+        response = re.search(r"<response>\n(.*?)\n</response>", prompt, re.DOTALL).group(1)
         verdict = "Correct" if truth.lower() in response.lower() else "Incorrect"
         return f"Compared the two.\nJudgement: [[{verdict}]]"
     return ScriptedModel(reply, model_id="grader")
@@ -86,10 +98,10 @@ async def test_evaluate_answers_end_to_end_with_artifact() -> None:
 def ragas_model() -> ScriptedModel:
     def reply(prompt: str) -> str:
         if "Break the answer" in prompt:
-            answer = re.search(r"<answer>\n(.*?)\n</answer>", prompt, re.S).group(1)
+            answer = re.search(r"<answer>\n(.*?)\n</answer>", prompt, re.DOTALL).group(1)
             return '{"statements": [%s]}' % ", ".join(f'"{s.strip()}."' for s in answer.split(".") if s.strip())
-        context = " ".join(re.findall(r'<passage n="\d+">\n(.*?)\n</passage>', prompt, re.S))
-        statements = re.findall(r'<statement n="\d+">\n(.*?)\n</statement>', prompt, re.S)
+        context = " ".join(re.findall(r'<passage n="\d+">\n(.*?)\n</passage>', prompt, re.DOTALL))
+        statements = re.findall(r'<statement n="\d+">\n(.*?)\n</statement>', prompt, re.DOTALL)
         return '{"verdicts": [%s]}' % ", ".join("1" if s.rstrip(".") in context else "0" for s in statements)
     return ScriptedModel(reply, model_id="ragas")
 
@@ -125,7 +137,7 @@ async def test_selfcheck_uses_temperature_one_samples_and_needs_all_to_agree() -
     seen: list[GenerationParams] = []
 
     class Generator(ScriptedModel):
-        async def generate(self, prompt, params, *, schema=None):  # noqa: ANN001
+        async def generate(self, prompt, params, *, schema=None):
             seen.append(params)
             return await super().generate(prompt, params, schema=schema)
 
@@ -134,8 +146,8 @@ async def test_selfcheck_uses_temperature_one_samples_and_needs_all_to_agree() -
     generator = Generator(lambda p: next(drift), model_id="rag-lm")
 
     def compare(prompt: str) -> str:
-        a = re.search(r"<answer_a>\n(.*?)\n</answer_a>", prompt, re.S).group(1)
-        b = re.search(r"<answer_b>\n(.*?)\n</answer_b>", prompt, re.S).group(1)
+        a = re.search(r"<answer_a>\n(.*?)\n</answer_a>", prompt, re.DOTALL).group(1)
+        b = re.search(r"<answer_b>\n(.*?)\n</answer_b>", prompt, re.DOTALL).group(1)
         return "Yes" if a == b else "No"
 
     check = SelfCheckQA(Judge(generator), Judge(ScriptedModel(compare, model_id="checker")), samples=4)
@@ -148,7 +160,7 @@ async def test_selfcheck_regenerates_main_answer_at_temperature_zero() -> None:
     seen: list[float] = []
 
     class Generator(ScriptedModel):
-        async def generate(self, prompt, params, *, schema=None):  # noqa: ANN001
+        async def generate(self, prompt, params, *, schema=None):
             seen.append(params.temperature)
             return await super().generate(prompt, params, schema=schema)
 

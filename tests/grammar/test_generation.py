@@ -11,8 +11,18 @@ from pathlib import Path
 
 import pytest
 
-from langrag_eval.grammar import (SqlTemplate, Style, TemplateSet, TextTemplate, author_templates,
-                                  build_dataset, introspect, load_templates, save_templates, stratify)
+from langrag_eval.grammar import (
+    SqlTemplate,
+    Style,
+    TemplateSet,
+    TextTemplate,
+    author_templates,
+    build_dataset,
+    introspect,
+    load_templates,
+    save_templates,
+    stratify,
+)
 from langrag_eval.runtime import Judge
 from langrag_eval.testing import ScriptedModel
 

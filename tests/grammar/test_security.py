@@ -11,8 +11,17 @@ import pytest
 import sqlalchemy as sa
 
 from langrag_eval.errors import ConfigError, DataError
-from langrag_eval.grammar import (SqlTemplate, TextTemplate, build_dataset, demo_database, guard_select,
-                                  introspect, readonly_engine, run_select, validate_template)
+from langrag_eval.grammar import (
+    SqlTemplate,
+    TextTemplate,
+    build_dataset,
+    demo_database,
+    guard_select,
+    introspect,
+    readonly_engine,
+    run_select,
+    validate_template,
+)
 
 HOSTILE = [
     "Robert'); DROP TABLE people; --",
@@ -98,10 +107,9 @@ def test_connection_refuses_writes_even_past_the_guard(hostile_db: Path) -> None
     with engine.connect() as conn:
         with pytest.raises(sa.exc.OperationalError, match="readonly|read-only|query_only|attempt to write"):
             conn.exec_driver_sql("DELETE FROM people")
-    with engine.connect() as conn:
-        with pytest.raises(sa.exc.OperationalError):
-            conn.exec_driver_sql("PRAGMA query_only = OFF; ")
-            conn.exec_driver_sql("DELETE FROM people")  # mode=ro still refuses
+    with engine.connect() as conn, pytest.raises(sa.exc.OperationalError):
+        conn.exec_driver_sql("PRAGMA query_only = OFF; ")
+        conn.exec_driver_sql("DELETE FROM people")  # mode=ro still refuses
     assert run_select(engine, "SELECT count(*) FROM people") == [(len(HOSTILE) + 2,)]
 
 

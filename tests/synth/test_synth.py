@@ -14,8 +14,16 @@ from langrag_eval.cli import main
 from langrag_eval.embeddings import FunctionEmbedder
 from langrag_eval.errors import DataError
 from langrag_eval.runtime import Judge, RunStore
-from langrag_eval.synth import (CorpusDocument, QueryGenerator, count_tokens, drop_near_duplicates,
-                                load_corpus, sample_by_quota, sample_passages, split_passages)
+from langrag_eval.synth import (
+    CorpusDocument,
+    QueryGenerator,
+    count_tokens,
+    drop_near_duplicates,
+    load_corpus,
+    sample_by_quota,
+    sample_passages,
+    split_passages,
+)
 from langrag_eval.synth.queries import SyntheticQuery
 from langrag_eval.testing import ScriptedModel
 
@@ -28,7 +36,7 @@ def corpus(n_docs: int = 3, words: int = 450) -> list[CorpusDocument]:
 
 
 def passage_of(prompt: str) -> str:
-    return re.search(r"<excerpt>\n(.*?)\n</excerpt>", prompt, re.S).group(1)
+    return re.search(r"<excerpt>\n(.*?)\n</excerpt>", prompt, re.DOTALL).group(1)
 
 
 def generator_a(prompt: str) -> str:
