@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import string
 import time
 
@@ -53,6 +54,8 @@ async def timed(fn, inputs) -> list[float]:
 
 
 async def main(n_docs: int, n_queries: int, dim: int) -> None:
+    # Other processes on a small machine change every figure: record the load next to them.
+    load_start = os.getloadavg()[0]
     t = time.perf_counter()
     chunks, queries, _ = synthetic_corpus(n_docs)
     gen_s = time.perf_counter() - t
@@ -95,7 +98,8 @@ async def main(n_docs: int, n_queries: int, dim: int) -> None:
         ("RRF fusion of 2 x 50 ids", f"{fusion_us:.0f} us per query"),
     ]
     width = max(len(r[0]) for r in rows)
-    print(f"embedded retrieval benchmark ({n_queries} queries each)")
+    print(f"embedded retrieval benchmark ({n_queries} queries each; {os.cpu_count()} CPUs, "
+          f"1-min load average {load_start:.1f} at start, {os.getloadavg()[0]:.1f} at end)")
     for name, value in rows:
         print(f"  {name:<{width}}  {value}")
 

@@ -44,10 +44,28 @@ __all__ = [
     "combine_normalized",
     "combine_documents",
     "EmbeddedBackend",
+    "Source",
+    "chunk_text",
+    "chunk_sources",
+    "load_path",
+    "aingest",
+    "ingest",
+    "evaluate_run",
+    "paper_mrr",
 ]
 
 # Heavier modules load on first use so `import langrag_eval.retrieval` stays cheap.
-_LAZY = {"EmbeddedBackend": ".embedded"}
+_LAZY = {
+    "EmbeddedBackend": ".embedded",
+    "Source": ".chunking",
+    "chunk_text": ".chunking",
+    "chunk_sources": ".chunking",
+    "load_path": ".ingest",
+    "aingest": ".ingest",
+    "ingest": ".ingest",
+    "evaluate_run": ".metrics",
+    "paper_mrr": ".metrics",
+}
 
 
 def __getattr__(name: str) -> Any:

@@ -33,12 +33,13 @@ B = np.float32(0.75)
 
 @dataclass
 class BM25Index:
-    """Postings in CSR form: for term id ``t``, ``docs[indptr[t]:indptr[t+1]]`` (ascending) and ``tfs``."""
+    """Postings in CSR form: for term id ``t``, ``docs[indptr[t]:indptr[t+1]]`` (ascending) and
+    ``tfn``, Lucene's ``freq * normInverse`` for each posting, computed once in float."""
 
     vocab: dict[str, int]
     indptr: np.ndarray
     docs: np.ndarray
-    tfs: np.ndarray
+    tfn: np.ndarray
     norms: np.ndarray
     doc_count: int
     norm_cache: np.ndarray
@@ -78,9 +79,12 @@ class BM25Index:
         avgdl = np.float32(sum_ttf / doc_count) if doc_count else np.float32(1.0)
         # Lucene: cache[i] = 1f / (k1 * ((1 - b) + b * LENGTH_TABLE[i] / avgdl)), all in float.
         cache = np.float32(1.0) / (K1 * ((np.float32(1.0) - B) + B * LENGTH_TABLE / avgdl))
-        return cls(vocab=vocab, indptr=indptr, docs=doc_of_entry[order],
-                   tfs=tfs[order].astype(np.float32), norms=encode_lengths(lengths),
-                   doc_count=doc_count, norm_cache=cache.astype(np.float32))
+        norms = encode_lengths(lengths)
+        docs = doc_of_entry[order]
+        cache = cache.astype(np.float32)
+        tfn = tfs[order].astype(np.float32) * cache[norms[docs]]
+        return cls(vocab=vocab, indptr=indptr, docs=docs, tfn=tfn, norms=norms,
+                   doc_count=doc_count, norm_cache=cache)
 
     def idf(self, doc_freq: int) -> np.float32:
         n = self.doc_count
@@ -88,7 +92,7 @@ class BM25Index:
 
     def scores(self, tokens: Sequence[str]) -> np.ndarray:
         """Score of every document (float64 array, 0 where no query term occurs)."""
-        acc = np.zeros(self.size, dtype=np.float64)
+        docs, parts = [], []
         for term, count in Counter(tokens).items():
             term_id = self.vocab.get(term)
             if term_id is None:
@@ -96,12 +100,15 @@ class BM25Index:
             start, end = int(self.indptr[term_id]), int(self.indptr[term_id + 1])
             if start == end:
                 continue
-            docs = self.docs[start:end]
             weight = np.float32(count) * self.idf(end - start)
-            inverse = self.norm_cache[self.norms[docs]]
             # Lucene: weight - weight / (1f + freq * normInverse), in float.
-            acc[docs] += weight - weight / (np.float32(1.0) + self.tfs[start:end] * inverse)
-        return acc
+            parts.append(weight - weight / (np.float32(1.0) + self.tfn[start:end]))
+            docs.append(self.docs[start:end])
+        if not parts:
+            return np.zeros(self.size, dtype=np.float64)
+        # One pass sums every term's contribution per document in double, as Lucene's disjunction.
+        return np.bincount(np.concatenate(docs), weights=np.concatenate(parts).astype(np.float64),
+                           minlength=self.size)
 
     def search(self, tokens: Sequence[str], k: int) -> tuple[np.ndarray, np.ndarray]:
         """Top ``k`` document positions and their float32 scores; ties go to the lower position."""

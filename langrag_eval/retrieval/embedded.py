@@ -5,6 +5,8 @@ score formulas (see :mod:`.dense`), and hybrid search fuses the ``depth`` best h
 :class:`~.base.HybridSettings` says. ``rrf`` and ``server_rrf`` compute the same thing here: RRF over
 the two sub-results, which is what OpenSearch's score-ranker pipeline returns for its hybrid query;
 ``normalization`` reproduces the normalization-processor pipeline (min_max or l2, weighted mean).
+RRF applies ``HybridSettings.weights`` as recent score-ranker versions do; keep the default equal
+weights to compare with a server whose score-ranker has no weights.
 
 Indexing the same id again replaces the chunk (as OpenSearch's index operation does). With a
 ``path`` the index is saved after every ``index`` call (only live chunks, so replaced ones are
@@ -184,7 +186,7 @@ class EmbeddedBackend(SyncSearchMixin):
 
     # ---- search ----------------------------------------------------------------------------------
     async def acount(self) -> int:
-        return sum(self._live)
+        return len(self._row_of)  # one entry per live id
 
     async def asearch(self, *, text: str | None = None, vector: Sequence[float] | None = None,
                       mode: Mode = "bm25", k: int = 10, hybrid: HybridSettings | None = None) -> list[Document]:
