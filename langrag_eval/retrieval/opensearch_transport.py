@@ -225,7 +225,7 @@ def to_retrieval_error(exc: Exception, call: Call | None, *, url: str, index: st
     what = call.what if call else "talk to OpenSearch"
     status = getattr(exc, "status_code", None)
     name = type(exc).__name__
-    if name == "SSLError":
+    if name == "SSLError" or "certificate verify failed" in str(exc).lower():  # aiohttp: ConnectionError
         return RetrievalError(f"TLS handshake with {url} failed while trying to {what}: pass ca_certs= "
                               f"(--ca-certs, the cluster's CA bundle), or verify_certs=False for a test "
                               f"cluster only")
