@@ -28,7 +28,7 @@ from typing import Any, Literal, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..prompts import load_prompt
+from ..prompts import PromptTemplate, load_prompt
 from ..retrieval.base import run_sync
 from ..results import Unscored
 from ..runtime import Judge, gather_bounded
@@ -67,6 +67,11 @@ class PointwiseScores(BaseModel):
     precision: int = Field(ge=0, le=2)
 
 
+def _template(prompt: str | Path | PromptTemplate) -> PromptTemplate:
+    """A shipped prompt name, a user's template file, or an already parsed template."""
+    return prompt if isinstance(prompt, PromptTemplate) else load_prompt(prompt)
+
+
 def _invalid(reason: str) -> Unscored:
     return Unscored(reason=reason, cause="invalid_input")
 
@@ -76,10 +81,10 @@ class RelevanceEvaluator:
     """Judges one retrieved document for one query."""
 
     judge: Judge
-    prompt: str | Path = "tournament/relevance"
+    prompt: str | Path | PromptTemplate = "tournament/relevance"
 
     def __post_init__(self) -> None:
-        self._template = load_prompt(self.prompt)
+        self._template = _template(self.prompt)
         self._template.check_variables({"query", "document"})
 
     async def evaluate(self, query: str, document: str) -> RelevanceJudgment | Unscored:
@@ -98,10 +103,10 @@ class PointwiseEvaluator:
     """Scores one answer on relevance, accuracy, completeness and precision (0-2 each)."""
 
     judge: Judge
-    prompt: str | Path = "tournament/pointwise"
+    prompt: str | Path | PromptTemplate = "tournament/pointwise"
 
     def __post_init__(self) -> None:
-        self._template = load_prompt(self.prompt)
+        self._template = _template(self.prompt)
         self._template.check_variables({"query", "answer", "documents"})
 
     async def evaluate(self, query: str, answer: str, documents: Sequence[Document]) -> PointwiseScores | Unscored:
@@ -182,13 +187,18 @@ class PairwiseEvaluator:
     judge: Judge
     threshold: int = 2
     factors: str = DEFAULT_FACTORS
-    prompt: str | Path = "tournament/pairwise"
+    prompt: str | Path | PromptTemplate = "tournament/pairwise"
 
     def __post_init__(self) -> None:
         if self.threshold not in (0, 1, 2):
             raise ValueError("threshold must be 0, 1 or 2")
-        self._template = load_prompt(self.prompt)
+        self._template = _template(self.prompt)
         self._template.check_variables({"query", "documents", "answer_a", "answer_b", "factors"})
+
+    @property
+    def template(self) -> PromptTemplate:
+        """The parsed prompt template in use."""
+        return self._template
 
     def prompts(self, query: str, answer_a: str, answer_b: str,
                 documents: Sequence[dict[str, Any]]) -> tuple[str, str]:

@@ -4,5 +4,7 @@ from .grading import VragEvaluator
 from .models import LlamaIndexJudge
 from .query_engines import LangragQueryEngine, six_query_engines
 from .retrievers import LangragRetriever
+from .tournament import RAGEloPairwiseEvaluator, tournament_from_query_engines
 
-__all__ = ["LlamaIndexJudge", "VragEvaluator", "LangragRetriever", "LangragQueryEngine", "six_query_engines"]
+__all__ = ["LlamaIndexJudge", "VragEvaluator", "LangragRetriever", "LangragQueryEngine", "six_query_engines",
+           "RAGEloPairwiseEvaluator", "tournament_from_query_engines"]
