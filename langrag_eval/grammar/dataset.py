@@ -31,7 +31,7 @@ import sqlalchemy as sa
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import ConfigError, DataError
-from .db import readonly_engine, run_select, sqlglot_dialect
+from .db import readonly_engine, run_many, sqlglot_dialect
 from .schema import DatabaseSchema, introspect
 from .templates import (
     _TEXT_PLACEHOLDER,
@@ -142,6 +142,35 @@ def _logic_id(template_id: str, params: dict[str, Any]) -> str:
     return f"{template_id}:{hashlib.sha256(payload.encode('utf-8')).hexdigest()[:10]}"
 
 
+def _phrase(template: SqlTemplate, texts: list, placeholders: tuple[Placeholder, ...], combo: tuple,
+            params: dict[str, Any], rows: list[tuple[Any, ...]], report: TemplateReport, sql: str,
+            on_no_answer: Policy, on_multiple: Policy) -> list[GrammarQuery]:
+    """One SQL query's text forms, or none when its answer is missing or ambiguous and dropped."""
+    distinct_rows = list(dict.fromkeys(r for r in rows if any(v is not None for v in r)))
+    flag: Literal["no_answer", "multiple_answers"] | None = None
+    if not distinct_rows:
+        report.no_answer += 1
+        flag = "no_answer"
+        if on_no_answer == "drop":
+            return []
+    elif len(distinct_rows) > 1:
+        report.multiple_answers += 1
+        flag = "multiple_answers"
+        if on_multiple == "drop":
+            return []
+    answer_values = [[_json_value(v) for v in row] for row in distinct_rows]
+    answer = "; ".join(", ".join(format_value(v) for v in row if v is not None) for row in distinct_rows) or None
+    by_key = {p.key: v for p, v in zip(placeholders, combo)}
+    logic = _logic_id(template.id, by_key)
+    report.logics += 1
+    report.queries += len(texts)
+    return [GrammarQuery(id=f"{logic}/{t.id}", logic_id=logic, template_id=template.id, text_id=t.id,
+                         style=t.style, question=fill_text(t.text, by_key), answer=answer,
+                         answer_values=answer_values[0] if len(answer_values) == 1 else answer_values or None,
+                         sql=sql, params={k: _json_value(v) for k, v in params.items()}, flag=flag)
+            for t in texts]
+
+
 def build_dataset(db: str | Path | sa.Engine, templates: TemplateSet | list[SqlTemplate], *,
                   schema: DatabaseSchema | None = None, on_no_answer: Policy = "drop",
                   on_multiple: Policy = "drop", max_combinations: int = 5000, max_answer_rows: int = 20,
@@ -181,39 +210,14 @@ def build_dataset(db: str | Path | sa.Engine, templates: TemplateSet | list[SqlT
         if len(combos) > max_combinations:
             report.skipped_combinations = len(combos) - max_combinations
             combos = rng.sample(combos, max_combinations)
-        for combo in combos:
-            params = {p.name: v for p, v in zip(check.bound.placeholders, combo)}
-            by_key = {p.key: v for p, v in zip(check.bound.placeholders, combo)}
-            try:
-                rows = run_select(engine, check.bound.sql, params, max_rows=max_answer_rows)
-            except (sa.exc.DBAPIError, DataError) as exc:
-                report.errors.append(f"running template {template.id} failed: "
-                                     f"{getattr(exc, 'orig', None) or exc}")
-                break
-            distinct_rows = list(dict.fromkeys(r for r in rows if any(v is not None for v in r)))
-            flag: Literal["no_answer", "multiple_answers"] | None = None
-            if not distinct_rows:
-                report.no_answer += 1
-                flag = "no_answer"
-                if on_no_answer == "drop":
-                    continue
-            elif len(distinct_rows) > 1:
-                report.multiple_answers += 1
-                flag = "multiple_answers"
-                if on_multiple == "drop":
-                    continue
-            answer_values = [[_json_value(v) for v in row] for row in distinct_rows]
-            answer = "; ".join(", ".join(format_value(v) for v in row if v is not None)
-                               for row in distinct_rows) or None
-            logic = _logic_id(template.id, {p.key: v for p, v in zip(check.bound.placeholders, combo)})
-            report.logics += 1
-            for t in texts:
-                queries.append(GrammarQuery(
-                    id=f"{logic}/{t.id}", logic_id=logic, template_id=template.id, text_id=t.id,
-                    style=t.style, question=fill_text(t.text, by_key), answer=answer,
-                    answer_values=answer_values[0] if len(answer_values) == 1 else answer_values or None,
-                    sql=check.bound.sql, params={k: _json_value(v) for k, v in params.items()}, flag=flag))
-                report.queries += 1
+        param_sets = [{p.name: v for p, v in zip(check.bound.placeholders, combo)} for combo in combos]
+        try:
+            for combo, params, rows in zip(combos, param_sets, run_many(
+                    engine, check.bound.sql, param_sets, max_rows=max_answer_rows)):
+                queries.extend(_phrase(template, texts, check.bound.placeholders, combo, params, rows,
+                                       report, check.bound.sql, on_no_answer, on_multiple))
+        except (sa.exc.DBAPIError, DataError) as exc:
+            report.errors.append(f"running template {template.id} failed: {getattr(exc, 'orig', None) or exc}")
     return GrammarDataset(queries=queries, reports=reports, problems=problems)
 
 

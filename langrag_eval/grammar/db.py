@@ -35,7 +35,7 @@ from sqlglot import exp
 
 from ..errors import ConfigError, DataError
 
-__all__ = ["guard_select", "normalise_url", "readonly_engine", "run_select", "sqlglot_dialect"]
+__all__ = ["guard_select", "normalise_url", "readonly_engine", "run_many", "run_select", "sqlglot_dialect"]
 
 _DIALECTS = {"sqlite": "sqlite", "postgresql": "postgres", "mysql": "mysql", "mariadb": "mysql",
              "mssql": "tsql", "oracle": "oracle", "duckdb": "duckdb", "snowflake": "snowflake",
@@ -142,3 +142,14 @@ def run_select(engine: sa.Engine, sql: str, params: Mapping[str, Any] | None = N
         result = conn.execute(sa.text(sql), dict(params or {}))
         rows = result.fetchmany(max_rows) if max_rows else result.fetchall()
         return [tuple(r) for r in rows]
+
+
+def run_many(engine: sa.Engine, sql: str, param_sets: Iterable[Mapping[str, Any]], *,
+             max_rows: int) -> Iterator[list[tuple[Any, ...]]]:
+    """Guard ``sql`` once, then run it for each parameter set on one read-only connection (a
+    template's thousands of combinations should not each pay for a parse and a connect)."""
+    guard_select(sql, sqlglot_dialect(engine))
+    statement = sa.text(sql)
+    with engine.connect() as conn:
+        for params in param_sets:
+            yield [tuple(r) for r in conn.execute(statement, dict(params)).fetchmany(max_rows)]
