@@ -14,17 +14,18 @@ into claims, the same module D_text), a query into standalone sub-questions with
 
 from __future__ import annotations
 
+import asyncio
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
+from typing import Any, Mapping
 
 from ..prompts import PromptTemplate, load_prompt
 from ..results import Unscored
 from ..runtime import Judge
 from .formats import ListFormat
 
-__all__ = ["Decomposer", "split_sentences", "load_task_prompt"]
+__all__ = ["Decomposer", "split_sentences", "load_task_prompt", "InFlight"]
 
 def split_sentences(text: str) -> list[str]:
     """D_sen: split on primary sentence terminators (periods, exclamation and question marks).
@@ -53,6 +54,22 @@ def load_task_prompt(task: str, overrides: Mapping[str, str | Path]) -> PromptTe
     return custom
 
 
+class InFlight:
+    """Shares a judge call between identical prompts asked at the same moment. The judge's cache
+    serves only finished calls; within one sample, response precision and SP2 often need the very
+    same check (a response repeating a source) at the same time."""
+
+    def __init__(self, judge: Judge) -> None:
+        self.judge = judge
+        self._calls: dict[tuple[str, str], asyncio.Future[Any]] = {}
+
+    async def ask(self, prompt: str, fmt: Any) -> Any:
+        key = (prompt, type(fmt).__name__)
+        if key not in self._calls:
+            self._calls[key] = asyncio.ensure_future(self.judge.ask(prompt, fmt))
+        return (await self._calls[key]).value
+
+
 @dataclass
 class Decomposer:
     """Claim extraction and query decomposition through the judge. Results are Unscored when the
@@ -61,12 +78,15 @@ class Decomposer:
     judge: Judge
     prompts: Mapping[str, str | Path] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        self._in_flight = InFlight(self.judge)
+
     async def claims(self, text: str) -> list[str] | Unscored:
         """D_text: the atomic claims of a response, or the facts of a source."""
         prompt = load_task_prompt("decompose_claims", self.prompts).render(text=text)
-        return (await self.judge.ask(prompt, ListFormat())).value
+        return await self._in_flight.ask(prompt, ListFormat())
 
     async def questions(self, query: str) -> list[str] | Unscored:
         """D_qcov: the standalone sub-questions of a query."""
         prompt = load_task_prompt("decompose_query", self.prompts).render(query=query)
-        return (await self.judge.ask(prompt, ListFormat())).value
+        return await self._in_flight.ask(prompt, ListFormat())
