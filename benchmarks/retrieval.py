@@ -87,8 +87,8 @@ async def main(n_docs: int, n_queries: int, dim: int) -> None:
     fusion_us = (time.perf_counter() - start) / (20 * len(lists)) * 1e6
 
     rows = [
-        ("corpus", f"{n_docs:,} docs, {sum(c.metadata['n'] for c in chunks) / n_docs:.0f} words avg, "
-                   f"{dim}-d vectors (generated in {gen_s:.1f} s)"),
+        ("corpus", (f"{n_docs:,} docs, {sum(c.metadata['n'] for c in chunks) / n_docs:.0f} words avg, "
+                    f"{dim}-d vectors (generated in {gen_s:.1f} s)")),
         ("ingest (tokenize + vectors)", f"{ingest_s:.1f} s  ({n_docs / ingest_s:,.0f} docs/s)"),
         ("compile (postings + matrix)", f"{compile_s:.2f} s"),
         ("BM25 build total", f"{ingest_s + compile_s:.1f} s"),

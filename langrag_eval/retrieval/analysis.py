@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 import regex
 
-__all__ = ["analyze", "int_to_byte4", "byte4_to_int", "LENGTH_TABLE", "MAX_TOKEN_LENGTH"]
+__all__ = ["LENGTH_TABLE", "MAX_TOKEN_LENGTH", "analyze", "byte4_to_int", "int_to_byte4"]
 
 MAX_TOKEN_LENGTH = 255
 

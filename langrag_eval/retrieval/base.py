@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
-from typing import Any, Awaitable, Literal, Protocol, Sequence, TypeVar, get_args, runtime_checkable
+from typing import Any, Literal, Protocol, TypeVar, get_args, runtime_checkable
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -28,15 +29,15 @@ from ..errors import ConfigError, RetrievalError
 from ..types import Document
 
 __all__ = [
-    "Mode",
-    "Fusion",
-    "Normalization",
     "Chunk",
-    "IngestReport",
+    "Fusion",
     "HybridSettings",
+    "IngestReport",
+    "Mode",
+    "Normalization",
+    "Retriever",
     "SearchBackend",
     "SyncSearchMixin",
-    "Retriever",
     "run_sync",
 ]
 

@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
 from .analysis import LENGTH_TABLE, encode_lengths
 
-__all__ = ["BM25Index", "K1", "B"]
+__all__ = ["K1", "B", "BM25Index"]
 
 K1 = np.float32(1.2)
 B = np.float32(0.75)
@@ -49,7 +49,7 @@ class BM25Index:
         return int(self.norms.shape[0])
 
     @classmethod
-    def build(cls, docs_tokens: Sequence[Sequence[str]]) -> "BM25Index":
+    def build(cls, docs_tokens: Sequence[Sequence[str]]) -> BM25Index:
         """From token lists (one per document), for small indexes and tests."""
         vocab: dict[str, int] = {}
         terms, tfs, counts, lengths = [], [], [], []
@@ -65,7 +65,7 @@ class BM25Index:
 
     @classmethod
     def from_forward(cls, vocab: dict[str, int], terms: np.ndarray, tfs: np.ndarray,
-                     counts: np.ndarray, lengths: np.ndarray) -> "BM25Index":
+                     counts: np.ndarray, lengths: np.ndarray) -> BM25Index:
         """From a forward index: per document ``counts[d]`` entries of (term id, tf), documents in order."""
         n_docs = int(counts.shape[0])
         doc_of_entry = np.repeat(np.arange(n_docs, dtype=np.int32), counts)

@@ -21,14 +21,15 @@ input, and different when a chunk's text changes. Each chunk keeps its source's 
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import ConfigError
 from .base import Chunk
 
-__all__ = ["Source", "chunk_text", "chunk_sources", "chunk_id", "DEFAULT_SIZE", "DEFAULT_OVERLAP"]
+__all__ = ["DEFAULT_OVERLAP", "DEFAULT_SIZE", "Source", "chunk_id", "chunk_sources", "chunk_text"]
 
 DEFAULT_SIZE = 1000
 DEFAULT_OVERLAP = 250
@@ -74,7 +75,7 @@ def _next_start(text: str, start: int, end: int, overlap: int) -> int:
             candidate = space
     while candidate < end and text[candidate].isspace():
         candidate += 1
-    return candidate if candidate < end else end
+    return min(end, candidate)
 
 
 def chunk_text(text: str, *, size: int = DEFAULT_SIZE, overlap: int = DEFAULT_OVERLAP) -> list[tuple[int, int, str]]:

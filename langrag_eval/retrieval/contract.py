@@ -21,7 +21,8 @@ Tests run each scenario in one event loop through the async API, and need no pyt
 
 from __future__ import annotations
 
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -30,7 +31,7 @@ from ..errors import RetrievalError
 from .base import Chunk, HybridSettings, SearchBackend, run_sync
 from .fusion import combine_normalized, rrf
 
-__all__ = ["BM25Contract", "KnnContract", "HybridContract", "BackendContract", "CORPUS", "corpus_vectors"]
+__all__ = ["CORPUS", "BM25Contract", "BackendContract", "HybridContract", "KnnContract", "corpus_vectors"]
 
 CORPUS: list[Chunk] = [
     Chunk(id="paris", text="Paris is the capital of France and sits on the river Seine.",

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..errors import ConfigError, RetrievalError
 
-__all__ = ["DenseIndex", "Space", "KnnEngine", "to_score"]
+__all__ = ["DenseIndex", "KnnEngine", "Space", "to_score"]
 
 Space = Literal["cosinesimil", "l2", "innerproduct"]
 KnnEngine = Literal["exact", "faiss_hnsw"]

@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import math
 import shutil
 import threading
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -251,9 +251,8 @@ class EmbeddedBackend(SyncSearchMixin):
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
         with open(tmp / "chunks.jsonl", "w", encoding="utf-8") as f:
-            for r in rows.tolist():
-                f.write(json.dumps({"id": self._ids[r], "text": self._texts[r],
-                                    "metadata": self._metadata[r]}, ensure_ascii=False) + "\n")
+            f.writelines(json.dumps({"id": self._ids[r], "text": self._texts[r],
+                                    "metadata": self._metadata[r]}, ensure_ascii=False) + "\n" for r in rows.tolist())
         has_vec = np.asarray([self._vectors[r] is not None for r in rows.tolist()], dtype=bool)
         dim = self.dimension or 0
         matrix = np.zeros((len(rows), dim), dtype=np.float32)
@@ -268,7 +267,7 @@ class EmbeddedBackend(SyncSearchMixin):
         np.save(tmp / "has_vector.npy", has_vec)
         (tmp / "manifest.json").write_text(json.dumps(
             {"format": _FORMAT, "version": _VERSION, "space": self.space, "dimension": self.dimension,
-             "chunks": int(len(rows))}), encoding="utf-8")
+             "chunks": len(rows)}), encoding="utf-8")
         old = self.path.with_name(self.path.name + ".old")
         shutil.rmtree(old, ignore_errors=True)
         if self.path.exists():

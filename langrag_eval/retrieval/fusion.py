@@ -38,12 +38,13 @@ as 0; it is left out of the mean together with that list's weight).
 from __future__ import annotations
 
 import math
-from typing import Literal, Sequence
+from collections.abc import Sequence
+from typing import Literal
 
 from ..errors import ConfigError
 from ..types import Document
 
-__all__ = ["rrf", "normalize", "combine_normalized", "rrf_documents", "combine_documents", "MIN_SCORE"]
+__all__ = ["MIN_SCORE", "combine_documents", "combine_normalized", "normalize", "rrf", "rrf_documents"]
 
 # OpenSearch's min_max keeps the lowest hit just above zero so it still counts in the mean.
 MIN_SCORE = 0.001

@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
@@ -33,7 +33,7 @@ from ..errors import DataError
 from .base import Chunk, IngestReport, SearchBackend, run_sync
 from .chunking import DEFAULT_OVERLAP, DEFAULT_SIZE, Source, chunk_sources
 
-__all__ = ["Loaded", "load_path", "load_jsonl", "load_text", "aingest", "ingest", "SUFFIXES"]
+__all__ = ["SUFFIXES", "Loaded", "aingest", "ingest", "load_jsonl", "load_path", "load_text"]
 
 SUFFIXES = (".txt", ".md", ".markdown", ".jsonl")
 
@@ -45,7 +45,7 @@ class Loaded:
     sources: list[Source] = field(default_factory=list)
     errors: list[DataError] = field(default_factory=list)
 
-    def extend(self, other: "Loaded") -> None:
+    def extend(self, other: Loaded) -> None:
         self.sources.extend(other.sources)
         self.errors.extend(other.errors)
 

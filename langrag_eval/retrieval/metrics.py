@@ -23,14 +23,23 @@ RAG-Fusion paper's Table 4 reports MRR@5 with ``threshold=2`` (very relevant onl
 from __future__ import annotations
 
 import math
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel
 
 from ..errors import ConfigError
 
-__all__ = ["reciprocal_rank", "precision", "hit_rate", "recall", "ndcg", "mrr", "evaluate_run",
-           "RunScores", "paper_mrr"]
+__all__ = [
+    "RunScores",
+    "evaluate_run",
+    "hit_rate",
+    "mrr",
+    "ndcg",
+    "paper_mrr",
+    "precision",
+    "recall",
+    "reciprocal_rank",
+]
 
 Relevance = Mapping[str, int | float]
 

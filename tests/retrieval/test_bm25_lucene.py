@@ -55,11 +55,7 @@ def _escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("\n", "\\n").replace("\t", "\\t")
 
 
-WORDS = ("the of and a to in is was for on retrieval ranking fusion query document passage answer judge "
-         "model score lucene search index vector token length average capital city river mountain "
-         "café naïve façade Straße Müller Größe déjà-vu résumé Москва Санкт-Петербург ΟΔΟΣ Ἀθῆναι "
-         "İstanbul Łódź Ærøskøbing 東京 日本語 한국어 ไทย e-mail U.S.A. 3.14 1,000 don't O'Neil "
-         "x.org user@example.com 2024 covid-19 c++ n't v1.2.3").split()
+WORDS = ["the", "of", "and", "a", "to", "in", "is", "was", "for", "on", "retrieval", "ranking", "fusion", "query", "document", "passage", "answer", "judge", "model", "score", "lucene", "search", "index", "vector", "token", "length", "average", "capital", "city", "river", "mountain", "café", "naïve", "façade", "Straße", "Müller", "Größe", "déjà-vu", "résumé", "Москва", "Санкт-Петербург", "ΟΔΟΣ", "Ἀθῆναι", "İstanbul", "Łódź", "Ærøskøbing", "東京", "日本語", "한국어", "ไทย", "e-mail", "U.S.A.", "3.14", "1,000", "don't", "O'Neil", "x.org", "user@example.com", "2024", "covid-19", "c++", "n't", "v1.2.3"]
 TRICKY = [
     "Don't panic: the U.S.A. has 3.14 ÉTÉS and 1,000,000 people!",
     "E-mail user@example.com or visit https://www.example.com/path?x=1&y=2 today.",

@@ -38,7 +38,7 @@ def test_rrf_differs_from_zero_based_llamaindex_convention():
     assert rrf([["a"]])[0][1] == pytest.approx(1 / 61)
 
 
-@pytest.mark.parametrize("bad", [dict(k=0), dict(weights=[1.0]), dict(weights=[-1.0, 1.0])])
+@pytest.mark.parametrize("bad", [{"k": 0}, {"weights": [1.0]}, {"weights": [-1.0, 1.0]}])
 def test_rrf_rejects_bad_settings(bad):
     with pytest.raises(ConfigError):
         rrf([["a"], ["b"]], **bad)

@@ -34,7 +34,7 @@ def test_default_windows_are_1000_chars_with_about_25_percent_overlap():
 def test_size_and_overlap_are_configurable_and_checked():
     spans = chunk_text("abcdefghij" * 10, size=30, overlap=10)  # no spaces: hard cuts
     assert [(s, e) for s, e, _ in spans][:3] == [(0, 30), (20, 50), (40, 70)]
-    for bad in (dict(size=0), dict(size=10, overlap=10), dict(overlap=-1)):
+    for bad in ({"size": 0}, {"size": 10, "overlap": 10}, {"overlap": -1}):
         with pytest.raises(ConfigError):
             chunk_text("text", **bad)
 

@@ -35,7 +35,7 @@ def test_modes(setup):
     assert Retriever(backend, embedder=embedder).retrieve("zebra")[0].id == "zebra"
     assert calls == []  # bm25 never embeds
     knn = Retriever(backend, mode="knn", embedder=embedder, k=2)
-    assert knn.name == "knn" and [d.id for d in knn.retrieve("rome")][0] == "rome"
+    assert knn.name == "knn" and knn.retrieve("rome")[0].id == "rome"
     assert calls == [["rome"]]
     hybrid = Retriever(backend, mode="hybrid", embedder=embedder, hybrid=HybridSettings(depth=3))
     docs = hybrid.retrieve("berlin", k=3)
