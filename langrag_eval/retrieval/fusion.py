@@ -3,7 +3,7 @@
 RRF (Cormack, Clarke and Büttcher, SIGIR 2009; the RAG-Fusion paper's fusion step):
 ``score(d) = sum_i weight_i / (k + rank_i(d))`` with ranks counted **from 1** and ``k = 60`` by
 default, the same convention as OpenSearch's score-ranker processor (``rank_constant``). A document
-is identified by its id and counted once per ranking (its best rank there). Ties are broken by the
+is identified by its id; a repeated id inside one ranking is dropped before ranks are counted. Ties are broken by the
 best rank the document reached anywhere, then by the earliest ranking it reached it in, so the
 result is deterministic.
 
@@ -79,13 +79,20 @@ def rrf(rankings: Sequence[Sequence[str]], *, k: int = 60,
     scores: dict[str, float] = {}
     first_seen: dict[str, tuple[int, int]] = {}
     for list_index, (ranking, weight) in enumerate(zip(rankings, ws)):
+        rank = 0
         seen_here: set[str] = set()
-        for rank, doc_id in enumerate(ranking, start=1):
+        for doc_id in ranking:
             if doc_id in seen_here:  # a duplicate inside one list keeps only its best rank
                 continue
             seen_here.add(doc_id)
-            scores[doc_id] = scores.get(doc_id, 0.0) + weight / (k + rank)
-            first_seen[doc_id] = min(first_seen.get(doc_id, (rank, list_index)), (rank, list_index))
+            rank += 1
+            if doc_id in scores:
+                scores[doc_id] += weight / (k + rank)
+                if rank < first_seen[doc_id][0]:
+                    first_seen[doc_id] = (rank, list_index)
+            else:
+                scores[doc_id] = weight / (k + rank)
+                first_seen[doc_id] = (rank, list_index)
     return _order(scores, first_seen)
 
 
