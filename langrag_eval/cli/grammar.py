@@ -15,35 +15,19 @@ import argparse
 import asyncio
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import ConfigError, DataError
-from ..grammar import (
-    DEFAULT_STYLES,
-    RagasFact,
-    SelfCheckQA,
-    Style,
-    TemplateSet,
-    TextTemplateGenerator,
-    author_templates,
-    build_dataset,
-    demo_database,
-    demo_templates_path,
-    evaluate_answers,
-    introspect,
-    load_templates,
-    read_dataset,
-    save_templates,
-    stratify,
-)
-from ..grammar.db import normalise_url
-from ..grammar.grading import ReferenceGrader
-from ..grammar.reliability import FunctionVerdict, ReliabilitySample
-from ..models import resolve_judge
-from ..pipelines import read_answers
-from ..runtime import Judge, RetryPolicy
 from ._common import add_judge_options, say, setup_judge
 
+if TYPE_CHECKING:
+    from ..grammar import Style
+    from ..grammar.reliability import ReliabilitySample
+
 __all__ = ["register"]
+
+# The grammar package (SQLAlchemy, sqlglot) is imported inside the handlers: every langrag-eval
+# command imports this module to register its subcommands and should not pay for it.
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -100,10 +84,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _db(text: str) -> str:
+    from ..grammar import demo_database
+    from ..grammar.db import normalise_url
     return str(demo_database()) if text == "demo" else normalise_url(text)
 
 
 def _schema(args: argparse.Namespace) -> int:
+    from ..grammar import introspect
     schema = introspect(_db(args.db))
     say(schema.describe())
     for w in schema.warnings:
@@ -112,6 +99,7 @@ def _schema(args: argparse.Namespace) -> int:
 
 
 def _styles(text: str, count: int) -> tuple[Style, ...]:
+    from ..grammar import DEFAULT_STYLES, Style
     known = {s.name: s for s in DEFAULT_STYLES}
     out = []
     for part in (p.strip() for p in text.split(";" if "=" in text else ",")):
@@ -128,6 +116,17 @@ def _styles(text: str, count: int) -> tuple[Style, ...]:
 
 
 def _generate(args: argparse.Namespace) -> int:
+    from ..grammar import (
+        TemplateSet,
+        TextTemplateGenerator,
+        author_templates,
+        build_dataset,
+        demo_templates_path,
+        introspect,
+        load_templates,
+        save_templates,
+        stratify,
+    )
     db = _db(args.db)
     schema = introspect(db)
     for w in schema.warnings:
@@ -206,6 +205,12 @@ def _lookup(table: dict[str, object]):
 
 
 def _analyze(args: argparse.Namespace) -> int:
+    from ..grammar import RagasFact, SelfCheckQA, evaluate_answers, read_dataset
+    from ..grammar.grading import ReferenceGrader
+    from ..grammar.reliability import FunctionVerdict
+    from ..models import resolve_judge
+    from ..pipelines import read_answers
+    from ..runtime import Judge, RetryPolicy
     queries = read_dataset(args.dataset)
     errors: list[DataError] = []
     answers = read_answers(args.answers, errors=errors)

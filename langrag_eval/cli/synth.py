@@ -15,10 +15,6 @@ import json
 from pathlib import Path
 
 from ..errors import ConfigError
-from ..models import resolve_judge
-from ..pipelines import read_queries
-from ..runtime import Judge, RetryPolicy, RunStore
-from ..synth import QueryGenerator, load_corpus, sample_passages, split_passages, write_queries
 from ._common import add_store_options, say
 
 __all__ = ["register"]
@@ -71,6 +67,12 @@ def _generator_spec(text: str) -> tuple[str, int | None]:
 
 
 def _queries(args: argparse.Namespace) -> int:
+    # Imported on use: every langrag-eval command imports this module to register its subcommand.
+    from ..models import resolve_judge
+    from ..pipelines import read_queries
+    from ..runtime import Judge, RetryPolicy, RunStore
+    from ..synth import QueryGenerator, load_corpus, sample_passages, split_passages, write_queries
+
     if args.concurrency < 1:
         raise ConfigError("--concurrency must be at least 1")
     specs = [_generator_spec(g) for g in args.generator]

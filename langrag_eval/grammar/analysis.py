@@ -35,7 +35,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
-from scipy import stats
 
 __all__ = [
     "ClusterComparison",
@@ -196,6 +195,8 @@ def compare_clusters(items: Sequence[ItemResult], a: str, b: str) -> ClusterComp
         den += y * z / n
     statistic = p_value = None
     note = None
+    from scipy import stats  # imported on use: the CLI imports this module for every command
+
     if sum_v > 0:
         statistic = max(abs(sum_a - sum_e) - 0.5, 0.0) ** 2 / sum_v
         p_value = float(stats.chi2.sf(statistic, 1))
@@ -230,6 +231,8 @@ def wilson_interval(successes: int, n: int, *, confidence: float = 0.95) -> Prop
     """
     if n == 0:
         return Proportion(successes=0, n=0, value=None, low=None, high=None)
+    from scipy import stats
+
     z = float(stats.norm.ppf(1 - (1 - confidence) / 2))
     phat = successes / n
     denom = 1 + z * z / n
