@@ -1,8 +1,10 @@
 """The run store: one SQLite file holding runs, judgments, model calls, the reply cache and artifacts.
 
-Every finished judgment and every model reply is committed as it arrives (WAL journal), so a run
-killed with ``kill -9`` and started again with the same arguments resumes: finished judgments are
-read back, and replies that arrived before the kill come from the cache, not the model.
+Every finished judgment is committed as it arrives (WAL journal), together with every model reply
+and call-log row written before it, so a run killed with ``kill -9`` and started again with the same
+arguments resumes: finished judgments are read back, and their replies come from the cache, not the
+model. Replies and call-log rows on their own are committed in groups, at most ``commit_interval``
+seconds after they are written (a commit costs far more than an insert, and there are two per call).
 
 >>> store = RunStore(":memory:")
 >>> run = store.open_run("grade", {"file": "qa.csv"})
@@ -18,6 +20,7 @@ import json
 import sqlite3
 import threading
 import time
+import weakref
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -59,8 +62,9 @@ def run_id_for(kind: str, config: dict[str, Any]) -> str:
 class RunStore:
     """Thread-safe access to one SQLite run store file (``:memory:`` for a throwaway store)."""
 
-    def __init__(self, path: str | Path = DEFAULT_STORE) -> None:
+    def __init__(self, path: str | Path = DEFAULT_STORE, *, commit_interval: float = 0.05) -> None:
         self.path = str(path)
+        self.commit_interval = commit_interval
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -71,14 +75,36 @@ class RunStore:
         except sqlite3.DatabaseError as exc:
             raise ConfigError(f"{self.path}: cannot open the run store: {exc}") from None
         self._lock = threading.Lock()
+        # Pending grouped writes are committed on close, on garbage collection and at exit.
+        self._finalizer = weakref.finalize(self, _commit, self._db, self._lock)
 
     def close(self) -> None:
         with self._lock:
+            if self._db.in_transaction:
+                self._db.commit()
             self._db.close()
 
+    def flush(self) -> None:
+        """Commit grouped writes (replies, call log) now."""
+        _commit(self._db, self._lock)
+
     def _exec(self, sql: str, args: tuple[Any, ...] = ()) -> sqlite3.Cursor:
+        """A durable write: committed now, with any grouped writes made before it."""
         with self._lock:
-            return self._db.execute(sql, args)
+            cursor = self._db.execute(sql, args)
+            if self._db.in_transaction:
+                self._db.commit()
+            return cursor
+
+    def _exec_grouped(self, sql: str, args: tuple[Any, ...]) -> None:
+        """A write that may wait up to ``commit_interval`` seconds for its commit."""
+        with self._lock:
+            if not self._db.in_transaction:
+                self._db.execute("BEGIN")
+                timer = threading.Timer(self.commit_interval, _commit, (self._db, self._lock))
+                timer.daemon = True
+                timer.start()
+            self._db.execute(sql, args)
 
     def _rows(self, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         with self._lock:
@@ -139,13 +165,13 @@ class RunStore:
         return Reply(text=text, usage=TokenUsage(prompt_tokens=pt, completion_tokens=ct))
 
     def cache_put(self, key: str, model: str, reply: Reply) -> None:
-        self._exec("INSERT OR REPLACE INTO cache VALUES (?,?,?,?,?,?)",
+        self._exec_grouped("INSERT OR REPLACE INTO cache VALUES (?,?,?,?,?,?)",
                    (key, model, reply.text, reply.usage.prompt_tokens, reply.usage.completion_tokens,
                     time.time()))
 
     def log_call(self, run_id: str | None, model: str, key: str, *, cached: bool, ok: bool,
                  attempts: int, usage: TokenUsage, cost: float | None, error: str | None) -> None:
-        self._exec("INSERT INTO calls (run_id, model, key, cached, ok, attempts, prompt_tokens, "
+        self._exec_grouped("INSERT INTO calls (run_id, model, key, cached, ok, attempts, prompt_tokens, "
                    "completion_tokens, cost, error, created) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                    (run_id, model, key, int(cached), int(ok), attempts, usage.prompt_tokens,
                     usage.completion_tokens, cost, error, time.time()))
@@ -183,3 +209,12 @@ class RunStore:
     def artifacts(self, run_id: str) -> dict[str, Any]:
         return {r[0]: json.loads(r[1]) for r in
                 self._rows("SELECT name, data FROM artifacts WHERE run_id=? ORDER BY created", (run_id,))}
+
+
+def _commit(db: sqlite3.Connection, lock: threading.Lock) -> None:
+    with lock:
+        try:
+            if db.in_transaction:
+                db.commit()
+        except sqlite3.ProgrammingError:  # closed already
+            pass
