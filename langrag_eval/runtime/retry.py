@@ -16,6 +16,7 @@ from ..errors import ModelCallError, ModelTimeoutError, RateLimitError, Transien
 __all__ = ["RetryPolicy", "classify", "call_with_retry"]
 
 T = TypeVar("T")
+_timeout = getattr(asyncio, "timeout", None)
 _TRANSIENT_STATUS = {408, 409, 500, 502, 503, 504, 520, 522, 524, 529}
 
 
@@ -64,6 +65,9 @@ async def call_with_retry(fn: Callable[[], Awaitable[T]], policy: RetryPolicy,
         try:
             if policy.timeout is None:
                 return await fn(), attempt
+            if _timeout is not None:  # Python 3.11+: no extra task per attempt, unlike wait_for
+                async with _timeout(policy.timeout):
+                    return await fn(), attempt
             return await asyncio.wait_for(fn(), policy.timeout), attempt
         except asyncio.CancelledError:
             raise
