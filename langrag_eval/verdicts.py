@@ -78,6 +78,7 @@ def _line_start(text: str, pos: int) -> bool:
 
 _FIELD = re.compile(r"(?P<label>score|rating|grade|confidence|reason|justification)"
                     r"[ \t]*\**[ \t]*:[ \t]*\**[ \t]*\[\[", re.I)
+_PAIRS = re.compile(r"\[\[|\]\]")
 _BARE = re.compile(r"\[\[\s*(\d{1,3})\s*\]\]")
 _INT = re.compile(r"^\s*(\d{1,3})(?:\.0+)?\s*(?:%|/\s*\d+)?\s*$")
 
@@ -95,19 +96,12 @@ def _bracket_fields(original: str, masked: str) -> list[_Field]:
     out: list[_Field] = []
     pos = 0
     while (m := _FIELD.search(masked, pos)) is not None:
-        depth, i, close = 1, m.end(), -1
-        while i < len(masked) - 1:
-            pair = masked[i:i + 2]
-            if pair == "[[":
-                depth, i = depth + 1, i + 2
-            elif pair == "]]":
-                depth -= 1
-                if depth == 0:
-                    close = i
-                    break
-                i += 2
-            else:
-                i += 1
+        depth, close = 1, -1
+        for pair in _PAIRS.finditer(masked, m.end()):
+            depth += 1 if pair.group() == "[[" else -1
+            if depth == 0:
+                close = pair.start()
+                break
         end = close if close >= 0 else len(original)
         label = m["label"].lower()
         label = {"rating": "score", "grade": "score", "justification": "reason"}.get(label, label)
