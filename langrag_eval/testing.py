@@ -95,8 +95,8 @@ class ScriptedModel:
         try:
             if self.latency:
                 await asyncio.sleep(self.latency)
-            draw = self._draw(prompt)
             rate_limit, timeout, malformed = self.rates
+            draw = self._draw(prompt) if rate_limit or timeout or malformed else 1.0
             if draw < rate_limit:
                 self.failures["rate_limit"] += 1
                 raise RateLimitError("scripted rate limit (HTTP 429)")
