@@ -209,6 +209,7 @@ async def test_second_identical_run_makes_zero_model_calls_through_the_store_cac
     prompts = [f"grade answer {i}" for i in range(20)]
     before = [a.value for a in await asyncio.gather(*(first.ask(p, ScoreFormat()) for p in prompts))]
     assert first_model.calls == 20
+    first.store.close()  # as the first process ends
 
     second_model = ScriptedModel(["Score: [[1]], Reason: [[would differ]]"])
     second = Judge(second_model, store=RunStore(path), retry=FAST)  # a new process, in effect
@@ -331,6 +332,37 @@ def test_the_run_store_survives_reopening(tmp_path) -> None:
     assert again.usage(run)["total"]["attempts"] == 2
     assert again.get_artifact(run, "summary") == {"mean": 4.0}
     assert again.run(run)["summary"] == {"n": 2} and again.run(run)["judge"] == "scripted"
+
+
+def test_grouped_writes_are_committed_by_time_by_a_durable_write_and_on_close(tmp_path) -> None:
+    import sqlite3
+
+    from langrag_eval.model import Reply
+
+    path = tmp_path / "runs.sqlite"
+
+    def committed() -> int:
+        with sqlite3.connect(path) as other:  # another process's view
+            return other.execute("SELECT COUNT(*) FROM cache").fetchone()[0]
+
+    store = RunStore(path, commit_interval=0.05)
+    run = store.open_run("grade", {})
+    store.cache_put("a", "m", Reply(text="x"))
+    assert store.cache_get("a").text == "x"  # visible at once to its own store
+    deadline = time.monotonic() + 5
+    while committed() < 1:
+        assert time.monotonic() < deadline, "grouped write never committed"
+        time.sleep(0.01)
+
+    slow = RunStore(path, commit_interval=60.0)
+    slow.cache_put("b", "m", Reply(text="y"))
+    assert committed() == 1
+    slow.put_judgment(run, "q1", "t", {"score": 1}, scored=True)  # durable: carries "b" with it
+    assert committed() == 2
+    slow.cache_put("c", "m", Reply(text="z"))
+    slow.close()
+    assert committed() == 3
+    store.close()
 
 
 def test_a_corrupt_store_file_is_a_config_error(tmp_path) -> None:
