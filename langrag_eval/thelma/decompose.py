@@ -43,13 +43,14 @@ def split_sentences(text: str) -> list[str]:
     return [p.strip() for p in pieces if p.strip() and re.search(r"\w", p)]
 
 
-def load_task_prompt(task: str, overrides: Mapping[str, str | Path]) -> PromptTemplate:
-    """The shipped ``thelma/<task>`` template, or the user's file for that task, checked to need
-    no variable the task cannot fill."""
+def load_task_prompt(task: str, overrides: Mapping[str, str | Path | PromptTemplate]) -> PromptTemplate:
+    """The shipped ``thelma/<task>`` template, or the user's (a file or a parsed template) for that
+    task, checked to need no variable the task cannot fill."""
     shipped = load_prompt(f"thelma/{task}")
     if task not in overrides:
         return shipped
-    custom = load_prompt(overrides[task])
+    given = overrides[task]
+    custom = given if isinstance(given, PromptTemplate) else load_prompt(given)
     custom.check_variables(set(shipped.variables))
     return custom
 
@@ -76,7 +77,7 @@ class Decomposer:
     judge fails; identical texts are answered from the judge's cache, never asked twice."""
 
     judge: Judge
-    prompts: Mapping[str, str | Path] = field(default_factory=dict)
+    prompts: Mapping[str, "str | Path | PromptTemplate"] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._in_flight = InFlight(self.judge)

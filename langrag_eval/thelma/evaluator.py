@@ -25,6 +25,7 @@ from typing import Any, Awaitable, Callable, Mapping, Sequence
 
 from ..embeddings import Embedder, cosine_matrix, default_embedder
 from ..errors import ConfigError, LangragError
+from ..prompts import PromptTemplate
 from ..results import Unscored
 from ..retrieval.base import run_sync
 from ..runtime import Judge, UsageMeter, gather_bounded
@@ -90,7 +91,7 @@ class Thelma:
     embedder: Embedder | None = None
     sd_threshold: float = DEFAULT_SD_THRESHOLD
     thresholds: Thresholds = field(default_factory=Thresholds)
-    prompts: Mapping[str, str | Path] = field(default_factory=dict)
+    prompts: Mapping[str, "str | Path | PromptTemplate"] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         unknown = [m for m in self.metrics if m not in METRICS]

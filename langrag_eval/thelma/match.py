@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from ..prompts import PromptTemplate
 from ..results import Unscored
 from ..runtime import Judge, gather_bounded
 from ..verdicts import BinaryFormat
@@ -36,7 +37,7 @@ class Matcher:
 
     judge: Judge
     batched: bool = False
-    prompts: Mapping[str, str | Path] = field(default_factory=dict)
+    prompts: Mapping[str, "str | Path | PromptTemplate"] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._in_flight = InFlight(self.judge)

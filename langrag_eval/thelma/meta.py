@@ -37,6 +37,7 @@ from typing import Literal, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
+from ..prompts import PromptTemplate
 from ..results import Unscored
 from ..retrieval.base import run_sync
 from ..runtime import gather_bounded
@@ -136,7 +137,7 @@ class MetaEvaluation:
     metrics: Sequence[str] = METRICS
     sd_mode: Literal["rephrase", "repeat"] = "rephrase"
     seed: int = 0
-    prompts: Mapping[str, str | Path] = field(default_factory=dict)
+    prompts: Mapping[str, "str | Path | PromptTemplate"] = field(default_factory=dict)
     limit: int = 4
 
     async def run(self, samples: Sequence[ThelmaSample]) -> MetaReport:

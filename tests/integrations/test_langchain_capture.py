@@ -1,0 +1,96 @@
+"""Capturing (question, contexts, answer) from an unmodified LCEL app: per-call callbacks, the
+context-variable hook (no change to call sites), async, concurrent runs, nested retrievers and a run
+that raises. The captured samples feed THELMA directly."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+pytest.importorskip("langchain_core")
+
+from langchain_core.callbacks import CallbackManagerForRetrieverRun
+from langchain_core.documents import Document
+from langchain_core.language_models import FakeListChatModel
+from langchain_core.output_parsers import StrOutputParser
+from langchain_core.prompts import ChatPromptTemplate
+from langchain_core.retrievers import BaseRetriever
+from langchain_core.runnables import RunnableLambda, RunnablePassthrough
+from langchain_langrag import RAGCapture, capturing
+
+from langrag_eval.runtime import Judge
+from langrag_eval.thelma import Thelma, ThelmaScript
+
+DOCS = [Document(page_content="Paris is the capital of France."),
+        Document(page_content="France is known for its wine."),
+        Document(page_content="Rome is the capital of Italy.")]
+
+
+class KeywordRetriever(BaseRetriever):
+    docs: list[Document]
+
+    def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
+        words = {w.strip("?.,").lower() for w in query.split()}
+        return [d for d in self.docs if words & {w.strip(".").lower() for w in d.page_content.split()}]
+
+
+def app(answers):
+    """A typical LCEL RAG app whose output is only the answer string: the contexts are not exposed."""
+    fmt = RunnableLambda(lambda docs: "\n".join(d.page_content for d in docs))
+    prompt = ChatPromptTemplate.from_template("Context:\n{context}\n\nQuestion: {question}")
+    return ({"context": KeywordRetriever(docs=DOCS) | fmt, "question": RunnablePassthrough()}
+            | prompt | FakeListChatModel(responses=answers) | StrOutputParser())
+
+
+def test_callback_handler_per_call():
+    cap = RAGCapture()
+    out = app(["Paris."]).invoke("What is the capital of France?", config={"callbacks": [cap]})
+    assert out == "Paris."
+    (s,) = cap.samples
+    assert s.query == "What is the capital of France?" and s.response == "Paris."
+    assert s.sources == [d.page_content for d in DOCS]      # 'capital' and 'france' both hit
+    assert s.id
+
+
+def test_context_variable_hook_leaves_call_sites_alone():
+    chain = app(["Rome.", "Paris."])
+    with capturing() as cap:
+        chain.invoke("capital of Italy?")
+        chain.invoke("wine?")
+    chain.invoke("outside the block")                      # not captured
+    assert [(s.query, s.response) for s in cap.samples] == [("capital of Italy?", "Rome."), ("wine?", "Paris.")]
+    assert cap.samples[1].sources == ["France is known for its wine."]
+    assert len(cap.samples) == 2
+
+
+async def test_async_and_concurrent_runs_stay_apart():
+    chain = app(["A.", "B.", "C."])
+    with capturing() as cap:
+        await asyncio.gather(chain.ainvoke("Paris?"), chain.ainvoke("Rome?"), chain.ainvoke("wine?"))
+    by_query = {s.query: s for s in cap.samples}
+    assert set(by_query) == {"Paris?", "Rome?", "wine?"}
+    assert by_query["Rome?"].sources == ["Rome is the capital of Italy."]
+    assert by_query["wine?"].sources == ["France is known for its wine."]
+
+
+def test_dict_input_two_retrievers_and_errors():
+    r = KeywordRetriever(docs=DOCS)
+    both = RunnableLambda(lambda x: x["question"]) | {"a": r, "b": r} | RunnableLambda(
+        lambda d: {"answer": f"{len(d['a']) + len(d['b'])} docs"})
+    boom = RunnableLambda(lambda x: 1 / 0)
+    with capturing() as cap:
+        both.invoke({"question": "Rome?"})
+        with pytest.raises(ZeroDivisionError):
+            boom.invoke("x")
+    (s,) = cap.samples
+    assert s.query == "Rome?" and s.response == "2 docs" and len(s.sources) == 2
+    assert cap.errors == 1
+
+
+async def test_captured_samples_feed_thelma():
+    with capturing() as cap:
+        app(["Paris is the capital of France."]).invoke("What is the capital of France?")
+    script = ThelmaScript(supported=lambda key: int(key[0] in " ".join(key[1])), default=1)
+    result = await Thelma(Judge(script.model()), metrics=("gr", "sp1")).evaluate(cap.samples[0])
+    assert result.score("gr") == 1.0 and result.score("sp1") == 1.0
