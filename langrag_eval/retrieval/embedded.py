@@ -94,16 +94,15 @@ class EmbeddedBackend(SyncSearchMixin):
                                  f"or a new index")
         return matrix
 
-    def _refusal(self, chunk: Chunk, vector: np.ndarray | None) -> str | None:
+    def _refusal(self, chunk: Chunk, finite: bool, nonzero: bool) -> str | None:
         if not chunk.id:
             return "chunk has an empty id"
         if not chunk.text or not chunk.text.strip():
             return "chunk has no text"
-        if vector is not None:
-            if not np.all(np.isfinite(vector)):
-                return "vector holds NaN or infinite values"
-            if self.space == "cosinesimil" and not np.any(vector):
-                return "zero vector has no direction; cosinesimil cannot score it"
+        if not finite:
+            return "vector holds NaN or infinite values"
+        if self.space == "cosinesimil" and not nonzero:
+            return "zero vector has no direction; cosinesimil cannot score it"
         if self.path is not None:
             try:
                 json.dumps(chunk.metadata)
@@ -116,9 +115,12 @@ class EmbeddedBackend(SyncSearchMixin):
             matrix = self._check_vectors(chunks, vectors)
             failed: list[tuple[str, str]] = []
             accepted: dict[str, tuple[Chunk, np.ndarray | None]] = {}
+            ones = np.ones(len(chunks), dtype=bool)
+            finite = ones if matrix is None else np.isfinite(matrix).all(axis=1)
+            nonzero = ones if matrix is None else matrix.any(axis=1)
             for i, chunk in enumerate(chunks):
                 vector = None if matrix is None else matrix[i]
-                reason = self._refusal(chunk, vector)
+                reason = self._refusal(chunk, bool(finite[i]), bool(nonzero[i]))
                 if reason is not None:
                     failed.append((chunk.id, reason))
                 else:
