@@ -1,0 +1,138 @@
+"""THELMA in LlamaIndex: per-metric and combined BaseEvaluators on a real query engine's response
+(contexts from ``source_nodes``), inside BatchEvalRunner, with a LlamaIndex embedding model for
+self-distinctness, prompts get/update, unscored results; and capturing (query, contexts, answer)
+from an unmodified query engine through instrumentation events."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pydantic import Field
+
+pytest.importorskip("llama_index.core")
+
+from llama_index.core import Document, VectorStoreIndex
+from llama_index.core.base.llms.types import CompletionResponse, LLMMetadata
+from llama_index.core.embeddings import MockEmbedding
+from llama_index.core.evaluation import BatchEvalRunner
+from llama_index.core.llms import CustomLLM
+from llama_index.core.llms.callbacks import llm_completion_callback
+from llama_index.evaluation.langrag import (GroundednessEvaluator, LlamaIndexEmbedder, RAGCapture,
+                                            ResponsePrecisionEvaluator, SelfDistinctnessEvaluator,
+                                            SourcePrecisionEvaluator, SourceQueryCoverageEvaluator,
+                                            ThelmaEvaluator, capturing)
+
+from langrag_eval.errors import ConfigError
+from langrag_eval.runtime import Judge
+from langrag_eval.thelma import METRICS, ThelmaScript
+
+DOCS = ["Ada was born in 1815.", "Ada wrote the first program.", "Paris is in France."]
+QUERY = "When was Ada born?"
+ANSWER = "Ada was born in 1815. She also liked horses."
+
+
+class AppLLM(CustomLLM):
+    reply: str
+    seen: list[str] = Field(default_factory=list)
+
+    @property
+    def metadata(self) -> LLMMetadata:
+        return LLMMetadata(model_name="app")
+
+    @llm_completion_callback()
+    def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
+        self.seen.append(prompt)
+        return CompletionResponse(text=self.reply)
+
+    @llm_completion_callback()
+    def stream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any):
+        yield self.complete(prompt, formatted=formatted)
+
+
+@pytest.fixture
+def engine():
+    index = VectorStoreIndex.from_documents([Document(text=t) for t in DOCS], embed_model=MockEmbedding(embed_dim=8))
+    return index.as_query_engine(llm=AppLLM(reply=ANSWER), similarity_top_k=2)
+
+
+def truth():
+    return ThelmaScript(questions={QUERY: [QUERY]},
+                        source=lambda key: int("born" in key[1]),
+                        essential=lambda key: int("born" in key[1]),
+                        supported=lambda key: int(key[0] in " ".join(key[1])),
+                        answers=lambda key: int(key[1] is not None and "born" in key[1]),
+                        addresses=lambda key: int("born" in key[1]))
+
+
+def test_per_metric_evaluators_read_source_nodes(engine):
+    response = engine.query(QUERY)
+    contexts = [n.get_content() for n in response.source_nodes]
+    assert len(contexts) == 2
+    judge = Judge(truth().model())
+    sp1 = SourcePrecisionEvaluator(judge).evaluate_response(query=QUERY, response=response)
+    assert sp1.contexts == contexts
+    assert sp1.score == sum("born" in c for c in contexts) / 2
+    gr = GroundednessEvaluator(judge).evaluate_response(query=QUERY, response=response)
+    assert gr.score == 0.5 and gr.passing is True and "1 of 2 components matched" in gr.feedback
+    rp = ResponsePrecisionEvaluator(judge).evaluate_response(query=QUERY, response=response)
+    assert rp.score == 0.5
+    assert SourcePrecisionEvaluator(judge, variant=2).evaluate(
+        query=QUERY, response=ANSWER, contexts=["Ada was born in 1815. Ada wrote the first program."]).score == 0.5
+    with pytest.raises(ConfigError):
+        SourcePrecisionEvaluator(judge, variant=3)
+
+
+def test_unscored_is_an_invalid_result():
+    r = SourceQueryCoverageEvaluator(Judge(truth().model())).evaluate(query=QUERY, response=ANSWER, contexts=[])
+    assert r.invalid_result and r.invalid_reason == "undefined: no sources retrieved" and r.score is None
+
+
+def test_llamaindex_embedding_model_for_self_distinctness():
+    embedder = LlamaIndexEmbedder(MockEmbedding(embed_dim=4))    # every text gets the same vector
+    assert embedder.embed(["a", "b"]).shape == (2, 4) and embedder.dimension == 4
+    ev = SelfDistinctnessEvaluator(Judge(truth().model()), embedder=MockEmbedding(embed_dim=4))
+    r = ev.evaluate(query=QUERY, response="One thing. Another thing. A third.")
+    assert r.score == 0.0 and r.passing is False
+
+
+async def test_combined_evaluator_in_batch_eval_runner(engine):
+    judge = Judge(truth().model())
+    combined = ThelmaEvaluator(judge, metrics=[m for m in METRICS if m != "sd"])
+    runner = BatchEvalRunner({"thelma": combined, "gr": GroundednessEvaluator(judge)}, workers=2)
+    responses = [engine.query(QUERY), engine.query("Where is Paris?")]
+    out = await runner.aevaluate_responses(queries=[QUERY, "Where is Paris?"], responses=responses)
+    first = out["thelma"][0]
+    assert "gr=0.500" in first.feedback and "sqc=" in first.feedback
+    assert first.score is not None and 0 <= first.score <= 1
+    assert out["gr"][0].score == 0.5
+    assert combined.last_result is not None
+
+
+def test_prompts_get_and_update():
+    ev = GroundednessEvaluator(Judge(truth().model()))
+    prompts = ev.get_prompts()
+    assert set(prompts) == {"decompose_claims", "match_supported", "batch_supported"}
+    assert "task: thelma/match_supported" in prompts["match_supported"].get_template()
+    mine = ("{#\ntask: mine\nvariables: claim, sources\noutput: 0 or 1\n#}\n"
+            "Is <claim>{{ claim }}</claim> backed? {% for s in sources %}<source n=\"1\">{{ s }}</source>{% endfor %}")
+    ev.update_prompts({"match_supported": mine})
+    assert ev.get_prompts()["match_supported"].get_template().startswith("{#\ntask: mine")
+    r = ev.evaluate(query=QUERY, response="Ada was born in 1815.", contexts=["Ada was born in 1815."])
+    assert r.score == 1.0
+    with pytest.raises(ConfigError):
+        ev.update_prompts({"match_essential": mine})
+
+
+def test_capture_from_an_unmodified_query_engine(engine):
+    with capturing() as cap:
+        engine.query(QUERY)
+        engine.query("Where is Paris?")
+    engine.query("not captured")
+    assert isinstance(cap, RAGCapture)
+    assert [s.query for s in cap.samples] == [QUERY, "Where is Paris?"]
+    assert cap.samples[0].response == ANSWER and len(cap.samples[0].sources) == 2
+    assert all(isinstance(s, str) and s in DOCS for s in cap.samples[0].sources)
+    result = GroundednessEvaluator(Judge(truth().model())).evaluate(
+        query=cap.samples[0].query, response=cap.samples[0].response, contexts=cap.samples[0].sources)
+    assert result.score is not None
