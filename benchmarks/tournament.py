@@ -37,7 +37,7 @@ from langrag_eval.runtime import Judge
 from langrag_eval.testing import ScriptedModel
 from langrag_eval.tournament import TournamentConfig, TournamentData, elo_ratings, run_tournament
 
-__all__ = ["simulate", "time_elo", "main"]
+__all__ = ["main", "simulate", "time_elo"]
 
 AGENTS = ["rag-knn", "fusion-knn", "rag-bm25", "rag-hybrid", "fusion-hybrid", "fusion-bm25"]
 
@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tie", type=float, default=0.1, help="share of (query, pair) opinions that are ties")
     p.add_argument("--adaptive-initial", type=int, default=10)
     p.add_argument("--adaptive-batch", type=int, default=10)
-    p.add_argument("--adaptive-z", type=float, default=2.0)
+    p.add_argument("--adaptive-z", type=float, default=1.645)
     p.add_argument("--json", default=None, help="write all figures to this file")
     args = p.parse_args(argv)
     adaptive = {"adaptive_initial": args.adaptive_initial, "adaptive_batch": args.adaptive_batch,
@@ -131,8 +131,8 @@ def main(argv: list[str] | None = None) -> int:
         rr, ad = r["round_robin"], r["adaptive"]
         print(f"{r['seed']:>4}  {rr['tau_elo']:10.3f}  {rr['tau_bt']:9.3f}  {rr['calls']:8d}  {ad['tau_bt']:9.3f}  "
               f"{ad['tau_elo']:10.3f}  {ad['calls']:8d}  {ad['calls'] / rr['calls']:5.2f}  {ad['stopped']}")
-    mean = lambda key, sub: statistics.mean(r[key][sub] for r in runs)  # noqa: E731
-    low = lambda key, sub: min(r[key][sub] for r in runs)  # noqa: E731
+    mean = lambda key, sub: statistics.mean(r[key][sub] for r in runs)
+    low = lambda key, sub: min(r[key][sub] for r in runs)
     print(f"mean  {mean('round_robin', 'tau_elo'):10.3f}  {mean('round_robin', 'tau_bt'):9.3f}  "
           f"{mean('round_robin', 'calls'):8.0f}  {mean('adaptive', 'tau_bt'):9.3f}  "
           f"{mean('adaptive', 'tau_elo'):10.3f}  {mean('adaptive', 'calls'):8.0f}  "

@@ -16,8 +16,7 @@ from pathlib import Path
 
 from ..errors import ConfigError
 from ..runtime import run_id_for
-from ..tournament import (TournamentConfig, format_summary, load_answers_jsonl, load_ragelo_csv,
-                          run_tournament)
+from ..tournament import TournamentConfig, format_summary, load_answers_jsonl, load_ragelo_csv, run_tournament
 from ._common import add_judge_options, say, setup_judge
 
 __all__ = ["register"]
@@ -78,10 +77,11 @@ def handle(args: argparse.Namespace) -> int:
             factors = Path(args.factors_file).read_text(encoding="utf-8").strip()
         except FileNotFoundError:
             raise ConfigError(f"{args.factors_file}: factors file not found") from None
-    settings = dict(schedule=args.schedule, n_games_per_query=args.games_per_query, threshold=args.threshold,
-                    pointwise=args.pointwise, k=args.k, tournaments=args.tournaments, n_boot=args.bootstrap,
-                    seed=args.seed, max_games=args.max_games, relevance_prompt=args.relevance_prompt,
-                    pointwise_prompt=args.pointwise_prompt, pairwise_prompt=args.pairwise_prompt)
+    settings = {"schedule": args.schedule, "n_games_per_query": args.games_per_query,
+                "threshold": args.threshold, "pointwise": args.pointwise, "k": args.k,
+                "tournaments": args.tournaments, "n_boot": args.bootstrap, "seed": args.seed,
+                "max_games": args.max_games, "relevance_prompt": args.relevance_prompt,
+                "pointwise_prompt": args.pointwise_prompt, "pairwise_prompt": args.pairwise_prompt}
     if factors:
         settings["factors"] = factors
     try:

@@ -19,15 +19,21 @@ Undefined statistics (fewer than two pairs, zero variance) are None with a note,
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from scipy import stats as sps
 
 from .agreement import Correlation, kendall_tau, spearman
 
-__all__ = ["TTest", "paired_t_test", "BlandAltman", "bland_altman", "JudgeHumanAgreement",
-           "judge_human_agreement"]
+__all__ = [
+    "BlandAltman",
+    "JudgeHumanAgreement",
+    "TTest",
+    "bland_altman",
+    "judge_human_agreement",
+    "paired_t_test",
+]
 
 
 @dataclass(frozen=True)

@@ -17,14 +17,15 @@ returns no answer for a query loses its games on that query; the summary lists i
 
 from __future__ import annotations
 
-from typing import Any, Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any
 
 from ..runtime import Judge, RunStore, gather_bounded
 from ..types import Document
 from .data import Problem, TournamentData
 from .run import TournamentConfig, TournamentResult, run_tournament
 
-__all__ = ["App", "collect_answers", "tournament_over_apps", "as_queries"]
+__all__ = ["App", "as_queries", "collect_answers", "tournament_over_apps"]
 
 App = Callable[[str], Awaitable[tuple[str | None, Sequence[Document]]]]
 
@@ -47,7 +48,7 @@ async def collect_answers(apps: Mapping[str, App], queries: Sequence[str] | Mapp
         qid, name = job
         try:
             answer, docs = await apps[name](qs[qid])
-        except Exception as exc:  # an app failing on one query must not stop the others
+        except Exception as exc:  # noqa: BLE001 - an app failing on one query must not stop the others
             problems.append(Problem(kind="app_error", message=f"app {name!r} failed on query {qid!r}: "
                                     f"{type(exc).__name__}: {exc}"))
             return None

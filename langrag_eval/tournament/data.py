@@ -26,15 +26,16 @@ from __future__ import annotations
 
 import csv
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import DataError
 from ..types import Document
 
-__all__ = ["Problem", "AgentAnswer", "TournamentData", "load_ragelo_csv", "load_answers_jsonl"]
+__all__ = ["AgentAnswer", "Problem", "TournamentData", "load_answers_jsonl", "load_ragelo_csv"]
 
 ProblemKind = Literal["bad_row", "duplicate", "unknown_qid", "empty_answer", "conflict",
                       "missing_answer", "single_agent", "unscored", "app_error"]
@@ -89,7 +90,7 @@ class TournamentData(BaseModel):
         return list(seen.values())
 
     @classmethod
-    def from_records(cls, records: Iterable[dict[str, Any]], *, source: str = "<records>") -> "TournamentData":
+    def from_records(cls, records: Iterable[dict[str, Any]], *, source: str = "<records>") -> TournamentData:
         """Build from answer records in the JSONL layout (used by the framework helpers too)."""
         builder = _Builder(source)
         for line, record in enumerate(records, start=1):

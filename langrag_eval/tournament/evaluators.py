@@ -22,22 +22,31 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Mapping, Sequence
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..prompts import PromptTemplate, load_prompt
-from ..retrieval.base import run_sync
 from ..results import Unscored
+from ..retrieval.base import run_sync
 from ..runtime import Judge, gather_bounded
 from ..types import Document
 from ..verdicts import JsonFormat, PairwiseFormat
 
 __all__ = [
-    "RelevanceJudgment", "RelevanceEvaluator", "PointwiseScores", "PointwiseEvaluator", "GameRecord",
-    "PairwiseEvaluator", "combine_orders", "reference_documents", "DEFAULT_FACTORS", "CRITERIA",
+    "CRITERIA",
+    "DEFAULT_FACTORS",
+    "GameRecord",
+    "PairwiseEvaluator",
+    "PointwiseEvaluator",
+    "PointwiseScores",
+    "RelevanceEvaluator",
+    "RelevanceJudgment",
+    "combine_orders",
+    "reference_documents",
     "run_sync",
 ]
 
@@ -203,7 +212,7 @@ class PairwiseEvaluator:
     def prompts(self, query: str, answer_a: str, answer_b: str,
                 documents: Sequence[dict[str, Any]]) -> tuple[str, str]:
         """The forward (a shown as A) and backward (b shown as A) prompts."""
-        render = lambda x, y: self._template.render(  # noqa: E731
+        render = lambda x, y: self._template.render(
             query=query, documents=list(documents), answer_a=x, answer_b=y, factors=self.factors)
         return render(answer_a, answer_b), render(answer_b, answer_a)
 

@@ -15,7 +15,8 @@ pool; a query whose pool holds no relevant document has no nDCG and is counted, 
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ..results import Unscored
 from .data import TournamentData

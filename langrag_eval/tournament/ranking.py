@@ -21,15 +21,25 @@ True
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 from scipy.sparse.csgraph import connected_components
 
 __all__ = [
-    "Game", "expected_score", "elo_update", "EloResult", "elo_ratings", "BTFit", "bradley_terry",
-    "BTIntervals", "bradley_terry_intervals", "win_matrix", "elo_table", "outcome_counts",
+    "BTFit",
+    "BTIntervals",
+    "EloResult",
+    "Game",
+    "bradley_terry",
+    "bradley_terry_intervals",
+    "elo_ratings",
+    "elo_table",
+    "elo_update",
+    "expected_score",
+    "outcome_counts",
+    "win_matrix",
 ]
 
 Game = tuple[str, str, float]
@@ -110,7 +120,7 @@ def elo_ratings(games: Sequence[Game], agents: Sequence[str], *, k: float = 32.0
     ratings = flat.reshape(tournaments, n)
     mean, std = ratings.mean(axis=0), ratings.std(axis=0)
     low, high = np.percentile(ratings, [2.5, 97.5], axis=0)
-    pick = lambda v: {agent: float(v[i]) for i, agent in enumerate(agents)}  # noqa: E731
+    pick = lambda v: {agent: float(v[i]) for i, agent in enumerate(agents)}
     return EloResult(mean=pick(mean), std=pick(std), low=pick(low), high=pick(high),
                      tournaments=tournaments, games=n_games)
 
@@ -175,8 +185,9 @@ def _fit(w: np.ndarray, prior: float | None, tol: float = 1e-10, max_iter: int =
 @dataclass(frozen=True)
 class BTFit:
     """Bradley-Terry strengths: ``theta`` (log-odds, centred at 0), ``rating`` (the same on the Elo
-    scale around ``initial``), ``se`` from the Fisher information, and whether a small pseudo-tie
-    prior was needed because some agent never lost (or never won), so the plain maximum is infinite."""
+    scale around ``initial``), ``se`` from the Fisher information scaled by the Pearson
+    ``dispersion`` of the scores, and whether a small pseudo-tie prior was needed because some agent
+    never lost (or never won), so the plain maximum is infinite."""
 
     theta: dict[str, float]
     rating: dict[str, float]
@@ -184,6 +195,7 @@ class BTFit:
     covariance: list[list[float]]
     agents: tuple[str, ...]
     regularised: bool
+    dispersion: float = 1.0
 
     def se_difference(self, x: str, y: str) -> float:
         """Standard error of ``theta[x] - theta[y]``."""
@@ -201,12 +213,26 @@ def bradley_terry(games: Sequence[Game], agents: Sequence[str], *, prior: float 
     """
     a, b, s = _encode(games, agents)
     theta, fisher, regularised = _fit(_score_matrix(a, b, s, len(agents)), prior)
-    cov = np.linalg.pinv(fisher) if len(games) else np.zeros((len(agents), len(agents)))
+    dispersion = _dispersion(theta, a, b, s)
+    cov = dispersion * np.linalg.pinv(fisher) if len(games) else np.zeros((len(agents), len(agents)))
     names = tuple(agents)
     return BTFit(theta={x: float(theta[i]) for i, x in enumerate(names)},
                  rating={x: float(initial + ELO_SCALE * theta[i]) for i, x in enumerate(names)},
                  se={x: float(math.sqrt(max(cov[i, i], 0.0))) for i, x in enumerate(names)},
-                 covariance=cov.tolist(), agents=names, regularised=regularised)
+                 covariance=cov.tolist(), agents=names, regularised=regularised, dispersion=dispersion)
+
+
+def _dispersion(theta: np.ndarray, a: np.ndarray, b: np.ndarray, s: np.ndarray) -> float:
+    """Pearson dispersion of the game scores around the fitted odds. A tie scores 0.5, so games with
+    many ties vary less than the win/loss coin the Fisher information assumes; scaling the covariance
+    by this factor (quasi-likelihood) keeps the standard errors honest. Floored at 0.25 so a few
+    identical outcomes cannot claim certainty; 1 when there are too few games to estimate it."""
+    n, k = len(s), len(theta)
+    if n <= k:
+        return 1.0
+    p = 1.0 / (1.0 + np.exp(-(theta[a] - theta[b])))
+    phi = float(np.sum((s - p) ** 2 / np.maximum(p * (1 - p), 1e-12)) / (n - (k - 1)))
+    return max(phi, 0.25)
 
 
 @dataclass(frozen=True)

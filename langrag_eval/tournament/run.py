@@ -16,6 +16,7 @@ judgment goes through ``run_batch``; a rerun with the same settings reads finish
 from __future__ import annotations
 
 import json
+import random
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -23,11 +24,19 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..results import Unscored
 from ..runtime import Judge, RunStore, run_batch
 from .data import Problem, TournamentData
-from .evaluators import (DEFAULT_FACTORS, GameRecord, PairwiseEvaluator, PointwiseEvaluator, PointwiseScores,
-                         RelevanceEvaluator, RelevanceJudgment, run_sync)
+from .evaluators import (
+    DEFAULT_FACTORS,
+    GameRecord,
+    PairwiseEvaluator,
+    PointwiseEvaluator,
+    PointwiseScores,
+    RelevanceEvaluator,
+    RelevanceJudgment,
+    run_sync,
+)
 from .qrels import build_qrels, retrieval_metrics
-from .summary import build_summary
 from .schedule import AdaptiveScheduler, Pairing, available_games, sample_games
+from .summary import build_summary
 
 __all__ = ["TournamentConfig", "TournamentResult", "run_tournament", "run_tournament_sync"]
 
@@ -58,7 +67,7 @@ class TournamentConfig(BaseModel):
     seed: int = 0
     adaptive_initial: int = 10
     adaptive_batch: int = 10
-    adaptive_z: float = 2.0
+    adaptive_z: float = 1.645
     max_games: int | None = None
     relevance_prompt: str = "tournament/relevance"
     pointwise_prompt: str = "tournament/pointwise"
@@ -85,7 +94,7 @@ async def run_tournament(data: TournamentData, judge: Judge, config: TournamentC
     config = config or TournamentConfig()
     if store is not None and run_id is not None:
         judge = judge.for_run(run_id)
-    batch = dict(store=store, run_id=run_id, limit=limit)
+    batch: dict[str, Any] = {"store": store, "run_id": run_id, "limit": limit}
     relevance_ev = RelevanceEvaluator(judge, prompt=config.relevance_prompt)
     pairwise_ev = PairwiseEvaluator(judge, threshold=config.threshold, factors=config.factors,
                                     prompt=config.pairwise_prompt)
@@ -140,7 +149,9 @@ async def run_tournament(data: TournamentData, judge: Judge, config: TournamentC
     else:
         chosen = candidates if config.schedule == "all" else sample_games(
             candidates, config.n_games_per_query, seed=config.seed)
-        chosen = chosen[:config.max_games] if config.max_games is not None else chosen
+        if config.max_games is not None and len(chosen) > config.max_games:
+            # a seeded subset rather than the first games, which would all come from the first queries
+            chosen = sorted(random.Random(config.seed).sample(chosen, config.max_games))
         played = list(zip(chosen, await play_all(chosen)))
 
     problems = list(data.problems) + missing

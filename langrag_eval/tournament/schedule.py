@@ -6,8 +6,10 @@ same game always has the same key in the run store.
 The :class:`AdaptiveScheduler` plays a few games for every pair, fits Bradley-Terry, and then spends
 further games only on neighbours in the current ranking whose order is not yet settled: the gap
 ``theta_x - theta_y`` is under ``z`` standard errors of that difference (the pair's intervals still
-overlap). It stops when every neighbouring pair is settled, when the unsettled pairs have no query
-left to play on, or at ``max_games``.
+overlap). The default ``z`` 1.645 asks for one-sided 95% confidence that each neighbour is in the
+right order. An unsettled pair plays directly while it has queries left, then both agents play a common
+third agent. It stops when every neighbouring pair is settled, when the unsettled pairs have nothing
+left to play, or at ``max_games``.
 
 >>> data_pairs = {("a", "b"): ["q1", "q2"], ("a", "c"): ["q1"], ("b", "c"): ["q2"]}
 >>> len(initial_games(data_pairs, per_pair=1, seed=0))
@@ -18,15 +20,23 @@ from __future__ import annotations
 
 import itertools
 import random
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 from .data import Problem, TournamentData
 from .evaluators import GameRecord
 from .ranking import bradley_terry
 
-__all__ = ["Pairing", "available_games", "all_games", "sample_games", "initial_games",
-           "AdaptiveScheduler", "unsettled_pairs"]
+__all__ = [
+    "AdaptiveScheduler",
+    "Pairing",
+    "all_games",
+    "available_games",
+    "initial_games",
+    "sample_games",
+    "unsettled_pairs",
+]
 
 
 class Pairing(NamedTuple):
@@ -101,7 +111,7 @@ def unsettled_pairs(records: Sequence[GameRecord], agents: Sequence[str], *, z: 
     fit = bradley_terry([(r.agent_a, r.agent_b, r.score_a) for r in records], agents)
     order = sorted(agents, key=lambda a: -fit.theta[a])
     open_pairs = []
-    for upper, lower in zip(order, order[1:]):
+    for upper, lower in itertools.pairwise(order):
         gap = fit.theta[upper] - fit.theta[lower]
         if gap < z * fit.se_difference(upper, lower):
             open_pairs.append(tuple(sorted((upper, lower))))
@@ -118,11 +128,29 @@ class AdaptiveScheduler:
 
     initial_per_pair: int = 10
     batch_per_pair: int = 10
-    z: float = 2.0
+    z: float = 1.645
     max_games: int | None = None
     seed: int = 0
     rounds: list[dict[str, Any]] = field(default_factory=list)
     stopped: str = ""
+
+    @staticmethod
+    def _routes(pair: tuple[str, str], order: Sequence[str],
+                remaining: dict[tuple[str, str], list[str]]) -> list[tuple[str, list[tuple[str, str]]]]:
+        """Ways to learn more about ``pair``, best first: direct games while queries remain; then games
+        of both agents against the same third agent (nearest in the ranking first), which compare
+        them through that common opponent."""
+        x, y = pair
+        routes: list[tuple[str, list[tuple[str, str]]]] = []
+        if remaining.get(pair):
+            routes.append(("direct", [pair]))
+        rank = {a: i for i, a in enumerate(order)}
+        middle = (rank[x] + rank[y]) / 2
+        for w in sorted((a for a in order if a not in pair), key=lambda a: abs(rank[a] - middle)):
+            legs = [tuple(sorted((x, w))), tuple(sorted((y, w)))]
+            if all(remaining.get(leg) for leg in legs):  # type: ignore[arg-type]
+                routes.append((w, legs))  # type: ignore[arg-type]
+        return routes
 
     async def run(self, games: Sequence[Pairing], agents: Sequence[str], play: Play
                   ) -> list[tuple[Pairing, Any]]:
@@ -149,9 +177,13 @@ class AdaptiveScheduler:
             left = budget - len(played)
             batch = []
             for pair in open_pairs:
-                take = remaining.get(pair, [])[:max(0, min(self.batch_per_pair, left - len(batch)))]
-                remaining[pair] = remaining.get(pair, [])[len(take):]
-                batch.extend(Pairing(q, *pair) for q in take)
+                for _, legs in self._routes(pair, order, remaining)[:1]:
+                    room = max(0, min(max(1, self.batch_per_pair // len(legs)), left - len(batch)))
+                    for leg in legs:
+                        take = remaining[leg][:room]
+                        remaining[leg] = remaining[leg][len(take):]
+                        batch.extend(Pairing(q, *leg) for q in take)
             if not batch:
-                self.stopped = "budget" if any(remaining.get(p) for p in open_pairs) else "exhausted"
+                pending = any(self._routes(p, order, remaining) for p in open_pairs)
+                self.stopped = "budget" if pending else "exhausted"
         return played

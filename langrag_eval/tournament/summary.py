@@ -37,7 +37,8 @@ True
 from __future__ import annotations
 
 import itertools
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ..results import Unscored
 from ..stats.significance import paired_t_test
@@ -45,7 +46,7 @@ from .data import TournamentData
 from .evaluators import CRITERIA, GameRecord, PointwiseScores, RelevanceJudgment
 from .ranking import bradley_terry_intervals, elo_ratings, elo_table, outcome_counts, win_matrix
 
-__all__ = ["build_summary", "format_summary", "SHAPE_KEYS"]
+__all__ = ["SHAPE_KEYS", "build_summary", "format_summary"]
 
 SHAPE_KEYS = ("agents", "config", "ranking", "bradley_terry", "elo_table", "win_matrix", "retrieval",
               "pointwise", "games", "adaptive", "left_out", "judge_calls", "usage")
@@ -132,7 +133,7 @@ def format_summary(summary: Mapping[str, Any]) -> str:
     out: list[str] = []
     ranking = summary["ranking"]
     if ranking:
-        level = int(round(summary["bradley_terry"]["level"] * 100))
+        level = round(summary["bradley_terry"]["level"] * 100)
         width = max(len(r["agent"]) for r in ranking)
         out.append(f"Ranking (Bradley-Terry, Elo scale, {level}% bootstrap interval; Elo mean of "
                    f"{summary['config']['tournaments']} tournaments):")

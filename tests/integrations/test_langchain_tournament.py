@@ -9,6 +9,7 @@ from datetime import datetime, timezone
 
 from langchain_core.documents import Document as LCDocument
 from langchain_core.runnables import RunnableLambda
+from langchain_langrag import RAGEloPairwiseEvaluator, ragelo_comparative_evaluator, tournament_from_runnables
 from langsmith import Client
 from langsmith.evaluation import evaluate_comparative
 from langsmith.evaluation.evaluator import comparison_evaluator
@@ -16,7 +17,6 @@ from langsmith.schemas import ComparativeExperiment, Example, LangSmithInfo, Run
 
 from langrag_eval.runtime import Judge
 from langrag_eval.testing import ScriptedModel
-from langchain_langrag import RAGEloPairwiseEvaluator, ragelo_comparative_evaluator, tournament_from_runnables
 
 
 def judge_reply(prompt: str) -> str:

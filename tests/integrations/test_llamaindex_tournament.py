@@ -8,11 +8,11 @@ from llama_index.core.evaluation import BaseEvaluator
 from llama_index.core.prompts import PromptTemplate as LIPromptTemplate
 from llama_index.core.query_engine import CustomQueryEngine
 from llama_index.core.schema import NodeWithScore, TextNode
+from llama_index.evaluation.langrag import RAGEloPairwiseEvaluator, tournament_from_query_engines
 
 from langrag_eval.runtime import Judge
 from langrag_eval.testing import ScriptedModel
 from langrag_eval.tournament import TournamentConfig
-from llama_index.evaluation.langrag import RAGEloPairwiseEvaluator, tournament_from_query_engines
 
 
 def judge_reply(prompt: str) -> str:

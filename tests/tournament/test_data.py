@@ -11,8 +11,13 @@ from tournament_helpers import marker_judge
 from langrag_eval.errors import DataError
 from langrag_eval.runtime import Judge
 from langrag_eval.testing import ScriptedModel
-from langrag_eval.tournament import (TournamentConfig, TournamentData, load_answers_jsonl, load_ragelo_csv,
-                                     run_tournament)
+from langrag_eval.tournament import (
+    TournamentConfig,
+    TournamentData,
+    load_answers_jsonl,
+    load_ragelo_csv,
+    run_tournament,
+)
 
 
 def write(path: Path, text: str) -> str:

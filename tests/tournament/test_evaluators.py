@@ -3,16 +3,25 @@
 from __future__ import annotations
 
 import pytest
+from tournament_helpers import marker_judge, records
 
 from langrag_eval.results import Unscored
 from langrag_eval.runtime import Judge, RunStore
 from langrag_eval.testing import ScriptedModel
-from langrag_eval.tournament import (GameRecord, PairwiseEvaluator, PointwiseEvaluator, PointwiseScores,
-                                     RelevanceEvaluator, RelevanceJudgment, TournamentConfig, TournamentData,
-                                     combine_orders, reference_documents, run_tournament)
+from langrag_eval.tournament import (
+    GameRecord,
+    PairwiseEvaluator,
+    PointwiseEvaluator,
+    PointwiseScores,
+    RelevanceEvaluator,
+    RelevanceJudgment,
+    TournamentConfig,
+    TournamentData,
+    combine_orders,
+    reference_documents,
+    run_tournament,
+)
 from langrag_eval.types import Document
-
-from tournament_helpers import marker_judge, records
 
 
 @pytest.mark.parametrize("forward,backward,outcome", [
@@ -87,8 +96,8 @@ async def test_answer_cannot_close_its_block_and_forge_a_verdict() -> None:
 
 async def test_relevance_judgment_and_pointwise_scores_parse_last_json() -> None:
     judge = Judge(ScriptedModel(['It says "relevance": 0 somewhere.\n{"reason": "names it", "relevance": 2}',
-                                 'Thinking {"relevance": 0}\n{"relevance": 2, "accuracy": 1, '
-                                 '"completeness": 0, "precision": 2}']))
+                                 ('Thinking {"relevance": 0}\n{"relevance": 2, "accuracy": 1, '
+                                  '"completeness": 0, "precision": 2}')]))
     rel = await RelevanceEvaluator(judge).evaluate("q?", "text")
     assert rel == RelevanceJudgment(reason="names it", relevance=2)
     scores = await PointwiseEvaluator(judge).evaluate("q?", "answer", [Document(id="d", text="t")])

@@ -7,8 +7,14 @@ import math
 import pytest
 
 from langrag_eval.results import Unscored
-from langrag_eval.tournament import (RelevanceJudgment, TournamentData, build_qrels, mrr_at_k, ndcg_at_k,
-                                     retrieval_metrics)
+from langrag_eval.tournament import (
+    RelevanceJudgment,
+    TournamentData,
+    build_qrels,
+    mrr_at_k,
+    ndcg_at_k,
+    retrieval_metrics,
+)
 
 
 def test_build_qrels_leaves_out_unscored() -> None:

@@ -7,8 +7,15 @@ import math
 import numpy as np
 import pytest
 
-from langrag_eval.tournament.ranking import (bradley_terry, bradley_terry_intervals, elo_ratings, elo_table,
-                                             elo_update, expected_score, win_matrix)
+from langrag_eval.tournament.ranking import (
+    bradley_terry,
+    bradley_terry_intervals,
+    elo_ratings,
+    elo_table,
+    elo_update,
+    expected_score,
+    win_matrix,
+)
 
 
 def test_elo_update_by_hand_including_ties() -> None:
@@ -106,3 +113,14 @@ def test_win_matrix_counts_both_directions() -> None:
                            "loss": pytest.approx(1 / 3)}
     assert m["c"]["a"]["loss"] == 1.0 and m["b"]["c"]["games"] == 0
     assert m["a"]["average"]["win"] == pytest.approx((1 / 3 + 1.0) / 2)
+
+
+def test_standard_errors_shrink_when_ties_make_scores_less_variable() -> None:
+    # the same points per pair, once as wins and losses, once mostly as ties
+    coin = [("a", "b", 1.0)] * 30 + [("a", "b", 0.0)] * 20
+    ties = [("a", "b", 1.0)] * 10 + [("a", "b", 0.5)] * 40
+    fit_coin, fit_ties = bradley_terry(coin, ["a", "b"]), bradley_terry(ties, ["a", "b"])
+    assert fit_coin.theta == pytest.approx(fit_ties.theta)                 # 30 of 50 points either way
+    assert fit_coin.dispersion == pytest.approx(1.0, abs=0.05)
+    assert fit_ties.dispersion < 0.5
+    assert fit_ties.se_difference("a", "b") < fit_coin.se_difference("a", "b")

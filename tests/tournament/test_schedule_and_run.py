@@ -9,8 +9,16 @@ from tournament_helpers import marker_judge, records
 
 from langrag_eval.runtime import Judge
 from langrag_eval.testing import ScriptedModel
-from langrag_eval.tournament import (AdaptiveScheduler, GameRecord, Pairing, TournamentConfig, TournamentData,
-                                     available_games, run_tournament, sample_games)
+from langrag_eval.tournament import (
+    AdaptiveScheduler,
+    GameRecord,
+    Pairing,
+    TournamentConfig,
+    TournamentData,
+    available_games,
+    run_tournament,
+    sample_games,
+)
 
 
 def test_sample_games_is_seeded_and_bounded(three_agents) -> None:

@@ -17,21 +17,35 @@ game could not be judged, with the reason.
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from langchain_classic.evaluation import PairwiseStringEvaluator
 from langchain_core.runnables import Runnable
+
 from langrag_eval.results import Unscored
 from langrag_eval.retrieval.base import run_sync
 from langrag_eval.runtime import RunStore, gather_bounded
-from langrag_eval.tournament import (DEFAULT_FACTORS, GameRecord, PairwiseEvaluator, RelevanceEvaluator,
-                                     TournamentConfig, TournamentResult, tournament_over_apps)
+from langrag_eval.tournament import (
+    DEFAULT_FACTORS,
+    GameRecord,
+    PairwiseEvaluator,
+    RelevanceEvaluator,
+    TournamentConfig,
+    TournamentResult,
+    tournament_over_apps,
+)
 from langrag_eval.types import Document
 
 from .grading import JudgeLike, as_judge
 
-__all__ = ["RAGEloPairwiseEvaluator", "ragelo_comparative_evaluator", "tournament_from_runnables",
-           "atournament_from_runnables", "to_documents"]
+__all__ = [
+    "RAGEloPairwiseEvaluator",
+    "atournament_from_runnables",
+    "ragelo_comparative_evaluator",
+    "to_documents",
+    "tournament_from_runnables",
+]
 
 ANSWER_KEYS = ("answer", "output", "result", "response", "text")
 CONTEXT_KEYS = ("context", "contexts", "documents", "source_documents", "docs")

@@ -35,13 +35,19 @@ from langrag_eval.prompts import PromptTemplate
 from langrag_eval.results import Unscored
 from langrag_eval.retrieval.base import run_sync
 from langrag_eval.runtime import Judge, RunStore, gather_bounded
-from langrag_eval.tournament import (DEFAULT_FACTORS, PairwiseEvaluator, RelevanceEvaluator, TournamentConfig,
-                                     TournamentResult, tournament_over_apps)
+from langrag_eval.tournament import (
+    DEFAULT_FACTORS,
+    PairwiseEvaluator,
+    RelevanceEvaluator,
+    TournamentConfig,
+    TournamentResult,
+    tournament_over_apps,
+)
 from langrag_eval.types import Document
 
 from .grading import as_judge
 
-__all__ = ["RAGEloPairwiseEvaluator", "tournament_from_query_engines", "atournament_from_query_engines"]
+__all__ = ["RAGEloPairwiseEvaluator", "atournament_from_query_engines", "tournament_from_query_engines"]
 
 PROMPT_KEY = "pairwise_template"
 _USER_HEADER = ("{#\ntask: tournament/pairwise (user template)\nvariables: query, documents, answer_a, "
@@ -51,7 +57,8 @@ _USER_HEADER = ("{#\ntask: tournament/pairwise (user template)\nvariables: query
 def _documents(contexts: Sequence[Any] | None) -> list[Document]:
     out = []
     for c in contexts or []:
-        text = c if isinstance(c, str) else getattr(getattr(c, "node", c), "get_content", lambda: str(c))()
+        node = getattr(c, "node", c)   # a NodeWithScore, a node, or a string
+        text = c if isinstance(c, str) else (node.get_content() if hasattr(node, "get_content") else str(c))
         if text and text.strip():
             out.append(Document(id="sha1:" + hashlib.sha1(text.encode("utf-8")).hexdigest()[:16], text=text))
     return out
