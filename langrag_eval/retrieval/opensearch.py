@@ -83,7 +83,7 @@ class OpenSearchBackend:
             "verify_certs": verify_certs, "ca_certs": ca_certs, "timeout": timeout,
             "max_retries": max_retries, "retry_on_timeout": max_retries > 0}
         self._client, self._own_client = client, client is None
-        self._aclient, self._own_aclient = async_client, async_client is None
+        self._aclient = async_client
         self._loop: LoopThread | None = None
         self._lock = threading.Lock()
         self.capabilities = Capabilities()
@@ -117,21 +117,24 @@ class OpenSearchBackend:
             return self._client
 
     def _async_client(self) -> Any:
-        if self._aclient is None:
+        if self._aclient is not None:  # injected
+            return self._aclient
+        assert self._loop is not None
+        if self._loop.resource is None:  # created on the backend's loop, closed with it
             try:
                 from opensearchpy import AsyncOpenSearch
-                self._aclient = AsyncOpenSearch(hosts=[self.url], **self._options())
             except ImportError:
                 raise ConfigError("the async OpenSearch client needs aiohttp: "
                                   "pip install 'langrag-eval[opensearch]'") from None
-        return self._aclient
+            self._loop.resource = AsyncOpenSearch(hosts=[self.url], **self._options())
+        return self._loop.resource
 
     def _run(self, plan: Plan[T]) -> T:
         client = self._sync_client()
         return drive_sync(plan, lambda call: method(client, call.api)(**call.kwargs), self._error)
 
     async def _arun(self, plan: Plan[T]) -> T:
-        if not self._own_aclient:  # an injected client is used on the caller's loop
+        if self._aclient is not None:  # an injected client is used on the caller's loop
             return await drive_async(plan, self._acall, self._error)
         with self._lock:
             if self._loop is None:
@@ -149,11 +152,8 @@ class OpenSearchBackend:
             self._client.close()
             self._client = None
         if self._loop is not None:
-            own = self._aclient if self._own_aclient else None
-            self._loop.stop(own.close if own is not None else None)
+            self._loop.stop()
             self._loop = None
-            if self._own_aclient:
-                self._aclient = None
 
     async def aclose(self) -> None:
         await asyncio.to_thread(self.close)

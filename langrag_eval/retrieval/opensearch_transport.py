@@ -116,10 +116,12 @@ def resolve_credentials(url: str | None, user: str | None, password: str | None,
 
 
 class LoopThread:
-    """A private event loop on a daemon thread. The async client lives there, so its connection pool
-    is never used from a loop it was not created in (each ``asyncio.run`` makes a new loop)."""
+    """A private event loop on a daemon thread. The async client lives there (``resource``), so its
+    connection pool is never used from a loop it was not created in (each ``asyncio.run`` makes a
+    new loop); :meth:`stop` closes it on that loop."""
 
     def __init__(self) -> None:
+        self.resource: Any = None  # an object with an async close(), owned by this loop
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, name="langrag-opensearch",
                                        daemon=True)
@@ -128,14 +130,15 @@ class LoopThread:
     async def run(self, coro: Awaitable[T]) -> T:
         return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, self.loop))  # type: ignore
 
-    def stop(self, closer: Callable[[], Awaitable[Any]] | None = None) -> None:
+    def stop(self) -> None:
         if self.loop.is_closed():
             return
-        if closer is not None:
+        if self.resource is not None:
             try:
-                asyncio.run_coroutine_threadsafe(closer(), self.loop).result(timeout=10)  # type: ignore
+                asyncio.run_coroutine_threadsafe(self.resource.close(), self.loop).result(timeout=10)
             except Exception as exc:  # noqa: BLE001 - closing a pool must never mask the caller's error
                 logger.debug("closing the async OpenSearch client failed: %s", type(exc).__name__)
+            self.resource = None
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(timeout=10)
         if not self.loop.is_running():
