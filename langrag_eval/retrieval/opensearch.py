@@ -88,12 +88,10 @@ class OpenSearchBackend:
         self._lock = threading.Lock()
         self.capabilities = Capabilities()
         self.fallbacks: dict[str, str] = {}  # fusion -> why it ran client-side instead
-        self._dimension: int | None = None
-        self._dimension_known = False
+        self._dimension, self._dimension_known = None, False
         self._pipelines: set[str] = set()
         if not verify_certs:
-            logger.warning("TLS certificate verification is off for %s; use this only for a test "
-                           "cluster", self.url)
+            logger.warning("TLS certificate verification is off for %s (test clusters only)", self.url)
         if user and self.url.startswith("http://") and client is None:
             logger.warning("credentials for %s are sent without TLS; use an https:// URL", self.url)
 
@@ -136,6 +134,8 @@ class OpenSearchBackend:
     async def _arun(self, plan: Plan[T]) -> T:
         if self._aclient is not None:  # an injected client is used on the caller's loop
             return await drive_async(plan, self._acall, self._error)
+        if not self._own_client and self.url.startswith("("):  # only a sync client was given
+            return await asyncio.to_thread(self._run, plan)
         with self._lock:
             if self._loop is None:
                 self._loop = LoopThread()

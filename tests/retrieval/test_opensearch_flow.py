@@ -150,3 +150,10 @@ def test_server_results_are_cut_to_k():
     assert [d.id for d in docs] == ["c"]
     body = next(kw for n, kw in client.calls if n == "search")["body"]
     assert body["size"] == 50 and body["query"]["hybrid"]["queries"][1]["knn"]["embedding"]["k"] == 50
+
+
+async def test_async_api_with_only_a_sync_client_given():
+    client = ScriptedClient()
+    docs = await OpenSearchBackend(index="i", client=client).asearch(text="q", k=2)
+    assert [d.id for d in docs] == ["a", "b", "c"]  # the scripted reply, uncut: size is the server's job
+    assert client.calls[0][1]["body"]["size"] == 2
