@@ -1,5 +1,7 @@
 """Resumable batches: each item's result is stored under (run, item key, task) as soon as it is
-done; a restarted batch reads finished items back instead of judging them again.
+done; a restarted batch reads finished items back instead of judging them again. An item that
+ended Unscored because the provider was unavailable (rate limit, timeout, transient error) is not
+finished: a restarted batch tries it again. Unparseable replies and invalid input stay as recorded.
 
 >>> import asyncio
 >>> from pydantic import BaseModel
@@ -21,7 +23,9 @@ from .concurrency import gather_bounded
 from .progress import BatchProgress
 from .store import RunStore
 
-__all__ = ["run_batch"]
+__all__ = ["run_batch", "RETRY_ON_RESUME"]
+
+RETRY_ON_RESUME = frozenset({"rate_limit", "timeout", "transient"})
 
 X = TypeVar("X")
 R = TypeVar("R", bound=BaseModel)
@@ -39,7 +43,8 @@ async def run_batch(items: Sequence[X], evaluate: Callable[[X], Awaitable[R | Un
         item_key = key(item)
         if resumable:
             done = store.get_judgment(run_id, item_key, task)  # type: ignore[union-attr,arg-type]
-            if done is not None:
+            if done is not None and not (isinstance(done, dict) and done.get("scored") is False
+                                         and done.get("cause") in RETRY_ON_RESUME):
                 return codec.validate_python(done)
         result = await evaluate(item)
         if resumable:
