@@ -51,7 +51,7 @@ from ..thelma.evaluator import DEFAULT_SD_THRESHOLD
 from ._common import add_judge_options, say, setup_judge
 from .agreement import report_issues
 
-__all__ = ["register", "ARTIFACT", "read_samples"]
+__all__ = ["ARTIFACT", "read_samples", "register"]
 
 ARTIFACT = "thelma"
 
@@ -102,8 +102,8 @@ def read_samples(path: str, *, query: str = "query", sources: str = "sources", r
     samples: list[ThelmaSample] = []
     lines: dict[str, int] = {}
     for row in table.rows:
-        def bad(message: str, field: str) -> None:
-            issues.append(DataError(f"{message}; row skipped", path=table.path, line=row.line, field=field))
+        def bad(message: str, field: str, line: int = row.line) -> None:
+            issues.append(DataError(f"{message}; row skipped", path=table.path, line=line, field=field))
         q, s, r = row.values.get(query), row.values.get(sources), row.values.get(response)
         if not isinstance(q, str):
             bad(f"the query must be text, not {type(q).__name__}", query)

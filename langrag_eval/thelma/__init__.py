@@ -11,20 +11,47 @@ retrieved sources, response) alone, with a diagnosis of which pipeline component
 """
 
 from .aggregate import METRIC_NAMES, METRICS, MetricScore, coverage, macro_average, self_distinctness
+from .dataset import ThelmaReport, evaluate_dataset, evaluate_dataset_sync, summarize
 from .decompose import Decomposer, split_sentences
 from .diagnosis import RULES, Finding, Rule, Thresholds, diagnose, diagnose_dataset
 from .evaluator import DEFAULT_SD_THRESHOLD, Thelma
 from .formats import BinaryListFormat, ListFormat
 from .match import Matcher
+from .meta import MetaEvaluation, MetaReport, MetaRow, PairOutcome
 from .sample import SampleUsage, ThelmaResult, ThelmaSample
 from .scripted import ThelmaScript, synthetic_dataset
-from .dataset import ThelmaReport, evaluate_dataset, evaluate_dataset_sync, summarize
-from .meta import MetaEvaluation, MetaReport, MetaRow, PairOutcome
 
 __all__ = [
-    "Thelma", "ThelmaSample", "ThelmaResult", "SampleUsage", "MetricScore", "METRICS", "METRIC_NAMES",
-    "DEFAULT_SD_THRESHOLD", "Decomposer", "Matcher", "split_sentences", "ListFormat", "BinaryListFormat",
-    "macro_average", "coverage", "self_distinctness", "Thresholds", "Finding", "Rule", "RULES",
-    "diagnose", "diagnose_dataset", "ThelmaScript", "synthetic_dataset", "ThelmaReport", "evaluate_dataset",
-    "evaluate_dataset_sync", "summarize", "MetaEvaluation", "MetaReport", "MetaRow", "PairOutcome",
+    "DEFAULT_SD_THRESHOLD",
+    "METRICS",
+    "METRIC_NAMES",
+    "RULES",
+    "BinaryListFormat",
+    "Decomposer",
+    "Finding",
+    "ListFormat",
+    "Matcher",
+    "MetaEvaluation",
+    "MetaReport",
+    "MetaRow",
+    "MetricScore",
+    "PairOutcome",
+    "Rule",
+    "SampleUsage",
+    "Thelma",
+    "ThelmaReport",
+    "ThelmaResult",
+    "ThelmaSample",
+    "ThelmaScript",
+    "Thresholds",
+    "coverage",
+    "diagnose",
+    "diagnose_dataset",
+    "evaluate_dataset",
+    "evaluate_dataset_sync",
+    "macro_average",
+    "self_distinctness",
+    "split_sentences",
+    "summarize",
+    "synthetic_dataset",
 ]

@@ -15,15 +15,25 @@ A verdict that could not be made makes the metric Unscored, never a silent 0.
 
 from __future__ import annotations
 
-from typing import Literal, Sequence, Union
+from collections.abc import Sequence
+from typing import Literal, Union
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..results import Unscored
 
-__all__ = ["METRICS", "METRIC_NAMES", "MetricScore", "MetricOutcome", "Verdict", "macro_average",
-           "coverage", "self_distinctness", "first_failure"]
+__all__ = [
+    "METRICS",
+    "METRIC_NAMES",
+    "MetricOutcome",
+    "MetricScore",
+    "Verdict",
+    "coverage",
+    "first_failure",
+    "macro_average",
+    "self_distinctness",
+]
 
 METRICS: tuple[str, ...] = ("sp1", "sp2", "sqc", "rp", "rqc", "sd", "gr")
 METRIC_NAMES = {

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 

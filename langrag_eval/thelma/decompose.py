@@ -16,16 +16,17 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from ..prompts import PromptTemplate, load_prompt
 from ..results import Unscored
 from ..runtime import Judge
 from .formats import ListFormat
 
-__all__ = ["Decomposer", "split_sentences", "load_task_prompt", "InFlight"]
+__all__ = ["Decomposer", "InFlight", "load_task_prompt", "split_sentences"]
 
 def split_sentences(text: str) -> list[str]:
     """D_sen: split on primary sentence terminators (periods, exclamation and question marks).
@@ -77,7 +78,7 @@ class Decomposer:
     judge fails; identical texts are answered from the judge's cache, never asked twice."""
 
     judge: Judge
-    prompts: Mapping[str, "str | Path | PromptTemplate"] = field(default_factory=dict)
+    prompts: Mapping[str, str | Path | PromptTemplate] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._in_flight = InFlight(self.judge)

@@ -13,12 +13,12 @@ for either source precision variant (SP1 or SP2). A rule needs every metric it n
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["Thresholds", "Finding", "Rule", "RULES", "diagnose", "diagnose_dataset"]
+__all__ = ["RULES", "Finding", "Rule", "Thresholds", "diagnose", "diagnose_dataset"]
 
 
 @dataclass(frozen=True)

@@ -19,9 +19,10 @@ facts serve SP2. Identical prompts across samples are answered from the judge's 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Mapping, Sequence
+from typing import Any
 
 from ..embeddings import Embedder, cosine_matrix, default_embedder
 from ..errors import ConfigError, LangragError
@@ -36,7 +37,7 @@ from .diagnosis import Thresholds, diagnose
 from .match import Matcher
 from .sample import SampleUsage, ThelmaResult, ThelmaSample
 
-__all__ = ["Thelma", "DEFAULT_SD_THRESHOLD"]
+__all__ = ["DEFAULT_SD_THRESHOLD", "Thelma"]
 
 # all-MiniLM-L6-v2 gives paraphrases of one fact 0.9 and more, and the repeated sentence pair of
 # Appendix A.5 0.79, while distinct facts about the same entity stay near 0.4-0.6.
@@ -91,7 +92,7 @@ class Thelma:
     embedder: Embedder | None = None
     sd_threshold: float = DEFAULT_SD_THRESHOLD
     thresholds: Thresholds = field(default_factory=Thresholds)
-    prompts: Mapping[str, "str | Path | PromptTemplate"] = field(default_factory=dict)
+    prompts: Mapping[str, str | Path | PromptTemplate] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         unknown = [m for m in self.metrics if m not in METRICS]

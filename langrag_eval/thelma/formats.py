@@ -25,7 +25,7 @@ from typing import Any
 from ..errors import JudgeOutputError
 from ..verdicts import TagFormat, mask_quoted
 
-__all__ = ["ListFormat", "BinaryListFormat"]
+__all__ = ["BinaryListFormat", "ListFormat"]
 
 _BULLET = re.compile(r"^\s*(?:[-*\u2022]|\d{1,3}[.)]|\(\w\))\s+")
 

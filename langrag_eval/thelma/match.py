@@ -16,9 +16,9 @@ asked once whether any source, alone or combined, answers each sub-question.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, Sequence
 
 from ..prompts import PromptTemplate
 from ..results import Unscored
@@ -37,7 +37,7 @@ class Matcher:
 
     judge: Judge
     batched: bool = False
-    prompts: Mapping[str, "str | Path | PromptTemplate"] = field(default_factory=dict)
+    prompts: Mapping[str, str | Path | PromptTemplate] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._in_flight = InFlight(self.judge)

@@ -31,9 +31,10 @@ could not be built, or where either score is Unscored, is reported as unscored a
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Mapping, Sequence
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -47,8 +48,15 @@ from .decompose import load_task_prompt, split_sentences
 from .evaluator import Thelma
 from .sample import ThelmaSample
 
-__all__ = ["MetaEvaluation", "MetaReport", "MetaRow", "PairOutcome", "repeat_sentences", "add_sources",
-           "pollute_sources"]
+__all__ = [
+    "MetaEvaluation",
+    "MetaReport",
+    "MetaRow",
+    "PairOutcome",
+    "add_sources",
+    "pollute_sources",
+    "repeat_sentences",
+]
 
 Outcome = Literal["agree", "tie", "disagree", "unscored"]
 
@@ -137,7 +145,7 @@ class MetaEvaluation:
     metrics: Sequence[str] = METRICS
     sd_mode: Literal["rephrase", "repeat"] = "rephrase"
     seed: int = 0
-    prompts: Mapping[str, "str | Path | PromptTemplate"] = field(default_factory=dict)
+    prompts: Mapping[str, str | Path | PromptTemplate] = field(default_factory=dict)
     limit: int = 4
 
     async def run(self, samples: Sequence[ThelmaSample]) -> MetaReport:

@@ -20,7 +20,7 @@ from ..types import Document, RAGSample
 from .aggregate import MetricOutcome, MetricScore
 from .diagnosis import Finding
 
-__all__ = ["ThelmaSample", "ThelmaResult", "SampleUsage"]
+__all__ = ["SampleUsage", "ThelmaResult", "ThelmaSample"]
 
 
 class ThelmaSample(BaseModel):
@@ -36,7 +36,7 @@ class ThelmaSample(BaseModel):
     id: str | None = None
 
     @classmethod
-    def from_rag(cls, sample: RAGSample) -> "ThelmaSample":
+    def from_rag(cls, sample: RAGSample) -> ThelmaSample:
         return cls(query=sample.question, sources=list(sample.contexts), response=sample.answer,
                    id=sample.id)
 

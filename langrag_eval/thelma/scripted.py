@@ -21,10 +21,14 @@ your own may not be recognised (then :class:`KeyError`).
 from __future__ import annotations
 
 import re
-from typing import Callable, Mapping, Sequence, Union
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Union
 
 from ..testing import ScriptedModel
 from .decompose import split_sentences
+
+if TYPE_CHECKING:
+    from .sample import ThelmaSample
 
 __all__ = ["ThelmaScript", "blocks", "synthetic_dataset"]
 
@@ -34,7 +38,7 @@ Table = Union[Mapping[object, int], Callable[[str], int]]
 def blocks(prompt: str, tag: str) -> list[str]:
     """The contents of every ``<tag>`` / ``<tag n="i">`` block of a rendered prompt, in order."""
     return [m.group(1).strip() for m in
-            re.finditer(rf"<{tag}(?:\s[^<>]*)?>\n?(.*?)\n?</{tag}>", prompt, re.S)]
+            re.finditer(rf"<{tag}(?:\s[^<>]*)?>\n?(.*?)\n?</{tag}>", prompt, re.DOTALL)]
 
 
 def _numbered(prompt: str, tag: str) -> bool:
@@ -138,7 +142,7 @@ _ATTRIBUTES = ("founder", "founding year", "headquarters", "chief product", "sta
 _NAMES = ("Aldren", "Brisk", "Corvel", "Dunmore", "Elsby", "Fenwick", "Galder", "Harlow", "Iverna", "Jessop")
 
 
-def synthetic_dataset(n: int, *, seed: int = 0) -> tuple[list["ThelmaSample"], ThelmaScript]:
+def synthetic_dataset(n: int, *, seed: int = 0) -> tuple[list[ThelmaSample], ThelmaScript]:
     """``n`` invented company samples with a script that knows the truth about each: 1-3 sub-questions,
     1-4 sources (some irrelevant), a response with essential, extraneous and unsupported claims, and
     now and then a question answered only by two sources together (multi-hop)."""

@@ -18,10 +18,17 @@ from llama_index.core.embeddings import MockEmbedding
 from llama_index.core.evaluation import BatchEvalRunner
 from llama_index.core.llms import CustomLLM
 from llama_index.core.llms.callbacks import llm_completion_callback
-from llama_index.evaluation.langrag import (GroundednessEvaluator, LlamaIndexEmbedder, RAGCapture,
-                                            ResponsePrecisionEvaluator, SelfDistinctnessEvaluator,
-                                            SourcePrecisionEvaluator, SourceQueryCoverageEvaluator,
-                                            ThelmaEvaluator, capturing)
+from llama_index.evaluation.langrag import (
+    GroundednessEvaluator,
+    LlamaIndexEmbedder,
+    RAGCapture,
+    ResponsePrecisionEvaluator,
+    SelfDistinctnessEvaluator,
+    SourcePrecisionEvaluator,
+    SourceQueryCoverageEvaluator,
+    ThelmaEvaluator,
+    capturing,
+)
 
 from langrag_eval.errors import ConfigError
 from langrag_eval.runtime import Judge
@@ -53,7 +60,7 @@ class AppLLM(CustomLLM):
 @pytest.fixture
 def engine():
     index = VectorStoreIndex.from_documents([Document(text=t) for t in DOCS], embed_model=MockEmbedding(embed_dim=8))
-    return index.as_query_engine(llm=AppLLM(reply=ANSWER), similarity_top_k=2)
+    return index.as_query_engine(llm=AppLLM(reply=ANSWER), similarity_top_k=3)  # every document: MockEmbedding ties break at random
 
 
 def truth():
@@ -68,11 +75,11 @@ def truth():
 def test_per_metric_evaluators_read_source_nodes(engine):
     response = engine.query(QUERY)
     contexts = [n.get_content() for n in response.source_nodes]
-    assert len(contexts) == 2
+    assert sorted(contexts) == sorted(DOCS)
     judge = Judge(truth().model())
     sp1 = SourcePrecisionEvaluator(judge).evaluate_response(query=QUERY, response=response)
     assert sp1.contexts == contexts
-    assert sp1.score == sum("born" in c for c in contexts) / 2
+    assert sp1.score == pytest.approx(1 / 3)
     gr = GroundednessEvaluator(judge).evaluate_response(query=QUERY, response=response)
     assert gr.score == 0.5 and gr.passing is True and "1 of 2 components matched" in gr.feedback
     rp = ResponsePrecisionEvaluator(judge).evaluate_response(query=QUERY, response=response)
@@ -131,7 +138,7 @@ def test_capture_from_an_unmodified_query_engine(engine):
     engine.query("not captured")
     assert isinstance(cap, RAGCapture)
     assert [s.query for s in cap.samples] == [QUERY, "Where is Paris?"]
-    assert cap.samples[0].response == ANSWER and len(cap.samples[0].sources) == 2
+    assert cap.samples[0].response == ANSWER and len(cap.samples[0].sources) == 3
     assert all(isinstance(s, str) and s in DOCS for s in cap.samples[0].sources)
     result = GroundednessEvaluator(Judge(truth().model())).evaluate(
         query=cap.samples[0].query, response=cap.samples[0].response, contexts=cap.samples[0].sources)

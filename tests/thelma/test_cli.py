@@ -75,7 +75,7 @@ def test_jsonl_end_to_end(tmp_path, judge_file, capsys):
 
     # The same command resumes the same run: no model call at all.
     calls_before = s.usage(run_row["id"])["total"]["calls"]
-    code, out2, _ = run(tmp_path, judge_file, data)
+    code, *_ = run(tmp_path, judge_file, data)
     assert code == 0
     assert s.usage(run_row["id"])["total"]["calls"] == calls_before
     assert len(s.runs()) == 1

@@ -7,8 +7,7 @@ import pytest
 
 from langrag_eval.embeddings import FunctionEmbedder
 from langrag_eval.runtime import Judge, RunStore
-from langrag_eval.thelma import (METRICS, Thelma, ThelmaSample, evaluate_dataset, summarize,
-                                 synthetic_dataset)
+from langrag_eval.thelma import METRICS, Thelma, ThelmaSample, evaluate_dataset, summarize, synthetic_dataset
 
 WORDS = FunctionEmbedder(lambda ts: [[t.count("value"), t.count("Works"), 1.0] for t in ts], model_id="bag")
 
@@ -66,8 +65,8 @@ async def test_dataset_run_resumes_from_the_store(tmp_path):
 
 
 def test_summary_means_spread_and_unscored_counts():
-    from langrag_eval.thelma import ThelmaResult, MetricScore
     from langrag_eval.results import Unscored
+    from langrag_eval.thelma import MetricScore, ThelmaResult
     rs = [ThelmaResult(id=str(i), metrics={"rp": MetricScore(metric="rp", score=s)}) for i, s in
           enumerate([0.0, 0.5, 1.0])]
     rs.append(ThelmaResult(id="x", metrics={"rp": Unscored(reason="empty response", cause="undefined")}))

@@ -6,12 +6,21 @@ sentences at cosine 0.79 (above the 0.75 default) and the third sentence below 0
 from __future__ import annotations
 
 import pytest
+from thelma_paper import (
+    A1_SOURCES,
+    A2_SOURCE,
+    A3_CLAIMS,
+    A3_RESPONSE,
+    A4_RESPONSE,
+    A6_RESPONSE,
+    A6_SOURCE,
+    QUERY,
+    SUB_QUESTIONS,
+    appendix_script,
+)
 
 from langrag_eval.runtime import Judge
 from langrag_eval.thelma import Thelma, ThelmaSample
-
-from thelma_paper import (A1_SOURCES, A2_SOURCE, A3_CLAIMS, A3_RESPONSE, A4_RESPONSE, A6_RESPONSE, A6_SOURCE,
-                    QUERY, SUB_QUESTIONS, appendix_script)
 
 
 @pytest.fixture(params=[False, True], ids=["per_component", "batched"])

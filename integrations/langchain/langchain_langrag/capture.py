@@ -31,7 +31,7 @@ from langchain_core.tracers.context import register_configure_hook
 
 from langrag_eval.thelma import ThelmaSample
 
-__all__ = ["RAGCapture", "capturing", "capture_var"]
+__all__ = ["RAGCapture", "capture_var", "capturing"]
 
 _QUESTION_KEYS = ("question", "query", "input")
 _ANSWER_KEYS = ("answer", "output", "result", "text", "response")

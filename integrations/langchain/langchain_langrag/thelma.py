@@ -30,7 +30,7 @@ from langrag_eval.thelma import METRIC_NAMES, METRICS, Thelma, ThelmaResult, The
 
 from .grading import JudgeLike, _pick, _text, as_judge
 
-__all__ = ["LangChainEmbedder", "ThelmaStringEvaluator", "thelma_langsmith_evaluator", "contexts_of"]
+__all__ = ["LangChainEmbedder", "ThelmaStringEvaluator", "contexts_of", "thelma_langsmith_evaluator"]
 
 
 class LangChainEmbedder:

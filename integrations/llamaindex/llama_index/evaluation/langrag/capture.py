@@ -24,7 +24,7 @@ from llama_index.core.instrumentation.event_handlers import BaseEventHandler
 from llama_index.core.instrumentation.events import BaseEvent
 from llama_index.core.instrumentation.events.query import QueryEndEvent
 from llama_index.core.instrumentation.events.retrieval import RetrievalEndEvent
-from pydantic import PrivateAttr
+from pydantic import Field, PrivateAttr
 
 from langrag_eval.thelma import ThelmaSample
 
@@ -48,7 +48,7 @@ def _node_texts(nodes: Any) -> list[str]:
 class RAGCapture(BaseEventHandler):
     """Collects one sample per finished query, in the order the queries ended."""
 
-    samples: list[ThelmaSample] = []
+    samples: list[ThelmaSample] = Field(default_factory=list)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
     _retrieved: dict[str, list[str]] = PrivateAttr(default_factory=dict)
 

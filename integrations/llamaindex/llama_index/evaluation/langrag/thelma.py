@@ -34,9 +34,17 @@ from langrag_eval.thelma import METRIC_NAMES, METRICS, Thelma, ThelmaResult, The
 
 from .grading import as_judge
 
-__all__ = ["LlamaIndexEmbedder", "ThelmaEvaluator", "ThelmaMetricEvaluator", "SourcePrecisionEvaluator",
-           "SourceQueryCoverageEvaluator", "ResponsePrecisionEvaluator", "ResponseQueryCoverageEvaluator",
-           "SelfDistinctnessEvaluator", "GroundednessEvaluator"]
+__all__ = [
+    "GroundednessEvaluator",
+    "LlamaIndexEmbedder",
+    "ResponsePrecisionEvaluator",
+    "ResponseQueryCoverageEvaluator",
+    "SelfDistinctnessEvaluator",
+    "SourcePrecisionEvaluator",
+    "SourceQueryCoverageEvaluator",
+    "ThelmaEvaluator",
+    "ThelmaMetricEvaluator",
+]
 
 # the prompt files each metric renders (self-distinctness makes no model call)
 _TASKS = {"sp1": ("match_source", "batch_source"),
