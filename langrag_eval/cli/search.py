@@ -81,6 +81,10 @@ def handle(args: argparse.Namespace) -> int:
                             weights=_weights(args.weights), normalization=args.normalization,
                             depth=args.depth)
     backend = open_backend(args, must_exist=True)
+    if args.mode != "bm25" and args.backend == "embedded" and backend.dimension is None:
+        # Say so before loading the embedding model, which takes seconds.
+        raise ConfigError(f"the index in {args.store_dir} holds no vectors (built with --no-embeddings): "
+                          f"search it with --mode bm25, or index again with embeddings")
     if args.mode != "bm25":
         quiet_model_loading()
     try:
