@@ -5,7 +5,12 @@ Messages name what is wrong and where (file, line, field) so a user can fix it w
 
 from __future__ import annotations
 
+import os
+import re
+from typing import Mapping
+
 __all__ = [
+    "redact",
     "LangragError",
     "ConfigError",
     "DataError",
@@ -89,3 +94,23 @@ class TransientModelError(ModelCallError):
 
 class RetrievalError(LangragError):
     """A retrieval backend failed: unreachable, refused, misconfigured, or given bad input."""
+
+
+_SECRET_NAME = re.compile(r"API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.I)
+_URL_PASSWORD = re.compile(r"(://[^:/@\s]+:)[^@/\s]+@")
+
+
+def redact(text: str, env: Mapping[str, str] | None = None) -> str:
+    """Mask secrets in a message before it is shown, logged or stored: the values of environment
+    variables named like keys, tokens or passwords, and passwords inside URLs.
+
+    >>> redact("https://admin:hunter2@db:9200 refused")
+    'https://admin:***@db:9200 refused'
+    >>> redact("key sk-abc123xyz rejected", {"OPENAI_API_KEY": "sk-abc123xyz"})
+    'key *** rejected'
+    """
+    env = os.environ if env is None else env
+    for name, value in env.items():
+        if len(value) >= 6 and value in text and _SECRET_NAME.search(name):
+            text = text.replace(value, "***")
+    return _URL_PASSWORD.sub(r"\1***@", text)

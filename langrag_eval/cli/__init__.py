@@ -10,7 +10,7 @@ import pkgutil
 import sys
 from typing import Sequence
 
-from ..errors import LangragError
+from ..errors import LangragError, redact
 
 __all__ = ["main", "build_parser"]
 
@@ -35,7 +35,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.handler(args) or 0)
     except LangragError as exc:
-        print(f"langrag-eval {args.command}: error: {exc}", file=sys.stderr)
+        print(f"langrag-eval {args.command}: error: {redact(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"langrag-eval {args.command}: interrupted; run the same command again to resume",

@@ -11,7 +11,7 @@ import random
 from dataclasses import dataclass
 from typing import Awaitable, Callable, TypeVar
 
-from ..errors import ModelCallError, ModelTimeoutError, RateLimitError, TransientModelError
+from ..errors import ModelCallError, ModelTimeoutError, RateLimitError, TransientModelError, redact
 
 __all__ = ["RetryPolicy", "classify", "call_with_retry"]
 
@@ -39,12 +39,14 @@ class RetryPolicy:
 def classify(exc: BaseException) -> ModelCallError:
     """Map any exception from a model call to a ModelCallError kind (by type, status code, name)."""
     if isinstance(exc, ModelCallError):
+        if exc.args:  # its message reaches the call log and Unscored reasons
+            exc.args = (redact(str(exc)),)
         return exc
     if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
         return ModelTimeoutError(f"timed out: {type(exc).__name__}")
     status = getattr(exc, "status_code", None) or getattr(getattr(exc, "response", None), "status_code", None)
     name = type(exc).__name__.lower()
-    message = f"{type(exc).__name__}: {exc}"[:300]
+    message = redact(f"{type(exc).__name__}: {exc}")[:300]
     if status == 429 or "ratelimit" in name or "rate_limit" in name:
         retry_after = getattr(exc, "retry_after", None)
         return RateLimitError(message, retry_after=retry_after if isinstance(retry_after, (int, float)) else None)
