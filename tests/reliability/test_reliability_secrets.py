@@ -1,0 +1,125 @@
+"""Secrets: an API key from the environment and an OpenSearch password never reach the run store
+file, logs, printed output or error messages."""
+
+from __future__ import annotations
+
+import csv
+import json
+import logging
+from pathlib import Path
+
+import pytest
+
+from langrag_eval.cli import main
+from langrag_eval.errors import RateLimitError
+from langrag_eval.results import Unscored
+from langrag_eval.runtime import Judge, RetryPolicy, RunStore
+from langrag_eval.testing import ScriptedModel
+from langrag_eval.verdicts import ScoreFormat
+
+API_KEY = "sk-test-7Hq2LmZ9xV4pR8wK1nB6"
+OS_PASSWORD = "Os-pw-Zq81!vXt"
+
+
+def _store_bytes(path: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in path.parent.glob(path.name + "*"))
+
+
+def _assert_clean(*texts: str | bytes) -> None:
+    for text in texts:
+        data = text if isinstance(text, bytes) else text.encode()
+        for secret in (API_KEY, OS_PASSWORD):
+            assert secret.encode() not in data, f"secret {secret[:6]}... leaked"
+
+
+class LeakyProvider:
+    """A provider whose errors echo the key, as some SDKs and proxies do."""
+
+    model_id, constrained = "openai:gpt-4o", False
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    async def generate(self, prompt, params, *, schema=None):  # noqa: ANN001, ANN201
+        raise self.error
+
+
+@pytest.mark.parametrize("error", [
+    PermissionError(f"Incorrect API key provided: {API_KEY}"),
+    RateLimitError(f"429 for key {API_KEY}"),
+    ConnectionError(f"cannot reach https://user:{OS_PASSWORD}@proxy.local:8080"),
+])
+async def test_model_errors_with_secrets_stay_out_of_the_store_and_results(
+        tmp_path, monkeypatch, caplog, capsys, error) -> None:  # noqa: ANN001
+    monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
+    caplog.set_level(logging.DEBUG)
+    path = tmp_path / "runs.sqlite"
+    store = RunStore(path)
+    run = store.open_run("grade", {"judge": "openai:gpt-4o"}, judge="openai:gpt-4o")
+    judge = Judge(LeakyProvider(error), store=store, run_id=run,
+                  retry=RetryPolicy(max_attempts=2, base_delay=0.001))
+    answer = await judge.ask("grade this", ScoreFormat())
+    assert isinstance(answer.value, Unscored)
+    store.put_judgment(run, "q1", "vrag", answer.value.model_dump(), scored=False)
+    store.close()
+    out = capsys.readouterr()
+    _assert_clean(answer.value.reason, repr(answer.value), _store_bytes(path), out.out, out.err, caplog.text)
+    assert "***" in answer.value.reason  # the message survives, masked
+
+
+def test_a_scripted_cli_run_stores_no_secret(tmp_path, monkeypatch, capsys) -> None:  # noqa: ANN001
+    monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
+    monkeypatch.setenv("OPENSEARCH_PASSWORD", OS_PASSWORD)
+    judge_file = tmp_path / "judge.json"
+    judge_file.write_text(json.dumps(["Score: [[4]], Reason: [[fine]]"]), encoding="utf-8")
+    qa = tmp_path / "qa.csv"
+    with qa.open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["id", "question", "answer", "label"])
+        writer.writerows([[f"q{i}", f"Question {i}?", f"answer {i}", f"label {i}"] for i in range(5)])
+    store = tmp_path / "runs.sqlite"
+    code = main(["grade", str(qa), "--judge", f"scripted:{judge_file}", "--store", str(store),
+                 "--out", str(tmp_path / "out")])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    produced = b"".join(p.read_bytes() for p in (tmp_path / "out").rglob("*") if p.is_file()) \
+        if (tmp_path / "out").exists() else b""
+    _assert_clean(_store_bytes(store), out.out, out.err, produced)
+
+
+def test_judge_resolution_errors_do_not_echo_the_key(tmp_path, monkeypatch, capsys) -> None:  # noqa: ANN001
+    monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
+    qa = tmp_path / "qa.csv"
+    qa.write_text("id,question,answer,label\nq1,Q?,A,L\n", encoding="utf-8")
+    for spec in ("openai:gpt-4o", "mystery:model", API_KEY, f"openai:{API_KEY}"):
+        code = main(["grade", str(qa), "--judge", spec, "--store", str(tmp_path / "s.sqlite")])
+        out = capsys.readouterr()
+        if code == 0:  # langchain-openai installed: the judge was built; nothing printed the key
+            _assert_clean(out.out, out.err)
+            continue
+        assert code == 2 and "error:" in out.err and "Traceback" not in out.err
+        _assert_clean(out.out, out.err)
+    _assert_clean(_store_bytes(tmp_path / "s.sqlite"))
+
+
+@pytest.mark.parametrize("argv", [
+    ["search", "--backend", "opensearch", "--url", f"https://admin:{OS_PASSWORD}@127.0.0.1:9", "what"],
+    ["search", "--backend", "opensearch", "--url", "http://127.0.0.1:9", "what"],
+])
+def test_opensearch_passwords_stay_out_of_error_messages(argv, monkeypatch, capsys) -> None:  # noqa: ANN001
+    monkeypatch.setenv("OPENSEARCH_USER", "admin")
+    monkeypatch.setenv("OPENSEARCH_PASSWORD", OS_PASSWORD)
+    code = main(argv)
+    out = capsys.readouterr()
+    assert code != 0 and "Traceback" not in out.err
+    _assert_clean(out.out, out.err)
+
+
+def test_redact_masks_env_secrets_and_url_passwords() -> None:
+    from langrag_eval.errors import redact
+
+    env = {"OPENAI_API_KEY": API_KEY, "OPENSEARCH_PASSWORD": OS_PASSWORD, "HOME": "/root/home"}
+    text = f"key {API_KEY} at https://u:{OS_PASSWORD}@h:9200 from /root/home"
+    masked = redact(text, env)
+    _assert_clean(masked)
+    assert masked == "key *** at https://u:***@h:9200 from /root/home"
