@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+import socket
 import uuid
 from datetime import datetime, timezone
 
@@ -98,7 +99,10 @@ class InMemoryClient(Client):
         self.feedback.append((run_id, key, score))
 
 
-def test_evaluate_comparative_runs_offline_with_the_evaluator() -> None:
+def test_evaluate_comparative_runs_offline_with_the_evaluator(monkeypatch) -> None:
+    lookups: list[object] = []
+    real = socket.getaddrinfo
+    monkeypatch.setattr(socket, "getaddrinfo", lambda *a, **k: lookups.append(a[0]) or real(*a, **k))
     dataset = uuid.uuid4()
     examples = [Example(id=uuid.uuid4(), inputs={"question": q}, outputs={}, dataset_id=dataset)
                 for q in ("Capital of France?", "Where is the Louvre?")]
@@ -118,6 +122,7 @@ def test_evaluate_comparative_runs_offline_with_the_evaluator() -> None:
     assert sorted(score for _, _, score in client.feedback) == [0.0, 0.0, 1.0, 1.0]
     assert all(score == (1.0 if rid in fusion_ids else 0.0) for rid, _, score in client.feedback)
     assert {key for _, key, _ in client.feedback} == {"ragelo_preference"}
+    assert lookups == []                                      # not even a DNS lookup
 
 
 def test_tournament_from_runnables() -> None:
