@@ -81,15 +81,20 @@ class RAGCapture(BaseCallbackHandler):
         self._lock = threading.Lock()
 
     def _enter(self, run_id: UUID, parent_run_id: UUID | None) -> UUID:
+        # A run whose parent this handler never saw is top-level for the capture: the app was
+        # called inside a LangSmith @traceable or langsmith.evaluate, whose run is the parent.
         with self._lock:
-            root = self._root.get(parent_run_id, parent_run_id) if parent_run_id else run_id
+            root = self._root.get(parent_run_id, run_id) if parent_run_id else run_id
             self._root[run_id] = root
             return root
+
+    def _is_root(self, run_id: UUID) -> bool:
+        return self._root.get(run_id) == run_id
 
     def on_chain_start(self, serialized: dict[str, Any] | None, inputs: Any, *, run_id: UUID,
                        parent_run_id: UUID | None = None, **kwargs: Any) -> None:
         root = self._enter(run_id, parent_run_id)
-        if parent_run_id is None:
+        if root == run_id:
             with self._lock:
                 self._pending[root] = _Pending(_question(inputs))
 
@@ -107,18 +112,18 @@ class RAGCapture(BaseCallbackHandler):
             pending = self._pending.get(root)
             if pending is not None:
                 pending.contexts.extend(d.page_content for d in documents)
-            if parent_run_id is None:  # the app is a bare retriever
+            if root == run_id:  # the app is a bare retriever
                 self._finish(root, None)
 
     def on_chain_end(self, outputs: Any, *, run_id: UUID, parent_run_id: UUID | None = None,
                      **kwargs: Any) -> None:
-        if parent_run_id is None:
+        if self._is_root(run_id):
             with self._lock:
                 self._finish(run_id, _answer(outputs))
 
     def on_chain_error(self, error: BaseException, *, run_id: UUID, parent_run_id: UUID | None = None,
                        **kwargs: Any) -> None:
-        if parent_run_id is None:
+        if self._is_root(run_id):
             with self._lock:
                 self._pending.pop(run_id, None)
                 self.errors += 1
