@@ -197,6 +197,8 @@ def _read_csv(path: Path, required: tuple[str, ...]) -> Iterable[tuple[int, dict
         handle = path.open(newline="", encoding="utf-8-sig")
     except FileNotFoundError:
         raise DataError("file not found", path=str(path)) from None
+    except IsADirectoryError:
+        raise DataError("is a directory, not a file", path=str(path)) from None
     with handle:
         reader = csv.DictReader(handle)
         try:

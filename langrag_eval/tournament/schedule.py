@@ -178,9 +178,9 @@ class AdaptiveScheduler:
             batch = []
             for pair in open_pairs:
                 for _, legs in self._routes(pair, order, remaining)[:1]:
-                    room = max(0, min(max(1, self.batch_per_pair // len(legs)), left - len(batch)))
+                    per_leg = max(1, self.batch_per_pair // len(legs))
                     for leg in legs:
-                        take = remaining[leg][:room]
+                        take = remaining[leg][:max(0, min(per_leg, left - len(batch)))]
                         remaining[leg] = remaining[leg][len(take):]
                         batch.extend(Pairing(q, *leg) for q in take)
             if not batch:

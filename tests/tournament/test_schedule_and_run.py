@@ -106,3 +106,19 @@ async def test_pointwise_t_tests_in_summary() -> None:
     rel = next(t for t in p["t_tests"] if t["criterion"] == "relevance")
     assert rel["n"] == 4 and rel["mean_difference"] == 2.0 and rel["t"] is None   # constant differences
     assert "constant" in rel["note"]
+
+
+async def test_adaptive_budget_is_never_exceeded_when_common_opponents_are_played() -> None:
+    agents = ["a", "b", "c"]
+    games = [Pairing(f"q{q}", x, y) for q in range(12) for x, y in (("a", "b"), ("a", "c"), ("b", "c"))]
+    for budget in range(4, 37, 3):
+        sched = AdaptiveScheduler(initial_per_pair=1, batch_per_pair=5, z=50.0, max_games=budget)
+        played = await sched.run(games, agents, _simulated_play({"a": 0.0, "b": 0.0, "c": 0.0}))
+        assert len(played) == min(budget, len(games))
+    # once a-b has no direct query left, both play the common opponent nearest in the ranking
+    routes = AdaptiveScheduler._routes(("a", "b"), ["a", "b", "c", "d"],
+                                       {("a", "b"): [], ("a", "c"): ["q1"], ("b", "c"): ["q2"],
+                                        ("a", "d"): ["q3"], ("b", "d"): ["q4"]})
+    assert routes == [("c", [("a", "c"), ("b", "c")]), ("d", [("a", "d"), ("b", "d")])]
+    direct = AdaptiveScheduler._routes(("a", "b"), ["a", "b", "c"], {("a", "b"): ["q9"], ("a", "c"): ["q1"]})
+    assert direct == [("direct", [("a", "b")])]
