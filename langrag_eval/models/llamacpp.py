@@ -22,6 +22,10 @@ from ..model import GenerationParams, Reply, TokenUsage
 
 __all__ = ["LlamaCppModel", "default_gguf", "resolve"]
 
+# Free-text fields of a constrained reply (reasons, decomposed claims) are capped so that the JSON
+# always closes well inside the token budget; an unclosed object would never parse.
+MAX_FIELD_CHARS = 32
+
 _INSTALL_HINT = "the local judge needs the extra: pip install 'langrag-eval[local]'"
 
 
@@ -42,7 +46,7 @@ class LlamaCppModel:
     constrained = True
 
     def __init__(self, path: str | Path | None = None, *, n_ctx: int = 8192, n_threads: int | None = None,
-                 default_max_tokens: int = 256) -> None:
+                 default_max_tokens: int = 192) -> None:
         try:
             from llama_cpp import Llama
         except ImportError:
@@ -53,7 +57,10 @@ class LlamaCppModel:
             raise ConfigError(f"GGUF model file not found: {gguf}")
         self.model_id = "local:" + (gguf.name if path is None else str(gguf))
         self.default_max_tokens = default_max_tokens
-        self._llm = Llama(model_path=str(gguf), n_ctx=n_ctx, n_threads=n_threads, verbose=False)
+        # Half the cores (llama.cpp's own default): its threads busy-wait, and on a small machine
+        # shared with other work, more threads made generation over ten times slower here.
+        threads = n_threads or max(1, (os.cpu_count() or 2) // 2)
+        self._llm = Llama(model_path=str(gguf), n_ctx=n_ctx, n_threads=threads, verbose=False)
         # Free the model before interpreter teardown: left to Llama.__del__, it runs after the
         # llama_cpp module globals are gone and prints a TypeError traceback at every exit.
         atexit.register(self._llm.close)
@@ -62,7 +69,8 @@ class LlamaCppModel:
     def _run(self, prompt: str, params: GenerationParams, schema: dict[str, Any] | None) -> Reply:
         from llama_cpp import LlamaGrammar
 
-        grammar = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False) if schema else None
+        grammar = (LlamaGrammar.from_json_schema(json.dumps(_cap_strings(schema, MAX_FIELD_CHARS)), verbose=False)
+                   if schema else None)
         tokens = self._llm.tokenize(prompt.encode("utf-8"))
         budget = params.max_tokens or self.default_max_tokens
         room = self._llm.n_ctx() - budget - 8
@@ -82,6 +90,18 @@ class LlamaCppModel:
     async def generate(self, prompt: str, params: GenerationParams, *,
                        schema: dict[str, Any] | None = None) -> Reply:
         return await asyncio.to_thread(self._run, prompt, params, schema)
+
+
+def _cap_strings(schema: Any, limit: int) -> Any:
+    """A copy of a JSON schema in which every string has at most ``limit`` characters."""
+    if isinstance(schema, list):
+        return [_cap_strings(s, limit) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    capped = {k: _cap_strings(v, limit) for k, v in schema.items()}
+    if capped.get("type") == "string":
+        capped["maxLength"] = min(int(capped.get("maxLength", limit)), limit)
+    return capped
 
 
 _LOADED: dict[str, LlamaCppModel] = {}
