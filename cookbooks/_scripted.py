@@ -128,7 +128,8 @@ def reply(prompt: str) -> str:
     if "<document>" in prompt:
         return _relevance(blocks(prompt, "question")[-1], blocks(prompt, "document")[-1])
     if "<passages>" in prompt:                           # prompts/pipelines/answer.txt
-        return _best_sentence(blocks(prompt, "question")[-1], blocks(prompt, "passage"))
+        # a hasty reader: it answers from the top-ranked passage only, so retrieval order matters
+        return _best_sentence(blocks(prompt, "question")[-1], blocks(prompt, "passage")[:1])
     if (m := re.search(r"Write (\d+) different search queries", prompt)):
         return _variations(prompt, int(m.group(1)))
     try:
