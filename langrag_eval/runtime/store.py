@@ -75,6 +75,7 @@ class RunStore:
         except sqlite3.DatabaseError as exc:
             raise ConfigError(f"{self.path}: cannot open the run store: {exc}") from None
         self._lock = threading.Lock()
+        self._timer_pending = [False]  # shared with the timer thread, which must not hold the store
         # Pending grouped writes are committed on close, on garbage collection and at exit.
         self._finalizer = weakref.finalize(self, _commit, self._db, self._lock)
 
@@ -101,7 +102,13 @@ class RunStore:
         with self._lock:
             if not self._db.in_transaction:
                 self._db.execute("BEGIN")
-                timer = threading.Timer(self.commit_interval, _commit, (self._db, self._lock))
+            # One timer serves every write made before it fires. A timer per transaction started a
+            # thread for almost every judged item (each durable write ends the transaction), and
+            # each start held the event loop for about a millisecond.
+            if not self._timer_pending[0]:
+                self._timer_pending[0] = True
+                timer = threading.Timer(self.commit_interval, _commit_pending,
+                                        (self._db, self._lock, self._timer_pending))
                 timer.daemon = True
                 timer.start()
             self._db.execute(sql, args)
@@ -209,6 +216,16 @@ class RunStore:
     def artifacts(self, run_id: str) -> dict[str, Any]:
         return {r[0]: json.loads(r[1]) for r in
                 self._rows("SELECT name, data FROM artifacts WHERE run_id=? ORDER BY created", (run_id,))}
+
+
+def _commit_pending(db: sqlite3.Connection, lock: threading.Lock, pending: list[bool]) -> None:
+    with lock:
+        pending[0] = False
+        try:
+            if db.in_transaction:
+                db.commit()
+        except sqlite3.ProgrammingError:  # closed already
+            pass
 
 
 def _commit(db: sqlite3.Connection, lock: threading.Lock) -> None:
