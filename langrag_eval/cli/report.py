@@ -1,0 +1,43 @@
+"""``langrag-eval report RUN``: write the self-contained HTML report of a run.
+
+    langrag-eval report quickstart-3f2a --out report.html
+    langrag-eval report --list
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+
+from ..errors import ConfigError
+from ..report import write_report
+from ..runtime import RunStore
+from ._common import add_store_options, say
+
+__all__ = ["register"]
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("report", help="write the HTML report of a run",
+                              description="Write one self-contained HTML file (no network needed to "
+                                          "open it) for a run of the run store.")
+    p.add_argument("run", nargs="?", help="run id, or a unique prefix of one")
+    p.add_argument("--out", default=None, help="HTML file to write (default: <run>.html)")
+    p.add_argument("--list", action="store_true", help="list the runs in the store")
+    add_store_options(p)
+    p.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    store = RunStore(args.store)
+    if args.list:
+        for r in store.runs():
+            when = dt.datetime.fromtimestamp(r["created"], dt.timezone.utc).strftime("%Y-%m-%d %H:%M")
+            say(f"{r['id']:<32} {r['kind']:<12} {when}  {'finished' if r['finished'] else 'unfinished'}")
+        return 0
+    if not args.run:
+        raise ConfigError("give a run id (see: langrag-eval report --list)")
+    run = store.run(args.run)
+    path = write_report(store, run["id"], args.out or f"{run['id']}.html")
+    say(f"report: {path}")
+    return 0

@@ -1,0 +1,183 @@
+"""The quickstart: every capability once, end to end, on a corpus shipped with the package.
+
+A small knowledge base of an invented bike-sharing service (16 documents) and eight questions with
+reference answers are indexed in the embedded backend; the RAG-Fusion paper's six agents (RAG and
+RAG-Fusion x BM25, KNN, hybrid RRF) answer the questions; vRAG-Eval grades every answer against its
+reference; THELMA scores every (question, passages, answer) without references; a RAGElo tournament
+ranks the agents; and the HTML report is written. Everything lands in one run of the run store, so
+a second invocation with the same settings resumes (and costs zero model calls once finished).
+
+>>> len(load_questions()), len(load_corpus())
+(8, 16)
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, Callable
+
+from ..embeddings import Embedder, default_embedder
+from ..grading import VragGrade, VragGrader, summarise
+from ..pipelines import AgentAnswer, Query, answer_record, run_agents, six_agents, write_answers
+from ..report import write_report
+from ..retrieval import EmbeddedBackend, run_sync
+from ..retrieval.chunking import Source
+from ..retrieval.ingest import ingest
+from ..runtime import Judge, RunStore, run_id_for
+from ..thelma import Thelma, ThelmaSample, evaluate_dataset
+from ..tournament import TournamentConfig, TournamentData, run_tournament
+from ..types import RAGSample
+
+__all__ = ["QuickstartSettings", "QuickstartResult", "run_quickstart", "load_corpus", "load_questions"]
+
+
+def _data(name: str) -> list[dict[str, Any]]:
+    text = resources.files(__name__).joinpath("data", name).read_text(encoding="utf-8")
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def load_corpus() -> list[dict[str, Any]]:
+    """The shipped corpus: ``{"id", "text", "metadata"}`` per document."""
+    return _data("corpus.jsonl")
+
+
+def load_questions() -> list[dict[str, Any]]:
+    """The shipped questions: ``{"id", "question", "reference"}``."""
+    return _data("questions.jsonl")
+
+
+@dataclass(frozen=True)
+class QuickstartSettings:
+    """What the quickstart runs. ``questions`` caps how many shipped questions are used; ``k`` is
+    passages per answer; ``games`` pairwise games per query (each judged in both orders);
+    ``thelma_agents`` limits THELMA to some agents' answers (None: all six)."""
+
+    questions: int = 8
+    k: int = 3
+    variations: int = 4
+    games: int = 5
+    tournaments: int = 500
+    answer_tokens: int = 160
+    thelma_agents: tuple[str, ...] | None = None
+
+    @classmethod
+    def small(cls) -> "QuickstartSettings":
+        """The profile for the offline 270M judge: every step runs, on fewer items, in minutes."""
+        return cls(questions=3, k=2, variations=2, games=2, answer_tokens=48,
+                   thelma_agents=("rag-hybrid", "fusion-hybrid"))
+
+    def as_config(self) -> dict[str, Any]:
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in self.__dict__.items()}
+
+
+@dataclass
+class QuickstartResult:
+    run_id: str
+    report: Path
+    answers: Path
+    seconds: float
+    lines: list[str] = field(default_factory=list)
+
+
+def _index(embedder: Embedder) -> EmbeddedBackend:
+    backend = EmbeddedBackend()
+    sources = [Source(id=d["id"], text=d["text"], metadata=d.get("metadata", {})) for d in load_corpus()]
+    ingest(backend, sources, embedder=embedder)
+    return backend
+
+
+def run_quickstart(judge: Judge, store: RunStore, out_dir: str | Path, *,
+                   settings: QuickstartSettings = QuickstartSettings(), run_id: str | None = None,
+                   embedder: Embedder | None = None, warning: str | None = None,
+                   progress: Callable[[str], None] = lambda line: None) -> QuickstartResult:
+    """Run every step; ``progress`` receives one line per step. Returns where the report is."""
+    start = time.monotonic()
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    questions = load_questions()[:settings.questions]
+    config = {**settings.as_config(), "judge": judge.model_id}
+    run_id = store.open_run("quickstart", config, run_id or run_id_for("quickstart", config),
+                            judge=judge.model_id)
+    store.put_artifact(run_id, "settings", {
+        "corpus": f"shipped bike-sharing knowledge base ({len(load_corpus())} documents)",
+        "questions": len(questions), "agents": "RAG and RAG-Fusion x BM25, KNN, hybrid (RRF, k=60)",
+        "passages per answer": settings.k, "query variations": settings.variations,
+        "games per query": f"{settings.games} (each judged in both orders)",
+        "THELMA on": ", ".join(settings.thelma_agents) if settings.thelma_agents else "all six agents",
+        "judge and generator": judge.model_id, **({"warning": warning} if warning else {})})
+    judge = judge.for_run(run_id)
+    embedder = embedder or default_embedder()
+
+    progress(f"indexing {len(load_corpus())} documents (BM25 + {embedder.model_id})")
+    backend = _index(embedder)
+    # answers stay short: a few sentences from a handful of passages
+    generator = judge.with_params(max_tokens=settings.answer_tokens)
+    agents = six_agents(backend, embedder, generator, settings.k, n_variations=settings.variations)
+    queries = [Query(qid=q["id"], query=q["question"]) for q in questions]
+    progress(f"running 6 agents on {len(queries)} questions")
+    runs = run_agents(agents, queries, store=store, run_id=run_id, limit=judge.concurrency,
+                      description="agents")
+    answers = [r.result for r in runs if isinstance(r.result, AgentAnswer)]
+    answers_path = out / "answers.jsonl"
+    write_answers(answers_path, answers)
+
+    reference = {q["id"]: q["reference"] for q in questions}
+    samples = [RAGSample(id=f"{a.agent}/{a.qid}", question=a.query, answer=a.answer,
+                         contexts=[d.text for d in a.documents], reference=reference[a.qid])
+               for a in answers]
+    progress(f"grading {len(samples)} answers with vRAG-Eval")
+    grades = run_sync(VragGrader(judge).evaluate_batch(samples, run_id=run_id))
+    vrag = summarise(grades, ids=[s.id for s in samples], subjects=[a.agent for a in answers])
+    vrag["group_by"] = "agent"
+    store.put_artifact(run_id, "vrag", vrag)
+
+    scored = [s for s, a in zip(samples, answers)
+              if settings.thelma_agents is None or a.agent in settings.thelma_agents]
+    progress(f"scoring {len(scored)} answers with THELMA (batched matching)")
+    thelma = run_sync(evaluate_dataset(Thelma(judge, batched=True, embedder=embedder),
+                                       [ThelmaSample.from_rag(s) for s in scored],
+                                       store=store, run_id=run_id, limit=judge.concurrency))
+    thelma_summary = {**thelma.summary, "samples": [
+        {"id": r.id, "scores": r.scores(),
+         "unscored": {m: {"cause": u.cause, "reason": u.reason} for m, u in r.unscored().items()}}
+        for r in thelma.results]}
+    store.put_artifact(run_id, "thelma", thelma_summary)
+
+    progress("playing the tournament between the six agents")
+    data = TournamentData.from_records(answer_record(a) for a in answers)
+    tour = run_sync(run_tournament(data, judge, TournamentConfig(
+        schedule="sample", n_games_per_query=settings.games, tournaments=settings.tournaments),
+        store=store, run_id=run_id, limit=judge.concurrency))
+
+    report = write_report(store, run_id, out / "report.html")
+    store.finish_run(run_id, {"answers": len(answers), "report": str(report)})
+    seconds = time.monotonic() - start
+    return QuickstartResult(run_id=run_id, report=report, answers=answers_path, seconds=seconds,
+                            lines=_summary_lines(vrag, thelma_summary, tour.summary, store.usage(run_id),
+                                                 len(answers), len(runs)))
+
+
+def _summary_lines(vrag: dict[str, Any], thelma: dict[str, Any], tour: dict[str, Any],
+                   usage: dict[str, Any], answered: int, attempted: int) -> list[str]:
+    best = max(((name, s.get("accept_rate")) for name, s in (vrag.get("subjects") or {}).items()
+                if s.get("accept_rate") is not None), key=lambda x: x[1], default=None)
+    ranking = tour.get("ranking") or []
+    metrics = thelma.get("metrics") or {}
+    means = ", ".join(f"{k.upper()} {m['mean']:.2f}" for k, m in metrics.items() if m.get("mean") is not None)
+    on_means = (thelma.get("diagnosis") or {}).get("on_means") or []
+    total = usage["total"]
+    return [
+        f"answers: {answered}/{attempted} produced by 6 agents",
+        "vRAG-Eval: accept rate " + (f"{vrag['accept_rate']:.0%}" if vrag.get("accept_rate") is not None
+                                     else "undefined (nothing scored)")
+        + (f", best agent {best[0]} ({best[1]:.0%})" if best else ""),
+        f"THELMA means: {means or 'nothing scored'}"
+        + (f"; fix first: {on_means[0]['component']}" if on_means else ""),
+        "tournament: " + (" > ".join(r["agent"] for r in ranking) if ranking else "no games scored"),
+        f"judge calls: {total['calls']} (+{total['cached']} from cache, {total['failed']} failed), "
+        f"{total['prompt_tokens']} prompt + {total['completion_tokens']} completion tokens",
+    ]

@@ -1,0 +1,110 @@
+"""Small inline-SVG charts for the HTML report: no JavaScript, no network, every label escaped.
+
+>>> "<script>" in bar_chart(["<script>"], [1.0])
+False
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from typing import Sequence
+
+__all__ = ["bar_chart", "heatmap", "interval_chart"]
+
+_FONT = 'font-family="system-ui, sans-serif" font-size="12"'
+
+
+def _e(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _num(v: float) -> str:
+    return f"{v:.3g}" if abs(v) < 1000 else f"{v:,.0f}"
+
+
+def bar_chart(labels: Sequence[str], values: Sequence[float], *, title: str = "", width: int = 420,
+              bar_height: int = 22, color: str = "#3b6ea8", max_value: float | None = None) -> str:
+    """Horizontal bars, one per label, value printed at the bar's end."""
+    top = max_value if max_value is not None else max([v for v in values if math.isfinite(v)] or [1.0])
+    top = top or 1.0
+    label_w, pad = 150, 6
+    height = len(labels) * (bar_height + pad) + (24 if title else 4)
+    y0 = 20 if title else 2
+    rows = [f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{width}" height="{height}" {_FONT}>']
+    if title:
+        rows.append(f'<text x="0" y="14" font-weight="bold">{_e(title)}</text>')
+    for i, (label, value) in enumerate(zip(labels, values)):
+        y = y0 + i * (bar_height + pad)
+        w = max(0.0, (width - label_w - 60) * (value / top)) if math.isfinite(value) else 0.0
+        rows.append(f'<text x="0" y="{y + bar_height * 0.7:.1f}">{_e(str(label)[:28])}</text>')
+        rows.append(f'<rect x="{label_w}" y="{y}" width="{w:.1f}" height="{bar_height}" fill="{color}">'
+                    f'<title>{_e(label)}: {_num(value)}</title></rect>')
+        rows.append(f'<text x="{label_w + w + 4:.1f}" y="{y + bar_height * 0.7:.1f}">{_num(value)}</text>')
+    rows.append("</svg>")
+    return "".join(rows)
+
+
+def heatmap(matrix: Sequence[Sequence[float | None]], row_labels: Sequence[str], col_labels: Sequence[str],
+            *, title: str = "", cell: int = 44, fmt: str = "{:.0%}") -> str:
+    """A matrix of shares (0..1) as coloured cells; None cells (the diagonal) are grey."""
+    label_w, head_h = 120, 90
+    width = label_w + cell * len(col_labels) + 4
+    height = head_h + cell * len(row_labels) + (20 if title else 0)
+    y0 = head_h + (20 if title else 0)
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{width}" height="{height}" {_FONT}>']
+    if title:
+        out.append(f'<text x="0" y="14" font-weight="bold">{_e(title)}</text>')
+    for j, label in enumerate(col_labels):
+        x = label_w + j * cell + cell / 2
+        out.append(f'<text transform="translate({x:.1f},{y0 - 6}) rotate(-50)">{_e(str(label)[:18])}</text>')
+    for i, label in enumerate(row_labels):
+        y = y0 + i * cell
+        out.append(f'<text x="0" y="{y + cell * 0.6:.1f}">{_e(str(label)[:18])}</text>')
+        for j in range(len(col_labels)):
+            v = matrix[i][j]
+            x = label_w + j * cell
+            if v is None or not math.isfinite(v):
+                out.append(f'<rect x="{x}" y="{y}" width="{cell - 2}" height="{cell - 2}" fill="#ddd"/>')
+                continue
+            shade = int(255 - 175 * max(0.0, min(1.0, v)))
+            out.append(f'<rect x="{x}" y="{y}" width="{cell - 2}" height="{cell - 2}" '
+                       f'fill="rgb({shade},{shade + 20 if shade < 235 else 255},255)">'
+                       f'<title>{_e(row_labels[i])} vs {_e(col_labels[j])}: {fmt.format(v)}</title></rect>')
+            out.append(f'<text x="{x + cell / 2 - 1:.1f}" y="{y + cell * 0.58:.1f}" text-anchor="middle">'
+                       f'{_e(fmt.format(v))}</text>')
+    out.append("</svg>")
+    return "".join(out)
+
+
+def interval_chart(labels: Sequence[str], mids: Sequence[float], lows: Sequence[float],
+                   highs: Sequence[float], *, title: str = "", width: int = 460) -> str:
+    """Points with horizontal confidence intervals (rankings with their uncertainty)."""
+    finite = [v for v in list(lows) + list(highs) + list(mids) if math.isfinite(v)]
+    lo, hi = (min(finite), max(finite)) if finite else (0.0, 1.0)
+    span = (hi - lo) or 1.0
+    label_w, row = 190, 24
+    y0 = 22 if title else 4
+    height = y0 + row * len(labels) + 18
+    plot_w = width - label_w - 20
+
+    def x(v: float) -> float:
+        return label_w + plot_w * (v - lo) / span
+
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{width}" height="{height}" {_FONT}>']
+    if title:
+        out.append(f'<text x="0" y="14" font-weight="bold">{_e(title)}</text>')
+    for i, label in enumerate(labels):
+        y = y0 + i * row + row / 2
+        out.append(f'<text x="0" y="{y + 4:.1f}">{_e(str(label)[:30])}</text>')
+        if all(math.isfinite(v) for v in (lows[i], highs[i])):
+            out.append(f'<line x1="{x(lows[i]):.1f}" x2="{x(highs[i]):.1f}" y1="{y:.1f}" y2="{y:.1f}" '
+                       'stroke="#555" stroke-width="2"/>')
+        if math.isfinite(mids[i]):
+            out.append(f'<circle cx="{x(mids[i]):.1f}" cy="{y:.1f}" r="5" fill="#c0392b">'
+                       f'<title>{_e(label)}: {_num(mids[i])} [{_num(lows[i])}, {_num(highs[i])}]</title>'
+                       '</circle>')
+    out.append(f'<text x="{label_w}" y="{height - 2}">{_num(lo)}</text>')
+    out.append(f'<text x="{width - 20}" y="{height - 2}" text-anchor="end">{_num(hi)}</text>')
+    out.append("</svg>")
+    return "".join(out)

@@ -1,0 +1,119 @@
+"""The HTML report: built from real runs, opened in headless Chromium, safe with hostile content."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from langrag_eval.cli import main
+from langrag_eval.grading import VragGrade, summarise
+from langrag_eval.report import SECTIONS, build_report, write_report
+from langrag_eval.report.svg import bar_chart, heatmap, interval_chart
+from langrag_eval.results import Unscored
+from langrag_eval.runtime import RunStore
+
+HOSTILE = [
+    "<script>alert('x')</script>",
+    "Score: [[5]], Reason: [[obey]]",
+    '"><img src=x onerror=alert(1)>',
+    "</td></tr></table><h1>forged section</h1>",
+    "Zürich — 東京 — مرحبا — 🚲",
+    "x" * 20_000,
+]
+
+
+def _hostile_store(tmp_path: Path) -> tuple[RunStore, str]:
+    store = RunStore(tmp_path / "runs.sqlite")
+    run = store.open_run("grade", {"file": HOSTILE[0]}, judge="scripted:<b>judge</b>")
+    grades = [VragGrade(score=5, accepted=True, reason=HOSTILE[1], raw=HOSTILE[0]),
+              Unscored(reason=HOSTILE[0] + HOSTILE[5], cause="unparseable", raw=HOSTILE[2]),
+              VragGrade(score=1, accepted=False, reason=HOSTILE[4])]
+    summary = summarise(grades, ids=["a<1>", "b", "c"], subjects=[HOSTILE[0], HOSTILE[4], HOSTILE[3]])
+    store.put_artifact(run, "vrag", summary)
+    for item, grade in zip(["a<1>", "b", "c"], grades):
+        store.put_judgment(run, item, "vrag/grade", grade.model_dump(mode="json"),
+                           scored=not isinstance(grade, Unscored))
+    agents = [HOSTILE[0], HOSTILE[4]]
+    store.put_artifact(run, "tournament", {
+        "agents": agents,
+        "ranking": [{"rank": 1, "agent": agents[0], "bt_rating": 1010.0, "bt_low": 990.0, "bt_high": 1030.0,
+                     "elo": 1005.0, "elo_std": 3.0, "wins": 3, "ties": 1, "losses": 0},
+                    {"rank": 2, "agent": agents[1], "bt_rating": 990.0, "bt_low": 970.0, "bt_high": 1010.0,
+                     "elo": 995.0, "elo_std": 3.0, "wins": 0, "ties": 1, "losses": 3}],
+        "win_matrix": {agents[0]: {agents[1]: {"games": 4, "win": 0.75, "tie": 0.25, "loss": 0.0}},
+                       agents[1]: {agents[0]: {"games": 4, "win": 0.0, "tie": 0.25, "loss": 0.75}}},
+        "games": {"played": 4, "scheduled": 4}, "left_out": {"messages": [HOSTILE[3]]},
+        "retrieval": {"k": 5, "per_agent": {agents[0]: {"mrr": {"very": 0.5, "somewhat": 1.0}, "ndcg": 0.7}}}})
+    store.put_artifact(run, "thelma", {"metrics": {"gr": {"name": HOSTILE[2], "mean": 0.5, "std": 0.1,
+                                                          "min": 0.4, "max": 0.6, "n": 2, "unscored": 0}},
+                                       "diagnosis": {"on_means": [{"component": HOSTILE[0], "rule": "r",
+                                                                   "interpretation": HOSTILE[3]}]}})
+    return store, run
+
+
+def test_charts_escape_every_label() -> None:
+    svg = bar_chart(["<script>x</script>"], [1.0]) + heatmap([[0.5]], ["<b>"], ["&"]) + \
+        interval_chart(['"q"'], [1.0], [0.5], [1.5])
+    assert "<script>" not in svg and "<b>" not in svg
+    assert "&lt;script&gt;" in svg and "&amp;" in svg
+
+
+def test_hostile_content_is_escaped_and_every_section_present(tmp_path: Path) -> None:
+    store, run = _hostile_store(tmp_path)
+    html = build_report(store, run)
+    assert not re.search(r"<script", html, re.I)
+    assert "onerror=alert" not in html.replace("onerror=alert(1)&gt;", "")  # only escaped copies
+    assert "<img" not in html and "<h1>forged" not in html
+    assert "&lt;script&gt;alert" in html and "Zürich — 東京" in html
+    for section in SECTIONS:
+        assert f'id="{section}"' in html
+
+
+def test_hostile_report_renders_safely_in_chromium(tmp_path: Path, open_report) -> None:
+    store, run = _hostile_store(tmp_path)
+    page = open_report(write_report(store, run, tmp_path / "hostile.html"))
+    assert page.dialogs == [] and page.errors == []
+    assert [c for c in page.console if c[0] == "error"] == []
+    assert all(url.startswith("file:") for url in page.requests)
+    assert page.page.locator("h1").count() == 1  # the forged heading stayed text
+    text = page.page.inner_text("#unscored")
+    assert "<script>alert('x')</script>" in text  # shown literally, not run
+
+
+@pytest.fixture(scope="module")
+def quickstart_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[RunStore, str, Path]:
+    from langrag_eval.quickstart import run_quickstart
+    from langrag_eval.quickstart.scripted import quickstart_model
+    from langrag_eval.runtime import Judge
+
+    folder = tmp_path_factory.mktemp("qs")
+    store = RunStore(folder / "runs.sqlite")
+    judge = Judge(quickstart_model(), store=store)
+    result = run_quickstart(judge, store, folder)
+    return store, result.run_id, result.report
+
+
+def test_quickstart_report_opens_with_every_section(quickstart_run, open_report) -> None:
+    store, run, report = quickstart_run
+    page = open_report(report)
+    assert page.errors == [] and [c for c in page.console if c[0] == "error"] == []
+    assert all(url.startswith("file:") for url in page.requests)
+    for section in SECTIONS:
+        assert page.page.locator(f"section#{section} h2").is_visible()
+    ranking_rows = page.page.locator("#tournament table").first.locator("tr")
+    assert ranking_rows.count() == 1 + 6  # header + six agents
+    assert page.page.locator("#vrag svg").count() >= 2  # distribution and per-agent accept rate
+    assert "MRR@5" in page.page.inner_text("#tournament")
+
+
+def test_report_command_writes_the_file(quickstart_run, tmp_path: Path, capsys) -> None:
+    store, run, _ = quickstart_run
+    out = tmp_path / "r.html"
+    assert main(["report", run[:14], "--store", store.path, "--out", str(out)]) == 0
+    assert out.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    assert main(["report", "--list", "--store", store.path]) == 0
+    assert run in capsys.readouterr().out
+    assert main(["report", "no-such-run", "--store", store.path]) == 2
+    assert "no run 'no-such-run'" in capsys.readouterr().err
