@@ -55,30 +55,7 @@ class PromptTemplate:
 
     @classmethod
     def from_text(cls, text: str, *, source: str = "<string>") -> "PromptTemplate":
-        match = _HEADER.match(text)
-        if not match:
-            raise PromptError(f"{source}: a prompt file must open with a {{# ... #}} header "
-                              "stating task, variables and output")
-        fields: dict[str, str] = {}
-        for line in match["body"].splitlines():
-            key, sep, value = line.partition(":")
-            if sep and key.strip() and not key.startswith(" "):
-                fields[key.strip().lower()] = value.strip()
-        for required in ("task", "variables", "output"):
-            if required not in fields:
-                raise PromptError(f'{source}: header field "{required}" is missing')
-        declared = tuple(v.strip() for v in fields["variables"].split(",") if v.strip())
-        body = text[match.end():]
-        try:
-            used = jinja2.meta.find_undeclared_variables(_ENV.parse(body))
-        except jinja2.TemplateSyntaxError as exc:
-            raise PromptError(f"{source}:{exc.lineno}: template syntax error: {exc.message}") from exc
-        undeclared = sorted(used - set(declared))
-        if undeclared:
-            raise PromptError(f"{source}: the body uses variables not declared in the header: "
-                              f"{', '.join(undeclared)}")
-        return cls(task=fields["task"], variables=declared, output=fields["output"],
-                   paper=fields.get("paper", ""), source=source, body=body)
+        return _parse(cls, text, source)
 
     @classmethod
     def from_file(cls, path: str | Path) -> "PromptTemplate":
@@ -108,6 +85,36 @@ class PromptTemplate:
             return _compiled(self.body).render(**safe)
         except jinja2.UndefinedError as exc:
             raise PromptError(f"{self.source}: {exc.message}") from exc
+
+
+@lru_cache(maxsize=256)
+def _parse(cls: type[PromptTemplate], text: str, source: str) -> PromptTemplate:
+    """Templates are immutable, so one parsed from the same text is shared: evaluators that load
+    their prompt for every call (THELMA's match tasks) spent milliseconds a call in Jinja's parser."""
+    match = _HEADER.match(text)
+    if not match:
+        raise PromptError(f"{source}: a prompt file must open with a {{# ... #}} header "
+                          "stating task, variables and output")
+    fields: dict[str, str] = {}
+    for line in match["body"].splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip() and not key.startswith(" "):
+            fields[key.strip().lower()] = value.strip()
+    for required in ("task", "variables", "output"):
+        if required not in fields:
+            raise PromptError(f'{source}: header field "{required}" is missing')
+    declared = tuple(v.strip() for v in fields["variables"].split(",") if v.strip())
+    body = text[match.end():]
+    try:
+        used = jinja2.meta.find_undeclared_variables(_ENV.parse(body))
+    except jinja2.TemplateSyntaxError as exc:
+        raise PromptError(f"{source}:{exc.lineno}: template syntax error: {exc.message}") from exc
+    undeclared = sorted(used - set(declared))
+    if undeclared:
+        raise PromptError(f"{source}: the body uses variables not declared in the header: "
+                          f"{', '.join(undeclared)}")
+    return cls(task=fields["task"], variables=declared, output=fields["output"],
+               paper=fields.get("paper", ""), source=source, body=body)
 
 
 def _neutralise(value: Any, tags: frozenset[str]) -> Any:
