@@ -118,9 +118,12 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         getattr(backend, "close", lambda: None)()   # the OpenSearch backend holds connections
     answers = [r.result for r in runs if r.ok]
+    failed: dict[str, list] = {}
     for r in runs:
-        if not r.ok:
-            print(f"  no answer from {r.agent} on {r.qid}: {r.result.reason}")
+        if not r.ok:                        # failures are data: recorded with a reason, the rest runs
+            failed.setdefault(r.agent, []).append(r.result)
+    for agent, reasons in failed.items():
+        print(f"  {agent}: no answer on {len(reasons)} of {len(QUERIES)} queries, e.g. {reasons[0].reason}")
     write_answers(out / "answers.jsonl", answers)   # the layout `langrag-eval tournament` reads too
 
     # 3. The tournament: relevance judgments (qrels, MRR@5), then every pair of agents on every

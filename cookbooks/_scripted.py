@@ -32,7 +32,7 @@ __all__ = ["build_judge", "embedder", "overlap", "reply", "scripted_chat_model",
 _STOP = set("""a an the of to in on at for from by with and or but not no is are was were be been
 being do does did has have had i you he she it we they my your our their its this that these those
 what which who whom whose when where why how much many there here can could should would will
-may might me us them about into than then so if as any some all per one""".split())
+may might me us our them about into than then so if as any some all per one""".split())
 
 
 def words(text: str) -> set[str]:
@@ -47,12 +47,12 @@ def overlap(a: str, b: str) -> float:
     return len(wa & words(b)) / len(wa) if wa else 0.0
 
 
-def _best_sentence(question: str, texts: list[str]) -> str:
-    sentences = [s for t in texts for s in split_sentences(t) if s.strip()]
-    if not sentences:
-        return "The documents do not say."
-    # the sentence that shares most words with the question; ties go to the more informative one
-    return max(sentences, key=lambda s: (overlap(question, s), len(words(s)))).strip()
+def _extract(question: str, texts: list[str], n: int = 2) -> str:
+    """An extractive reader: the ``n`` sentences sharing most words with the question, in text order."""
+    sentences = [s.strip() for t in texts for s in split_sentences(t) if s.strip()]
+    best = sorted(range(len(sentences)), key=lambda i: -overlap(question, sentences[i]))[:n]
+    chosen = [sentences[i] for i in sorted(best) if overlap(question, sentences[i]) > 0]
+    return " ".join(chosen) or "The documents do not say."
 
 
 # THELMA's decompose and match prompts are answered by the package's own ThelmaScript, here with
@@ -129,7 +129,7 @@ def reply(prompt: str) -> str:
         return _relevance(blocks(prompt, "question")[-1], blocks(prompt, "document")[-1])
     if "<passages>" in prompt:                           # prompts/pipelines/answer.txt
         # a hasty reader: it answers from the top-ranked passage only, so retrieval order matters
-        return _best_sentence(blocks(prompt, "question")[-1], blocks(prompt, "passage")[:1])
+        return _extract(blocks(prompt, "question")[-1], blocks(prompt, "passage")[:1])
     if (m := re.search(r"Write (\d+) different search queries", prompt)):
         return _variations(prompt, int(m.group(1)))
     try:
@@ -140,9 +140,9 @@ def reply(prompt: str) -> str:
     # "Query: ...", as LlamaIndex's default answer prompt writes it).
     found = list(re.finditer(r"(?:Question|Query):\s*(.+)", prompt))
     if not found:
-        return _best_sentence(prompt, [prompt])
+        return _extract(prompt, [prompt])
     context = prompt[:found[-1].start()].split("Context:", 1)[-1]
-    return _best_sentence(found[-1].group(1), [context])
+    return _extract(found[-1].group(1), [context])
 
 
 def scripted_judge() -> ScriptedModel:
