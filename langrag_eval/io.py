@@ -28,7 +28,7 @@ from typing import Any, Literal
 
 from .errors import DataError
 
-__all__ = ["Row", "Table", "read_table", "require_columns", "TableFormat"]
+__all__ = ["Row", "Table", "read_table", "read_text", "require_columns", "TableFormat"]
 
 TableFormat = Literal["csv", "tsv", "jsonl"]
 _ESCAPED = re.compile(r"[\udc80-\udcff]")
@@ -67,9 +67,37 @@ def _not_utf8(value: str) -> str | None:
     return f"not UTF-8 (byte 0x{ord(m.group(0)) - 0xDC00:02x} at character {m.start() + 1})"
 
 
+def read_text(path: str | Path, *, what: str = "file") -> str:
+    """The whole of a UTF-8 text file, or a :class:`DataError` naming the file and what is wrong
+    with it (missing, a directory, unreadable, not UTF-8) instead of an ``OSError`` traceback.
+
+    >>> import tempfile
+    >>> read_text(tempfile.mkdtemp(), what="examples file")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    langrag_eval.errors.DataError: ...: examples file is a directory, not a file
+    """
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError:
+        raise DataError(f"{what} not found", path=str(p)) from None
+    except IsADirectoryError:
+        raise DataError(f"{what} is a directory, not a file", path=str(p)) from None
+    except OSError as exc:
+        raise DataError(f"cannot read the {what}: {exc.strerror}", path=str(p)) from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise DataError(f"not UTF-8 text (byte 0x{data[exc.start]:02x}); save it as UTF-8",
+                        path=str(p), line=line) from None
+
+
 def read_table(path: str | Path, *, format: TableFormat | None = None) -> Table:
     """Read a CSV/TSV (header row) or JSONL (one object a line) file. See the module docstring."""
     p = Path(path)
+    if p.is_dir():  # before the format check, whose complaint about the name would mislead
+        raise DataError("is a directory, not a file", path=str(p))
     fmt = _format_of(p, format)
     try:
         data = p.read_bytes()
@@ -176,8 +204,8 @@ def require_columns(table: Table, columns: dict[str, str]) -> None:
     as in ``{"label": "ground_truth"}``; the message names the option role and what the file has."""
     missing = [f"{name!r} (the {role} column)" for role, name in columns.items() if name not in table.columns]
     if missing:
-        where = "header" if table.format != "jsonl" else "any line"
+        where = "in the header" if table.format != "jsonl" else "on any line"
         noun = "column" if len(missing) == 1 else "columns"
-        raise DataError(f"missing {noun} {', '.join(missing)}: not in the {where}; columns found: "
+        raise DataError(f"missing {noun} {', '.join(missing)}: not {where}; columns found: "
                         f"{', '.join(table.columns) or 'none'}", path=table.path,
                         line=1 if table.format != "jsonl" else None)

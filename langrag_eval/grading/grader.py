@@ -80,6 +80,8 @@ def load_rubric(rubric: str | Path | None) -> str:
             text = rubric.read_text(encoding="utf-8")
         except FileNotFoundError:
             raise ConfigError(f"{rubric}: rubric file not found") from None
+        except IsADirectoryError:
+            raise ConfigError(f"{rubric}: the rubric file is a directory, not a file") from None
         except UnicodeDecodeError as exc:
             raise ConfigError(f"{rubric}: rubric file is not UTF-8 ({exc.reason} at byte {exc.start})") from None
     else:

@@ -31,6 +31,7 @@ import sqlalchemy as sa
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import ConfigError, DataError
+from ..io import read_text
 from .db import readonly_engine, run_many, sqlglot_dialect
 from .schema import DatabaseSchema, introspect
 from .templates import (
@@ -253,10 +254,7 @@ def stratify(queries: list[GrammarQuery], per_logic: int, *, seed: int = 0) -> t
 def read_dataset(path: str | Path) -> list[GrammarQuery]:
     """Read a dataset JSONL written by :meth:`GrammarDataset.to_jsonl`; errors name line and field."""
     source = Path(path)
-    try:
-        lines = source.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise ConfigError(f"{source}: dataset file not found") from None
+    lines = read_text(source, what="dataset file").splitlines()
     out: list[GrammarQuery] = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():

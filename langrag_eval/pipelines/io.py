@@ -38,6 +38,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import DataError
+from ..io import read_text
 from ..types import Document
 from .agents import AgentAnswer
 
@@ -76,12 +77,7 @@ def _text(obj: dict[str, Any], names: tuple[str, ...], path: str, number: int) -
 
 
 def _open(path: str | Path) -> list[str]:
-    try:
-        return Path(path).read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise DataError("file not found", path=str(path)) from None
-    except UnicodeDecodeError as exc:
-        raise DataError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", path=str(path)) from None
+    return read_text(path).splitlines()
 
 
 def read_queries(path: str | Path) -> list[Query]:
