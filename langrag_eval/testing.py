@@ -124,6 +124,10 @@ def resolve(spec: str) -> ScriptedModel:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"scripted judge file not found: {path}") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{path}: the scripted judge file is a directory, not a file") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the scripted judge file: {exc.strerror}") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: a scripted judge file must be a JSON list or object ({exc})") from None
     if isinstance(data, list) and data and all(isinstance(x, str) for x in data):

@@ -35,7 +35,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.handler(args) or 0)
     except LangragError as exc:
-        print(f"langrag-eval {args.command}: error: {redact(str(exc))}", file=sys.stderr)
+        # One line, even when the message quotes a library's multi-line text.
+        message = " ".join(part.strip() for part in redact(str(exc)).splitlines() if part.strip())
+        print(f"langrag-eval {args.command}: error: {message}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"langrag-eval {args.command}: interrupted; run the same command again to resume",

@@ -51,6 +51,8 @@ def _prices(path: str | None) -> PriceTable | None:
         return PriceTable({k: (float(v[0]), float(v[1])) for k, v in raw.items()})
     except FileNotFoundError:
         raise ConfigError(f"{path}: price table not found") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the price table: {exc.strerror}") from None
     except (ValueError, TypeError, IndexError, KeyError, AttributeError) as exc:
         raise ConfigError(f'{path}: a price table maps model ids to [input, output] prices per '
                           f'million tokens, e.g. {{"openai:gpt-4o": [2.5, 10.0]}} ({exc})') from None
@@ -59,6 +61,10 @@ def _prices(path: str | None) -> PriceTable | None:
 def setup_judge(args: argparse.Namespace) -> JudgeSetup:
     if args.concurrency < 1:
         raise ConfigError("--concurrency must be at least 1")
+    if not args.timeout > 0:
+        raise ConfigError("--timeout must be a positive number of seconds")
+    if args.max_attempts < 1:
+        raise ConfigError("--max-attempts must be at least 1")
     resolved = resolve_judge(args.judge)
     store = RunStore(args.store)
     judge = Judge(resolved.model, store=store, concurrency=args.concurrency,

@@ -42,6 +42,10 @@ def judge_providers() -> dict[str, Callable[[str], ChatModel]]:
 def resolve_judge(spec: str | None = None, *, env: Mapping[str, str] = os.environ) -> ResolvedJudge:
     """Turn a judge specification into a model. With none given (argument or ``LANGRAG_JUDGE``),
     ``openai:gpt-4o`` when ``OPENAI_API_KEY`` is set, otherwise the local default with a warning."""
+    if spec is not None and not spec.strip():
+        # An empty --judge is a mistake (an unset shell variable, say), not a request for the default.
+        raise ConfigError("empty judge specification: expected provider:model (openai:gpt-4o), local, "
+                          "local:/path/model.gguf or scripted:replies.json")
     spec = (spec or env.get("LANGRAG_JUDGE") or "").strip()
     if not spec:
         spec = "openai:gpt-4o" if any(env.get(k) for k in _API_KEYS) else "local"

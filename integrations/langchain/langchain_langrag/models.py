@@ -59,5 +59,6 @@ def resolve(spec: str) -> LangChainJudge:
     try:
         llm = init_chat_model(spec, temperature=0)
     except (ImportError, ValueError) as exc:
-        raise ConfigError(f"cannot create judge {spec!r}: {exc}") from None
+        # LangChain's message spans several paragraphs (a list of providers, a link); keep one line.
+        raise ConfigError(f"cannot create judge {spec!r}: {' '.join(str(exc).split())}") from None
     return LangChainJudge(llm, model_id=spec, bind_params=False)
