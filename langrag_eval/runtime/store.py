@@ -131,8 +131,10 @@ class RunStore:
                    (time.time(), json.dumps(summary, default=str), run_id))
 
     def run(self, run_id: str) -> dict[str, Any]:
+        # A prefix, matched literally: '%' or '_' in what the user typed must not act as a wildcard.
+        prefix = run_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         rows = self._rows("SELECT id, kind, config, judge, created, finished, summary FROM runs "
-                          "WHERE id=? OR id LIKE ? ORDER BY created DESC", (run_id, run_id + "%"))
+                          "WHERE id=? OR id LIKE ? ESCAPE '\\' ORDER BY created DESC", (run_id, prefix + "%"))
         if not rows:
             raise ConfigError(f"{self.path}: no run {run_id!r}; known runs: "
                               f"{', '.join(r['id'] for r in self.runs()[:10]) or 'none'}")
