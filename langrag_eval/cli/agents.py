@@ -33,6 +33,7 @@ from ..retrieval.chunking import DEFAULT_OVERLAP, DEFAULT_SIZE, chunk_sources
 from ..retrieval.ingest import Loaded, ingest, load_path
 from ..runtime import run_id_for
 from ._common import add_judge_options, say, setup_judge
+from ._files import output_file
 
 __all__ = ["register"]
 
@@ -109,6 +110,7 @@ def handle(args: argparse.Namespace) -> int:
     if not names or unknown:
         raise ConfigError(f"--agents: unknown agent(s) {', '.join(unknown) or '(none given)'}; "
                           f"choose from {', '.join(AGENT_NAMES)}")
+    output_file(args.out, "--out")
     queries = read_queries(args.queries)
     setup = setup_judge(args)  # before indexing, so a bad --judge fails fast
     # Only KNN and hybrid agents need vectors; a BM25-only run never loads the embedding model.

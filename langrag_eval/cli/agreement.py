@@ -20,6 +20,7 @@ from ..grading.io import parse_score
 from ..io import read_table, require_columns
 from ..stats import agreement
 from ._common import say
+from ._files import output_file
 
 __all__ = ["register", "read_scores", "format_agreement", "report_issues"]
 
@@ -125,6 +126,7 @@ def _pair(value: str | None, what: str) -> tuple[str, str] | None:
 def handle(args: argparse.Namespace) -> int:
     if not 1 <= args.threshold <= 5:
         raise ConfigError("--threshold must be a score from 1 to 5")
+    json_out = output_file(args.json_out, "--json") if args.json_out else None
     a_score, b_score = args.a_score_col or args.score_col, args.b_score_col or args.score_col
     a_scores, a_issues = read_scores(args.a, args.a_id_col or args.id_col, a_score)
     b_scores, b_issues = read_scores(args.b, args.b_id_col or args.id_col, b_score)
@@ -137,7 +139,7 @@ def handle(args: argparse.Namespace) -> int:
     result = agreement(a_scores, b_scores, names=names, threshold=args.threshold).as_dict()
     say(f"Agreement: {names[0]} ({args.a}) against {names[1]} ({args.b})")
     say(format_agreement(result, indent="  "))
-    if args.json_out:
-        Path(args.json_out).write_text(json.dumps(result, indent=2), encoding="utf-8")
+    if json_out is not None:
+        json_out.write_text(json.dumps(result, indent=2), encoding="utf-8")
         say(f"statistics written to {args.json_out}")
     return 0

@@ -25,6 +25,7 @@ from ..retrieval.base import run_sync
 from ..runtime import run_id_for
 from ..stats import agreement, combine
 from ._common import add_judge_options, say, setup_judge
+from ._files import output_file
 from .agreement import format_agreement, report_issues
 
 __all__ = ["register"]
@@ -136,6 +137,7 @@ def handle(args: argparse.Namespace) -> int:
                           f"({', '.join(humans) or 'none given'})")
     columns = Columns(question=args.question_col, answer=args.answer_col, label=args.label_col,
                       id=args.id_col, humans=humans, subject=args.subject_col)
+    out = output_file(args.out or Path(args.file).with_name(Path(args.file).name + ".vrag.jsonl"), "--out")
     data = read_grading_file(args.file, columns, format=args.format)
     report_issues(data.issues)
     if not data.samples:
@@ -174,7 +176,6 @@ def handle(args: argparse.Namespace) -> int:
     usage = setup.store.usage(run_id)["total"]
     setup.store.finish_run(run_id, {"items": summary["items"], "accept_rate": summary["accept_rate"],
                                     "unscored": summary["unscored"]["count"]})
-    out = Path(args.out) if args.out else Path(args.file).with_name(Path(args.file).name + ".vrag.jsonl")
     with out.open("w", encoding="utf-8") as fh:
         for sample, result in zip(data.samples, results):
             fh.write(json.dumps(_record(sample, result, data, combined.get(sample.id or "")),

@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import ConfigError, DataError
+from ..io import read_text
 from ._common import add_judge_options, say, setup_judge
+from ._files import output_file
 
 if TYPE_CHECKING:
     from ..grammar import Style
@@ -127,12 +129,15 @@ def _generate(args: argparse.Namespace) -> int:
         save_templates,
         stratify,
     )
+    output_file(args.out, "--out")
     db = _db(args.db)
     schema = introspect(db)
     for w in schema.warnings:
         say(f"warning: {w}", err=True)
     path = Path(args.templates) if args.templates else (
         demo_templates_path() if args.db == "demo" else Path("grammar_templates.json"))
+    if path.is_dir():  # else the model would write templates, then fail to save them
+        raise ConfigError(f"--templates {path}: is a directory; give a JSON file name")
     styles = _styles(args.styles, args.texts_per_style)
     if path.is_file():
         templates = load_templates(path)
@@ -180,13 +185,15 @@ def _generate(args: argparse.Namespace) -> int:
 
 def _verdict_table(path: str) -> dict[str, dict[str, object]]:
     table: dict[str, dict[str, object]] = {}
-    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
+    for n, line in enumerate(read_text(path, what="verdicts file").splitlines(), start=1):
         if not line.strip():
             continue
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
             raise DataError(f"not valid JSON ({exc.msg})", path=path, line=n) from None
+        if not isinstance(obj, dict):
+            raise DataError(f"expected a JSON object, got {type(obj).__name__}", path=path, line=n)
         for f in ("qid", "evaluator", "verdict"):
             if f not in obj:
                 raise DataError("is missing", path=path, line=n, field=f)
@@ -211,7 +218,17 @@ def _analyze(args: argparse.Namespace) -> int:
     from ..models import resolve_judge
     from ..pipelines import read_answers
     from ..runtime import Judge, RetryPolicy
+    if args.out:
+        output_file(args.out, "--out")
+    if args.selfcheck_samples < 1:
+        raise ConfigError("--selfcheck-samples must be at least 1")
     queries = read_dataset(args.dataset)
+    if args.compare:
+        known = sorted({str(getattr(q, args.cluster_field)) for q in queries})
+        unknown = [c for c in args.compare if c not in known]
+        if unknown:
+            raise ConfigError(f"--compare: no {args.cluster_field} cluster {', '.join(map(repr, unknown))} "
+                              f"in {args.dataset}; clusters: {', '.join(known[:20])}")
     errors: list[DataError] = []
     answers = read_answers(args.answers, errors=errors)
     for e in errors:

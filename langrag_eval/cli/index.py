@@ -49,6 +49,8 @@ def open_backend(args: argparse.Namespace, *, must_exist: bool) -> Any:
     if args.backend == "embedded":
         from ..retrieval import EmbeddedBackend
         store = Path(args.store_dir)
+        if store.exists() and not store.is_dir():
+            raise ConfigError(f"--store-dir {store}: is a file; the embedded index is a folder")
         if must_exist and not (store / "manifest.json").exists():
             raise ConfigError(f"no embedded index in {store}: build one with "
                               f"'langrag-eval index PATH... --store-dir {store}'")

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ..errors import ConfigError
 from ._common import add_store_options, say
+from ._files import output_file
 
 __all__ = ["register"]
 
@@ -63,6 +64,8 @@ def _generator_spec(text: str) -> tuple[str, int | None]:
     spec, sep, tail = text.rpartition("=")
     if sep and tail.strip().isdigit():
         return spec.strip(), int(tail)
+    if sep and tail.strip().lstrip("-").isdigit():
+        raise ConfigError(f"--generator {text!r}: the quota after '=' must be 0 or more")
     return text.strip(), None
 
 
@@ -75,6 +78,15 @@ def _queries(args: argparse.Namespace) -> int:
 
     if args.concurrency < 1:
         raise ConfigError("--concurrency must be at least 1")
+    if not args.timeout > 0:
+        raise ConfigError("--timeout must be a positive number of seconds")
+    if args.max_attempts < 1:
+        raise ConfigError("--max-attempts must be at least 1")
+    if args.max_examples < 0:
+        raise ConfigError("--max-examples must be 0 or more")
+    output_file(args.out, "--out")
+    if args.pool_out:
+        output_file(args.pool_out, "--pool-out")
     specs = [_generator_spec(g) for g in args.generator]
     store = RunStore(args.store)
     judges: list[Judge] = []

@@ -44,12 +44,16 @@ from typing import Any
 from ..embeddings import Embedder, default_embedder
 from ..errors import ConfigError, DataError
 from ..io import read_table, require_columns
+from ..prompts import prompt_names
 from ..retrieval.base import run_sync
 from ..runtime import run_id_for
 from ..thelma import METRICS, Thelma, ThelmaResult, ThelmaSample, Thresholds, evaluate_dataset
+from ..thelma.decompose import load_task_prompt
 from ..thelma.evaluator import DEFAULT_SD_THRESHOLD
 from ._common import add_judge_options, say, setup_judge
+from ._files import output_file
 from .agreement import report_issues
+from .index import quiet_model_loading
 
 __all__ = ["ARTIFACT", "read_samples", "register"]
 
@@ -153,11 +157,19 @@ def _thresholds(args: argparse.Namespace) -> Thresholds:
 
 
 def _prompts(specs: list[str]) -> dict[str, str]:
+    # Checked here, before any sample: a template that fails later would leave every sample
+    # unscored behind a run that exits 0.
+    tasks = sorted(n.split("/", 1)[1] for n in prompt_names() if n.startswith("thelma/"))
     out = {}
     for spec in specs:
         task, _, path = spec.partition("=")
         if not task or not path:
             raise ConfigError(f"--prompt {spec!r}: expected TASK=FILE, e.g. match_essential=mine.txt")
+        if task not in tasks:
+            raise ConfigError(f"--prompt {spec!r}: unknown THELMA task {task!r}; tasks: {', '.join(tasks)}")
+        if not Path(path).is_file():
+            raise ConfigError(f"--prompt {spec!r}: template file {path} not found")
+        load_task_prompt(task, {task: path})  # a malformed template or a variable the task lacks
         out[task] = path
     return out
 
@@ -194,19 +206,25 @@ def handle(args: argparse.Namespace) -> int:
     metrics = tuple(m.strip() for m in args.metrics.split(",") if m.strip())
     if args.samples_in_flight < 1:
         raise ConfigError("--samples-in-flight must be at least 1")
+    if not -1.0 <= args.sd_threshold <= 1.0:  # checked before the embedding model loads
+        raise ConfigError(f"--sd-threshold {args.sd_threshold}: a cosine similarity lies in [-1, 1]")
     if args.embedder == "none" and "sd" in metrics:
         metrics = tuple(m for m in metrics if m != "sd")
         say("note: --embedder none: self-distinctness (sd) is skipped", err=True)
     thresholds = _thresholds(args)
+    prompts = _prompts(args.prompt)
+    out = output_file(args.out or Path(args.file).with_name(Path(args.file).name + ".thelma.jsonl"), "--out")
     samples, lines, issues = read_samples(args.file, query=args.query_col, sources=args.sources_col,
                                           response=args.response_col, id_col=args.id_col, format=args.format)
     report_issues(issues)
     if not samples:
         raise DataError("no row could be read; nothing to score", path=args.file)
+    if "sd" in metrics:
+        quiet_model_loading()  # no progress bars around the summary or a one-line error
     embedder: Embedder | None = default_embedder() if "sd" in metrics else None
     setup = setup_judge(args)
     thelma = Thelma(setup.judge, metrics=metrics, batched=args.batched, embedder=embedder,
-                    sd_threshold=args.sd_threshold, thresholds=thresholds, prompts=_prompts(args.prompt))
+                    sd_threshold=args.sd_threshold, thresholds=thresholds, prompts=prompts)
     config = {"file": str(Path(args.file).resolve()),
               "sha256": hashlib.sha256(Path(args.file).read_bytes()).hexdigest(),
               "columns": [args.id_col, args.query_col, args.sources_col, args.response_col],
@@ -229,7 +247,6 @@ def handle(args: argparse.Namespace) -> int:
     setup.store.put_artifact(run_id, ARTIFACT, summary)
     setup.store.finish_run(run_id, {"samples": len(report.results),
                                     "means": {m: s["mean"] for m, s in summary["metrics"].items()}})
-    out = Path(args.out) if args.out else Path(args.file).with_name(Path(args.file).name + ".thelma.jsonl")
     with out.open("w", encoding="utf-8") as fh:
         for result in report.results:
             fh.write(json.dumps({**_record(result, lines[result.id or ""]),

@@ -14,10 +14,14 @@ import asyncio
 import json
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from ..errors import ConfigError
+from ..io import read_text
 from ..runtime import run_id_for
 from ..tournament import TournamentConfig, format_summary, load_answers_jsonl, load_ragelo_csv, run_tournament
 from ._common import add_judge_options, say, setup_judge
+from ._files import output_file
 
 __all__ = ["register"]
 
@@ -54,6 +58,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=handle)
 
 
+# TournamentConfig fields as the options that set them, for error messages.
+_OPTIONS = {"k": "-k", "tournaments": "--tournaments", "n_boot": "--bootstrap", "threshold": "--threshold",
+            "n_games_per_query": "--games-per-query", "max_games": "--max-games", "factors": "--factors",
+            "schedule": "--schedule", "seed": "--seed"}
+
+
 def _load(args: argparse.Namespace):
     if args.answers_jsonl:
         if args.files:
@@ -70,13 +80,11 @@ def _load(args: argparse.Namespace):
 
 
 def handle(args: argparse.Namespace) -> int:
+    json_out = output_file(args.json_out, "--json") if args.json_out else None
     data, files = _load(args)
     factors = args.factors
     if args.factors_file:
-        try:
-            factors = Path(args.factors_file).read_text(encoding="utf-8").strip()
-        except FileNotFoundError:
-            raise ConfigError(f"{args.factors_file}: factors file not found") from None
+        factors = read_text(args.factors_file, what="factors file").strip()
     settings = {"schedule": args.schedule, "n_games_per_query": args.games_per_query,
                 "threshold": args.threshold, "pointwise": args.pointwise, "k": args.k,
                 "tournaments": args.tournaments, "n_boot": args.bootstrap, "seed": args.seed,
@@ -84,10 +92,17 @@ def handle(args: argparse.Namespace) -> int:
                 "pointwise_prompt": args.pointwise_prompt, "pairwise_prompt": args.pairwise_prompt}
     if factors:
         settings["factors"] = factors
+    if args.games_per_query < 1:
+        raise ConfigError("--games-per-query must be at least 1")
+    if args.max_games is not None and args.max_games < 1:
+        raise ConfigError("--max-games must be at least 1")
     try:
         config = TournamentConfig(**settings)
-    except ValueError as exc:
-        raise ConfigError(f"invalid tournament settings: {exc}") from None
+    except ValidationError as exc:
+        # pydantic's own message spans several lines; the CLI prints one naming the option
+        first = exc.errors()[0]
+        option = _OPTIONS.get(str(first["loc"][0]) if first["loc"] else "", "settings")
+        raise ConfigError(f"{option} {first.get('input')!r}: {first['msg']}") from None
     for problem in data.problems[:20]:
         say(f"warning: {problem.message}", err=True)
     if len(data.problems) > 20:
@@ -101,7 +116,7 @@ def handle(args: argparse.Namespace) -> int:
     result = asyncio.run(run_tournament(data, setup.judge, config, store=setup.store, run_id=run_id,
                                         limit=args.concurrency))
     say(format_summary(result.summary))
-    if args.json_out:
-        Path(args.json_out).write_text(json.dumps(result.summary, indent=2, default=str), encoding="utf-8")
+    if json_out is not None:
+        json_out.write_text(json.dumps(result.summary, indent=2, default=str), encoding="utf-8")
     say(f"stored: run {run_id}, artifact 'tournament' in {setup.store.path}", err=True)
     return 0
