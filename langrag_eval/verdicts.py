@@ -267,7 +267,7 @@ def find_json_objects(text: str) -> list[tuple[int, int, Any]]:
     """Every top-level JSON object in ``text`` as (start, end, value); braces inside strings ignored."""
     found: list[tuple[int, int, Any]] = []
     i = 0
-    decoder = json.JSONDecoder()
+    decoder = json.JSONDecoder(strict=False)  # a raw newline inside a string does not hide a verdict
     while (start := text.find("{", i)) >= 0:
         try:
             value, end = decoder.raw_decode(text, start)

@@ -186,7 +186,7 @@ class Judge:
     def _read(text: str, fmt: VerdictFormat[T], schema: dict[str, Any] | None) -> T:
         if schema is not None:
             try:
-                obj = json.loads(text)
+                obj = json.loads(text, strict=False)  # raw newlines inside strings are still JSON to us
             except json.JSONDecodeError:
                 return fmt.parse(text)
             return fmt.from_json(obj)
