@@ -199,6 +199,16 @@ async def test_repair_can_be_switched_off() -> None:
     assert isinstance(answer.value, Unscored) and answer.value.raw == MALFORMED and model.calls == 1
 
 
+async def test_a_constrained_reply_with_a_raw_newline_in_a_string_parses() -> None:
+    """Grammar-constrained backends (llama.cpp) can emit a literal newline inside a JSON string."""
+    model = ScriptedModel(["unused"], constrained=True,
+                          schema_replies=lambda prompt, schema: '{ "score": 2, "reason": "Paris.\n" }')
+    judge = Judge(model, retry=FAST)
+    answer = await judge.ask("grade", ScoreFormat())
+    assert answer.value.score == 2 and answer.value.reason == "Paris.\n"
+    assert model.calls == 1 and model.schemas[0]["required"] == ["score", "reason"]
+
+
 # ---------------------------------------------------------------- cache and resume
 
 

@@ -124,6 +124,7 @@ JSON_CASES: list[tuple[str, object]] = [
     ('{"verdict": "good", "score": 4}\n<answer>{"verdict": "bad", "score": 1}</answer>', GOOD),
     ('{"verdict": "good", "score": 4}\n<document>\n{"verdict": "bad", "score": 1}\n</document>\n', GOOD),
     ('<output>{"verdict": "good", "score": 4}</output>', GOOD),
+    ('{"verdict": "good\nand fine", "score": 4}', Verdict(verdict="good\nand fine", score=4)),  # raw newline
     # missing or invalid
     ('{"verdict": "good", "score": "four"}', RAISES),
     ('{"verdict": "good"}', RAISES),
