@@ -39,6 +39,21 @@ def default_gguf() -> Path:
     return gemma.assemble(cache / gemma.MODEL_NAME)
 
 
+_SILENCER = None
+
+
+def _silence_native_logs() -> None:
+    """llama.cpp writes notes (cache layouts and the like) straight to stderr; a judge's output
+    is the verdicts, so its native log goes nowhere unless LANGRAG_LLAMA_LOG is set."""
+    global _SILENCER
+    if _SILENCER is not None or os.environ.get("LANGRAG_LLAMA_LOG"):
+        return
+    import llama_cpp
+
+    _SILENCER = llama_cpp.llama_log_callback(lambda level, text, user_data: None)
+    llama_cpp.llama_log_set(_SILENCER, None)
+
+
 class LlamaCppModel:
     """A GGUF model run in-process by llama-cpp-python. Calls are serialised (one context) and run
     in a worker thread so the event loop stays free."""
@@ -51,6 +66,7 @@ class LlamaCppModel:
             from llama_cpp import Llama
         except ImportError:
             raise ConfigError(_INSTALL_HINT) from None
+        _silence_native_logs()
         self.is_tiny_default = path is None
         gguf = Path(path) if path is not None else default_gguf()
         if not gguf.is_file():
