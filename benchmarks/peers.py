@@ -30,7 +30,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from itertools import combinations
 from pathlib import Path
 from typing import Any
@@ -38,8 +37,8 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "peers"))
 
-import ours  # noqa: E402
-from scripted_judge import AGENTS, CLAIMS, HALUEVAL, strengths  # noqa: E402
+import ours
+from scripted_judge import AGENTS, CLAIMS, HALUEVAL, strengths
 
 VENV = HERE / ".peers-venv"
 
@@ -51,7 +50,7 @@ def peer(workload: str, framework: str, spec: dict[str, Any], python: Path) -> d
         spec_path.write_text(json.dumps({**spec, "workload": workload, "framework": framework}))
         env = {**os.environ, "RAGAS_DO_NOT_TRACK": "true", "PYTHONWARNINGS": "ignore"}
         done = subprocess.run([str(python), str(HERE / "peers" / "run_peer.py"), str(spec_path), str(out_path)],
-                              env=env, capture_output=True, text=True)
+                              env=env, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             tail = "\n".join(done.stderr.strip().splitlines()[-15:])
             return {"framework": framework, "error": f"exit {done.returncode}:\n{tail}"}

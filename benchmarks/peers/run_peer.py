@@ -20,6 +20,7 @@ import os
 import sys
 import tempfile
 import time
+from functools import partial
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ from typing import Any
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")   # no analytics calls from ragas
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from scripted_judge import (  # noqa: E402
+from scripted_judge import (
     AGENTS,
     Meter,
     Script,
@@ -101,9 +102,9 @@ def ragas_faithfulness(spec: dict[str, Any]) -> dict[str, Any]:
     for _ in range(2):
         meter = Meter()
         llm = ScriptedRagasLLM(script=script, meter=meter, latency=spec["latency"])
-        result, wall, cpu = _timed(lambda: evaluate(
-            dataset, metrics=[Faithfulness()], llm=llm, show_progress=False,
-            run_config=RunConfig(max_workers=spec["concurrency"])))
+        result, wall, cpu = _timed(partial(evaluate, dataset, metrics=[Faithfulness()], llm=llm,
+                                           show_progress=False,
+                                           run_config=RunConfig(max_workers=spec["concurrency"])))
         scores = [row["faithfulness"] for row in result.scores]
         runs.append(_run(meter, wall, cpu, scores=_split(samples, scores)))
     return {"framework": f"ragas {version('ragas')}", "runs": runs,
@@ -158,7 +159,7 @@ def _llama_batch(spec: dict[str, Any], make_evaluator, script: Script, samples, 
         evaluator = make_evaluator(_llama_llm(script, meter, spec["latency"]))
         # the runner's semaphore belongs to one event loop: a new runner per asyncio.run
         runner = BatchEvalRunner({"e": evaluator}, workers=spec["concurrency"], show_progress=False)
-        out, wall, cpu = _timed(lambda: asyncio.run(runner.aevaluate_response_strs(**columns)))
+        out, wall, cpu = _timed(partial(asyncio.run, runner.aevaluate_response_strs(**columns)))
         runs.append(_run(meter, wall, cpu, scores=_split(samples, [r.score for r in out["e"]]),
                          passing=sum(bool(r.passing) for r in out["e"])))
     return {"framework": f"llama-index-core {version('llama-index-core')}", "runs": runs,
@@ -230,7 +231,7 @@ def ragelo_tournament(spec: dict[str, Any]) -> dict[str, Any]:
 
         for fresh in (True, False):
             meter = Meter()
-            (experiment, elo), wall, cpu = _timed(lambda: play(meter, fresh))
+            (experiment, elo), wall, cpu = _timed(partial(play, meter, fresh))
             games = [[q.qid, g.agent_a_answer.agent, g.agent_b_answer.agent, ev.winner]
                      for q in experiment for g in q.pairwise_games.values() for ev in g.evaluations.values()]
             ranking = sorted(AGENTS, key=lambda a: -elo.scores.get(a, 0.0))

@@ -170,15 +170,15 @@ class Script:
         self.claims = {c: (a, k) for a in right for k, c in enumerate(claims_of(a))}
 
     @classmethod
-    def for_faithfulness(cls, samples: list[dict[str, Any]]) -> "Script":
+    def for_faithfulness(cls, samples: list[dict[str, Any]]) -> Script:
         return cls({s["answer"].strip(): s["right"] for s in samples})
 
     @classmethod
-    def for_grading(cls, samples: list[dict[str, Any]]) -> "Script":
+    def for_grading(cls, samples: list[dict[str, Any]]) -> Script:
         return cls({s["answer"].strip(): s["right"] for s in samples})
 
     @classmethod
-    def for_tournament(cls) -> "Script":
+    def for_tournament(cls) -> Script:
         return cls({})
 
     def supported(self, claim: str) -> int:
@@ -200,7 +200,7 @@ class Script:
             claims = claims_of(_between(prompt, "<passage>", "</passage>"))
             return "claims", "<output>\n" + "".join(f"- {c}\n" for c in claims) + "</output>"
         if '<claim n="' in prompt:
-            claims = re.findall(r'<claim n="\d+">\n(.*?)\n</claim>', prompt, re.S)
+            claims = re.findall(r'<claim n="\d+">\n(.*?)\n</claim>', prompt, re.DOTALL)
             return "verdicts", f"<output>{json.dumps([self.supported(c) for c in claims])}</output>"
         if "<claim>" in prompt:
             return "verdict", f"<output>{self.supported(_between(prompt, '<claim>', '</claim>'))}</output>"
