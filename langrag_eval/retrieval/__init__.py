@@ -30,6 +30,8 @@ from .fusion import combine_documents, combine_normalized, normalize, rrf, rrf_d
 __all__ = [
     "Chunk",
     "EmbeddedBackend",
+    "OpenSearchBackend",
+    "OpenSearchBackend",
     "Fusion",
     "HybridSettings",
     "IngestReport",
@@ -57,6 +59,7 @@ __all__ = [
 # Heavier modules load on first use so `import langrag_eval.retrieval` stays cheap.
 _LAZY = {
     "EmbeddedBackend": ".embedded",
+    "OpenSearchBackend": ".opensearch",
     "Source": ".chunking",
     "chunk_text": ".chunking",
     "chunk_sources": ".chunking",
