@@ -31,7 +31,6 @@ __all__ = [
     "Chunk",
     "EmbeddedBackend",
     "OpenSearchBackend",
-    "OpenSearchBackend",
     "Fusion",
     "HybridSettings",
     "IngestReport",
