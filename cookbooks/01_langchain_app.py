@@ -24,6 +24,7 @@ import uuid
 from pathlib import Path
 
 from _scripted import embedder, scripted_chat_model
+from langchain.chat_models import init_chat_model  # noqa: F401  (for the real-model line below)
 from langchain_core.embeddings import Embeddings
 from langchain_core.output_parsers import StrOutputParser
 from langchain_core.prompts import ChatPromptTemplate
@@ -36,24 +37,25 @@ from langsmith.schemas import Example
 from langrag_eval.runtime import Judge
 
 # ---------------------------------------------------------------------------------------------
-# THE ONE LINE TO CHANGE for a real model (any LangChain chat model works):
-LLM = scripted_chat_model()  # swap for: from langchain.chat_models import init_chat_model; LLM = init_chat_model("openai:gpt-4o")
+# THE ONE LINE TO CHANGE for a real model (any LangChain chat model works; openai:... needs
+# `pip install langchain-openai` and OPENAI_API_KEY):
+LLM = scripted_chat_model()  # swap for: LLM = init_chat_model("openai:gpt-4o")
 # ---------------------------------------------------------------------------------------------
 
 # A small knowledge base, as your app would load it from files or a database.
 CORPUS = [
-    "Returns. Unused items can be returned within 30 days of delivery for a full refund. "
-    "Opened electronics can be returned within 14 days and a 10 percent restocking fee applies.",
-    "Shipping. Standard shipping takes 3 to 5 working days and is free on orders over 50 euros. "
-    "Express shipping delivers the next working day for 9 euros when ordered before 2 pm.",
-    "Warranty. Every Lumo lamp carries a two-year warranty covering defects in materials and "
-    "workmanship. The warranty does not cover damage from dropping the lamp or from water.",
-    "Lumo Arc lamp. The Lumo Arc is a floor lamp with a 2,000 lumen dimmable LED head and a "
-    "colour temperature adjustable from 2,700 K to 6,500 K. It weighs 6.4 kg.",
-    "Lumo Mini lamp. The Lumo Mini is a battery desk lamp that runs for 12 hours on one charge "
-    "and charges fully in 3 hours over USB-C.",
-    "Payment. We accept credit cards, PayPal and bank transfer. Orders paid by bank transfer ship "
-    "once the payment has arrived, usually within two working days.",
+    ("Returns. Unused items can be returned within 30 days of delivery for a full refund. "
+     "Opened electronics can be returned within 14 days and a 10 percent restocking fee applies."),
+    ("Shipping. Standard shipping takes 3 to 5 working days and is free on orders over 50 euros. "
+     "Express shipping delivers the next working day for 9 euros when ordered before 2 pm."),
+    ("Warranty. Every Lumo lamp carries a two-year warranty covering defects in materials and "
+     "workmanship. The warranty does not cover damage from dropping the lamp or from water."),
+    ("Lumo Arc lamp. The Lumo Arc is a floor lamp with a 2,000 lumen dimmable LED head and a "
+     "colour temperature adjustable from 2,700 K to 6,500 K. It weighs 6.4 kg."),
+    ("Lumo Mini lamp. The Lumo Mini is a battery desk lamp that runs for 12 hours on one charge "
+     "and charges fully in 3 hours over USB-C."),
+    ("Payment. We accept credit cards, PayPal and bank transfer. Orders paid by bank transfer ship "
+     "once the payment has arrived, usually within two working days."),
 ]
 
 # Questions with reference answers (vRAG-Eval grades against them; THELMA does not need them).

@@ -48,7 +48,8 @@ from langrag_eval.retrieval.ingest import ingest
 from langrag_eval.runtime import Judge
 
 # ---------------------------------------------------------------------------------------------
-# THE ONE LINE TO CHANGE for a real model (any LlamaIndex LLM works):
+# THE ONE LINE TO CHANGE for a real model (any LlamaIndex LLM works; OpenAI's needs
+# `pip install llama-index-llms-openai` and OPENAI_API_KEY):
 LLM = scripted_llm()  # swap for: from llama_index.llms.openai import OpenAI; LLM = OpenAI(model="gpt-4o")
 # ---------------------------------------------------------------------------------------------
 
@@ -124,6 +125,10 @@ async def evaluate_engines(engines: dict, judge: Judge) -> dict:
     return out
 
 
+def fmt(value: float | None) -> str:
+    return "  -  " if value is None else f"{value:5.2f}"
+
+
 def _mean(values: list) -> float | None:
     values = [v for v in values if v is not None]
     return statistics.fmean(values) if values else None
@@ -159,7 +164,6 @@ def main(argv: list[str] | None = None) -> int:
     (out / "results.json").write_text(json.dumps({"engines": table, "answers": per_query}, indent=2,
                                                  ensure_ascii=False), encoding="utf-8")
 
-    fmt = lambda v: "  -  " if v is None else f"{v:5.2f}"  # noqa: E731
     print(f"{'engine':<20} {'vRAG 1-5':>8} {'accept':>7} {'THELMA':>7} {'ground.':>8}")
     for name, row in table.items():
         print(f"{name:<20} {fmt(row['vrag_mean']):>8} {fmt(row['accept_rate']):>7} "

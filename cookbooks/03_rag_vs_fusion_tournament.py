@@ -35,7 +35,8 @@ from langrag_eval.runtime import RunStore, run_id_for
 from langrag_eval.tournament import TournamentConfig, TournamentData, format_summary, run_tournament_sync
 
 # ---------------------------------------------------------------------------------------------
-# THE ONE LINE TO CHANGE for a real model ("provider:model", resolved like `--judge`):
+# THE ONE LINE TO CHANGE for a real model ("provider:model", resolved like `--judge`; openai:...
+# needs `pip install langchain-openai` and OPENAI_API_KEY; "local" is the offline llama.cpp model):
 JUDGE = scripted_judge()  # swap for: JUDGE = "openai:gpt-4o"
 # ---------------------------------------------------------------------------------------------
 

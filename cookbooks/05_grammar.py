@@ -50,7 +50,8 @@ from langrag_eval.retrieval.ingest import ingest
 from langrag_eval.runtime import RunStore, run_id_for
 
 # ---------------------------------------------------------------------------------------------
-# THE ONE LINE TO CHANGE for a real model ("provider:model", resolved like `--judge`):
+# THE ONE LINE TO CHANGE for a real model ("provider:model", resolved like `--judge`; openai:...
+# needs `pip install langchain-openai` and OPENAI_API_KEY; "local" is the offline llama.cpp model):
 JUDGE = scripted_judge()  # swap for: JUDGE = "openai:gpt-4o"
 # ---------------------------------------------------------------------------------------------
 

@@ -29,10 +29,11 @@ from langrag_eval.thelma.scripted import blocks
 __all__ = ["build_judge", "embedder", "overlap", "reply", "scripted_chat_model", "scripted_judge",
            "scripted_llm", "words"]
 
-_STOP = set("""a an the of to in on at for from by with and or but not no is are was were be been
+_STOPWORDS = """a an the of to in on at for from by with and or but not no is are was were be been
 being do does did has have had i you he she it we they my your our their its this that these those
 what which who whom whose when where why how much many there here can could should would will
-may might me us our them about into than then so if as any some all per one""".split())
+may might me us our them about into than then so if as any some all per one"""
+_STOP = frozenset(_STOPWORDS.split())
 
 
 def words(text: str) -> set[str]:
@@ -93,7 +94,8 @@ def _pairwise(prompt: str) -> str:                       # prompts/tournament/pa
 def _pointwise(prompt: str) -> str:                      # prompts/tournament/pointwise.txt
     query, answer = blocks(prompt, "question")[-1], blocks(prompt, "answer")[-1]
     docs = " ".join(blocks(prompt, "document"))
-    level = lambda share: 2 if share >= 0.6 else 1 if share >= 0.3 else 0  # noqa: E731
+    def level(share: float) -> int:
+        return 2 if share >= 0.6 else 1 if share >= 0.3 else 0
     scores = {"relevance": level(overlap(query, answer)), "accuracy": level(overlap(answer, docs)),
               "completeness": level(overlap(query, answer + " " + docs)), "precision": 2}
     return "Graded by word overlap.\n" + json.dumps(scores)

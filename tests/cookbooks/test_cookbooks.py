@@ -99,7 +99,7 @@ def test_02_llamaindex_engines_in_batch_eval_runner(tmp_path, monkeypatch):
         # contexts come from each response's source_nodes: the documents the engine answered from
         assert 1 <= len(a["contexts"]) <= 2 and set(a["contexts"]) <= texts
         assert a["accepted"] == (a["vrag"] >= 4)
-    permit = [a for a in answers if a["engine"] == "your-vector-engine" and "mooring" in a["query"]][0]
+    permit = next(a for a in answers if a["engine"] == "your-vector-engine" and "mooring" in a["query"])
     assert cb.DOCUMENTS["permits"] in permit["contexts"] and "420 euros" in permit["response"]
 
 
@@ -109,7 +109,7 @@ def _check_tournament(summary: dict, agents: set[str]) -> None:
     for r in ranking:
         assert r["bt_low"] <= r["bt_rating"] <= r["bt_high"]
     assert set(summary["win_matrix"]) == agents
-    for agent, m in summary["retrieval"]["per_agent"].items():
+    for m in summary["retrieval"]["per_agent"].values():
         assert 0.0 <= m["mrr"]["somewhat"] <= 1.0 and 0.0 <= m["mrr"]["very"] <= 1.0
     assert summary["retrieval"]["k"] == 5 and summary["games"]["unscored"] == 0
 
@@ -128,6 +128,10 @@ def test_03_tournament_on_the_embedded_backend(tmp_path, monkeypatch, capsys):
     assert len(answers) == 6 * len(cb.QUERIES)
     assert all(len(a["variations"]) == 4 for a in answers if a["agent"].startswith("fusion"))
     assert all(d["text"] in cb.DOCUMENTS.values() for a in answers for d in a["documents"])
+    calls = cb.JUDGE.calls
+    assert calls > 0 and cb.main(["--out", str(tmp_path), "--tournaments", "50"]) == 0
+    assert cb.JUDGE.calls == calls                                       # the stored run resumed
+    assert json.loads((tmp_path / "tournament.json").read_text(encoding="utf-8"))["ranking"] == summary["ranking"]
 
 
 def test_03_tournament_through_the_opensearch_backend(tmp_path, monkeypatch, capsys):
@@ -218,7 +222,20 @@ def test_06_judge_vs_experts(tmp_path):
 
 def test_a_cookbook_runs_as_a_script(tmp_path):
     done = subprocess.run([sys.executable, str(COOKBOOKS / "06_judge_vs_experts.py"), "--out", str(tmp_path)],
-                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+                          check=False, capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "Judge vs experts (median): 11 items compared" in done.stdout
     assert (tmp_path / "agreement.json").is_file()
+
+
+def test_the_judge_line_takes_a_provider_spec(tmp_path):
+    """Swapping the marked line for a "provider:model" string goes through resolve_judge; here the
+    scripted provider (a JSON file of replies) stands in for openai:gpt-4o."""
+    replies = tmp_path / "replies.json"
+    replies.write_text(json.dumps({"": "Score: [[4]], Reason: [[Close enough.]]"}), encoding="utf-8")
+    cb = load("06_judge_vs_experts")
+    cb.JUDGE = f"scripted:{replies}"
+    assert cb.main(["--out", str(tmp_path / "out")]) == 0
+    result = json.loads((tmp_path / "out" / "agreement.json").read_text(encoding="utf-8"))
+    assert {s for s in result["judge_scores"].values() if s is not None} == {4}
+    assert result["agreement"]["reject_rate"]["judge"] == 0.0
