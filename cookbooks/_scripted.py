@@ -32,7 +32,7 @@ __all__ = ["build_judge", "embedder", "overlap", "reply", "scripted_chat_model",
 _STOPWORDS = """a an the of to in on at for from by with and or but not no is are was were be been
 being do does did has have had i you he she it we they my your our their its this that these those
 what which who whom whose when where why how much many there here can could should would will
-may might me us our them about into than then so if as any some all per one"""
+may might me us them about into than then so if as any some all per one"""
 _STOP = frozenset(_STOPWORDS.split())
 
 

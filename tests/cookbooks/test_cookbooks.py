@@ -47,6 +47,9 @@ def test_every_cookbook_is_tested_and_exposes_main():
 
 
 def test_scripted_replies_parse_with_the_package_formats():
+    import doctest
+
+    import _scripted
     from _scripted import reply
 
     from langrag_eval.grading import VragGrader
@@ -59,6 +62,7 @@ def test_scripted_replies_parse_with_the_package_formats():
     none = grader.render(question="Price?", label="It costs 9 euros.", answer="Ask the shop.")
     assert ScoreFormat().parse(reply(full)).score == 5
     assert ScoreFormat().parse(reply(none)).score == 1
+    assert doctest.testmod(_scripted).failed == 0
 
 
 def test_01_langchain_app_in_langsmith_evaluate(tmp_path):
