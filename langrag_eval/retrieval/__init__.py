@@ -25,7 +25,12 @@ from .base import (
     SyncSearchMixin,
     run_sync,
 )
+from .chunking import Source, chunk_sources, chunk_text
 from .fusion import combine_documents, combine_normalized, normalize, rrf, rrf_documents
+
+# Imported eagerly: the function `ingest` shares its name with its module, and a lazy import
+# would leave the module, not the function, as the package attribute.
+from .ingest import aingest, ingest, load_path  # noqa: E402
 
 __all__ = [
     "Chunk",
@@ -59,12 +64,6 @@ __all__ = [
 _LAZY = {
     "EmbeddedBackend": ".embedded",
     "OpenSearchBackend": ".opensearch",
-    "Source": ".chunking",
-    "chunk_text": ".chunking",
-    "chunk_sources": ".chunking",
-    "load_path": ".ingest",
-    "aingest": ".ingest",
-    "ingest": ".ingest",
     "evaluate_run": ".metrics",
     "paper_mrr": ".metrics",
 }
