@@ -106,6 +106,11 @@ class Work:
                 for s in ("short", "long")]
         return self.file("grammar_answers.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
 
+    def run_id(self) -> str:
+        """The id of a finished run in the store: a two-row grade."""
+        assert main(["grade", self.qa, *self.judge, "--run", "graded"]) == 0
+        return "graded"
+
     def text_index(self) -> str:
         """A BM25-only embedded index (no embedding model needed)."""
         folder = str(self.root / "text_index")
@@ -423,7 +428,10 @@ CASES: dict[str, Case] = {
     "report store is a directory": lambda w: (["report", "x", "--store", w.folder], ["a_folder"]),
     "report store is not SQLite": lambda w: (
         ["report", "x", "--store", w.file("notes.sqlite", "plain text " * 200)], ["notes.sqlite"]),
+    "report out is a directory": lambda w: (
+        ["report", w.run_id(), *w.store, "--out", w.folder], ["--out", "a_folder"]),
     # ---- quickstart
+    "quickstart out is a file": lambda w: (["quickstart", *w.judge, "--out", w.not_json], ["--out", "not_json.json"]),
     "quickstart zero questions": lambda w: (
         ["quickstart", *w.judge, "--questions", "0", "--out", "qs"], ["--questions"]),
     "quickstart too many questions": lambda w: (
