@@ -31,9 +31,10 @@ from langchain_core.tracers.context import register_configure_hook
 
 from langrag_eval.thelma import ThelmaSample
 
+from ._common import QUESTION_KEYS
+
 __all__ = ["RAGCapture", "capture_var", "capturing"]
 
-_QUESTION_KEYS = ("question", "query", "input")
 _ANSWER_KEYS = ("answer", "output", "result", "text", "response")
 
 
@@ -41,7 +42,7 @@ def _question(inputs: Any) -> str | None:
     if isinstance(inputs, str):
         return inputs
     if isinstance(inputs, Mapping):
-        for k in _QUESTION_KEYS:
+        for k in QUESTION_KEYS:
             if isinstance(inputs.get(k), str):
                 return inputs[k]
     return None

@@ -17,38 +17,20 @@ or a langrag ``ChatModel`` is also accepted and wrapped in a fresh ``Judge``.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from langchain_classic.evaluation import StringEvaluator
-from langchain_core.language_models import BaseChatModel
 
-from langrag_eval.errors import ConfigError
 from langrag_eval.grading import GradedExample, VragGrade, VragGrader
-from langrag_eval.model import ChatModel
 from langrag_eval.prompts import PromptTemplate
 from langrag_eval.results import Unscored
 from langrag_eval.retrieval.base import run_sync
-from langrag_eval.runtime import Judge
 
-from .models import LangChainJudge
+from ._common import JudgeLike, as_judge, langsmith_function, pick, read_answer, read_question, text_of
 
 __all__ = ["VragStringEvaluator", "vrag_langsmith_evaluator", "as_judge"]
-
-JudgeLike = Judge | ChatModel | BaseChatModel
-
-
-def as_judge(judge: JudgeLike) -> Judge:
-    """A langrag ``Judge`` from a Judge, a LangChain chat model or a langrag ``ChatModel``."""
-    if isinstance(judge, Judge):
-        return judge
-    if isinstance(judge, BaseChatModel):
-        return Judge(LangChainJudge(judge))
-    if isinstance(judge, ChatModel):
-        return Judge(judge)
-    raise ConfigError(f"expected a langrag Judge, a LangChain chat model or a langrag ChatModel, "
-                      f"got {type(judge).__name__}")
 
 
 def _grader(judge: JudgeLike, options: dict[str, Any]) -> VragGrader:
@@ -100,24 +82,6 @@ class VragStringEvaluator(StringEvaluator):
         return run_sync(self._aevaluate_strings(prediction=prediction, reference=reference, input=input))
 
 
-def _pick(data: Any, key: str | None, fallbacks: Sequence[str]) -> Any:
-    if not isinstance(data, Mapping):
-        return data
-    for k in ([key] if key else list(fallbacks)):
-        if k in data:
-            return data[k]
-    if key is None and len(data) == 1:
-        return next(iter(data.values()))
-    return None
-
-
-def _text(value: Any) -> str | None:
-    if value is None or isinstance(value, str):
-        return value
-    content = getattr(value, "content", None)  # an AIMessage returned by a chain without a parser
-    return content if isinstance(content, str) else str(value)
-
-
 def vrag_langsmith_evaluator(judge: JudgeLike, *, question_key: str | None = None,
                              answer_key: str | None = None, label_key: str | None = None,
                              key: str = "vrag", asynchronous: bool = False,
@@ -134,9 +98,9 @@ def vrag_langsmith_evaluator(judge: JudgeLike, *, question_key: str | None = Non
     grader = _grader(judge, grader_options)
 
     async def grade(inputs: dict, outputs: dict, reference_outputs: dict) -> dict:
-        question = _text(_pick(inputs, question_key, ("question", "query", "input")))
-        answer = _text(_pick(outputs, answer_key, ("answer", "output", "result")))
-        label = _text(_pick(reference_outputs, label_key, ("label", "answer", "reference", "output")))
+        question = read_question(inputs, question_key)
+        answer = read_answer(outputs, answer_key)
+        label = text_of(pick(reference_outputs, label_key, ("label", "answer", "reference", "output")))
         r = _as_dict(await grader.grade(question=question, answer=answer, label=label))
         main = {"key": key, "score": r["score"], "value": r["value"], "comment": r["reasoning"]}
         if r.get("confidence") is not None or r.get("unscored"):
@@ -144,12 +108,6 @@ def vrag_langsmith_evaluator(judge: JudgeLike, *, question_key: str | None = Non
         return {"results": [main, {"key": f"{key}_raw_score", "score": r["raw_score"],
                                    "comment": r["reasoning"]}]}
 
-    if asynchronous:
-        async def vrag(inputs: dict, outputs: dict, reference_outputs: dict) -> dict:
-            return await grade(inputs, outputs, reference_outputs)
-    else:
-        def vrag(inputs: dict, outputs: dict, reference_outputs: dict) -> dict:  # type: ignore[misc]
-            return run_sync(grade(inputs, outputs, reference_outputs))
-    vrag.__name__ = key
+    vrag = langsmith_function(grade, asynchronous=asynchronous, name=key)
     vrag.grader = grader  # type: ignore[attr-defined]
     return vrag

@@ -33,7 +33,7 @@ from langrag_eval.pipelines import Agent, AgentAnswer, six_agents
 from langrag_eval.retrieval.base import HybridSettings, SearchBackend, run_sync
 from langrag_eval.runtime import Judge
 
-from .models import LangChainJudge
+from ._common import QUESTION_KEYS, as_judge
 from .retrievers import to_langchain_document
 
 __all__ = ["as_runnable", "six_runnables", "generator_judge"]
@@ -41,15 +41,15 @@ __all__ = ["as_runnable", "six_runnables", "generator_judge"]
 
 def generator_judge(llm: BaseChatModel | Judge) -> Judge:
     """A LangChain chat model as the agents' generator, through the judge runtime (cache, retries,
-    usage); a :class:`Judge` is used as it is."""
-    return llm if isinstance(llm, Judge) else Judge(LangChainJudge(llm))
+    usage); a :class:`Judge` is used as it is (and a langrag ``ChatModel`` wrapped in one)."""
+    return as_judge(llm)
 
 
 def _read_input(value: Any) -> tuple[str, str | None]:
     if isinstance(value, str):
         return value, None
     if isinstance(value, dict):
-        for key in ("question", "query", "input"):
+        for key in QUESTION_KEYS:
             if isinstance(value.get(key), str):
                 qid = value.get("qid")
                 return value[key], None if qid is None else str(qid)

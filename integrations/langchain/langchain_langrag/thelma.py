@@ -28,7 +28,7 @@ from langrag_eval.errors import ConfigError
 from langrag_eval.retrieval.base import run_sync
 from langrag_eval.thelma import METRIC_NAMES, METRICS, Thelma, ThelmaResult, ThelmaSample
 
-from .grading import JudgeLike, _pick, _text, as_judge
+from ._common import JudgeLike, as_judge, langsmith_function, pick, read_answer, read_question
 
 __all__ = ["LangChainEmbedder", "ThelmaStringEvaluator", "contexts_of", "thelma_langsmith_evaluator"]
 
@@ -138,9 +138,9 @@ def thelma_langsmith_evaluator(judge: JudgeLike, *, metrics: Sequence[str] = MET
     thelma = _thelma(judge, metrics, embedder, options)
 
     async def score(inputs: dict, outputs: dict) -> dict:
-        query = _text(_pick(inputs, question_key, ("question", "query", "input")))
-        answer = _text(_pick(outputs, answer_key, ("answer", "output", "result")))
-        raw = _pick(outputs, contexts_key, ("context", "contexts", "documents", "source_documents")) \
+        query = read_question(inputs, question_key)
+        answer = read_answer(outputs, answer_key)
+        raw = pick(outputs, contexts_key, ("context", "contexts", "documents", "source_documents")) \
             if isinstance(outputs, Mapping) else None
         result = await thelma.evaluate(ThelmaSample(query=query or "", response=answer,
                                                     sources=contexts_of(raw)))
@@ -152,11 +152,6 @@ def thelma_langsmith_evaluator(judge: JudgeLike, *, metrics: Sequence[str] = MET
                     or "no Table 2 pattern"})
         return {"results": out}
 
-    if asynchronous:
-        async def thelma_eval(inputs: dict, outputs: dict) -> dict:
-            return await score(inputs, outputs)
-    else:
-        def thelma_eval(inputs: dict, outputs: dict) -> dict:  # type: ignore[misc]
-            return run_sync(score(inputs, outputs))
+    thelma_eval = langsmith_function(score, asynchronous=asynchronous, name="thelma_eval")
     thelma_eval.thelma = thelma  # type: ignore[attr-defined]
     return thelma_eval

@@ -37,7 +37,7 @@ from langrag_eval.tournament import (
 )
 from langrag_eval.types import Document
 
-from .grading import JudgeLike, as_judge
+from ._common import QUESTION_KEYS, JudgeLike, as_judge, pick, text_of
 
 __all__ = [
     "RAGEloPairwiseEvaluator",
@@ -75,22 +75,6 @@ def _doc(item: Any) -> Document | None:
 def to_documents(items: Sequence[Any] | None) -> list[Document]:
     """Contexts in any common shape as langrag Documents, in order, empty ones left out."""
     return [d for d in (_doc(x) for x in (items or [])) if d is not None]
-
-
-def _pick(data: Any, key: str | None, fallbacks: Sequence[str]) -> Any:
-    if not isinstance(data, Mapping):
-        return data
-    for k in ([key] if key else list(fallbacks)):
-        if k in data:
-            return data[k]
-    return None
-
-
-def _answer(value: Any) -> str | None:
-    if value is None or isinstance(value, str):
-        return value
-    content = getattr(value, "content", None)  # an AIMessage from a chain without an output parser
-    return content if isinstance(content, str) else str(value)
 
 
 def _result(game: GameRecord | Unscored) -> dict[str, Any]:
@@ -169,12 +153,14 @@ def ragelo_comparative_evaluator(judge: JudgeLike, *, threshold: int = 2, factor
         if len(runs) != 2:
             raise ValueError(f"a RAGElo game compares exactly two runs, got {len(runs)}")
         inputs = getattr(example, "inputs", None) or getattr(runs[0], "inputs", None) or {}
-        question = _pick(inputs, question_key, ("question", "query", "input"))
+        question = pick(inputs, question_key, QUESTION_KEYS, sole=False)
+        # unlike the other evaluators, a one-key inputs dict gives its value even when question_key
+        # names another key
         if question is None and isinstance(inputs, Mapping) and len(inputs) == 1:
             question = next(iter(inputs.values()))
         outs = [r.outputs or {} for r in runs]
-        answers = [_answer(_pick(o, answer_key, ANSWER_KEYS)) for o in outs]
-        docs = [to_documents(_pick(o, context_key, CONTEXT_KEYS)) for o in outs]
+        answers = [text_of(pick(o, answer_key, ANSWER_KEYS, sole=False)) for o in outs]
+        docs = [to_documents(pick(o, context_key, CONTEXT_KEYS, sole=False)) for o in outs]
         if any(a is None for a in answers):
             return {"key": key, "scores": {r.id: None for r in runs},
                     "comment": "a run has no answer in its outputs (looked for "
@@ -193,7 +179,8 @@ def ragelo_comparative_evaluator(judge: JudgeLike, *, threshold: int = 2, factor
 def _app(runnable: Runnable, answer_key: str | None, context_key: str | None):
     async def call(query: str) -> tuple[str | None, list[Document]]:
         out = await runnable.ainvoke(query)
-        return _answer(_pick(out, answer_key, ANSWER_KEYS)), to_documents(_pick(out, context_key, CONTEXT_KEYS))
+        return (text_of(pick(out, answer_key, ANSWER_KEYS, sole=False)),
+                to_documents(pick(out, context_key, CONTEXT_KEYS, sole=False)))
     return call
 
 

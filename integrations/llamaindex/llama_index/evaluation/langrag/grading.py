@@ -26,42 +26,20 @@ from pathlib import Path
 from typing import Any
 
 from llama_index.core.evaluation import BaseEvaluator, EvaluationResult
-from llama_index.core.llms import LLM
 from llama_index.core.prompts import BasePromptTemplate
-from llama_index.core.prompts import PromptTemplate as LIPromptTemplate
 
-from langrag_eval.errors import ConfigError
 from langrag_eval.grading import GradedExample, VragGrade, VragGrader
-from langrag_eval.model import ChatModel
 from langrag_eval.prompts import PromptTemplate
 from langrag_eval.results import Unscored
-from langrag_eval.runtime import Judge
 
-from .models import LlamaIndexJudge
+from ._common import JudgeLike, as_judge, header, template_prompt, user_template
 
 __all__ = ["VragEvaluator", "as_judge"]
 
 PROMPT_KEY = "grade_template"
-_USER_HEADER = ("{#\ntask: vrag/grade (user template)\nvariables: question, label, answer, rubric, "
-                "examples, confidence\noutput: Score: [[n]], Reason: [[...]]\n#}\n")
-
-
-def as_judge(judge: Judge | ChatModel | LLM) -> Judge:
-    """A langrag ``Judge`` from a Judge, a LlamaIndex LLM or a langrag ``ChatModel``."""
-    if isinstance(judge, Judge):
-        return judge
-    if isinstance(judge, LLM):
-        return Judge(LlamaIndexJudge(judge))
-    if isinstance(judge, ChatModel):
-        return Judge(judge)
-    raise ConfigError(f"expected a langrag Judge, a LlamaIndex LLM or a langrag ChatModel, "
-                      f"got {type(judge).__name__}")
-
-
-def _template_text(t: PromptTemplate) -> str:
-    header = [f"task: {t.task}"] + ([f"paper: {t.paper}"] if t.paper else []) + [
-        f"variables: {', '.join(t.variables)}", f"output: {t.output}"]
-    return "{#\n" + "\n".join(header) + "\n#}\n" + t.body
+_USER_HEADER = header("vrag/grade (user template)",
+                      ("question", "label", "answer", "rubric", "examples", "confidence"),
+                      "Score: [[n]], Reason: [[...]]")
 
 
 class VragEvaluator(BaseEvaluator):
@@ -73,7 +51,7 @@ class VragEvaluator(BaseEvaluator):
     rubric, examples, confidence).
     """
 
-    def __init__(self, judge: Judge | ChatModel | LLM, *, threshold: int = 4, confidence: bool = False,
+    def __init__(self, judge: JudgeLike, *, threshold: int = 4, confidence: bool = False,
                  rubric: str | Path | None = None, examples: Sequence[GradedExample] = (),
                  template: str | Path | PromptTemplate | None = None, normalise: bool = False) -> None:
         self.grader = VragGrader(as_judge(judge), threshold=threshold, confidence=confidence,
@@ -81,16 +59,11 @@ class VragEvaluator(BaseEvaluator):
         self.normalise = normalise
 
     def _get_prompts(self) -> dict[str, BasePromptTemplate]:
-        return {PROMPT_KEY: LIPromptTemplate(_template_text(self.grader.prompt_template))}
+        return {PROMPT_KEY: template_prompt(self.grader.prompt_template)}
 
     def _update_prompts(self, prompts_dict: dict[str, BasePromptTemplate]) -> None:
-        if PROMPT_KEY not in prompts_dict:
-            return
-        prompt = prompts_dict[PROMPT_KEY]
-        text = prompt.get_template() if isinstance(prompt, BasePromptTemplate) else str(prompt)
-        if not text.lstrip().startswith("{#"):
-            text = _USER_HEADER + text
-        self.grader.set_template(PromptTemplate.from_text(text, source=f"LlamaIndex prompt {PROMPT_KEY!r}"))
+        if PROMPT_KEY in prompts_dict:
+            self.grader.set_template(user_template(prompts_dict[PROMPT_KEY], PROMPT_KEY, _USER_HEADER))
 
     async def aevaluate(self, query: str | None = None, response: str | None = None,
                         contexts: Sequence[str] | None = None, reference: str | None = None,

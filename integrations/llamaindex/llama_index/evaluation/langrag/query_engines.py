@@ -30,7 +30,7 @@ from langrag_eval.pipelines import AgentAnswer, six_agents
 from langrag_eval.retrieval.base import HybridSettings, SearchBackend, run_sync
 from langrag_eval.runtime import Judge
 
-from .models import LlamaIndexJudge
+from ._common import as_judge
 from .retrievers import to_node
 
 __all__ = ["LangragQueryEngine", "six_query_engines", "generator_judge"]
@@ -38,8 +38,8 @@ __all__ = ["LangragQueryEngine", "six_query_engines", "generator_judge"]
 
 def generator_judge(llm: LLM | Judge) -> Judge:
     """A LlamaIndex LLM as the agents' generator, through the judge runtime (cache, retries, usage);
-    a :class:`Judge` is used as it is."""
-    return llm if isinstance(llm, Judge) else Judge(LlamaIndexJudge(llm))
+    a :class:`Judge` is used as it is (and a langrag ``ChatModel`` wrapped in one)."""
+    return as_judge(llm)
 
 
 class LangragQueryEngine(CustomQueryEngine):

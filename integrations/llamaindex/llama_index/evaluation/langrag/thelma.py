@@ -25,14 +25,13 @@ import numpy as np
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.evaluation import BaseEvaluator, EvaluationResult
 from llama_index.core.prompts import BasePromptTemplate
-from llama_index.core.prompts import PromptTemplate as LIPromptTemplate
 
 from langrag_eval.embeddings import Embedder
 from langrag_eval.errors import ConfigError
 from langrag_eval.prompts import PromptTemplate, load_prompt
 from langrag_eval.thelma import METRIC_NAMES, METRICS, Thelma, ThelmaResult, ThelmaSample, Thresholds
 
-from .grading import as_judge
+from ._common import as_judge, prompt_text, template_prompt
 
 __all__ = [
     "GroundednessEvaluator",
@@ -76,12 +75,6 @@ class LlamaIndexEmbedder:
         return np.asarray(self.embed_model.get_text_embedding_batch(list(texts)), dtype=np.float32)
 
 
-def _template_text(t: PromptTemplate) -> str:
-    header = [f"task: {t.task}"] + ([f"paper: {t.paper}"] if t.paper else []) + [
-        f"variables: {', '.join(t.variables)}", f"output: {t.output}"]
-    return "{#\n" + "\n".join(header) + "\n#}\n" + t.body
-
-
 class _ThelmaBase(BaseEvaluator):
     metrics: tuple[str, ...] = METRICS
 
@@ -101,7 +94,7 @@ class _ThelmaBase(BaseEvaluator):
         for task in self._tasks():
             given = self.thelma.prompts.get(task)
             t = given if isinstance(given, PromptTemplate) else load_prompt(given or f"thelma/{task}")
-            out[task] = LIPromptTemplate(_template_text(t))
+            out[task] = template_prompt(t)
         return out
 
     def _update_prompts(self, prompts_dict: dict[str, Any]) -> None:
@@ -110,7 +103,7 @@ class _ThelmaBase(BaseEvaluator):
         for task, value in prompts_dict.items():
             if task not in self._tasks():
                 raise ConfigError(f"unknown THELMA prompt {task!r}; this evaluator uses {', '.join(self._tasks())}")
-            text = value.get_template() if isinstance(value, BasePromptTemplate) else str(value)
+            text = prompt_text(value)
             updated[task] = PromptTemplate.from_text(text, source=f"<{task} prompt>") if text.startswith("{#") \
                 else text
         self.thelma.prompts = updated

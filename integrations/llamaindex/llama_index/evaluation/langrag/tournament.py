@@ -26,15 +26,11 @@ from typing import Any
 from llama_index.core.base.base_query_engine import BaseQueryEngine
 from llama_index.core.evaluation import BaseEvaluator, EvaluationResult
 from llama_index.core.evaluation.pairwise import EvaluationSource
-from llama_index.core.llms import LLM
 from llama_index.core.prompts import BasePromptTemplate
-from llama_index.core.prompts import PromptTemplate as LIPromptTemplate
 
-from langrag_eval.model import ChatModel
-from langrag_eval.prompts import PromptTemplate
 from langrag_eval.results import Unscored
 from langrag_eval.retrieval.base import run_sync
-from langrag_eval.runtime import Judge, RunStore, gather_bounded
+from langrag_eval.runtime import RunStore, gather_bounded
 from langrag_eval.tournament import (
     DEFAULT_FACTORS,
     PairwiseEvaluator,
@@ -45,13 +41,13 @@ from langrag_eval.tournament import (
 )
 from langrag_eval.types import Document
 
-from .grading import as_judge
+from ._common import JudgeLike, as_judge, header, template_prompt, user_template
 
 __all__ = ["RAGEloPairwiseEvaluator", "atournament_from_query_engines", "tournament_from_query_engines"]
 
 PROMPT_KEY = "pairwise_template"
-_USER_HEADER = ("{#\ntask: tournament/pairwise (user template)\nvariables: query, documents, answer_a, "
-                "answer_b, factors\noutput: [[A]], [[B]] or [[C]]\n#}\n")
+_USER_HEADER = header("tournament/pairwise (user template)",
+                      ("query", "documents", "answer_a", "answer_b", "factors"), "[[A]], [[B]] or [[C]]")
 
 
 def _documents(contexts: Sequence[Any] | None) -> list[Document]:
@@ -64,34 +60,24 @@ def _documents(contexts: Sequence[Any] | None) -> list[Document]:
     return out
 
 
-def _template_text(t: PromptTemplate) -> str:
-    header = [f"task: {t.task}"] + ([f"paper: {t.paper}"] if t.paper else []) + [
-        f"variables: {', '.join(t.variables)}", f"output: {t.output}"]
-    return "{#\n" + "\n".join(header) + "\n#}\n" + t.body
-
-
 class RAGEloPairwiseEvaluator(BaseEvaluator):
     """RAGElo's pairwise judge for LlamaIndex. Its prompt ``pairwise_template`` is the langrag
     template text (Jinja2 with a header); an update without a header gets one declaring the five
     variables (query, documents, answer_a, answer_b, factors)."""
 
-    def __init__(self, judge: Judge | ChatModel | LLM, *, threshold: int = 2,
+    def __init__(self, judge: JudgeLike, *, threshold: int = 2,
                  factors: str = DEFAULT_FACTORS) -> None:
         self.judge = as_judge(judge)
         self.relevance = RelevanceEvaluator(self.judge)
         self.pairwise = PairwiseEvaluator(self.judge, threshold=threshold, factors=factors)
 
     def _get_prompts(self) -> dict[str, BasePromptTemplate]:
-        return {PROMPT_KEY: LIPromptTemplate(_template_text(self.pairwise.template))}
+        return {PROMPT_KEY: template_prompt(self.pairwise.template)}
 
     def _update_prompts(self, prompts_dict: dict[str, BasePromptTemplate]) -> None:
         if PROMPT_KEY not in prompts_dict:
             return
-        prompt = prompts_dict[PROMPT_KEY]
-        text = prompt.get_template() if isinstance(prompt, BasePromptTemplate) else str(prompt)
-        if not text.lstrip().startswith("{#"):
-            text = _USER_HEADER + text
-        template = PromptTemplate.from_text(text, source=f"LlamaIndex prompt {PROMPT_KEY!r}")
+        template = user_template(prompts_dict[PROMPT_KEY], PROMPT_KEY, _USER_HEADER)
         self.pairwise = PairwiseEvaluator(self.judge, threshold=self.pairwise.threshold,
                                           factors=self.pairwise.factors, prompt=template)
 
@@ -134,7 +120,7 @@ def _app(engine: BaseQueryEngine):
 
 async def atournament_from_query_engines(engines: Mapping[str, BaseQueryEngine],
                                          queries: Sequence[str] | Mapping[str, str],
-                                         judge: Judge | ChatModel | LLM, config: TournamentConfig | None = None,
+                                         judge: JudgeLike, config: TournamentConfig | None = None,
                                          *, store: RunStore | None = None, run_id: str | None = None,
                                          limit: int = 8) -> TournamentResult:
     """Query every engine with every query (contexts from the response's ``source_nodes``, node ids as
@@ -145,7 +131,7 @@ async def atournament_from_query_engines(engines: Mapping[str, BaseQueryEngine],
 
 
 def tournament_from_query_engines(engines: Mapping[str, BaseQueryEngine], queries: Sequence[str] | Mapping[str, str],
-                                  judge: Judge | ChatModel | LLM, config: TournamentConfig | None = None,
+                                  judge: JudgeLike, config: TournamentConfig | None = None,
                                   **kwargs: Any) -> TournamentResult:
     """Sync form of :func:`atournament_from_query_engines`."""
     return run_sync(atournament_from_query_engines(engines, queries, judge, config, **kwargs))

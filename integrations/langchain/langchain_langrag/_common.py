@@ -1,0 +1,95 @@
+"""Helpers every LangChain adapter module uses: the judge a caller passes, values read from
+LangSmith ``inputs`` / ``outputs`` dicts, and the sync-or-async LangSmith evaluator function.
+
+>>> pick({"query": "Capital?", "k": 3}, None, QUESTION_KEYS), pick({"q": "Capital?"}, None, QUESTION_KEYS)
+('Capital?', 'Capital?')
+>>> pick({"q": "Capital?"}, None, QUESTION_KEYS, sole=False) is None, pick("Paris", "answer", ())
+(True, 'Paris')
+>>> from langchain_core.messages import AIMessage
+>>> text_of(AIMessage(content="Paris")), text_of(None), text_of(3)
+('Paris', None, '3')
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+
+from langrag_eval.errors import ConfigError
+from langrag_eval.model import ChatModel
+from langrag_eval.retrieval.base import run_sync
+from langrag_eval.runtime import Judge
+
+from .models import LangChainJudge
+
+__all__ = ["ANSWER_KEYS", "QUESTION_KEYS", "JudgeLike", "as_judge", "langsmith_function", "pick",
+           "read_answer", "read_question", "text_of"]
+
+JudgeLike = Judge | ChatModel | BaseChatModel
+
+QUESTION_KEYS = ("question", "query", "input")
+# the answer keys the vRAG-Eval and THELMA evaluators look for; tournament.ANSWER_KEYS is wider
+ANSWER_KEYS = ("answer", "output", "result")
+
+
+def as_judge(judge: JudgeLike) -> Judge:
+    """A langrag ``Judge`` from a Judge, a LangChain chat model or a langrag ``ChatModel``."""
+    if isinstance(judge, Judge):
+        return judge
+    if isinstance(judge, BaseChatModel):
+        return Judge(LangChainJudge(judge))
+    if isinstance(judge, ChatModel):
+        return Judge(judge)
+    raise ConfigError(f"expected a langrag Judge, a LangChain chat model or a langrag ChatModel, "
+                      f"got {type(judge).__name__}")
+
+
+def pick(data: Any, key: str | None, fallbacks: Sequence[str], *, sole: bool = True) -> Any:
+    """``data[key]``, or without a key the first of ``fallbacks`` that ``data`` has; with ``sole``
+    and no key, a mapping's only value when none of those is there. A value that is not a mapping
+    (a chain that returns a bare string) is returned as it is."""
+    if not isinstance(data, Mapping):
+        return data
+    for k in ([key] if key else list(fallbacks)):
+        if k in data:
+            return data[k]
+    if sole and key is None and len(data) == 1:
+        return next(iter(data.values()))
+    return None
+
+
+def text_of(value: Any) -> str | None:
+    """A picked value as text: strings and None as they are, a message's string content, else ``str``."""
+    if value is None or isinstance(value, str):
+        return value
+    content = getattr(value, "content", None)  # an AIMessage returned by a chain without a parser
+    return content if isinstance(content, str) else str(value)
+
+
+def read_question(inputs: Any, key: str | None) -> str | None:
+    """The question in LangSmith ``inputs``: ``inputs[key]``, else question, query, input or the only value."""
+    return text_of(pick(inputs, key, QUESTION_KEYS))
+
+
+def read_answer(outputs: Any, key: str | None) -> str | None:
+    """The answer in LangSmith ``outputs``: ``outputs[key]``, else answer, output, result or the only value."""
+    return text_of(pick(outputs, key, ANSWER_KEYS))
+
+
+def langsmith_function(score: Callable[..., Awaitable[dict]], *, asynchronous: bool,
+                       name: str) -> Callable[..., dict | Awaitable[dict]]:
+    """``score`` as a LangSmith evaluator function named ``name``: async with ``asynchronous``, else
+    a sync function that runs it to completion. LangSmith reads which arguments to pass (``inputs``,
+    ``outputs``, ``reference_outputs`` ...) from the signature, so the wrapper reports ``score``'s."""
+    if asynchronous:
+        async def evaluator(*args: Any, **kwargs: Any) -> dict:
+            return await score(*args, **kwargs)
+    else:
+        def evaluator(*args: Any, **kwargs: Any) -> dict:  # type: ignore[misc]
+            return run_sync(score(*args, **kwargs))
+    functools.update_wrapper(evaluator, score)
+    evaluator.__name__ = name
+    return evaluator

@@ -1,0 +1,78 @@
+"""Helpers every LlamaIndex adapter module uses: the judge a caller passes, and langrag prompt
+templates shown to and taken back from LlamaIndex's ``get_prompts`` / ``update_prompts``.
+
+A template travels as its file text (the ``{# ... #}`` header, then the Jinja2 body), so what
+``get_prompts`` gives can be edited and handed back to ``update_prompts`` as it is.
+
+>>> from langrag_eval.prompts import load_prompt
+>>> text = template_prompt(load_prompt("vrag/grade")).get_template()
+>>> text.startswith("{#\\ntask: vrag/grade"), PromptTemplate.from_text(text).body == load_prompt("vrag/grade").body
+(True, True)
+>>> header("mine", ("answer",), "[[n]]")
+'{#\\ntask: mine\\nvariables: answer\\noutput: [[n]]\\n#}\\n'
+>>> user_template(LIPromptTemplate("Grade {{ answer }}"), "key", header("mine", ("answer",), "[[n]]")).variables
+('answer',)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from llama_index.core.llms import LLM
+from llama_index.core.prompts import BasePromptTemplate
+from llama_index.core.prompts import PromptTemplate as LIPromptTemplate
+
+from langrag_eval.errors import ConfigError
+from langrag_eval.model import ChatModel
+from langrag_eval.prompts import PromptTemplate
+from langrag_eval.runtime import Judge
+
+from .models import LlamaIndexJudge
+
+__all__ = ["JudgeLike", "as_judge", "header", "prompt_text", "template_prompt", "template_text", "user_template"]
+
+JudgeLike = Judge | ChatModel | LLM
+
+
+def as_judge(judge: JudgeLike) -> Judge:
+    """A langrag ``Judge`` from a Judge, a LlamaIndex LLM or a langrag ``ChatModel``."""
+    if isinstance(judge, Judge):
+        return judge
+    if isinstance(judge, LLM):
+        return Judge(LlamaIndexJudge(judge))
+    if isinstance(judge, ChatModel):
+        return Judge(judge)
+    raise ConfigError(f"expected a langrag Judge, a LlamaIndex LLM or a langrag ChatModel, "
+                      f"got {type(judge).__name__}")
+
+
+def header(task: str, variables: Sequence[str], output: str, paper: str | None = None) -> str:
+    """A template header ``{# task, paper, variables, output #}`` as it opens a prompt file."""
+    lines = [f"task: {task}"] + ([f"paper: {paper}"] if paper else []) + [
+        f"variables: {', '.join(variables)}", f"output: {output}"]
+    return "{#\n" + "\n".join(lines) + "\n#}\n"
+
+
+def template_text(t: PromptTemplate) -> str:
+    """A langrag template as the text of its file: header, then body."""
+    return header(t.task, t.variables, t.output, t.paper) + t.body
+
+
+def template_prompt(t: PromptTemplate) -> LIPromptTemplate:
+    """A langrag template as the LlamaIndex prompt ``get_prompts`` returns."""
+    return LIPromptTemplate(template_text(t))
+
+
+def prompt_text(prompt: Any) -> str:
+    """The text of a prompt given to ``update_prompts``: a LlamaIndex template's, or ``str`` of it."""
+    return prompt.get_template() if isinstance(prompt, BasePromptTemplate) else str(prompt)
+
+
+def user_template(prompt: Any, key: str, default_header: str) -> PromptTemplate:
+    """The langrag template for a prompt given to ``update_prompts`` under ``key``; a text without a
+    header of its own gets ``default_header`` (which declares the variables the evaluator fills)."""
+    text = prompt_text(prompt)
+    if not text.lstrip().startswith("{#"):
+        text = default_header + text
+    return PromptTemplate.from_text(text, source=f"LlamaIndex prompt {key!r}")
