@@ -22,9 +22,11 @@ from ..model import GenerationParams, Reply, TokenUsage
 
 __all__ = ["LlamaCppModel", "default_gguf", "resolve"]
 
-# Free-text fields of a constrained reply (reasons, decomposed claims) are capped so that the JSON
-# always closes well inside the token budget; an unclosed object would never parse.
+# Free-text fields and open-ended lists of a constrained reply (reasons, decomposed claims) are
+# capped so that the JSON always closes well inside the token budget; an unclosed object would
+# never parse, and grammar-constrained sampling costs about 0.15 s a token here.
 MAX_FIELD_CHARS = 32
+MAX_LIST_ITEMS = 6
 
 _INSTALL_HINT = "the local judge needs the extra: pip install 'langrag-eval[local]'"
 
@@ -85,7 +87,7 @@ class LlamaCppModel:
     def _run(self, prompt: str, params: GenerationParams, schema: dict[str, Any] | None) -> Reply:
         from llama_cpp import LlamaGrammar
 
-        grammar = (LlamaGrammar.from_json_schema(json.dumps(_cap_strings(schema, MAX_FIELD_CHARS)), verbose=False)
+        grammar = (LlamaGrammar.from_json_schema(json.dumps(_cap(schema)), verbose=False)
                    if schema else None)
         tokens = self._llm.tokenize(prompt.encode("utf-8"))
         budget = params.max_tokens or self.default_max_tokens
@@ -108,15 +110,18 @@ class LlamaCppModel:
         return await asyncio.to_thread(self._run, prompt, params, schema)
 
 
-def _cap_strings(schema: Any, limit: int) -> Any:
-    """A copy of a JSON schema in which every string has at most ``limit`` characters."""
+def _cap(schema: Any) -> Any:
+    """A copy of a JSON schema with every string at most MAX_FIELD_CHARS characters and every list
+    without a stated size at most MAX_LIST_ITEMS items (a stated size is kept: it is the format)."""
     if isinstance(schema, list):
-        return [_cap_strings(s, limit) for s in schema]
+        return [_cap(s) for s in schema]
     if not isinstance(schema, dict):
         return schema
-    capped = {k: _cap_strings(v, limit) for k, v in schema.items()}
+    capped = {k: _cap(v) for k, v in schema.items()}
     if capped.get("type") == "string":
-        capped["maxLength"] = min(int(capped.get("maxLength", limit)), limit)
+        capped["maxLength"] = min(int(capped.get("maxLength", MAX_FIELD_CHARS)), MAX_FIELD_CHARS)
+    if capped.get("type") == "array" and "maxItems" not in capped:
+        capped["maxItems"] = max(MAX_LIST_ITEMS, int(capped.get("minItems", 0)))
     return capped
 
 
