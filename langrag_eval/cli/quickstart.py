@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+from pathlib import Path
 
 from ..errors import ConfigError
 from ..quickstart import QuickstartSettings, run_quickstart
@@ -41,6 +42,8 @@ def handle(args: argparse.Namespace) -> int:
     if (args.questions is not None and not 1 <= args.questions <= 8) or (args.k is not None and args.k < 1) \
             or (args.games is not None and args.games < 1):
         raise ConfigError("--questions must be 1..8, -k and --games at least 1")
+    if Path(args.out).exists() and not Path(args.out).is_dir():
+        raise ConfigError(f"--out {args.out}: is a file; the quickstart writes a folder")
     setup = setup_judge(args)
     # The offline 270M judge needs seconds a call, so by default it runs every step on fewer items.
     base = QuickstartSettings.small() if setup.warning else QuickstartSettings()

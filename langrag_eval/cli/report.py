@@ -13,6 +13,7 @@ from ..errors import ConfigError
 from ..report import write_report
 from ..runtime import RunStore
 from ._common import add_store_options, say
+from ._files import output_file
 
 __all__ = ["register"]
 
@@ -38,6 +39,6 @@ def handle(args: argparse.Namespace) -> int:
     if not args.run:
         raise ConfigError("give a run id (see: langrag-eval report --list)")
     run = store.run(args.run)
-    path = write_report(store, run["id"], args.out or f"{run['id']}.html")
+    path = write_report(store, run["id"], output_file(args.out or f"{run['id']}.html", "--out"))
     say(f"report: {path}")
     return 0
