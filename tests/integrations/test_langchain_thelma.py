@@ -104,3 +104,15 @@ def test_langsmith_evaluator_reports_unscored_with_reason():
     out = ev({"question": QUERY}, {"answer": RESPONSE, "documents": []})
     assert out["results"][0] == {"key": "thelma_gr", "score": None,
                                  "comment": "undefined: no sources retrieved: groundedness undefined"}
+
+
+async def test_an_output_holding_only_the_answer_has_no_contexts() -> None:
+    """The answer must never be read back as its own retrieved context."""
+    from langchain_langrag.thelma import thelma_langsmith_evaluator
+    from langrag_eval.quickstart.scripted import quickstart_model
+    from langrag_eval.runtime import Judge
+
+    evaluate = thelma_langsmith_evaluator(Judge(quickstart_model()), metrics=("sp1", "gr"), asynchronous=True)
+    results = {r["key"]: r for r in (await evaluate({"question": "q?"}, {"answer": "A claim."}))["results"]}
+    assert results["thelma_sp1"]["score"] is None and "no sources" in results["thelma_sp1"]["comment"]
+    assert results["thelma_gr"]["score"] is None

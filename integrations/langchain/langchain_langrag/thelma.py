@@ -140,8 +140,9 @@ def thelma_langsmith_evaluator(judge: JudgeLike, *, metrics: Sequence[str] = MET
     async def score(inputs: dict, outputs: dict) -> dict:
         query = read_question(inputs, question_key)
         answer = read_answer(outputs, answer_key)
-        raw = pick(outputs, contexts_key, ("context", "contexts", "documents", "source_documents")) \
-            if isinstance(outputs, Mapping) else None
+        # never the only value: an output holding just the answer has no contexts, not the answer
+        raw = pick(outputs, contexts_key, ("context", "contexts", "documents", "source_documents"),
+                   sole=False) if isinstance(outputs, Mapping) else None
         result = await thelma.evaluate(ThelmaSample(query=query or "", response=answer,
                                                     sources=contexts_of(raw)))
         out = [{"key": f"{key_prefix}{m}", "score": result.score(m), "comment": _comment(result, m)}
