@@ -164,6 +164,8 @@ def load_prompt(name_or_path: str | Path) -> PromptTemplate:
     candidate = Path(name_or_path)
     if candidate.suffix and candidate.is_file():
         return PromptTemplate.from_file(candidate)
+    if candidate.suffix or candidate.is_absolute() or str(name_or_path).startswith("."):
+        raise PromptError(f"{candidate}: prompt file not found")
     path = prompts_root() / f"{name_or_path}.txt"
     if not path.is_file():
         raise PromptError(f"no prompt named {str(name_or_path)!r}; shipped prompts: "

@@ -138,7 +138,11 @@ class RunStore:
         if not rows:
             raise ConfigError(f"{self.path}: no run {run_id!r}; known runs: "
                               f"{', '.join(r['id'] for r in self.runs()[:10]) or 'none'}")
-        r = rows[0]
+        exact = [r for r in rows if r[0] == run_id]
+        if not exact and len(rows) > 1:
+            raise ConfigError(f"{self.path}: run prefix {run_id!r} matches {len(rows)} runs "
+                              f"({', '.join(r[0] for r in rows[:5])}); give more of the id")
+        r = exact[0] if exact else rows[0]
         return {"id": r[0], "kind": r[1], "config": json.loads(r[2]), "judge": r[3], "created": r[4],
                 "finished": r[5], "summary": json.loads(r[6]) if r[6] else None}
 
