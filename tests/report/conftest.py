@@ -12,8 +12,10 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
                  "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
+    """Module-scoped on purpose: Playwright's sync API keeps an event loop running in the main
+    thread while it is open, which would break every later test that calls ``asyncio.run``."""
     executable = shutil.which("chromium") or shutil.which("chromium-browser")
     if executable is None:
         pytest.skip("Chromium is not installed (Debian package 'chromium'; .ci/run installs it)")
