@@ -161,10 +161,23 @@ def run_quickstart(judge: Judge, store: RunStore, out_dir: str | Path, *,
                                                  len(answers), len(runs)))
 
 
+def _ranking_line(ranking: list[dict[str, Any]], games: dict[str, Any]) -> str:
+    """Best first with Bradley-Terry ratings; says so plainly when the games separated nobody."""
+    if not ranking:
+        return "no games scored"
+    ratings = [r.get("bt_rating") for r in ranking]
+    played = f"{games.get('played', 0)} games, {games.get('position_flips', 0)} position flips"
+    if all(r is not None and abs(r - ratings[0]) < 1e-6 for r in ratings):
+        return f"no agent separated from the others ({played}, counted as ties)"
+    return " > ".join(f"{r['agent']} ({r['bt_rating']:.0f})" for r in ranking) + f"  [{played}]"
+
+
 def _summary_lines(vrag: dict[str, Any], thelma: dict[str, Any], tour: dict[str, Any],
                    usage: dict[str, Any], answered: int, attempted: int) -> list[str]:
-    best = max(((name, s.get("accept_rate")) for name, s in (vrag.get("subjects") or {}).items()
-                if s.get("accept_rate") is not None), key=lambda x: x[1], default=None)
+    rates = [(name, s["accept_rate"]) for name, s in (vrag.get("subjects") or {}).items()
+             if s.get("accept_rate") is not None]
+    # a "best agent" only where the agents differ
+    best = max(rates, key=lambda x: x[1]) if rates and len({r for _, r in rates}) > 1 else None
     ranking = tour.get("ranking") or []
     metrics = thelma.get("metrics") or {}
     means = ", ".join(f"{k.upper()} {m['mean']:.2f}" for k, m in metrics.items() if m.get("mean") is not None)
@@ -177,7 +190,7 @@ def _summary_lines(vrag: dict[str, Any], thelma: dict[str, Any], tour: dict[str,
         + (f", best agent {best[0]} ({best[1]:.0%})" if best else ""),
         f"THELMA means: {means or 'nothing scored'}"
         + (f"; fix first: {on_means[0]['component']}" if on_means else ""),
-        "tournament: " + (" > ".join(r["agent"] for r in ranking) if ranking else "no games scored"),
+        "tournament: " + _ranking_line(ranking, tour.get("games") or {}),
         f"judge calls: {total['calls']} (+{total['cached']} from cache, {total['failed']} failed), "
         f"{total['prompt_tokens']} prompt + {total['completion_tokens']} completion tokens",
     ]
