@@ -24,7 +24,7 @@ langrag_eval.errors.DataError: only SELECT statements may run; got DELETE
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote

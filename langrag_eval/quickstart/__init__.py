@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..embeddings import Embedder, default_embedder
-from ..grading import VragGrade, VragGrader, summarise
+from ..grading import VragGrader, summarise
 from ..pipelines import AgentAnswer, Query, answer_record, run_agents, six_agents, write_answers
 from ..report import write_report
 from ..retrieval import EmbeddedBackend, run_sync

@@ -106,8 +106,8 @@ class Judge:
     def with_params(self, **updates: Any) -> "Judge":
         """The same judge (shared limiter, cache, meter and run) with other generation settings,
         e.g. ``judge.with_params(max_tokens=200)`` for a generator."""
-        clone = self.for_run(self.run_id) if self.run_id else self.for_run("")
-        clone.run_id = self.run_id
+        clone = Judge.__new__(Judge)
+        clone.__dict__.update(self.__dict__)
         clone.params = self.params.model_copy(update=updates)
         return clone
 

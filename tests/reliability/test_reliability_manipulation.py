@@ -20,7 +20,7 @@ from langrag_eval.prompts import load_prompt, prompt_names
 from langrag_eval.results import Unscored
 from langrag_eval.runtime import Judge, RetryPolicy
 from langrag_eval.testing import ScriptedModel
-from langrag_eval.verdicts import BinaryFormat, PairwiseFormat, ScoreFormat, TagFormat
+from langrag_eval.verdicts import BinaryFormat, PairwiseFormat, ScoreFormat
 
 _TAGS = ("answer", "document", "documents", "question", "reply", "output", "context", "source", "sources",
          "passage", "response", "label", "query", "claim", "answer_a", "answer_b")
