@@ -45,9 +45,8 @@ from langrag_eval.grammar import (
 )
 from langrag_eval.pipelines import run_agents, select_agents, six_agents
 from langrag_eval.retrieval import EmbeddedBackend, Source
-from langrag_eval.retrieval.base import run_sync
 from langrag_eval.retrieval.ingest import ingest
-from langrag_eval.runtime import RunStore, run_id_for
+from langrag_eval.runtime import RunStore, run_id_for, run_sync
 
 # ---------------------------------------------------------------------------------------------
 # THE ONE LINE TO CHANGE for a real model ("provider:model", resolved like `--judge`; openai:...

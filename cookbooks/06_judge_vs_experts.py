@@ -31,8 +31,7 @@ from pathlib import Path
 from _scripted import build_judge, scripted_judge
 
 from langrag_eval.grading import Columns, VragGrade, VragGrader, read_grading_file, summarise
-from langrag_eval.retrieval.base import run_sync
-from langrag_eval.runtime import RunStore, run_id_for
+from langrag_eval.runtime import RunStore, run_id_for, run_sync
 from langrag_eval.stats import agreement, combine_median
 
 # ---------------------------------------------------------------------------------------------

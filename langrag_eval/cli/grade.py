@@ -21,8 +21,7 @@ from ..errors import ConfigError, DataError
 from ..grading import ARTIFACT, Columns, GradedExample, VragGrade, VragGrader, read_grading_file, summarise
 from ..io import read_table
 from ..results import Unscored
-from ..retrieval.base import run_sync
-from ..runtime import run_id_for
+from ..runtime import run_id_for, run_sync
 from ..stats import agreement, combine
 from ._common import add_judge_options, say, setup_judge
 from ._files import output_file

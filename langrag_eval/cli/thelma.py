@@ -45,8 +45,7 @@ from ..embeddings import Embedder, default_embedder
 from ..errors import ConfigError, DataError
 from ..io import read_table, require_columns
 from ..prompts import prompt_names
-from ..retrieval.base import run_sync
-from ..runtime import run_id_for
+from ..runtime import run_id_for, run_sync
 from ..thelma import METRICS, Thelma, ThelmaResult, ThelmaSample, Thresholds, evaluate_dataset
 from ..thelma.decompose import load_task_prompt
 from ..thelma.evaluator import DEFAULT_SD_THRESHOLD

@@ -30,8 +30,7 @@ from ..errors import ConfigError
 from ..model import GenerationParams
 from ..prompts import PromptTemplate, load_prompt
 from ..results import Unscored
-from ..retrieval.base import run_sync
-from ..runtime import Judge, run_batch
+from ..runtime import Judge, run_batch, run_sync
 from ..types import RAGSample
 from ..verdicts import ScoreFormat, ScoreVerdict
 

@@ -25,8 +25,7 @@ from dataclasses import dataclass
 
 from ..errors import ConfigError
 from ..results import Unscored
-from ..retrieval.base import run_sync
-from ..runtime import RunStore, run_batch
+from ..runtime import RunStore, run_batch, run_sync
 from .agents import Agent, AgentAnswer
 from .io import Query
 

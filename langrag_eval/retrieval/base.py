@@ -16,8 +16,7 @@ Backends are async first; :class:`SyncSearchMixin` derives ``index`` / ``search`
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
-from collections.abc import Awaitable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypeVar, get_args, runtime_checkable
 
@@ -26,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..embeddings import Embedder
 from ..errors import ConfigError, RetrievalError
+from ..runtime.concurrency import run_sync
 from ..types import Document
 
 __all__ = [
@@ -109,16 +109,6 @@ class SearchBackend(Protocol):
 
     async def acount(self) -> int: ...
 
-
-def run_sync(awaitable: Awaitable[T]) -> T:
-    """Run a coroutine to completion from sync code, also when an event loop is already running
-    (notebooks, sync callbacks inside async frameworks): then it runs on a worker thread."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(awaitable)  # type: ignore[arg-type]
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, awaitable).result()  # type: ignore[arg-type]
 
 
 class SyncSearchMixin:

@@ -9,11 +9,12 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import weakref
 from contextlib import asynccontextmanager
 from typing import AsyncIterator, Awaitable, Callable, Sequence, TypeVar
 
-__all__ = ["gather_bounded", "Limiter"]
+__all__ = ["gather_bounded", "Limiter", "run_sync"]
 
 X = TypeVar("X")
 R = TypeVar("R")
@@ -63,3 +64,15 @@ class Limiter:
                 yield
             finally:
                 self.in_flight -= 1
+
+
+def run_sync(awaitable: Awaitable[R]) -> R:
+    """Run a coroutine to completion from sync code, also when an event loop is already running
+    (notebooks, sync callbacks inside async frameworks): then it runs on a worker thread."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(awaitable)  # type: ignore[arg-type]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, awaitable).result()  # type: ignore[arg-type]
+

@@ -20,8 +20,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..errors import DataError
 from ..results import Unscored
-from ..retrieval.base import run_sync
-from ..runtime import RunStore, run_batch
+from ..runtime import RunStore, run_batch, run_sync
 from .aggregate import METRIC_NAMES
 from .diagnosis import Thresholds, diagnose_dataset
 from .evaluator import Thelma

@@ -28,8 +28,7 @@ from ..embeddings import Embedder, cosine_matrix, default_embedder
 from ..errors import ConfigError, LangragError
 from ..prompts import PromptTemplate
 from ..results import Unscored
-from ..retrieval.base import run_sync
-from ..runtime import Judge, UsageMeter, gather_bounded
+from ..runtime import Judge, UsageMeter, gather_bounded, run_sync
 from ..types import RAGSample
 from .aggregate import METRICS, MetricOutcome, MetricScore, macro_average, self_distinctness
 from .decompose import Decomposer, split_sentences

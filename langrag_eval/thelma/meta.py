@@ -40,8 +40,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..prompts import PromptTemplate
 from ..results import Unscored
-from ..retrieval.base import run_sync
-from ..runtime import gather_bounded
+from ..runtime import gather_bounded, run_sync
 from ..verdicts import TagFormat
 from .aggregate import METRICS
 from .decompose import load_task_prompt, split_sentences

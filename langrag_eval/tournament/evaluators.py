@@ -31,8 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..prompts import PromptTemplate, load_prompt
 from ..results import Unscored
-from ..retrieval.base import run_sync
-from ..runtime import Judge, gather_bounded
+from ..runtime import Judge, gather_bounded, run_sync
 from ..types import Document
 from ..verdicts import JsonFormat, PairwiseFormat
 

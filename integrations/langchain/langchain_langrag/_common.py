@@ -20,8 +20,7 @@ from langchain_core.language_models import BaseChatModel
 
 from langrag_eval.errors import ConfigError
 from langrag_eval.model import ChatModel
-from langrag_eval.retrieval.base import run_sync
-from langrag_eval.runtime import Judge
+from langrag_eval.runtime import Judge, run_sync
 
 from .models import LangChainJudge
 

@@ -26,7 +26,7 @@ from langchain_classic.evaluation import StringEvaluator
 from langrag_eval.grading import GradedExample, VragGrade, VragGrader
 from langrag_eval.prompts import PromptTemplate
 from langrag_eval.results import Unscored
-from langrag_eval.retrieval.base import run_sync
+from langrag_eval.runtime import run_sync
 
 from ._common import JudgeLike, as_judge, langsmith_function, pick, read_answer, read_question, text_of
 

@@ -25,7 +25,7 @@ from langchain_core.embeddings import Embeddings
 
 from langrag_eval.embeddings import Embedder
 from langrag_eval.errors import ConfigError
-from langrag_eval.retrieval.base import run_sync
+from langrag_eval.runtime import run_sync
 from langrag_eval.thelma import METRIC_NAMES, METRICS, Thelma, ThelmaResult, ThelmaSample
 
 from ._common import JudgeLike, as_judge, langsmith_function, pick, read_answer, read_question

@@ -24,8 +24,7 @@ from langchain_classic.evaluation import PairwiseStringEvaluator
 from langchain_core.runnables import Runnable
 
 from langrag_eval.results import Unscored
-from langrag_eval.retrieval.base import run_sync
-from langrag_eval.runtime import RunStore, gather_bounded
+from langrag_eval.runtime import RunStore, gather_bounded, run_sync
 from langrag_eval.tournament import (
     DEFAULT_FACTORS,
     GameRecord,

@@ -29,8 +29,7 @@ from llama_index.core.evaluation.pairwise import EvaluationSource
 from llama_index.core.prompts import BasePromptTemplate
 
 from langrag_eval.results import Unscored
-from langrag_eval.retrieval.base import run_sync
-from langrag_eval.runtime import RunStore, gather_bounded
+from langrag_eval.runtime import RunStore, gather_bounded, run_sync
 from langrag_eval.tournament import (
     DEFAULT_FACTORS,
     PairwiseEvaluator,
