@@ -9,10 +9,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ConfigError
-from ..models import resolve_judge
+from ..models import ResolvedJudge, resolve_judge
 from ..runtime import DEFAULT_STORE, Judge, PriceTable, RetryPolicy, RunStore
 
-__all__ = ["add_judge_options", "add_store_options", "JudgeSetup", "setup_judge", "say"]
+__all__ = ["add_judge_options", "add_store_options", "JudgeSetup", "setup_judge", "check_call_options",
+           "make_judge", "say"]
 
 
 def add_store_options(p: argparse.ArgumentParser) -> None:
@@ -58,21 +59,31 @@ def _prices(path: str | None) -> PriceTable | None:
                           f'million tokens, e.g. {{"openai:gpt-4o": [2.5, 10.0]}} ({exc})') from None
 
 
-def setup_judge(args: argparse.Namespace) -> JudgeSetup:
+def check_call_options(args: argparse.Namespace) -> None:
+    """The options every judging command shares: checked before anything is opened or loaded."""
     if args.concurrency < 1:
         raise ConfigError("--concurrency must be at least 1")
     if not args.timeout > 0:
         raise ConfigError("--timeout must be a positive number of seconds")
     if args.max_attempts < 1:
         raise ConfigError("--max-attempts must be at least 1")
-    resolved = resolve_judge(args.judge)
-    store = RunStore(args.store)
+
+
+def make_judge(resolved: ResolvedJudge, args: argparse.Namespace, store: RunStore) -> Judge:
+    """A Judge over a resolved model with the command's call options; warns about a tiny judge."""
     judge = Judge(resolved.model, store=store, concurrency=args.concurrency,
                   retry=RetryPolicy(max_attempts=args.max_attempts, timeout=args.timeout),
-                  prices=_prices(args.prices))
+                  prices=_prices(getattr(args, "prices", None)))
     if resolved.warning:
         say(f"WARNING: {resolved.warning}", err=True)
-    return JudgeSetup(judge=judge, store=store, warning=resolved.warning)
+    return judge
+
+
+def setup_judge(args: argparse.Namespace) -> JudgeSetup:
+    check_call_options(args)
+    resolved = resolve_judge(args.judge)  # before the store: a bad --judge leaves no file behind
+    store = RunStore(args.store)
+    return JudgeSetup(judge=make_judge(resolved, args, store), store=store, warning=resolved.warning)
 
 
 def say(text: str, *, err: bool = False) -> None:

@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 
 from ..errors import ConfigError
-from ._common import add_store_options, say
+from ._common import add_store_options, check_call_options, make_judge, say
 from ._files import output_file
 
 __all__ = ["register"]
@@ -73,15 +73,10 @@ def _queries(args: argparse.Namespace) -> int:
     # Imported on use: every langrag-eval command imports this module to register its subcommand.
     from ..models import resolve_judge
     from ..pipelines import read_queries
-    from ..runtime import Judge, RetryPolicy, RunStore
+    from ..runtime import Judge, RunStore
     from ..synth import QueryGenerator, load_corpus, sample_passages, split_passages, write_queries
 
-    if args.concurrency < 1:
-        raise ConfigError("--concurrency must be at least 1")
-    if not args.timeout > 0:
-        raise ConfigError("--timeout must be a positive number of seconds")
-    if args.max_attempts < 1:
-        raise ConfigError("--max-attempts must be at least 1")
+    check_call_options(args)
     if args.max_examples < 0:
         raise ConfigError("--max-examples must be 0 or more")
     output_file(args.out, "--out")
@@ -92,11 +87,7 @@ def _queries(args: argparse.Namespace) -> int:
     judges: list[Judge] = []
     quotas: dict[str, int | None] = {}
     for spec, quota in specs:
-        resolved = resolve_judge(spec)
-        if resolved.warning:
-            say(f"WARNING: {resolved.warning}", err=True)
-        judge = Judge(resolved.model, store=store, concurrency=args.concurrency,
-                      retry=RetryPolicy(max_attempts=args.max_attempts, timeout=args.timeout))
+        judge = make_judge(resolve_judge(spec), args, store)
         judges.append(judge)
         quotas[judge.model_id] = quota
     examples = [q.query for q in read_queries(args.examples)][: args.max_examples]
