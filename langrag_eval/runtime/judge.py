@@ -11,6 +11,7 @@ repair re-ask, usage and cost. Failures come back as :class:`Unscored`, never ra
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 from dataclasses import dataclass, field
@@ -90,6 +91,7 @@ class Judge:
     def __post_init__(self) -> None:
         self.limiter = Limiter(self.concurrency)
         self._memory: dict[str, Reply] = {}
+        self._pending: dict[str, asyncio.Future[Reply]] = {}  # calls in flight, by cache key
         self._rng = random.Random(self.seed)
 
     @property
@@ -117,10 +119,31 @@ class Judge:
         params = params or self.params
         key = call_key(self.model_id, prompt, params, schema)
         cached = self._memory.get(key) or (self.store.cache_get(key) if self.store else None)
+        if cached is None and key in self._pending:
+            # the same call is in flight (the cache only holds finished ones): share its reply
+            cached = await asyncio.shield(self._pending[key])
         if cached is not None:
             self.usage.cached += 1
             self._log(key, cached=True, ok=True, attempts=0, usage=cached.usage, error=None)
             return cached
+        pending = self._pending[key] = asyncio.get_running_loop().create_future()
+        try:
+            reply = await self._call(key, prompt, params, schema)
+        except BaseException as exc:
+            if isinstance(exc, asyncio.CancelledError):
+                pending.cancel()
+            else:
+                pending.set_exception(exc)
+                pending.exception()  # retrieved here, so a call nobody shared logs no warning
+            raise
+        else:
+            pending.set_result(reply)
+            return reply
+        finally:
+            del self._pending[key]
+
+    async def _call(self, key: str, prompt: str, params: GenerationParams,
+                    schema: dict[str, Any] | None) -> Reply:
         async with self.limiter.slot():
             try:
                 reply, attempts = await call_with_retry(

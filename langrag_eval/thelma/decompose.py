@@ -14,19 +14,17 @@ into claims, the same module D_text), a query into standalone sub-questions with
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from ..prompts import PromptTemplate, load_prompt
 from ..results import Unscored
 from ..runtime import Judge
 from .formats import ListFormat
 
-__all__ = ["Decomposer", "InFlight", "load_task_prompt", "split_sentences"]
+__all__ = ["Decomposer", "load_task_prompt", "split_sentences"]
 
 def split_sentences(text: str) -> list[str]:
     """D_sen: split on primary sentence terminators (periods, exclamation and question marks).
@@ -56,39 +54,20 @@ def load_task_prompt(task: str, overrides: Mapping[str, str | Path | PromptTempl
     return custom
 
 
-class InFlight:
-    """Shares a judge call between identical prompts asked at the same moment. The judge's cache
-    serves only finished calls; within one sample, response precision and SP2 often need the very
-    same check (a response repeating a source) at the same time."""
-
-    def __init__(self, judge: Judge) -> None:
-        self.judge = judge
-        self._calls: dict[tuple[str, str], asyncio.Future[Any]] = {}
-
-    async def ask(self, prompt: str, fmt: Any) -> Any:
-        key = (prompt, type(fmt).__name__)
-        if key not in self._calls:
-            self._calls[key] = asyncio.ensure_future(self.judge.ask(prompt, fmt))
-        return (await self._calls[key]).value
-
-
 @dataclass
 class Decomposer:
     """Claim extraction and query decomposition through the judge. Results are Unscored when the
-    judge fails; identical texts are answered from the judge's cache, never asked twice."""
+    judge fails; identical texts share one judge call (cached, or in flight), never asked twice."""
 
     judge: Judge
     prompts: Mapping[str, str | Path | PromptTemplate] = field(default_factory=dict)
 
-    def __post_init__(self) -> None:
-        self._in_flight = InFlight(self.judge)
-
     async def claims(self, text: str) -> list[str] | Unscored:
         """D_text: the atomic claims of a response, or the facts of a source."""
         prompt = load_task_prompt("decompose_claims", self.prompts).render(text=text)
-        return await self._in_flight.ask(prompt, ListFormat())
+        return (await self.judge.ask(prompt, ListFormat())).value
 
     async def questions(self, query: str) -> list[str] | Unscored:
         """D_qcov: the standalone sub-questions of a query."""
         prompt = load_task_prompt("decompose_query", self.prompts).render(query=query)
-        return await self._in_flight.ask(prompt, ListFormat())
+        return (await self.judge.ask(prompt, ListFormat())).value

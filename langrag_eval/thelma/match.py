@@ -25,7 +25,7 @@ from ..results import Unscored
 from ..runtime import Judge, gather_bounded
 from ..verdicts import BinaryFormat
 from .aggregate import Verdict, coverage
-from .decompose import InFlight, load_task_prompt
+from .decompose import load_task_prompt
 from .formats import BinaryListFormat
 
 __all__ = ["Matcher"]
@@ -39,12 +39,9 @@ class Matcher:
     batched: bool = False
     prompts: Mapping[str, str | Path | PromptTemplate] = field(default_factory=dict)
 
-    def __post_init__(self) -> None:
-        self._in_flight = InFlight(self.judge)
-
     async def _one(self, task: str, **values: object) -> Verdict:
         prompt = load_task_prompt(task, self.prompts).render(**values)
-        return await self._in_flight.ask(prompt, BinaryFormat())  # type: ignore[no-any-return]
+        return (await self.judge.ask(prompt, BinaryFormat())).value  # type: ignore[no-any-return]
 
     async def _many(self, task: str, calls: Sequence[dict[str, object]]) -> list[Verdict]:
         async def run(values: dict[str, object]) -> Verdict:
