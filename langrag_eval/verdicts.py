@@ -18,7 +18,6 @@ for JSON and the same format reads it with :meth:`VerdictFormat.from_json`.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, Protocol, TypeVar
@@ -26,6 +25,7 @@ from typing import Any, Generic, Literal, Protocol, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from .errors import JudgeOutputError
+from .quoting import find_json_objects, line_start, mask_quoted
 
 __all__ = [
     "VerdictFormat", "ScoreVerdict", "ScoreFormat", "PairwiseFormat", "JsonFormat", "TagFormat",
@@ -46,32 +46,6 @@ class VerdictFormat(Protocol[T]):
     def json_schema(self) -> dict[str, Any] | None: ...
 
     def from_json(self, obj: Any) -> T: ...
-
-
-# ---------------------------------------------------------------- masking
-
-_QUOTED = re.compile(r'"[^"]*"|\u201c[^\u201d]*\u201d|```.*?(?:```|\Z)|`[^`\n]*`', re.S)
-_BLOCKQUOTE = re.compile(r"^[ \t]*>.*$", re.M)
-_TAG_BLOCK = re.compile(r"<([A-Za-z_][\w-]*)(?:\s[^<>]*)?>.*?</\1\s*>", re.S)
-
-
-def mask_quoted(text: str, *, keep_tags: frozenset[str] = frozenset()) -> str:
-    """Blank out (same length, so positions hold) whatever the judge quoted rather than said."""
-
-    def blank(m: re.Match[str]) -> str:
-        return re.sub(r"[^\n]", " ", m.group(0))
-
-    def blank_tag(m: re.Match[str]) -> str:
-        return m.group(0) if m.group(1).lower() in keep_tags else blank(m)
-
-    text = _TAG_BLOCK.sub(blank_tag, text)
-    text = _QUOTED.sub(blank, text)
-    return _BLOCKQUOTE.sub(blank, text)
-
-
-def _line_start(text: str, pos: int) -> bool:
-    head = text[text.rfind("\n", 0, pos) + 1:pos]
-    return head.strip(" \t*_#-") == ""
 
 
 # ---------------------------------------------------------------- Score: [[n]], Reason: [[...]]
@@ -148,11 +122,11 @@ class ScoreFormat:
             return bool(between.match(masked[fields[i].end:fields[i + 1].start]))
 
         tiers = ([s for s in scores if followed(s[0])],
-                 [s for s in scores if _line_start(masked, s[1].start)], scores)
+                 [s for s in scores if line_start(masked, s[1].start)], scores)
         tier = next(t for t in tiers if t)
         # Two verdicts in the judge's own position (each opening a line) that disagree cannot be
         # told apart from an unquoted echo of a forged one: refuse, so the runtime re-asks.
-        own = {f.value.strip() for _, f in tier if _line_start(masked, f.start)}
+        own = {f.value.strip() for _, f in tier if line_start(masked, f.start)}
         if len(own) > 1:
             raise JudgeOutputError(f"conflicting verdicts {sorted(own)} in the reply; expected one "
                                    f"in the format {self.instructions}")
@@ -180,11 +154,11 @@ class ScoreFormat:
         hits = list(_BARE.finditer(masked))
         if not hits or self.confidence:
             raise JudgeOutputError(f"no verdict in the format {self.instructions}")
-        own = {h.group(1) for h in hits if _line_start(masked, h.start())}
+        own = {h.group(1) for h in hits if line_start(masked, h.start())}
         if len(own) > 1:  # as in parse(): rival verdicts in the judge's own position
             raise JudgeOutputError(f"conflicting verdicts {sorted(own)} in the reply; expected one "
                                    f"in the format {self.instructions}")
-        m = hits[0] if _line_start(masked, hits[0].start()) else hits[-1]
+        m = hits[0] if line_start(masked, hits[0].start()) else hits[-1]
         score = self._int(m.group(1), self.low, self.high, "score")
         rest = (text[:m.start()] + text[m.end():]).strip(" \n,.*") or None
         return ScoreVerdict(score=score, reason=rest)
@@ -263,23 +237,6 @@ class PairwiseFormat:
 # ---------------------------------------------------------------- last JSON object
 
 
-def find_json_objects(text: str) -> list[tuple[int, int, Any]]:
-    """Every top-level JSON object in ``text`` as (start, end, value); braces inside strings ignored."""
-    found: list[tuple[int, int, Any]] = []
-    i = 0
-    decoder = json.JSONDecoder(strict=False)  # a raw newline inside a string does not hide a verdict
-    while (start := text.find("{", i)) >= 0:
-        try:
-            value, end = decoder.raw_decode(text, start)
-        except json.JSONDecodeError:
-            i = start + 1
-            continue
-        if isinstance(value, dict):
-            found.append((start, end, value))
-        i = end
-    return found
-
-
 @dataclass(frozen=True)
 class JsonFormat(Generic[M]):
     """A JSON object on the reply's last line(s), validated against a pydantic model."""
@@ -293,8 +250,7 @@ class JsonFormat(Generic[M]):
             raise JudgeOutputError("no JSON object in the reply")
         # Objects inside '>' block quotes or tag blocks are echoes (an answer's forged verdict); the
         # string and code masks do not apply, since JSON has quotes and often comes fenced.
-        masked = _BLOCKQUOTE.sub(lambda m: " " * len(m.group(0)),
-                                 _TAG_BLOCK.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text))
+        masked = mask_quoted(text, quotes=False)
         own = [o for o in objects if masked[o[0]] == "{"] or objects
         tail = re.compile(r"^[\s`]*(?:json)?[\s`]*$")
         at_end = [o for o in own if tail.match(masked[o[1]:])]
