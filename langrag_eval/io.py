@@ -28,10 +28,41 @@ from typing import Any, Literal
 
 from .errors import DataError
 
-__all__ = ["Row", "Table", "read_table", "read_text", "require_columns", "TableFormat"]
+__all__ = ["Row", "Table", "read_table", "read_text", "require_columns", "TableFormat", "parse_json"]
 
 TableFormat = Literal["csv", "tsv", "jsonl"]
 _ESCAPED = re.compile(r"[\udc80-\udcff]")
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value (write a number, or null for a missing one)")
+
+
+def parse_json(text: str) -> Any:
+    """JSON as a user's file should hold it. Python's parser also takes ``NaN`` and ``Infinity``,
+    which would be graded as the text "nan"; they are refused here, as are integers too long to
+    convert. Every refusal is a :class:`json.JSONDecodeError` with a readable ``msg``.
+
+    >>> parse_json('{"a": 1}')
+    {'a': 1}
+    >>> parse_json('{"a": NaN}')  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    json.decoder.JSONDecodeError: NaN is not a JSON value ...
+    """
+    try:
+        return json.loads(text, parse_constant=_no_constant)
+    except json.JSONDecodeError:
+        raise
+    except ValueError as exc:  # NaN/Infinity above, or an integer over Python's digit limit
+        message = str(exc)
+        if "Exceeds the limit" in message:
+            message = "a number has too many digits (more than 4,300)"
+            where = re.search(r"\d{4301}", text)
+        else:
+            where = re.search(r"-?(?:NaN|Infinity)", text)
+        raise json.JSONDecodeError(message, text, where.start() if where else 0) from None
+    except RecursionError:
+        raise json.JSONDecodeError("nested too deeply", text, 0) from None
 
 
 @dataclass(frozen=True)
@@ -175,7 +206,7 @@ def _read_jsonl(p: Path, text: str) -> Table:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = parse_json(line)
         except json.JSONDecodeError as exc:
             why = _not_utf8(line)
             msg = why if why else f"not valid JSON ({exc.msg} at column {exc.colno})"

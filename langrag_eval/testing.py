@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from .errors import ConfigError, ModelTimeoutError, RateLimitError
+from .io import parse_json
 from .model import GenerationParams, Reply, TokenUsage, estimate_tokens
 
 __all__ = ["ScriptedModel", "resolve"]
@@ -121,7 +122,7 @@ def resolve(spec: str) -> ScriptedModel:
     from prompt substring to reply (an empty key matches any prompt)."""
     path = Path(spec)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = parse_json(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"scripted judge file not found: {path}") from None
     except IsADirectoryError:

@@ -9,19 +9,26 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ConfigError
+from ..io import parse_json
 from ..models import ResolvedJudge, resolve_judge
 from ..runtime import DEFAULT_STORE, Judge, PriceTable, RetryPolicy, RunStore
 
 __all__ = ["add_judge_options", "add_store_options", "JudgeSetup", "setup_judge", "check_call_options",
-           "make_judge", "say"]
+           "make_judge", "say", "open_cli_run", "say_reuse"]
 
 
 def add_store_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--store", default=str(DEFAULT_STORE),
                    help=f"SQLite run store (default: {DEFAULT_STORE})")
     p.add_argument("--run", dest="run_id", default=None,
-                   help="run id; by default derived from the command and its settings, "
-                        "so the same command resumes the same run")
+                   help="run id; by default derived from the command, its settings and the contents "
+                        "of its input files, so the same command on the same inputs resumes the same run")
+    p.add_argument("--continue", dest="continue_run", action="store_true",
+                   help="keep a named --run whose inputs or settings changed: items whose content "
+                        "changed are judged again, unchanged ones reused")
+    p.add_argument("--no-wait", dest="no_wait", action="store_true",
+                   help="when another process is writing the same run, stop at once instead of "
+                        "waiting for it to finish")
 
 
 def add_judge_options(p: argparse.ArgumentParser) -> None:
@@ -48,8 +55,10 @@ def _prices(path: str | None) -> PriceTable | None:
     if path is None:
         return None
     try:
-        raw = json.loads(Path(path).read_text(encoding="utf-8"))
-        return PriceTable({k: (float(v[0]), float(v[1])) for k, v in raw.items()})
+        raw = parse_json(Path(path).read_text(encoding="utf-8"))
+        if not isinstance(raw, dict) or not all(isinstance(v, list) and len(v) == 2 for v in raw.values()):
+            raise TypeError("not an object of [input, output] pairs")
+        return PriceTable.from_mapping(raw, source=str(path))
     except FileNotFoundError:
         raise ConfigError(f"{path}: price table not found") from None
     except OSError as exc:
@@ -84,6 +93,21 @@ def setup_judge(args: argparse.Namespace) -> JudgeSetup:
     resolved = resolve_judge(args.judge)  # before the store: a bad --judge leaves no file behind
     store = RunStore(args.store)
     return JudgeSetup(judge=make_judge(resolved, args, store), store=store, warning=resolved.warning)
+
+
+def open_cli_run(store: RunStore, args: argparse.Namespace, kind: str, config: dict, *,
+                 inputs: dict[str, str] | None = None, judge: str | None = None) -> str:
+    """Open (or resume) the command's run under its lease, keyed by settings and input contents."""
+    return store.open_run(kind, config, getattr(args, "run_id", None), judge=judge, inputs=inputs,
+                          allow_changed=getattr(args, "continue_run", False),
+                          wait=not getattr(args, "no_wait", False), on_wait=lambda m: say(m, err=True))
+
+
+def say_reuse(store: RunStore, run_id: str, indent: str = "  ") -> None:
+    """One line on what this pass reused and judged, so a changed input is visibly judged again."""
+    counts = store.batch_counts(run_id)
+    if counts is not None:
+        say(f"{indent}{counts.describe()}")
 
 
 def say(text: str, *, err: bool = False) -> None:

@@ -31,8 +31,8 @@ from ..pipelines.batch import TASK
 from ..retrieval import EmbeddedBackend
 from ..retrieval.chunking import DEFAULT_OVERLAP, DEFAULT_SIZE, chunk_sources
 from ..retrieval.ingest import Loaded, ingest, load_path
-from ..runtime import run_id_for
-from ._common import add_judge_options, say, setup_judge
+from ..runtime.identity import file_digest
+from ._common import add_judge_options, open_cli_run, say, say_reuse, setup_judge
 from ._files import output_file
 
 __all__ = ["register"]
@@ -118,11 +118,11 @@ def handle(args: argparse.Namespace) -> int:
 
     config = {"corpus": [str(Path(c).resolve()) for c in args.corpus], "index": args.index,
               "corpus_digest": corpus_digest, "queries": str(Path(args.queries).resolve()),
-              "queries_sha256": hashlib.sha256(Path(args.queries).read_bytes()).hexdigest(),
               "agents": names, "k": args.k, "variations": args.variations,
               "chunking": [args.chunk_size, args.chunk_overlap], "generator": setup.judge.model_id}
-    run_id = setup.store.open_run("agents", config, args.run_id or run_id_for("agents", config),
-                                  judge=setup.judge.model_id)
+    run_id = open_cli_run(setup.store, args, "agents", config, judge=setup.judge.model_id,
+                          inputs={"corpus": corpus_digest,
+                                  "queries": file_digest(args.queries, what="queries file")})
     generator = setup.judge.for_run(run_id)
     agents = select_agents(six_agents(backend, None, generator, args.k, n_variations=args.variations), names)
     runs = run_agents(agents, queries, store=setup.store, run_id=run_id, limit=args.limit,
@@ -145,5 +145,6 @@ def handle(args: argparse.Namespace) -> int:
     say(f"  model calls now: {meter.calls} (cached {meter.cached}, failed {meter.failed}); over this run: "
         f"{usage['calls']} calls, {usage['prompt_tokens']} + {usage['completion_tokens']} tokens"
         + ("" if usage["cost"] is None else f", cost {usage['cost']:.4f}"))
+    say_reuse(setup.store, run_id)
     say(f"  answers: {args.out} ({written} written, {len(failed)} failed)")
     return 0

@@ -20,6 +20,7 @@ from ..grading.io import parse_score
 from ..io import read_table, require_columns
 from ..stats import agreement
 from ._common import say
+from ..files import write_text_atomic
 from ._files import output_file
 
 __all__ = ["register", "read_scores", "format_agreement", "report_issues"]
@@ -140,6 +141,6 @@ def handle(args: argparse.Namespace) -> int:
     say(f"Agreement: {names[0]} ({args.a}) against {names[1]} ({args.b})")
     say(format_agreement(result, indent="  "))
     if json_out is not None:
-        json_out.write_text(json.dumps(result, indent=2), encoding="utf-8")
+        write_text_atomic(json_out, json.dumps(result, indent=2))
         say(f"statistics written to {args.json_out}")
     return 0

@@ -12,18 +12,19 @@ and makes no model call for items already graded.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, DataError
 from ..grading import ARTIFACT, Columns, GradedExample, VragGrade, VragGrader, read_grading_file, summarise
-from ..io import read_table
+from ..io import parse_json, read_table
 from ..results import Unscored
-from ..runtime import run_id_for, run_sync
+from ..runtime import run_sync
+from ..runtime.identity import file_digest
 from ..stats import agreement, combine
-from ._common import add_judge_options, say, setup_judge
+from ._common import add_judge_options, open_cli_run, say, say_reuse, setup_judge
+from ..files import atomic_write
 from ._files import output_file
 from .agreement import format_agreement, report_issues
 
@@ -68,7 +69,7 @@ def _examples(path: str | None) -> list[GradedExample]:
     p = Path(path)
     if p.suffix.lower() == ".json":
         try:
-            rows = [(i + 1, r) for i, r in enumerate(json.loads(p.read_text(encoding="utf-8")))]
+            rows = [(i + 1, r) for i, r in enumerate(parse_json(p.read_text(encoding="utf-8")))]
         except FileNotFoundError:
             raise ConfigError(f"{p}: examples file not found") from None
         except (ValueError, TypeError) as exc:
@@ -136,7 +137,8 @@ def handle(args: argparse.Namespace) -> int:
                           f"({', '.join(humans) or 'none given'})")
     columns = Columns(question=args.question_col, answer=args.answer_col, label=args.label_col,
                       id=args.id_col, humans=humans, subject=args.subject_col)
-    out = output_file(args.out or Path(args.file).with_name(Path(args.file).name + ".vrag.jsonl"), "--out")
+    out = output_file(args.out or Path(args.file).with_name(Path(args.file).name + ".vrag.jsonl"), "--out",
+                      inputs=[args.file, args.rubric, args.examples, args.prompt])
     data = read_grading_file(args.file, columns, format=args.format)
     report_issues(data.issues)
     if not data.samples:
@@ -147,13 +149,12 @@ def handle(args: argparse.Namespace) -> int:
     setup = setup_judge(args)
     grader = VragGrader(setup.judge, **grader_options)  # type: ignore[arg-type]
     config = {"file": str(Path(args.file).resolve()),
-              "sha256": hashlib.sha256(Path(args.file).read_bytes()).hexdigest(),
               "columns": columns.__dict__, "judge": setup.judge.model_id, "threshold": args.threshold,
               "confidence": args.confidence, "rubric": grader.rubric_text,
               "examples": [e.model_dump() for e in grader.examples],
               "prompt": grader.prompt_template.body}
-    run_id = setup.store.open_run("grade", config, args.run_id or run_id_for("grade", config),
-                                  judge=setup.judge.model_id)
+    run_id = open_cli_run(setup.store, args, "grade", config, judge=setup.judge.model_id,
+                          inputs={"file": file_digest(args.file, what="grading file")})
     results = run_sync(grader.evaluate_batch(data.samples, run_id=run_id))
     ids = [s.id or "" for s in data.samples]
     judge_scores = {i: (r.score if isinstance(r, VragGrade) else None) for i, r in zip(ids, results)}
@@ -175,7 +176,7 @@ def handle(args: argparse.Namespace) -> int:
     usage = setup.store.usage(run_id)["total"]
     setup.store.finish_run(run_id, {"items": summary["items"], "accept_rate": summary["accept_rate"],
                                     "unscored": summary["unscored"]["count"]})
-    with out.open("w", encoding="utf-8") as fh:
+    with atomic_write(out) as fh:
         for sample, result in zip(data.samples, results):
             fh.write(json.dumps(_record(sample, result, data, combined.get(sample.id or "")),
                                 ensure_ascii=False) + "\n")
@@ -193,6 +194,7 @@ def handle(args: argparse.Namespace) -> int:
     say(f"  model calls now: {meter.calls} (cached {meter.cached}, failed {meter.failed}); over this run: "
         f"{usage['calls']} calls, {usage['prompt_tokens']} + {usage['completion_tokens']} tokens"
         + ("" if usage["cost"] is None else f", cost {usage['cost']:.4f}"))
+    say_reuse(setup.store, run_id)
     say(f"  results: {out}")
     return 0
 

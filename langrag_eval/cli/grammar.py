@@ -18,8 +18,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import ConfigError, DataError
-from ..io import read_text
-from ._common import add_judge_options, say, setup_judge
+from ..io import parse_json, read_text
+from ..runtime.identity import file_digest
+from ._common import add_judge_options, open_cli_run, say, say_reuse, setup_judge
+from ..files import write_text_atomic
 from ._files import output_file
 
 if TYPE_CHECKING:
@@ -129,8 +131,8 @@ def _generate(args: argparse.Namespace) -> int:
         save_templates,
         stratify,
     )
-    output_file(args.out, "--out")
     db = _db(args.db)
+    output_file(args.out, "--out", inputs=[args.templates, db.removeprefix("sqlite:///") if db.startswith("sqlite:///") else None])
     schema = introspect(db)
     for w in schema.warnings:
         say(f"warning: {w}", err=True)
@@ -171,7 +173,6 @@ def _generate(args: argparse.Namespace) -> int:
     if args.stratify:
         queries, dropped = stratify(queries, args.stratify, seed=args.seed)
         say(f"stratified to {args.stratify} text form(s) per logic; {dropped} logic(s) with fewer dropped")
-    data.model_copy(update={"queries": queries}).to_jsonl(args.out)
     for r in data.reports:
         say(f"{r.template_id}: {r.combinations} combinations, {r.logics} logics, {r.queries} queries "
             f"(no answer {r.no_answer}, several answers {r.multiple_answers})")
@@ -179,6 +180,12 @@ def _generate(args: argparse.Namespace) -> int:
             say(f"  error: {e}", err=True)
         for w in r.warnings:
             say(f"  warning: {w}", err=True)
+    if not queries:
+        # An empty dataset is a failure to report, not a result: the file already there stays.
+        kept = " (the existing file is left as it was)" if Path(args.out).exists() else ""
+        raise DataError(f"no query could be generated from {len(templates.templates)} template(s); see "
+                        f"the errors above; nothing written to {args.out}{kept}")
+    data.model_copy(update={"queries": queries}).to_jsonl(args.out)
     say(f"{len(queries)} queries over {len({q.logic_id for q in queries})} SQL logics -> {args.out}")
     return 0
 
@@ -189,7 +196,7 @@ def _verdict_table(path: str) -> dict[str, dict[str, object]]:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = parse_json(line)
         except json.JSONDecodeError as exc:
             raise DataError(f"not valid JSON ({exc.msg})", path=path, line=n) from None
         if not isinstance(obj, dict):
@@ -219,7 +226,7 @@ def _analyze(args: argparse.Namespace) -> int:
     from ..pipelines import read_answers
     from ..runtime import Judge, RetryPolicy
     if args.out:
-        output_file(args.out, "--out")
+        output_file(args.out, "--out", inputs=[args.dataset, args.answers, args.verdicts])
     if args.selfcheck_samples < 1:
         raise ConfigError("--selfcheck-samples must be at least 1")
     queries = read_dataset(args.dataset)
@@ -242,7 +249,11 @@ def _analyze(args: argparse.Namespace) -> int:
               "agents": args.agent, "cluster_field": args.cluster_field, "compare": args.compare,
               "judge": setup.judge.model_id, "ragas_fact": args.ragas_fact, "selfcheck": args.selfcheck,
               "verdicts": args.verdicts}
-    run_id = setup.store.open_run("grammar", config, run_id=args.run_id, judge=setup.judge.model_id)
+    inputs = {"dataset": file_digest(args.dataset, what="dataset"),
+              "answers": file_digest(args.answers, what="answers file")}
+    if args.verdicts:
+        inputs["verdicts"] = file_digest(args.verdicts, what="verdicts file")
+    run_id = open_cli_run(setup.store, args, "grammar", config, inputs=inputs, judge=setup.judge.model_id)
     judge = setup.judge.for_run(run_id)
     free: dict[str, object] = {}
     if args.ragas_fact:
@@ -262,8 +273,9 @@ def _analyze(args: argparse.Namespace) -> int:
         store=setup.store, run_id=run_id, limit=args.concurrency))
     setup.store.finish_run(run_id, {a: r["overall"] for a, r in summary["agents"].items()})
     if args.out:
-        Path(args.out).write_text(json.dumps(summary, indent=2, ensure_ascii=False), encoding="utf-8")
+        write_text_atomic(args.out, json.dumps(summary, indent=2, ensure_ascii=False))
     say(f"run {run_id} (artifact 'grammar')")
+    say_reuse(setup.store, run_id, indent="")
     for agent, r in summary["agents"].items():
         o = r["overall"]
         say(f"{agent}: {r['scored']} graded, {r['unscored']} unscored; groups gap {o['groups']['gap']}, "

@@ -15,7 +15,8 @@ import json
 from pathlib import Path
 
 from ..errors import ConfigError
-from ._common import add_store_options, check_call_options, make_judge, say
+from ..runtime.identity import content_hash
+from ._common import add_store_options, check_call_options, make_judge, open_cli_run, say
 from ._files import output_file
 
 __all__ = ["register"]
@@ -102,7 +103,8 @@ def _queries(args: argparse.Namespace) -> int:
               "passage_tokens": args.passage_tokens, "token_count": args.token_count,
               "per_passage": args.per_passage, "similarity": args.similarity, "embeddings": args.embeddings,
               "prompt": args.prompt, "seed": args.seed}
-    run_id = store.open_run("synth", config, run_id=args.run_id)
+    run_id = open_cli_run(store, args, "synth", config,
+                          inputs={"corpus": content_hash([(d.id, d.text) for d in docs])})
     judges = [j.for_run(run_id) for j in judges]
     embedder = None
     if args.embeddings:

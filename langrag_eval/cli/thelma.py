@@ -36,20 +36,21 @@ The run store receives the artifact ``thelma`` (read by the HTML report), a JSON
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
 
 from ..embeddings import Embedder, default_embedder
 from ..errors import ConfigError, DataError
-from ..io import read_table, require_columns
+from ..io import parse_json, read_table, require_columns
 from ..prompts import prompt_names
-from ..runtime import run_id_for, run_sync
+from ..runtime import run_sync
+from ..runtime.identity import file_digest
 from ..thelma import METRICS, Thelma, ThelmaResult, ThelmaSample, Thresholds, evaluate_dataset
 from ..thelma.decompose import load_task_prompt
 from ..thelma.evaluator import DEFAULT_SD_THRESHOLD
-from ._common import add_judge_options, say, setup_judge
+from ._common import add_judge_options, open_cli_run, say, say_reuse, setup_judge
+from ..files import atomic_write
 from ._files import output_file
 from .agreement import report_issues
 from .index import quiet_model_loading
@@ -116,7 +117,7 @@ def read_samples(path: str, *, query: str = "query", sources: str = "sources", r
             continue
         if isinstance(s, str):
             try:
-                s = json.loads(s) if s.strip() else []
+                s = parse_json(s) if s.strip() else []
             except json.JSONDecodeError as exc:
                 bad(f"not a JSON list of sources ({exc.msg} at character {exc.pos + 1})", sources)
                 continue
@@ -212,7 +213,8 @@ def handle(args: argparse.Namespace) -> int:
         say("note: --embedder none: self-distinctness (sd) is skipped", err=True)
     thresholds = _thresholds(args)
     prompts = _prompts(args.prompt)
-    out = output_file(args.out or Path(args.file).with_name(Path(args.file).name + ".thelma.jsonl"), "--out")
+    out = output_file(args.out or Path(args.file).with_name(Path(args.file).name + ".thelma.jsonl"), "--out",
+                      inputs=[args.file])
     samples, lines, issues = read_samples(args.file, query=args.query_col, sources=args.sources_col,
                                           response=args.response_col, id_col=args.id_col, format=args.format)
     report_issues(issues)
@@ -225,14 +227,13 @@ def handle(args: argparse.Namespace) -> int:
     thelma = Thelma(setup.judge, metrics=metrics, batched=args.batched, embedder=embedder,
                     sd_threshold=args.sd_threshold, thresholds=thresholds, prompts=prompts)
     config = {"file": str(Path(args.file).resolve()),
-              "sha256": hashlib.sha256(Path(args.file).read_bytes()).hexdigest(),
               "columns": [args.id_col, args.query_col, args.sources_col, args.response_col],
               "judge": setup.judge.model_id, "metrics": list(metrics), "mode": thelma.mode,
               "sd_threshold": args.sd_threshold, "embedder": embedder.model_id if embedder else None,
               "prompts": {k: Path(v).read_text(encoding="utf-8") if Path(v).is_file() else v
                           for k, v in thelma.prompts.items()}}
-    run_id = setup.store.open_run("thelma", config, args.run_id or run_id_for("thelma", config),
-                                  judge=setup.judge.model_id)
+    run_id = open_cli_run(setup.store, args, "thelma", config, judge=setup.judge.model_id,
+                          inputs={"file": file_digest(args.file, what="THELMA file")})
     judge = setup.judge.for_run(run_id)
     thelma.judge = judge
     report = run_sync(evaluate_dataset(thelma, samples, store=setup.store, run_id=run_id,
@@ -246,7 +247,7 @@ def handle(args: argparse.Namespace) -> int:
     setup.store.put_artifact(run_id, ARTIFACT, summary)
     setup.store.finish_run(run_id, {"samples": len(report.results),
                                     "means": {m: s["mean"] for m, s in summary["metrics"].items()}})
-    with out.open("w", encoding="utf-8") as fh:
+    with atomic_write(out) as fh:
         for result in report.results:
             fh.write(json.dumps({**_record(result, lines[result.id or ""]),
                                  "metrics": {m: v.model_dump(mode="json") for m, v in result.metrics.items()},
@@ -255,5 +256,6 @@ def handle(args: argparse.Namespace) -> int:
     if issues:
         say(f"  {len(issues)} row(s) skipped, see the warnings above")
     say(format_summary(summary))
+    say_reuse(setup.store, run_id)
     say(f"  results: {out}")
     return 0

@@ -18,9 +18,10 @@ from pydantic import ValidationError
 
 from ..errors import ConfigError
 from ..io import read_text
-from ..runtime import run_id_for
+from ..runtime.identity import file_digest
 from ..tournament import TournamentConfig, format_summary, load_answers_jsonl, load_ragelo_csv, run_tournament
-from ._common import add_judge_options, say, setup_judge
+from ._common import add_judge_options, open_cli_run, say, say_reuse, setup_judge
+from ..files import write_text_atomic
 from ._files import output_file
 
 __all__ = ["register"]
@@ -109,14 +110,18 @@ def handle(args: argparse.Namespace) -> int:
         say(f"warning: ... and {len(data.problems) - 20} more problems (listed in the summary)", err=True)
     setup = setup_judge(args)
     run_config = {"files": files, "judge": setup.judge.model_id, **config.model_dump()}
-    run_id = args.run_id or run_id_for("tournament", run_config)
-    setup.store.open_run("tournament", run_config, run_id=run_id, judge=setup.judge.model_id)
+    inputs = {name: file_digest(path, what=f"{name} file") for name, path in files.items() if path}
+    if factors and args.factors_file:
+        inputs["factors"] = file_digest(args.factors_file, what="factors file")
+    run_id = open_cli_run(setup.store, args, "tournament", run_config, inputs=inputs,
+                          judge=setup.judge.model_id)
     say(f"run {run_id}: {len(data.agents)} agents, {len(data.queries)} queries "
         f"({setup.store.path})", err=True)
     result = asyncio.run(run_tournament(data, setup.judge, config, store=setup.store, run_id=run_id,
                                         limit=args.concurrency))
     say(format_summary(result.summary))
+    say_reuse(setup.store, run_id)
     if json_out is not None:
-        json_out.write_text(json.dumps(result.summary, indent=2, default=str), encoding="utf-8")
+        write_text_atomic(json_out, json.dumps(result.summary, indent=2, default=str))
     say(f"stored: run {run_id}, artifact 'tournament' in {setup.store.path}", err=True)
     return 0

@@ -31,6 +31,7 @@ import sqlalchemy as sa
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import ConfigError, DataError
+from ..files import atomic_write
 from ..io import read_text
 from .db import readonly_engine, run_many, sqlglot_dialect
 from .schema import DatabaseSchema, introspect
@@ -96,7 +97,7 @@ class GrammarDataset(BaseModel):
     def to_jsonl(self, path: str | Path) -> Path:
         target = Path(path)
         target.parent.mkdir(parents=True, exist_ok=True)
-        with target.open("w", encoding="utf-8") as f:
+        with atomic_write(target) as f:
             for q in self.queries:
                 f.write(json.dumps(q.model_dump(mode="json"), ensure_ascii=False) + "\n")
         return target

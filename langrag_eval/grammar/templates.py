@@ -27,6 +27,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sqlglot import exp
 
 from ..errors import ConfigError, DataError
+from ..files import write_text_atomic
+from ..io import parse_json
 from .db import guard_select
 from .schema import DatabaseSchema
 
@@ -249,7 +251,7 @@ def save_templates(path: str | Path, templates: TemplateSet) -> Path:
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     data = templates.model_dump(mode="json", exclude={"problems"})
-    target.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_text_atomic(target, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     return target
 
 
@@ -264,7 +266,7 @@ def load_templates(path: str | Path) -> TemplateSet:
     except UnicodeDecodeError as exc:
         raise DataError(f"not UTF-8 text ({exc.reason})", path=str(source)) from None
     try:
-        raw = json.loads(text)
+        raw = parse_json(text)
     except json.JSONDecodeError as exc:
         raise DataError(f"not valid JSON: {exc.msg} (column {exc.colno})", path=str(source),
                         line=exc.lineno) from None

@@ -73,6 +73,7 @@ async def arun_agents(agents: Sequence[Agent], queries: Sequence[Query], *, stor
         return await agent.arun(query.query, qid=query.qid)
 
     results = await run_batch(pairs, answer, key=lambda p: item_key(p[0].name, p[1].qid), task=TASK,
+                              fingerprint=lambda p: (p[0].name, p[1]),
                               result_type=AgentAnswer, store=store, run_id=run_id, limit=limit,
                               description=description or f"{len(agents)} agents x {len(queries)} queries")
     return [AgentRun(agent=a.name, qid=q.qid, result=r) for (a, q), r in zip(pairs, results)]

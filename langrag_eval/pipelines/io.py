@@ -38,7 +38,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import DataError
-from ..io import read_text
+from ..files import atomic_write
+from ..io import parse_json, read_text
 from ..types import Document
 from .agents import AgentAnswer
 
@@ -56,7 +57,7 @@ class Query(BaseModel):
 
 def _load_line(path: str, number: int, line: str) -> dict[str, Any]:
     try:
-        obj = json.loads(line)
+        obj = parse_json(line)
     except json.JSONDecodeError as exc:
         raise DataError(f"not valid JSON ({exc.msg} at column {exc.colno})", path=path, line=number) from None
     if not isinstance(obj, dict):
@@ -129,7 +130,7 @@ def write_answers(path: str | Path, answers: Iterable[AgentAnswer]) -> int:
     count = 0
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    with target.open("w", encoding="utf-8") as out:
+    with atomic_write(target) as out:
         for answer in answers:
             if not answer.qid:
                 raise DataError(f"answer of agent {answer.agent!r} to {answer.query!r} has no qid",

@@ -23,6 +23,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
+from ..files import write_text_atomic
 from ..models import TINY_MODEL_WARNING
 from ..runtime import RunStore
 from .svg import bar_chart, heatmap, interval_chart
@@ -163,5 +164,5 @@ def build_report(store: RunStore, run_id: str) -> str:
 def write_report(store: RunStore, run_id: str, path: str | Path) -> Path:
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(build_report(store, run_id), encoding="utf-8")
+    write_text_atomic(out, build_report(store, run_id))
     return out

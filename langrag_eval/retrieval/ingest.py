@@ -30,6 +30,7 @@ import numpy as np
 
 from ..embeddings import Embedder
 from ..errors import DataError
+from ..io import parse_json
 from .base import Chunk, IngestReport, SearchBackend, run_sync
 from .chunking import DEFAULT_OVERLAP, DEFAULT_SIZE, Source, chunk_sources
 
@@ -99,7 +100,7 @@ def load_jsonl(path: str | Path, *, text_field: str = "text", id_field: str = "i
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
+            row = parse_json(line)
         except ValueError as exc:
             out.errors.append(DataError(f"not valid JSON: {exc}", path=str(path), line=number))
             continue

@@ -17,7 +17,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from ..errors import JudgeOutputError, ModelCallError
+from ..errors import ConfigError, JudgeOutputError, ModelCallError
 from ..model import ChatModel, GenerationParams, Reply, TokenUsage, call_key
 from ..prompts import load_prompt
 from ..results import Unscored
@@ -30,12 +30,32 @@ __all__ = ["Judge", "Answer", "PriceTable", "UsageMeter"]
 
 T = TypeVar("T")
 
+# Far above any real price; a larger one is a typo (and 1e308 would make every cost infinite).
+MAX_PRICE = 1_000_000.0
+
 
 @dataclass(frozen=True)
 class PriceTable:
     """Prices in currency units per million tokens, by model id: ``{"openai:gpt-4o": (2.5, 10.0)}``."""
 
     prices: dict[str, tuple[float, float]]
+
+    def __post_init__(self) -> None:
+        for model_id, pair in self.prices.items():
+            for which, price in zip(("input", "output"), pair):
+                # bool is an int to Python, and NaN compares false with everything: check both
+                if (isinstance(price, bool) or not isinstance(price, (int, float))
+                        or not 0 <= price <= MAX_PRICE):
+                    raise ConfigError(f"price table: {model_id}: the {which} price {price!r} must be a "
+                                      f"number from 0 to {MAX_PRICE:,.0f} per million tokens")
+
+    @classmethod
+    def from_mapping(cls, raw: dict[str, Any], *, source: str = "price table") -> "PriceTable":
+        """From ``{"model": [input, output]}``; a bad entry is a one-line error naming it."""
+        try:
+            return cls({str(k): (v[0], v[1]) for k, v in raw.items()})
+        except ConfigError as exc:
+            raise ConfigError(f"{source}: {exc}") from None
 
     def cost(self, model_id: str, usage: TokenUsage) -> float | None:
         if model_id not in self.prices:

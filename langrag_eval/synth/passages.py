@@ -22,6 +22,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import ConfigError, DataError
+from ..io import parse_json
 
 __all__ = [
     "CorpusDocument",
@@ -83,7 +84,7 @@ def load_corpus(path: str | Path) -> list[CorpusDocument]:
                 for n, line in enumerate(_read(p).splitlines(), start=1) if line.strip()]
     elif p.suffix.lower() == ".json":
         try:
-            raw = json.loads(_read(p))
+            raw = parse_json(_read(p))
         except json.JSONDecodeError as exc:
             raise DataError(f"not valid JSON: {exc.msg}", path=str(p), line=exc.lineno) from None
         if isinstance(raw, dict):
@@ -114,7 +115,7 @@ def _read(path: Path) -> str:
 
 def _json_line(path: Path, number: int, line: str) -> object:
     try:
-        return json.loads(line)
+        return parse_json(line)
     except json.JSONDecodeError as exc:
         raise DataError(f"not valid JSON ({exc.msg})", path=str(path), line=number) from None
 

@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..embeddings import Embedder
 from ..errors import ConfigError
+from ..files import atomic_write
 from ..prompts import load_prompt
 from ..results import Unscored
 from ..runtime import Judge, RunStore, run_batch
@@ -183,7 +184,7 @@ def write_queries(path: str | Path, queries: Sequence[SyntheticQuery]) -> Path:
     """JSONL the pipelines read as queries (``qid``, ``query``) with the provenance fields beside."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    with target.open("w", encoding="utf-8") as f:
+    with atomic_write(target) as f:
         for q in queries:
             f.write(json.dumps({"qid": q.id, "query": q.text, "passage_id": q.passage_id,
                                 "doc_id": q.doc_id, "generator": q.generator, "prompt": q.prompt},

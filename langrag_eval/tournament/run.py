@@ -83,6 +83,10 @@ class TournamentResult(BaseModel):
     games: list[GameRecord | Unscored] = Field(default_factory=list)
 
 
+def _doc_id(doc: Any) -> str:
+    return str(getattr(doc, "id", doc))
+
+
 def _key(*parts: str) -> str:
     return json.dumps(list(parts), ensure_ascii=False)
 
@@ -104,6 +108,7 @@ async def run_tournament(data: TournamentData, judge: Judge, config: TournamentC
     pool = [(qid, doc) for qid in sorted(data.pool) for doc in data.pool[qid].values()]
     judged = await run_batch(pool, lambda item: relevance_ev.evaluate(data.queries[item[0]], item[1].text),
                              key=lambda item: _key(item[0], item[1].id), task=TASK_RELEVANCE,
+                             fingerprint=lambda item: (data.queries[item[0]], item[1].text),
                              result_type=RelevanceJudgment, description="relevance", **batch)
     relevance = {(qid, doc.id): j for (qid, doc), j in zip(pool, judged)}
     by_query: dict[str, dict[str, RelevanceJudgment | Unscored]] = {}
@@ -120,6 +125,8 @@ async def run_tournament(data: TournamentData, judge: Judge, config: TournamentC
             items, lambda it: pointwise_ev.evaluate(data.queries[it[0]], data.answers[it[0]][it[1]].answer,
                                                     data.documents(*it)),
             key=lambda it: _key(*it), task=TASK_POINTWISE, result_type=PointwiseScores,
+            fingerprint=lambda it: (data.queries[it[0]], data.answers[it[0]][it[1]].answer,
+                                    data.documents(*it)),
             description="pointwise", **batch)
         point = dict(zip(items, scores))
 
@@ -134,9 +141,16 @@ async def run_tournament(data: TournamentData, judge: Judge, config: TournamentC
             data.pooled(game.qid, (game.agent_a, game.agent_b)), by_query.get(game.qid, {}),
             agent_a=game.agent_a, agent_b=game.agent_b, qid=game.qid)
 
+    def game_content(game: Pairing) -> Any:
+        # A game is ids; its judgment depends on the texts and relevance labels behind them.
+        answers, docs = data.answers[game.qid], data.pooled(game.qid, (game.agent_a, game.agent_b))
+        labels = by_query.get(game.qid, {})
+        return (tuple(game), data.queries[game.qid], answers[game.agent_a].answer,
+                answers[game.agent_b].answer, docs, {d: labels.get(d) for d in sorted(map(_doc_id, docs))})
+
     async def play_all(games: list[Pairing]) -> list[GameRecord | Unscored]:
         return await run_batch(games, play, key=lambda g: _key(*g), task=TASK_GAME, result_type=GameRecord,
-                               description="games", **batch)
+                               fingerprint=game_content, description="games", **batch)
 
     adaptive: AdaptiveScheduler | None = None
     if len(agents) < 2:

@@ -1,0 +1,93 @@
+"""Writing files safely: a result file is whole or absent, never half-written or written over the
+input it was made from.
+
+:func:`atomic_write` writes beside the target and renames, so a run killed while writing leaves the
+old file (or none) in place, and a reader never sees half a file. :func:`check_output` refuses an
+output that is one of the command's inputs, a folder, or not writable, before any work is done.
+
+>>> import pathlib, tempfile
+>>> target = pathlib.Path(tempfile.mkdtemp()) / "out.jsonl"
+>>> with atomic_write(target) as fh:
+...     _ = fh.write("{}\\n")
+>>> target.read_text()
+'{}\\n'
+>>> check_output(target, "--out", inputs=[target])  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+langrag_eval.errors.ConfigError: --out ...out.jsonl: is also an input of this command; ...
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Iterable, Iterator
+
+from .errors import ConfigError
+
+__all__ = ["atomic_write", "write_text_atomic", "check_output"]
+
+
+@contextmanager
+def atomic_write(path: str | Path, *, encoding: str = "utf-8") -> Iterator[IO[str]]:
+    """Open a temporary file beside ``path``; on success it replaces ``path`` in one rename."""
+    target = Path(path)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
+    except OSError as exc:
+        raise ConfigError(f"{target}: cannot write here ({exc.strerror})") from None
+    try:
+        with os.fdopen(fd, "w", encoding=encoding, newline="") as fh:
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())
+        if target.exists():  # keep the mode the user gave the file
+            os.chmod(tmp, target.stat().st_mode & 0o7777)
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def write_text_atomic(path: str | Path, text: str) -> Path:
+    with atomic_write(path) as fh:
+        fh.write(text)
+    return Path(path)
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        if a.exists() and b.exists():
+            return os.path.samefile(a, b)
+    except OSError:
+        pass
+    return a.resolve() == b.resolve()
+
+
+def check_output(path: str | Path, option: str, *, inputs: Iterable[str | Path | None] = ()) -> Path:
+    """``path`` ready to be written, checked before any work: not one of ``inputs``, not a folder,
+    its folder made and writable, the file itself writable when it exists."""
+    p = Path(path)
+    for given in inputs:
+        if given is not None and _same(p, Path(given)):
+            raise ConfigError(f"{option} {p}: is also an input of this command; writing it would "
+                              "destroy the input; give another file name")
+    if p.is_dir():
+        raise ConfigError(f"{option} {p}: is a directory; give a file name")
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"{option} {p}: cannot create its folder {p.parent} ({exc.strerror})") from None
+    if not os.access(p.parent, os.W_OK | os.X_OK):
+        raise ConfigError(f"{option} {p}: its folder {p.parent} is not writable")
+    if p.exists() and not os.access(p, os.W_OK):
+        raise ConfigError(f"{option} {p}: the file is read-only")
+    return p
