@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import zipfile
 import shutil
 import threading
 from collections.abc import Sequence
@@ -71,7 +72,15 @@ class EmbeddedBackend(SyncSearchMixin):
         self._vectors: list[np.ndarray | None] = []  # per row, None when indexed without a vector
         self._compiled: tuple[np.ndarray, BM25Index, np.ndarray, DenseIndex | None] | None = None
         if self.path is not None and (self.path / "manifest.json").exists():
-            self._load(space)
+            try:
+                self._load(space)
+            except RetrievalError:
+                raise
+            except (OSError, ValueError, TypeError, KeyError, AttributeError, IndexError,
+                    zipfile.BadZipFile) as exc:  # ValueError covers JSON and pydantic errors too
+                first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                raise RetrievalError(f"{self.path}: the index files are damaged or from another "
+                                     f"version ({first}); index the corpus again into a new folder") from None
         elif self.path is not None and self.path.exists() and any(self.path.iterdir()):
             raise RetrievalError(f"{self.path} is not empty and holds no embedded index "
                                  f"(manifest.json missing); give an empty or new folder")

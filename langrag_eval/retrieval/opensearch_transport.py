@@ -87,13 +87,18 @@ def split_credentials(url: str) -> tuple[str, str | None, str | None]:
     >>> split_credentials("https://admin:s%40cret@search.example:9200/")
     ('https://search.example:9200/', 'admin', 's@cret')
     """
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ConfigError("OpenSearch URL must look like https://host:9200 (http or https, with a host)")
+    shape = "OpenSearch URL must look like https://host:9200 (http or https, with a host)"
+    try:  # urllib raises ValueError for a bad IPv6 literal or an out-of-range port
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        raise ConfigError(f"{shape}: {exc}") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname or any(c.isspace() for c in url):
+        raise ConfigError(shape)
     user = unquote(parts.username) if parts.username else None
     password = unquote(parts.password) if parts.password else None
     host = parts.hostname if ":" not in parts.hostname else f"[{parts.hostname}]"
-    netloc = f"{host}:{parts.port}" if parts.port else host
+    netloc = f"{host}:{port}" if port else host
     return urlunsplit((parts.scheme, netloc, parts.path, "", "")), user, password
 
 
