@@ -17,7 +17,7 @@ Shape (every number a float or int; ``null`` where undefined, never NaN)::
                              "average": {"win"}}},
       "retrieval": {"k": 5, "attributed": true, "documents_judged": 812, "documents_unscored": 0,
                     "levels": {"0": 301, "1": 250, "2": 261},
-                    "per_agent": {agent: {"queries", "mrr": {"somewhat", "very"}, "ndcg",
+                    "per_agent": {agent: {"queries", "mrr": {"somewhat", "very"}, "ndcg", "ndcg_gain",
                                           "ndcg_undefined", "unjudged_in_top_k"}}},   # Table 4
       "pointwise": null | {"criteria": [...], "scored": n, "unscored": n,
                            "means": {agent: {criterion: mean}},
@@ -160,7 +160,9 @@ def format_summary(summary: Mapping[str, Any]) -> str:
     out.append("")
     if retrieval["per_agent"]:
         k = retrieval["k"]
-        out.append(f"Retrieval (LLM-judged qrels): MRR@{k} somewhat (>=1), very (>=2), nDCG@{k}:")
+        gains = {m.get("ndcg_gain", "exponential") for m in retrieval["per_agent"].values()}
+        out.append(f"Retrieval (LLM-judged qrels): MRR@{k} somewhat (>=1), very (>=2), "
+                   f"nDCG@{k} ({'/'.join(sorted(gains))} gain):")
         for agent, m in sorted(retrieval["per_agent"].items()):
             out.append(f"  {agent}: {_f(m['mrr']['somewhat'])}  {_f(m['mrr']['very'])}  {_f(m['ndcg'])}")
     else:
