@@ -4,12 +4,17 @@ checked to be one plain SELECT before it runs.
 Two independent locks, so a mistake in one does not open the database to writes:
 
 * the connection is read-only: SQLite files open through a ``mode=ro`` URI with
-  ``PRAGMA query_only = ON``; PostgreSQL and MySQL sessions are set to read-only transactions; any
-  other backend gets the SQL-standard ``SET TRANSACTION READ ONLY`` at the start of each transaction;
+  ``PRAGMA query_only = ON``; PostgreSQL and MySQL/MariaDB sessions are set (and committed) to
+  read-only transactions; PostgreSQL and any other backend also get the SQL-standard
+  ``SET TRANSACTION READ ONLY`` at the start of each transaction;
 * :func:`guard_select` parses the statement with sqlglot and accepts exactly one ``SELECT`` (with
   ``WITH``/``UNION`` allowed) that contains no data-changing or ``SELECT ... INTO`` node.
 
 Values always travel as bound parameters, never inside SQL text.
+
+A session may switch itself back to read-write (no statement that does so passes the guard). The
+strongest lock is outside this package: connect as a database role that may only ``SELECT``
+(the README shows how on PostgreSQL and MariaDB).
 
 >>> from langrag_eval.grammar.demo import demo_database
 >>> engine = readonly_engine(demo_database())
@@ -86,8 +91,13 @@ def readonly_engine(db: str | Path) -> sa.Engine:
             cursor = dbapi_conn.cursor()
             cursor.execute(statement)
             cursor.close()
+            # PostgreSQL's SET is transactional: left uncommitted, the pool's rollback when the
+            # connection is first handed out undoes it and the session writes again.
+            dbapi_conn.commit()
 
-    if name not in ("postgresql", "mysql", "mariadb"):
+    if name != "mysql" and name != "mariadb":
+        # A second lock on every transaction, in case a session ever left read-only mode. (MySQL
+        # refuses SET TRANSACTION inside an implicit transaction; its session setting suffices.)
         @sa.event.listens_for(engine, "begin")
         def _transaction_readonly(conn: sa.Connection) -> None:
             conn.exec_driver_sql("SET TRANSACTION READ ONLY")

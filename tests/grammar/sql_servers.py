@@ -103,7 +103,7 @@ def mariadb_scratch() -> Iterator[Scratch]:
     name = f"lre_{uuid.uuid4().hex[:12]}"
     root = sa.create_engine(base)
     with root.begin() as conn:
-        conn.exec_driver_sql(f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin")
+        conn.exec_driver_sql(f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4")
     target = base.set(database=name, query={"charset": "utf8mb4"})
     admin = sa.create_engine(target)
     raw = pymysql.connect(host=base.host, port=base.port or 3306, user=base.username,
