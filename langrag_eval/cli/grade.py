@@ -22,7 +22,7 @@ from ..grading import ARTIFACT, Columns, GradedExample, VragGrade, VragGrader, r
 from ..io import read_table
 from ..results import Unscored
 from ..runtime import run_id_for, run_sync
-from ..stats import agreement, combine
+from ..stats import agreement, combine, describe_combination
 from ._common import add_judge_options, say, setup_judge
 from ._files import output_file
 from .agreement import format_agreement, report_issues
@@ -46,9 +46,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--subject-col", default=None, help="subject-area column for a per-subject breakdown")
     p.add_argument("--combine", default="median",
                    help="combine the human columns by 'median' (default) or take one annotator's column")
-    p.add_argument("--even", choices=("low", "high", "random"), default="low",
-                   help="median of an even number of human scores: lower middle (default), upper "
-                        "middle, or one of the two at random (seeded by --seed)")
+    p.add_argument("--even", choices=("low", "high", "random"), default="random",
+                   help="median of an even number of human scores (two graders): one of the two at "
+                        "random, seeded by --seed, as the vRAG-Eval paper did (default), the lower "
+                        "middle, or the upper middle")
     p.add_argument("--seed", type=int, default=0, help="seed for --even random (default 0)")
     p.add_argument("--threshold", type=int, default=4, help="lowest accepted score (default 4)")
     p.add_argument("--confidence", action="store_true", help="ask the judge for its confidence (0-100)")
@@ -161,7 +162,7 @@ def handle(args: argparse.Namespace) -> int:
     agreement_out = None
     if humans:
         combined = combine(data.humans, args.combine, even=args.even, seed=args.seed)
-        how = args.combine if args.combine != "median" else f"median of {', '.join(humans)} (even: {args.even})"
+        how = describe_combination(args.combine, humans, even=args.even, seed=args.seed)
         agreement_out = agreement(judge_scores, combined, names=("judge", "humans"),
                                   threshold=args.threshold).as_dict()
         agreement_out["humans"] = how
