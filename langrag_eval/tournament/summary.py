@@ -24,7 +24,7 @@ Shape (every number a float or int; ``null`` where undefined, never NaN)::
                            "t_tests": [{"agent_a", "agent_b", "criterion", "n", "mean_difference",
                                         "t", "p", "note"}]},
       "games": {"available": n, "scheduled": n, "played": n, "unscored": n,
-                "skipped_missing_answer": n, "consistent": n, "position_flips": n},
+                "skipped_missing_answer": n, "orders": 1 | 2, "consistent": n, "position_flips": n},
       "adaptive": null | {"rounds": [{"games", "total", "ranking", "unsettled"}], "stopped": "settled"},
       "left_out": {"counts": {kind: n}, "messages": [...], "truncated": n},
       "judge_calls": n, "usage": {...}
@@ -117,7 +117,7 @@ def build_summary(data: TournamentData, config: Any, *, relevance: Mapping[tuple
         "pointwise": _pointwise(data, pointwise),
         "games": {"available": available, "scheduled": len(played), "played": len(records),
                   "unscored": len(played) - len(records), "skipped_missing_answer": skipped,
-                  "consistent": sum(r.consistent for r in records),
+                  "orders": config.orders, "consistent": sum(r.consistent for r in records),
                   "position_flips": sum(not r.consistent for r in records)},
         "adaptive": adaptive,
         "left_out": data.summary_of_problems(),
@@ -169,9 +169,11 @@ def format_summary(summary: Mapping[str, Any]) -> str:
         out.append("Retrieval: documents are not attributed to agents (no agent column); no MRR per agent.")
     g = summary["games"]
     out.append("")
-    out.append(f"Games: {g['played']} played ({g['position_flips']} with verdicts that changed with the "
-               f"order, counted as ties), {g['unscored']} unscored, {g['skipped_missing_answer']} skipped "
-               f"for a missing answer. Judge calls: {summary.get('judge_calls', '-')}.")
+    how = (f"{g['position_flips']} with verdicts that changed with the order, counted as ties"
+           if g.get("orders", 2) == 2 else "each judged in one order, the answer shown first chosen by a "
+           "seeded coin, as in the RAGElo paper's Table 5")
+    out.append(f"Games: {g['played']} played ({how}), {g['unscored']} unscored, {g['skipped_missing_answer']} "
+               f"skipped for a missing answer. Judge calls: {summary.get('judge_calls', '-')}.")
     left = summary["left_out"]
     if left["counts"]:
         out.append("Left out: " + ", ".join(f"{n} {kind}" for kind, n in sorted(left["counts"].items())))
