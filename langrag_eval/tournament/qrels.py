@@ -13,8 +13,8 @@ trec_eval's) and the ideal ordering of every judged document of the query's pool
 holds no relevant document has no nDCG and is counted, not averaged as 0. The report names the gain.
 
 >>> from langrag_eval.stats.ranking_metrics import reciprocal_rank
->>> qrels = {"q1": {"d1": 0, "d2": 2, "d3": 1}}
->>> reciprocal_rank(["d1", "d3", "d2"], qrels["q1"], k=5), reciprocal_rank(["d1", "d3", "d2"], qrels["q1"], k=5, threshold=2)
+>>> q1 = {"d1": 0, "d2": 2, "d3": 1}
+>>> reciprocal_rank(["d1", "d3", "d2"], q1, k=5), reciprocal_rank(["d1", "d3", "d2"], q1, k=5, threshold=2)
 (0.5, 0.3333333333333333)
 """
 

@@ -13,9 +13,12 @@ import pytest
 from sql_servers import Oracle, copy_sqlite, mariadb_scratch, postgres_scratch, sqlite_oracle
 
 from langrag_eval.errors import ConfigError
-from langrag_eval.grammar import build_dataset, demo_database, load_templates
+from langrag_eval.grammar import ReferenceGrader, build_dataset, demo_database, evaluate_answers, load_templates
 from langrag_eval.grammar.dataset import GrammarDataset, _json_value
 from langrag_eval.grammar.demo import demo_templates_path
+from langrag_eval.pipelines import AgentAnswer
+from langrag_eval.runtime import Judge
+from langrag_eval.testing import ScriptedModel
 
 CHINOOK = Path(__file__).resolve().parents[3] / "shared" / "data" / "chinook" / "Chinook_Sqlite.sqlite"
 CHINOOK_TEMPLATES = Path(__file__).parent / "data" / "chinook_templates.json"
@@ -118,3 +121,18 @@ def test_bad_policies_and_caps_are_config_errors() -> None:
         build_dataset(demo_database(), [], on_null="keep")  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="max_answer_rows"):
         build_dataset(demo_database(), [], max_answer_rows=0)
+
+
+async def test_null_answers_kept_as_unknown_are_graded_other_flags_are_not() -> None:
+    if not CHINOOK.is_file():
+        pytest.skip(f"{CHINOOK} not found")
+    templates = [t for t in load_templates(CHINOOK_TEMPLATES).templates if t.id in ("customer-company", "artist-albums")]
+    data = build_dataset(CHINOOK, templates, on_null="unknown", on_multiple="flag", max_answer_rows=None)
+    nulls = [q for q in data.queries if q.flag == "null_answer"]
+    multiple = [q for q in data.queries if q.flag == "multiple_answers"]
+    assert nulls and multiple
+    answers = [AgentAnswer(qid=q.id, query=q.question, agent="rag", answer="That is unknown.") for q in data.queries]
+    grader = ReferenceGrader(Judge(ScriptedModel(lambda p: "Judgement: [[Correct]]")))
+    summary = await evaluate_answers(data.queries, answers, grader)
+    assert summary["agents"]["rag"]["items"] == len(data.queries) - len(multiple)
+    assert any(f"{len(multiple)} flagged quer" in p for p in summary["problems"])
