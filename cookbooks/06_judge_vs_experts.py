@@ -115,9 +115,10 @@ def main(argv: list[str] | None = None) -> int:
     ids = [s.id for s in data.samples]
     judge_scores = {i: g.score if isinstance(g, VragGrade) else None for i, g in zip(ids, grades)}
 
-    # 3. Compare. The experts are combined by the median (an even count takes the lower middle);
-    #    items the judge could not grade are excluded and counted, never scored 0.
-    experts = combine_median(data.humans)
+    # 3. Compare. The experts are combined by the median; with two experts that is one of the two,
+    #    picked at random with a fixed seed, as the vRAG-Eval paper did. Items the judge could not
+    #    grade are excluded and counted, never scored 0.
+    experts = combine_median(data.humans, even="random", seed=0)
     report = agreement(judge_scores, experts, names=("judge", "experts"))
     between_experts = agreement({i: h.get("expert_a") for i, h in data.humans.items()},
                                 {i: h.get("expert_b") for i, h in data.humans.items()},

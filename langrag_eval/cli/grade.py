@@ -20,11 +20,11 @@ from ..errors import ConfigError, DataError
 from ..grading import ARTIFACT, Columns, GradedExample, VragGrade, VragGrader, read_grading_file, summarise
 from ..io import parse_json, read_table
 from ..results import Unscored
+from ..files import atomic_write
 from ..runtime import run_sync
 from ..runtime.identity import file_digest
-from ..stats import agreement, combine
+from ..stats import agreement, combine, describe_combination
 from ._common import add_judge_options, open_cli_run, say, say_reuse, setup_judge
-from ..files import atomic_write
 from ._files import output_file
 from .agreement import format_agreement, report_issues
 
@@ -47,9 +47,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--subject-col", default=None, help="subject-area column for a per-subject breakdown")
     p.add_argument("--combine", default="median",
                    help="combine the human columns by 'median' (default) or take one annotator's column")
-    p.add_argument("--even", choices=("low", "high", "random"), default="low",
-                   help="median of an even number of human scores: lower middle (default), upper "
-                        "middle, or one of the two at random (seeded by --seed)")
+    p.add_argument("--even", choices=("low", "high", "random"), default="random",
+                   help="median of an even number of human scores (two graders): one of the two at "
+                        "random, seeded by --seed, as the vRAG-Eval paper did (default), the lower "
+                        "middle, or the upper middle")
     p.add_argument("--seed", type=int, default=0, help="seed for --even random (default 0)")
     p.add_argument("--threshold", type=int, default=4, help="lowest accepted score (default 4)")
     p.add_argument("--confidence", action="store_true", help="ask the judge for its confidence (0-100)")
@@ -162,7 +163,7 @@ def handle(args: argparse.Namespace) -> int:
     agreement_out = None
     if humans:
         combined = combine(data.humans, args.combine, even=args.even, seed=args.seed)
-        how = args.combine if args.combine != "median" else f"median of {', '.join(humans)} (even: {args.even})"
+        how = describe_combination(args.combine, humans, even=args.even, seed=args.seed)
         agreement_out = agreement(judge_scores, combined, names=("judge", "humans"),
                                   threshold=args.threshold).as_dict()
         agreement_out["humans"] = how

@@ -60,6 +60,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="queries whose SQL returns nothing (default drop)")
     g.add_argument("--multiple", choices=("drop", "flag"), default="drop",
                    help="queries whose SQL returns several answers (default drop)")
+    g.add_argument("--null", choices=("drop", "unknown"), default="drop",
+                   help="queries whose only answer is NULL: drop, or keep with the answer 'unknown' "
+                        "(default drop; either way counted)")
+    g.add_argument("--max-answer-rows", type=int, default=20,
+                   help="distinct answers read per query; a query with more is dropped and counted "
+                        "(default 20)")
     g.add_argument("--stratify", type=int, default=None, metavar="K",
                    help="keep exactly K text forms per SQL logic (stratified sampling)")
     g.add_argument("--max-combinations", type=int, default=5000, help="per template (default 5000)")
@@ -168,6 +174,7 @@ def _generate(args: argparse.Namespace) -> int:
     if args.templates_only:
         return 0
     data = build_dataset(db, templates, schema=schema, on_no_answer=args.no_answer, on_multiple=args.multiple,
+                         on_null=args.null, max_answer_rows=args.max_answer_rows,
                          max_combinations=args.max_combinations, seed=args.seed)
     queries = data.queries
     if args.stratify:
@@ -175,7 +182,8 @@ def _generate(args: argparse.Namespace) -> int:
         say(f"stratified to {args.stratify} text form(s) per logic; {dropped} logic(s) with fewer dropped")
     for r in data.reports:
         say(f"{r.template_id}: {r.combinations} combinations, {r.logics} logics, {r.queries} queries "
-            f"(no answer {r.no_answer}, several answers {r.multiple_answers})")
+            f"(no answer {r.no_answer}, several answers {r.multiple_answers}, NULL only {r.null_answer}, "
+            f"more than {args.max_answer_rows} answers {r.too_many_answers})")
         for e in r.errors:
             say(f"  error: {e}", err=True)
         for w in r.warnings:

@@ -31,7 +31,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "tournament", help="rank RAG agents by pairwise LLM-judged games (RAGElo)",
         description="Judge retrieved documents, play the agents' answers against each other (both "
-                    "orders per game), and rank them with Elo and Bradley-Terry.")
+                    "orders per game by default, or one with --orders 1), and rank them with Elo and "
+                    "Bradley-Terry.")
     p.add_argument("files", nargs="*", metavar="CSV",
                    help="RAGElo layout: queries.csv (qid,query) documents.csv (qid,did,document[,agent,rank]) "
                         "answers.csv (qid,agent,answer); documents.csv may be left out")
@@ -43,6 +44,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--max-games", type=int, default=None, help="stop after this many games")
     p.add_argument("--threshold", type=int, choices=(0, 1, 2), default=2,
                    help="least relevance a document needs to be shown to the pairwise judge (default 2)")
+    p.add_argument("--orders", type=int, choices=(1, 2), default=2,
+                   help="judge each game in both orders, a disagreement a tie (2, default), or once with "
+                        "the answer shown first chosen by a seeded coin (1, as the RAGElo paper's Table 5)")
+    p.add_argument("--ndcg-gain", choices=("linear", "exponential"), default="exponential",
+                   help="nDCG gain: 2**rel - 1 (exponential, default) or rel (linear, trec_eval's)")
     p.add_argument("--factors", default=None, help="what the pairwise judge should weigh, in words")
     p.add_argument("--factors-file", default=None, help="read --factors from a file")
     p.add_argument("--pointwise", action="store_true",
@@ -87,7 +93,8 @@ def handle(args: argparse.Namespace) -> int:
     if args.factors_file:
         factors = read_text(args.factors_file, what="factors file").strip()
     settings = {"schedule": args.schedule, "n_games_per_query": args.games_per_query,
-                "threshold": args.threshold, "pointwise": args.pointwise, "k": args.k,
+                "threshold": args.threshold, "orders": args.orders, "ndcg_gain": args.ndcg_gain,
+                "pointwise": args.pointwise, "k": args.k,
                 "tournaments": args.tournaments, "n_boot": args.bootstrap, "seed": args.seed,
                 "max_games": args.max_games, "relevance_prompt": args.relevance_prompt,
                 "pointwise_prompt": args.pointwise_prompt, "pairwise_prompt": args.pairwise_prompt}

@@ -28,8 +28,9 @@ there is nothing to divide by; never NaN)::
     }                                       # (langrag_eval.stats) of judge against humans
 
 ``langrag-eval grade`` adds to ``agreement`` the keys ``humans`` (how the human columns were
-combined, e.g. ``"median of a, b, c (even: low)"``) and ``annotators`` (``{column: AgreementReport
-dict}`` against each human column alone, when there are several), and to the summary ``input``:
+combined, rule and seed, e.g. ``"median of a, b (an even count: one of the two middle scores at
+random, seed 0, as vRAG-Eval)"``) and ``annotators`` (``{column: AgreementReport dict}`` against
+each human column alone, when there are several), and to the summary ``input``:
 ``{"file": path, "rows_skipped": n, "problems": n}``.
 
 >>> from langrag_eval.grading import VragGrade

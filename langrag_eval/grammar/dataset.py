@@ -3,9 +3,24 @@
 For each valid SQL template: the distinct non-NULL values of every placeholder's column
 (``SELECT DISTINCT``, built with SQLAlchemy Core so identifiers are quoted), their Cartesian product,
 and for each combination the template run with the values *bound as parameters* on a read-only
-connection. A combination with exactly one distinct answer row becomes one SQL logic, phrased by
-every text template. Combinations with no answer or several answers are dropped, or kept with a
-``flag`` when asked.
+connection. The combination's answer set is the engine's full distinct result: every row is read
+and de-duplicated (by Python value) before any cap applies. NULL is an answer value like any other:
+``{NULL, 'Vários'}`` is two answers, not one.
+
+A combination with exactly one distinct answer row becomes one SQL logic, phrased by every text
+template. The others are each counted in the template's :class:`TemplateReport`, never lost silently:
+
+* no row at all (``no_answer``): dropped, or kept with that ``flag`` (``on_no_answer="flag"``);
+* several distinct rows (``multiple_answers``): dropped, or kept with that flag (``on_multiple``);
+* only NULL (``null_answer``, e.g. a customer without a company): dropped (``on_null="drop"``, the
+  default), or kept (``on_null="unknown"``) with the answer ``null_text`` ("unknown"), the flag
+  ``null_answer`` and ``answer_rows == [[None]]``; such a query is graded (the database knows
+  there is no value, and a system should say so);
+* more than ``max_answer_rows`` distinct rows (``too_many_answers``): always dropped, because only
+  part of the answer set was read and a partial set must not pass for the database's answer.
+  ``max_answer_rows=None`` reads every row.
+
+A NULL inside an otherwise filled row reads as ``null_text`` in the answer text.
 
 >>> from langrag_eval.grammar.demo import demo_database, demo_templates_path
 >>> from langrag_eval.grammar.templates import load_templates
@@ -33,7 +48,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ..errors import ConfigError, DataError
 from ..files import atomic_write
 from ..io import read_text
-from .db import readonly_engine, run_many, sqlglot_dialect
+from .db import AnswerRows, readonly_engine, run_many, sqlglot_dialect
 from .schema import DatabaseSchema, introspect
 from .templates import (
     _TEXT_PLACEHOLDER,
@@ -56,11 +71,14 @@ __all__ = [
 ]
 
 Policy = Literal["drop", "flag"]
+NullPolicy = Literal["drop", "unknown"]
+Flag = Literal["no_answer", "multiple_answers", "null_answer"]
 
 
 class GrammarQuery(BaseModel):
     """One text query with its ground truth. ``logic_id`` names the SQL query (template + values)
-    it phrases; queries sharing it form one group in the modular evaluation."""
+    it phrases; queries sharing it form one group in the modular evaluation. ``answer_rows`` is the
+    full distinct answer set the database returned (JSON values, NULL as ``None``)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -72,9 +90,10 @@ class GrammarQuery(BaseModel):
     question: str
     answer: str | None
     answer_values: list[Any] | None = None
+    answer_rows: list[list[Any]] | None = None
     sql: str
     params: dict[str, Any]
-    flag: Literal["no_answer", "multiple_answers"] | None = None
+    flag: Flag | None = None
 
 
 class TemplateReport(BaseModel):
@@ -84,6 +103,8 @@ class TemplateReport(BaseModel):
     queries: int = 0
     no_answer: int = 0
     multiple_answers: int = 0
+    null_answer: int = 0
+    too_many_answers: int = 0
     skipped_combinations: int = 0
     errors: list[str] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
@@ -145,23 +166,27 @@ def _logic_id(template_id: str, params: dict[str, Any]) -> str:
 
 
 def _phrase(template: SqlTemplate, texts: list, placeholders: tuple[Placeholder, ...], combo: tuple,
-            params: dict[str, Any], rows: list[tuple[Any, ...]], report: TemplateReport, sql: str,
-            on_no_answer: Policy, on_multiple: Policy) -> list[GrammarQuery]:
-    """One SQL query's text forms, or none when its answer is missing or ambiguous and dropped."""
-    distinct_rows = list(dict.fromkeys(r for r in rows if any(v is not None for v in r)))
-    flag: Literal["no_answer", "multiple_answers"] | None = None
-    if not distinct_rows:
-        report.no_answer += 1
+            params: dict[str, Any], found: AnswerRows, report: TemplateReport, sql: str,
+            policies: dict[str, str], null_text: str) -> list[GrammarQuery]:
+    """One SQL query's text forms, or none when its answer is missing, ambiguous, NULL or too large
+    and the policy drops it. Every outcome is counted in ``report``."""
+    rows = found.rows
+    flag: Flag | None = None
+    if not found.complete:
+        report.too_many_answers += 1
+        return []
+    if not rows:
         flag = "no_answer"
-        if on_no_answer == "drop":
-            return []
-    elif len(distinct_rows) > 1:
-        report.multiple_answers += 1
+    elif len(rows) > 1:
         flag = "multiple_answers"
-        if on_multiple == "drop":
+    elif all(v is None for v in rows[0]):
+        flag = "null_answer"
+    if flag is not None:
+        setattr(report, flag, getattr(report, flag) + 1)
+        if policies[flag] == "drop":
             return []
-    answer_values = [[_json_value(v) for v in row] for row in distinct_rows]
-    answer = "; ".join(", ".join(format_value(v) for v in row if v is not None) for row in distinct_rows) or None
+    answer_values = [[_json_value(v) for v in row] for row in rows]
+    answer = "; ".join(", ".join(null_text if v is None else format_value(v) for v in row) for row in rows) or None
     by_key = {p.key: v for p, v in zip(placeholders, combo)}
     logic = _logic_id(template.id, by_key)
     report.logics += 1
@@ -169,18 +194,30 @@ def _phrase(template: SqlTemplate, texts: list, placeholders: tuple[Placeholder,
     return [GrammarQuery(id=f"{logic}/{t.id}", logic_id=logic, template_id=template.id, text_id=t.id,
                          style=t.style, question=fill_text(t.text, by_key), answer=answer,
                          answer_values=answer_values[0] if len(answer_values) == 1 else answer_values or None,
-                         sql=sql, params={k: _json_value(v) for k, v in params.items()}, flag=flag)
+                         answer_rows=answer_values, sql=sql,
+                         params={k: _json_value(v) for k, v in params.items()}, flag=flag)
             for t in texts]
 
 
 def build_dataset(db: str | Path | sa.Engine, templates: TemplateSet | list[SqlTemplate], *,
                   schema: DatabaseSchema | None = None, on_no_answer: Policy = "drop",
-                  on_multiple: Policy = "drop", max_combinations: int = 5000, max_answer_rows: int = 20,
+                  on_multiple: Policy = "drop", on_null: NullPolicy = "drop", null_text: str = "unknown",
+                  max_combinations: int = 5000, max_answer_rows: int | None = 20,
                   seed: int = 0) -> GrammarDataset:
     """Generate every (text query, answer) pair the templates allow. One template's problems (a
-    missing column, an empty table) are reported in its :class:`TemplateReport`; the others run."""
+    missing column, an empty table) are reported in its :class:`TemplateReport`; the others run.
+    The policies for missing, several, NULL-only and too many answers are in the module docstring."""
     if max_combinations < 1:
         raise ConfigError("max_combinations must be at least 1")
+    if max_answer_rows is not None and max_answer_rows < 1:
+        raise ConfigError("max_answer_rows must be at least 1 (or None to read every row)")
+    for name, value, allowed in (("on_no_answer", on_no_answer, ("drop", "flag")),
+                                 ("on_multiple", on_multiple, ("drop", "flag")),
+                                 ("on_null", on_null, ("drop", "unknown"))):
+        if value not in allowed:
+            raise ConfigError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
+    policies = {"no_answer": on_no_answer, "multiple_answers": on_multiple,
+                "null_answer": "drop" if on_null == "drop" else "keep"}
     engine = db if isinstance(db, sa.Engine) else readonly_engine(db)
     schema = schema or introspect(engine)
     dialect = sqlglot_dialect(engine)
@@ -214,10 +251,10 @@ def build_dataset(db: str | Path | sa.Engine, templates: TemplateSet | list[SqlT
             combos = rng.sample(combos, max_combinations)
         param_sets = [{p.name: v for p, v in zip(check.bound.placeholders, combo)} for combo in combos]
         try:
-            for combo, params, rows in zip(combos, param_sets, run_many(
-                    engine, check.bound.sql, param_sets, max_rows=max_answer_rows)):
-                queries.extend(_phrase(template, texts, check.bound.placeholders, combo, params, rows,
-                                       report, check.bound.sql, on_no_answer, on_multiple))
+            for combo, params, found in zip(combos, param_sets, run_many(
+                    engine, check.bound.sql, param_sets, max_distinct=max_answer_rows)):
+                queries.extend(_phrase(template, texts, check.bound.placeholders, combo, params, found,
+                                       report, check.bound.sql, policies, null_text))
         except (sa.exc.DBAPIError, DataError) as exc:
             report.errors.append(f"running template {template.id} failed: {getattr(exc, 'orig', None) or exc}")
     return GrammarDataset(queries=queries, reports=reports, problems=problems)

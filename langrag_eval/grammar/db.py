@@ -4,12 +4,17 @@ checked to be one plain SELECT before it runs.
 Two independent locks, so a mistake in one does not open the database to writes:
 
 * the connection is read-only: SQLite files open through a ``mode=ro`` URI with
-  ``PRAGMA query_only = ON``; PostgreSQL and MySQL sessions are set to read-only transactions; any
-  other backend gets the SQL-standard ``SET TRANSACTION READ ONLY`` at the start of each transaction;
+  ``PRAGMA query_only = ON``; PostgreSQL and MySQL/MariaDB sessions are set (and committed) to
+  read-only transactions; PostgreSQL and any other backend also get the SQL-standard
+  ``SET TRANSACTION READ ONLY`` at the start of each transaction;
 * :func:`guard_select` parses the statement with sqlglot and accepts exactly one ``SELECT`` (with
   ``WITH``/``UNION`` allowed) that contains no data-changing or ``SELECT ... INTO`` node.
 
 Values always travel as bound parameters, never inside SQL text.
+
+A session may switch itself back to read-write (no statement that does so passes the guard). The
+strongest lock is outside this package: connect as a database role that may only ``SELECT``
+(the README shows how on PostgreSQL and MariaDB).
 
 >>> from langrag_eval.grammar.demo import demo_database
 >>> engine = readonly_engine(demo_database())
@@ -25,6 +30,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -35,7 +41,8 @@ from sqlglot import exp
 
 from ..errors import ConfigError, DataError
 
-__all__ = ["guard_select", "normalise_url", "readonly_engine", "run_many", "run_select", "sqlglot_dialect"]
+__all__ = ["AnswerRows", "distinct_rows", "guard_select", "normalise_url", "readonly_engine", "run_many",
+           "run_select", "sqlglot_dialect"]
 
 _DIALECTS = {"sqlite": "sqlite", "postgresql": "postgres", "mysql": "mysql", "mariadb": "mysql",
              "mssql": "tsql", "oracle": "oracle", "duckdb": "duckdb", "snowflake": "snowflake",
@@ -84,8 +91,13 @@ def readonly_engine(db: str | Path) -> sa.Engine:
             cursor = dbapi_conn.cursor()
             cursor.execute(statement)
             cursor.close()
+            # PostgreSQL's SET is transactional: left uncommitted, the pool's rollback when the
+            # connection is first handed out undoes it and the session writes again.
+            dbapi_conn.commit()
 
-    if name not in ("postgresql", "mysql", "mariadb"):
+    if name != "mysql" and name != "mariadb":
+        # A second lock on every transaction, in case a session ever left read-only mode. (MySQL
+        # refuses SET TRANSACTION inside an implicit transaction; its session setting suffices.)
         @sa.event.listens_for(engine, "begin")
         def _transaction_readonly(conn: sa.Connection) -> None:
             conn.exec_driver_sql("SET TRANSACTION READ ONLY")
@@ -144,12 +156,53 @@ def run_select(engine: sa.Engine, sql: str, params: Mapping[str, Any] | None = N
         return [tuple(r) for r in rows]
 
 
+@dataclass(frozen=True)
+class AnswerRows:
+    """The distinct rows of one query, in first-seen order. ``complete`` is False when reading stopped
+    because there were more than the cap: ``rows`` is then only the first ``cap`` of them."""
+
+    rows: list[tuple[Any, ...]]
+    complete: bool = True
+
+
+def _key(row: tuple[Any, ...]) -> Any:
+    try:
+        hash(row)
+        return row
+    except TypeError:  # a driver's list or dict value (PostgreSQL arrays, JSON)
+        return repr(row)
+
+
+def distinct_rows(rows: Iterable[Iterable[Any]], cap: int | None = None) -> AnswerRows:
+    """De-duplicate *every* row before any cap: a cap never hides a second distinct value behind
+    repeats of the first. Rows compare by Python value (NULL is ``None``, a value like any other);
+    reading stops at the first distinct row past ``cap``.
+
+    >>> distinct_rows([("a",), ("a",), (None,), ("a",)])
+    AnswerRows(rows=[('a',), (None,)], complete=True)
+    >>> distinct_rows([("a",), ("a",), ("b",), ("c",)], cap=1)
+    AnswerRows(rows=[('a',)], complete=False)
+    """
+    seen: dict[Any, tuple[Any, ...]] = {}
+    for raw in rows:
+        row = tuple(raw)
+        seen.setdefault(_key(row), row)
+        if cap is not None and len(seen) > cap:
+            return AnswerRows(list(seen.values())[:cap], complete=False)
+    return AnswerRows(list(seen.values()))
+
+
 def run_many(engine: sa.Engine, sql: str, param_sets: Iterable[Mapping[str, Any]], *,
-             max_rows: int) -> Iterator[list[tuple[Any, ...]]]:
+             max_distinct: int | None = None) -> Iterator[AnswerRows]:
     """Guard ``sql`` once, then run it for each parameter set on one read-only connection (a
-    template's thousands of combinations should not each pay for a parse and a connect)."""
+    template's thousands of combinations should not each pay for a parse and a connect), yielding
+    each result's distinct rows (see :func:`distinct_rows`)."""
     guard_select(sql, sqlglot_dialect(engine))
     statement = sa.text(sql)
     with engine.connect() as conn:
         for params in param_sets:
-            yield [tuple(r) for r in conn.execute(statement, dict(params)).fetchmany(max_rows)]
+            result = conn.execute(statement, dict(params))
+            try:
+                yield distinct_rows(result, max_distinct)
+            finally:
+                result.close()  # stopping early at the cap leaves rows unread

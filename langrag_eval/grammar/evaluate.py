@@ -89,7 +89,9 @@ async def evaluate_answers(queries: Sequence[GrammarQuery], answers: Sequence[Ag
                            limit: int = 16) -> dict[str, Any]:
     """Grade and analyse every agent's answers; returns (and stores, given a store and run id) the
     ``grammar`` artifact. ``compare`` defaults to ("short", "long") when both clusters exist."""
-    by_id = {q.id: q for q in queries if q.answer is not None and q.flag is None}
+    # A NULL-only answer kept as "unknown" is a true answer (the database holds no value); the
+    # other flags mean no single true answer.
+    by_id = {q.id: q for q in queries if q.answer is not None and q.flag in (None, "null_answer")}
     problems: list[str] = []
     skipped = len(queries) - len(by_id)
     if skipped:

@@ -206,6 +206,11 @@ def _check_tree(tree: exp.Expression, bound: BoundSql, schema: DatabaseSchema, v
             other = parent.left if parent.right is node else parent.right
             if isinstance(other, exp.Column) and resolved.get(id(other)):
                 fixed.add(".".join(resolved[id(other)]))  # type: ignore[arg-type]
+            elif isinstance(other, exp.Literal) and other.is_string:
+                # MySQL reads "Name" as a string, not a column: the query would match nothing.
+                v.errors.append(f"placeholder :{node.name} is compared with the string {other.sql()}, not "
+                                "a column (in MySQL/MariaDB double quotes make a string: quote "
+                                "identifiers with backticks)")
     if isinstance(tree, exp.Select):
         for projection in tree.expressions:
             for col in projection.find_all(exp.Column):

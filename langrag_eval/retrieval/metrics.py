@@ -1,4 +1,6 @@
-"""Retrieval metrics over graded relevance (0 not, 1 somewhat, 2 very relevant) or binary qrels.
+"""Retrieval metrics over graded relevance (0 not, 1 somewhat, 2 very relevant) or binary qrels:
+run-level means over the per-query functions of :mod:`langrag_eval.stats.ranking_metrics` (the one
+implementation, checked against trec_eval; repeated ids count once, at their first position).
 
 Per query, ``ranked`` is the retrieved ids best first and ``relevance`` maps judged ids to grades
 (unjudged ids count as 0). A document is *relevant* when its grade reaches ``threshold``: the
@@ -7,9 +9,10 @@ RAG-Fusion paper's Table 4 reports MRR@5 with ``threshold=2`` (very relevant onl
 
 - ``reciprocal_rank``, ``precision``, ``hit_rate`` are always defined (0 when nothing relevant is
   retrieved: that is the retriever's miss, and it is measured).
-- ``ndcg`` (linear gain ``grade / log2(rank + 1)``, as trec_eval) and ``recall`` are ``None`` when
-  the query has no relevant document at all: the ideal ranking is empty, so the ratio is undefined.
-  :func:`evaluate_run` leaves such queries out of those means and counts them in ``undefined``.
+- ``ndcg`` (gain named by ``gain``: ``"linear"`` ``grade``, as trec_eval, or ``"exponential"``
+  ``2**grade - 1``), ``recall`` and ``average_precision`` are ``None`` when the query has no relevant
+  document at all: the ideal ranking is empty, so the ratio is undefined. :func:`evaluate_run`
+  leaves such queries out of those means and counts them in ``undefined``.
 
 >>> rel = {"a": 2, "b": 1, "c": 0}
 >>> reciprocal_rank(["c", "b", "a"], rel, k=5), reciprocal_rank(["c", "b", "a"], rel, k=5, threshold=2)
@@ -22,78 +25,37 @@ RAG-Fusion paper's Table 4 reports MRR@5 with ``threshold=2`` (very relevant onl
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel
 
 from ..errors import ConfigError
+from ..stats.ranking_metrics import (
+    Gain,
+    average_precision,
+    hit_rate,
+    ndcg,
+    precision,
+    rank_by_score,
+    recall,
+    reciprocal_rank,
+)
 
 __all__ = [
     "RunScores",
+    "average_precision",
     "evaluate_run",
     "hit_rate",
     "mrr",
     "ndcg",
     "paper_mrr",
     "precision",
+    "rank_by_score",
     "recall",
     "reciprocal_rank",
 ]
 
 Relevance = Mapping[str, int | float]
-
-
-def _check(k: int | None, threshold: float) -> None:
-    if k is not None and k < 1:
-        raise ConfigError(f"k must be at least 1, got {k}")
-    if threshold <= 0:
-        raise ConfigError(f"relevance threshold must be positive, got {threshold}")
-
-
-def _top(ranked: Sequence[str], k: int | None) -> list[str]:
-    seen: set[str] = set()
-    unique = [d for d in ranked if not (d in seen or seen.add(d))]  # a repeated id counts once
-    return unique if k is None else unique[:k]
-
-
-def reciprocal_rank(ranked: Sequence[str], relevance: Relevance, *, k: int | None = None,
-                    threshold: float = 1) -> float:
-    """1 / rank of the first relevant document in the top ``k`` (0 when none)."""
-    _check(k, threshold)
-    for rank, doc in enumerate(_top(ranked, k), start=1):
-        if relevance.get(doc, 0) >= threshold:
-            return 1.0 / rank
-    return 0.0
-
-
-def precision(ranked: Sequence[str], relevance: Relevance, *, k: int, threshold: float = 1) -> float:
-    """Relevant documents in the top ``k``, divided by ``k``."""
-    _check(k, threshold)
-    return sum(relevance.get(d, 0) >= threshold for d in _top(ranked, k)) / k
-
-
-def hit_rate(ranked: Sequence[str], relevance: Relevance, *, k: int, threshold: float = 1) -> float:
-    """1.0 when a relevant document is in the top ``k``, else 0.0."""
-    return 1.0 if reciprocal_rank(ranked, relevance, k=k, threshold=threshold) > 0 else 0.0
-
-
-def recall(ranked: Sequence[str], relevance: Relevance, *, k: int, threshold: float = 1) -> float | None:
-    """Share of the relevant documents found in the top ``k``; None when there are none."""
-    _check(k, threshold)
-    relevant = {d for d, g in relevance.items() if g >= threshold}
-    if not relevant:
-        return None
-    return len(relevant & set(_top(ranked, k))) / len(relevant)
-
-
-def ndcg(ranked: Sequence[str], relevance: Relevance, *, k: int) -> float | None:
-    """Normalised discounted cumulative gain at ``k`` with linear gains; None when no grade is > 0."""
-    _check(k, 1)
-    dcg = sum(relevance.get(d, 0) / math.log2(i + 2) for i, d in enumerate(_top(ranked, k)))
-    ideal = sorted((g for g in relevance.values() if g > 0), reverse=True)[:k]
-    idcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
-    return dcg / idcg if idcg > 0 else None
 
 
 def mrr(run: Mapping[str, Sequence[str]], qrels: Mapping[str, Relevance], *, k: int | None = None,
@@ -106,36 +68,44 @@ def mrr(run: Mapping[str, Sequence[str]], qrels: Mapping[str, Relevance], *, k: 
 
 class RunScores(BaseModel):
     """Means over the queries of a run; ``undefined`` counts queries without any relevant document
-    (left out of the recall mean; ndcg leaves out those without any positive grade)."""
+    (left out of the recall and MAP means; ndcg leaves out those without any positive grade).
+    ``gain`` names nDCG's gain convention."""
 
     k: int
     threshold: float
+    gain: Gain = "linear"
     queries: int
     mrr: float
     ndcg: float | None
+    map: float | None = None
     precision: float
     recall: float | None
     hit_rate: float
     undefined: int
 
 
+def _mean(values: list[float | None]) -> float | None:
+    defined = [v for v in values if v is not None]
+    return sum(defined) / len(defined) if defined else None
+
+
 def evaluate_run(run: Mapping[str, Sequence[str]], qrels: Mapping[str, Relevance], *, k: int = 5,
-                 threshold: float = 1) -> RunScores:
+                 threshold: float = 1, gain: Gain = "linear") -> RunScores:
     """All metrics at ``k`` for a run (query id -> ranked doc ids) against qrels (query -> id -> grade)."""
     if not run:
         raise ConfigError("the run holds no queries")
     n = len(run)
     graded = [(r, qrels.get(q, {})) for q, r in run.items()]
-    ndcgs = [v for r, rel in graded if (v := ndcg(r, rel, k=k)) is not None]
-    recalls = [v for r, rel in graded if (v := recall(r, rel, k=k, threshold=threshold)) is not None]
+    recalls = [recall(r, rel, k=k, threshold=threshold) for r, rel in graded]
     return RunScores(
-        k=k, threshold=threshold, queries=n,
+        k=k, threshold=threshold, gain=gain, queries=n,
         mrr=sum(reciprocal_rank(r, rel, k=k, threshold=threshold) for r, rel in graded) / n,
-        ndcg=sum(ndcgs) / len(ndcgs) if ndcgs else None,
+        ndcg=_mean([ndcg(r, rel, k=k, gain=gain) for r, rel in graded]),
+        map=_mean([average_precision(r, rel, k=k, threshold=threshold) for r, rel in graded]),
         precision=sum(precision(r, rel, k=k, threshold=threshold) for r, rel in graded) / n,
-        recall=sum(recalls) / len(recalls) if recalls else None,
+        recall=_mean(recalls),
         hit_rate=sum(hit_rate(r, rel, k=k, threshold=threshold) for r, rel in graded) / n,
-        undefined=n - len(recalls))
+        undefined=sum(v is None for v in recalls))
 
 
 def paper_mrr(run: Mapping[str, Sequence[str]], qrels: Mapping[str, Relevance], *, k: int = 5) -> dict[str, float]:

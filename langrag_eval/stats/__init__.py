@@ -21,11 +21,11 @@ from .agreement import (
     reject_rate,
     spearman,
 )
-from .combine import EvenRule, combine, combine_annotator, combine_median
+from .combine import EvenRule, combine, combine_annotator, combine_median, describe_combination
 
 __all__ = [
     "LEVELS", "AgreementReport", "Correlation", "Paired", "agreement", "binary_agreement",
     "binary_confusion", "cohen_kappa", "confusion_matrix", "exact_agreement", "kendall_tau",
     "pair_scores", "reject_rate", "spearman", "EvenRule", "combine", "combine_annotator",
-    "combine_median",
+    "combine_median", "describe_combination",
 ]

@@ -40,7 +40,7 @@ from .evaluators import (
                          combine_orders,
                          reference_documents,
 )
-from .qrels import build_qrels, mrr_at_k, ndcg_at_k, retrieval_metrics
+from .qrels import build_qrels, retrieval_metrics
 from .ranking import (
                          BTFit,
                          BTIntervals,
@@ -92,8 +92,6 @@ __all__ = [
                          "format_summary",
                          "load_answers_jsonl",
                          "load_ragelo_csv",
-                         "mrr_at_k",
-                         "ndcg_at_k",
                          "reference_documents",
                          "retrieval_metrics",
                          "run_tournament",

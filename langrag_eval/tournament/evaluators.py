@@ -8,8 +8,12 @@
   from a last-line JSON object (Appendix A.2), with the agent's documents in the prompt.
 - :class:`PairwiseEvaluator` plays answer A against answer B with the documents pooled from both
   agents, each with its relevance judgment and reason; documents under ``threshold`` are dropped.
-  Every game is judged in both orders; when the two verdicts disagree the game is a tie. Both raw
-  verdicts are kept in the :class:`GameRecord`.
+  By default (``orders=2``) every game is judged in both orders; when the two verdicts disagree the
+  game is a tie. Both raw verdicts are kept in the :class:`GameRecord`. With ``orders=1`` each game
+  is judged once, as RAGElo did for the RAG-Fusion paper's Table 5, so win and tie rates compare with
+  it; which agent is shown first is a seeded coin per game (``seed``), so no agent gains from
+  position bias by its name's place in the alphabet, and the record keeps the one verdict under
+  ``forward`` (agent a shown first) or ``backward`` (agent b shown first).
 
 >>> import asyncio
 >>> from langrag_eval.runtime import Judge
@@ -18,10 +22,16 @@
 >>> game = asyncio.run(ev.compare("q?", "one", "two", [], agent_a="x", agent_b="y"))
 >>> game.outcome, game.forward, game.backward   # both orders prefer the answer shown first: a tie
 ('tie', 'A', 'A')
+>>> one = PairwiseEvaluator(Judge(ScriptedModel(["[[A]]"])), orders=1)
+>>> game = asyncio.run(one.compare("q?", "one", "two", [], agent_a="x", agent_b="y", qid="q1"))
+>>> game.orders, game.outcome == ("a" if game.forward else "b")
+(1, True)
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,9 +54,11 @@ __all__ = [
     "PointwiseScores",
     "RelevanceEvaluator",
     "RelevanceJudgment",
+    "a_shown_first",
     "combine_orders",
     "reference_documents",
     "run_sync",
+    "single_order",
 ]
 
 CRITERIA = ("relevance", "accuracy", "completeness", "precision")
@@ -144,8 +156,31 @@ def combine_orders(forward: Verdict, backward: Verdict) -> Outcome:
     return first if first == second else "tie"  # type: ignore[return-value]
 
 
+def single_order(forward: Verdict | None, backward: Verdict | None) -> Outcome:
+    """The outcome of a game judged in one order: the one verdict, read from agent a's side.
+
+    >>> single_order("A", None), single_order(None, "A"), single_order(None, "C")
+    ('a', 'b', 'tie')
+    """
+    if forward is not None:
+        return {"A": "a", "B": "b", "C": "tie"}[forward]  # type: ignore[return-value]
+    return {"A": "b", "B": "a", "C": "tie"}[backward]  # type: ignore[index,return-value]
+
+
+def a_shown_first(seed: int, qid: str, agent_a: str, agent_b: str) -> bool:
+    """The seeded coin of a single-order game: True when agent a's answer is shown as A. A hash, not
+    a shared random stream, so a resumed or re-scheduled run flips the same coin for the same game.
+
+    >>> a_shown_first(0, "q1", "x", "y") == a_shown_first(0, "q1", "x", "y")
+    True
+    """
+    digest = hashlib.sha256(json.dumps([seed, qid, agent_a, agent_b]).encode("utf-8")).digest()
+    return digest[0] % 2 == 0
+
+
 class GameRecord(BaseModel):
-    """One game between two agents on one query, judged in both orders."""
+    """One game between two agents on one query, judged in both orders (or in one, where the other
+    verdict is None)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -153,8 +188,8 @@ class GameRecord(BaseModel):
     agent_a: str
     agent_b: str
     outcome: Outcome
-    forward: Verdict          # verdict with agent_a's answer shown as A
-    backward: Verdict         # verdict with agent_b's answer shown as A
+    forward: Verdict | None   # verdict with agent_a's answer shown as A
+    backward: Verdict | None  # verdict with agent_b's answer shown as A
     raw_forward: str | None = None
     raw_backward: str | None = None
     documents: list[str] = Field(default_factory=list)   # ids of the reference documents shown
@@ -165,8 +200,16 @@ class GameRecord(BaseModel):
         return {"a": 1.0, "b": 0.0, "tie": 0.5}[self.outcome]
 
     @property
+    def orders(self) -> int:
+        """How many orders the game was judged in (1 or 2)."""
+        return int(self.forward is not None) + int(self.backward is not None)
+
+    @property
     def consistent(self) -> bool:
-        """True when both orders named the same winner (or both said tie)."""
+        """True when both orders named the same winner (or both said tie); a single-order game shows
+        no flip, so it counts as consistent."""
+        if self.forward is None or self.backward is None:
+            return True
         return {"A": "a", "B": "b", "C": "t"}[self.forward] == {"A": "b", "B": "a", "C": "t"}[self.backward]
 
 
@@ -186,7 +229,8 @@ def reference_documents(documents: Sequence[Document],
 
 @dataclass
 class PairwiseEvaluator:
-    """Plays answer A against answer B for one query, in both orders.
+    """Plays answer A against answer B for one query, in both orders (``orders=2``) or in one
+    (``orders=1``, the shown-first agent a seeded coin per game).
 
     ``threshold``: the least relevance level (0-2) a pooled document needs to be shown (2 in the
     paper). ``factors``: what the judge should weigh, in words (the paper's configurable factors).
@@ -196,10 +240,14 @@ class PairwiseEvaluator:
     threshold: int = 2
     factors: str = DEFAULT_FACTORS
     prompt: str | Path | PromptTemplate = "tournament/pairwise"
+    orders: int = 2
+    seed: int = 0
 
     def __post_init__(self) -> None:
         if self.threshold not in (0, 1, 2):
             raise ValueError("threshold must be 0, 1 or 2")
+        if self.orders not in (1, 2):
+            raise ValueError("orders must be 1 (one judgment per game) or 2 (both orders)")
         self._template = _template(self.prompt)
         self._template.check_variables({"query", "documents", "answer_a", "answer_b", "factors"})
 
@@ -223,6 +271,18 @@ class PairwiseEvaluator:
             return _invalid(f"an empty answer ({agent_a if not answer_a.strip() else agent_b})")
         forward_prompt, backward_prompt = self.prompts(query, answer_a, answer_b, documents)
         fmt = PairwiseFormat()
+        if self.orders == 1:
+            first = a_shown_first(self.seed, qid, agent_a, agent_b)
+            name = "forward" if first else "backward"
+            ans = await self.judge.ask(forward_prompt if first else backward_prompt, fmt)
+            if isinstance(ans.value, Unscored):
+                return Unscored(reason=f"{name} order: {ans.value.reason}", cause=ans.value.cause,
+                                raw=f"{name}:\n{ans.raw}")
+            fwd, bwd = (ans.value, None) if first else (None, ans.value)
+            return GameRecord(qid=qid, agent_a=agent_a, agent_b=agent_b, outcome=single_order(fwd, bwd),
+                              forward=fwd, backward=bwd, raw_forward=ans.raw if first else None,
+                              raw_backward=None if first else ans.raw,
+                              documents=[d["id"] for d in documents], dropped=dropped)
         forward, backward = await gather_bounded([forward_prompt, backward_prompt],
                                                  lambda p: self.judge.ask(p, fmt), limit=2)
         failed = [(name, ans) for name, ans in (("forward", forward), ("backward", backward))

@@ -34,6 +34,7 @@ from .evaluators import (
     RelevanceJudgment,
     run_sync,
 )
+from ..stats.ranking_metrics import Gain
 from .qrels import build_qrels, retrieval_metrics
 from .schedule import AdaptiveScheduler, Pairing, available_games, sample_games
 from .summary import build_summary
@@ -48,7 +49,9 @@ class TournamentConfig(BaseModel):
 
     ``schedule``: ``all`` pairs on every query, ``sample`` (``n_games_per_query`` per query, seeded)
     or ``adaptive``. ``threshold``: least relevance level a pooled document needs to be shown to the
-    pairwise judge. ``k``: cut-off of MRR@k / nDCG@k.
+    pairwise judge. ``k``: cut-off of MRR@k / nDCG@k; ``ndcg_gain``: its gain convention.
+    ``orders``: 2 judges every game in both orders (a disagreement is a tie); 1 judges it once, the
+    agent shown first a seeded coin per game, as RAGElo did for the RAG-Fusion paper's Table 5.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -57,8 +60,10 @@ class TournamentConfig(BaseModel):
     n_games_per_query: int = 15
     threshold: int = Field(default=2, ge=0, le=2)
     factors: str = DEFAULT_FACTORS
+    orders: Literal[1, 2] = 2
     pointwise: bool = False
     k: int = Field(default=5, ge=1)
+    ndcg_gain: Gain = "exponential"
     tournaments: int = Field(default=500, ge=1)
     elo_k: float = 32.0
     initial: float = 1000.0
@@ -101,7 +106,7 @@ async def run_tournament(data: TournamentData, judge: Judge, config: TournamentC
     batch: dict[str, Any] = {"store": store, "run_id": run_id, "limit": limit}
     relevance_ev = RelevanceEvaluator(judge, prompt=config.relevance_prompt)
     pairwise_ev = PairwiseEvaluator(judge, threshold=config.threshold, factors=config.factors,
-                                    prompt=config.pairwise_prompt)
+                                    prompt=config.pairwise_prompt, orders=config.orders, seed=config.seed)
     calls_before = judge.usage.calls
 
     # 1. every pooled document once per query, however many agents retrieved it
@@ -185,7 +190,7 @@ async def run_tournament(data: TournamentData, judge: Judge, config: TournamentC
     qrels = build_qrels(relevance)
     summary = build_summary(
         data_with_problems, config, relevance=relevance,
-        retrieval=retrieval_metrics(data, qrels, k=config.k, unjudged=unjudged), pointwise=point,
+        retrieval=retrieval_metrics(data, qrels, k=config.k, unjudged=unjudged, gain=config.ndcg_gain), pointwise=point,
         played=played, available=len(candidates), skipped=skipped,
         adaptive=None if adaptive is None else {"rounds": adaptive.rounds, "stopped": adaptive.stopped})
     summary["judge_calls"] = judge.usage.calls - calls_before

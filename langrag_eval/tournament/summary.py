@@ -17,14 +17,14 @@ Shape (every number a float or int; ``null`` where undefined, never NaN)::
                              "average": {"win"}}},
       "retrieval": {"k": 5, "attributed": true, "documents_judged": 812, "documents_unscored": 0,
                     "levels": {"0": 301, "1": 250, "2": 261},
-                    "per_agent": {agent: {"queries", "mrr": {"somewhat", "very"}, "ndcg",
+                    "per_agent": {agent: {"queries", "mrr": {"somewhat", "very"}, "ndcg", "ndcg_gain",
                                           "ndcg_undefined", "unjudged_in_top_k"}}},   # Table 4
       "pointwise": null | {"criteria": [...], "scored": n, "unscored": n,
                            "means": {agent: {criterion: mean}},
                            "t_tests": [{"agent_a", "agent_b", "criterion", "n", "mean_difference",
                                         "t", "p", "note"}]},
       "games": {"available": n, "scheduled": n, "played": n, "unscored": n,
-                "skipped_missing_answer": n, "consistent": n, "position_flips": n},
+                "skipped_missing_answer": n, "orders": 1 | 2, "consistent": n, "position_flips": n},
       "adaptive": null | {"rounds": [{"games", "total", "ranking", "unsettled"}], "stopped": "settled"},
       "left_out": {"counts": {kind: n}, "messages": [...], "truncated": n},
       "judge_calls": n, "usage": {...}
@@ -117,7 +117,7 @@ def build_summary(data: TournamentData, config: Any, *, relevance: Mapping[tuple
         "pointwise": _pointwise(data, pointwise),
         "games": {"available": available, "scheduled": len(played), "played": len(records),
                   "unscored": len(played) - len(records), "skipped_missing_answer": skipped,
-                  "consistent": sum(r.consistent for r in records),
+                  "orders": config.orders, "consistent": sum(r.consistent for r in records),
                   "position_flips": sum(not r.consistent for r in records)},
         "adaptive": adaptive,
         "left_out": data.summary_of_problems(),
@@ -160,16 +160,20 @@ def format_summary(summary: Mapping[str, Any]) -> str:
     out.append("")
     if retrieval["per_agent"]:
         k = retrieval["k"]
-        out.append(f"Retrieval (LLM-judged qrels): MRR@{k} somewhat (>=1), very (>=2), nDCG@{k}:")
+        gains = {m.get("ndcg_gain", "exponential") for m in retrieval["per_agent"].values()}
+        out.append(f"Retrieval (LLM-judged qrels): MRR@{k} somewhat (>=1), very (>=2), "
+                   f"nDCG@{k} ({'/'.join(sorted(gains))} gain):")
         for agent, m in sorted(retrieval["per_agent"].items()):
             out.append(f"  {agent}: {_f(m['mrr']['somewhat'])}  {_f(m['mrr']['very'])}  {_f(m['ndcg'])}")
     else:
         out.append("Retrieval: documents are not attributed to agents (no agent column); no MRR per agent.")
     g = summary["games"]
     out.append("")
-    out.append(f"Games: {g['played']} played ({g['position_flips']} with verdicts that changed with the "
-               f"order, counted as ties), {g['unscored']} unscored, {g['skipped_missing_answer']} skipped "
-               f"for a missing answer. Judge calls: {summary.get('judge_calls', '-')}.")
+    how = (f"{g['position_flips']} with verdicts that changed with the order, counted as ties"
+           if g.get("orders", 2) == 2 else "each judged in one order, the answer shown first chosen by a "
+           "seeded coin, as in the RAGElo paper's Table 5")
+    out.append(f"Games: {g['played']} played ({how}), {g['unscored']} unscored, {g['skipped_missing_answer']} "
+               f"skipped for a missing answer. Judge calls: {summary.get('judge_calls', '-')}.")
     left = summary["left_out"]
     if left["counts"]:
         out.append("Left out: " + ", ".join(f"{n} {kind}" for kind, n in sorted(left["counts"].items())))

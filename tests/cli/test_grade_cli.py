@@ -79,6 +79,8 @@ def test_two_hundred_rows_summary_then_rerun_makes_zero_model_calls(tmp_path: Pa
     assert summary["agreement"]["exact"] == expected["exact"]
     assert summary["agreement"]["binary_confusion"] == expected["binary_confusion"]
     assert set(summary["agreement"]["annotators"]) == {"e1", "e2", "e3"}
+    assert summary["agreement"]["humans"] == ("median of e1, e2, e3 (an even count: one of the two middle "
+                                              "scores at random, seed 0, as vRAG-Eval)")
 
 
 def test_bad_rows_are_reported_and_the_other_items_graded(tmp_path: Path, capsys) -> None:

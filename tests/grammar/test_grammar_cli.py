@@ -21,7 +21,7 @@ def test_generate_demo_without_a_model(tmp_path: Path, capsys: pytest.CaptureFix
     assert len(queries) == 84 and len({q.logic_id for q in queries}) == 42
     liam = [q for q in queries if "Liam O'Connor" in q.question and q.template_id == "employee-title"]
     assert {q.answer for q in liam} == {"Project Director"} and len(liam) == 2
-    assert "project-by-status: 3 combinations, 1 logics, 2 queries (no answer 0, several answers 2)" in capsys.readouterr().out
+    assert "project-by-status: 3 combinations, 1 logics, 2 queries (no answer 0, several answers 2, NULL only 0, more than 20 answers 0)" in capsys.readouterr().out
 
 
 def test_generate_writes_templates_then_reloads_edits(shared_data: Path, tmp_path: Path,

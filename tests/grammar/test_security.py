@@ -62,10 +62,10 @@ def test_hostile_values_are_bound_and_inject_nothing(hostile_db: Path) -> None:
     data = build_dataset(hostile_db, [city_template()])
     answers = {q.params["p0"]: q.answer for q in data.queries}
     # Every hostile name found exactly its own row; the NULL name was never a value; Ann's NULL city
-    # is no answer, so it is dropped.
+    # is a NULL-only answer, dropped by default and counted.
     assert {v: answers[v] for v in HOSTILE} == {v: f"city {i}" for i, v in enumerate(HOSTILE)}
     assert "Ann" not in answers and None not in answers
-    assert data.reports[0].no_answer == 1
+    assert data.reports[0].null_answer == 1 and data.reports[0].no_answer == 0
     q = next(q for q in data.queries if q.params["p0"] == HOSTILE[0])
     assert q.question == "Where does Robert'); DROP TABLE people; -- live?"
     assert q.sql == "SELECT city FROM people WHERE name = :p0"
@@ -74,10 +74,11 @@ def test_hostile_values_are_bound_and_inject_nothing(hostile_db: Path) -> None:
     assert conn.execute("SELECT count(*) FROM people").fetchone() == (len(HOSTILE) + 2,)
 
 
-def test_null_answers_flagged_when_asked(hostile_db: Path) -> None:
-    data = build_dataset(hostile_db, [city_template()], on_no_answer="flag")
+def test_null_answers_kept_as_unknown_when_asked(hostile_db: Path) -> None:
+    data = build_dataset(hostile_db, [city_template()], on_no_answer="flag", on_null="unknown")
     ann = next(q for q in data.queries if q.params["p0"] == "Ann")
-    assert ann.flag == "no_answer" and ann.answer is None
+    assert ann.flag == "null_answer" and ann.answer == "unknown" and ann.answer_rows == [[None]]
+    assert data.reports[0].null_answer == 1
 
 
 @pytest.mark.parametrize("sql", [

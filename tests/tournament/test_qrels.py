@@ -1,4 +1,4 @@
-"""Qrels, MRR@k at both thresholds and nDCG@k, by hand."""
+"""Qrels, MRR@k at both thresholds and nDCG@k, by hand; the same numbers as retrieval's metrics."""
 
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ import math
 import pytest
 
 from langrag_eval.results import Unscored
+from langrag_eval.retrieval.metrics import evaluate_run
+from langrag_eval.stats.ranking_metrics import ndcg, reciprocal_rank
 from langrag_eval.tournament import (
     RelevanceJudgment,
     TournamentData,
     build_qrels,
-    mrr_at_k,
-    ndcg_at_k,
     retrieval_metrics,
 )
 
@@ -26,20 +26,35 @@ def test_build_qrels_leaves_out_unscored() -> None:
 
 def test_mrr_at_k_thresholds_and_cutoff() -> None:
     q = {"a": 0, "b": 1, "c": 2}
-    assert mrr_at_k(["a", "b", "c"], q, k=5, threshold=1) == 0.5
-    assert mrr_at_k(["a", "b", "c"], q, k=5, threshold=2) == pytest.approx(1 / 3)
-    assert mrr_at_k(["a", "b", "c"], q, k=2, threshold=2) == 0.0       # first very relevant is at rank 3
-    assert mrr_at_k(["x", "c"], q, k=5, threshold=2) == 0.5             # unjudged counts as not relevant
-    assert mrr_at_k([], q) == 0.0
+    assert reciprocal_rank(["a", "b", "c"], q, k=5, threshold=1) == 0.5
+    assert reciprocal_rank(["a", "b", "c"], q, k=5, threshold=2) == pytest.approx(1 / 3)
+    assert reciprocal_rank(["a", "b", "c"], q, k=2, threshold=2) == 0.0   # first very relevant is at rank 3
+    assert reciprocal_rank(["x", "c"], q, k=5, threshold=2) == 0.5         # unjudged counts as not relevant
+    assert reciprocal_rank([], q) == 0.0
 
 
-def test_ndcg_at_k_by_hand() -> None:
+def test_exponential_ndcg_by_hand() -> None:
     q = {"a": 0, "b": 1, "c": 2}
     dcg = (2 ** 1 - 1) / math.log2(3) + (2 ** 2 - 1) / math.log2(4)      # b at rank 2, c at rank 3
     ideal = (2 ** 2 - 1) / math.log2(2) + (2 ** 1 - 1) / math.log2(3)
-    assert ndcg_at_k(["a", "b", "c"], q, k=5) == pytest.approx(dcg / ideal)
-    assert ndcg_at_k(["c", "b", "a"], q) == pytest.approx(1.0)
-    assert ndcg_at_k(["a"], {"a": 0}) is None                             # nothing relevant: undefined
+    assert ndcg(["a", "b", "c"], q, k=5, gain="exponential") == pytest.approx(dcg / ideal)
+    assert ndcg(["c", "b", "a"], q, k=5, gain="exponential") == pytest.approx(1.0)
+    assert ndcg(["a"], {"a": 0}, k=5, gain="exponential") is None          # nothing relevant: undefined
+
+
+def test_tournament_and_retrieval_report_the_same_numbers() -> None:
+    """One implementation: the per-agent table equals retrieval's run scores on the same lists,
+    repeated ids included (they once differed: reciprocal rank 0.5 vs 0.2, nDCG@3 0.620 vs 0.587)."""
+    docs = ["c", "c", "c", "b", "a"]
+    data = TournamentData.from_records([{"qid": "q1", "query": "?", "agent": "x", "answer": "1",
+                                         "documents": [{"id": d, "text": d.upper()} for d in docs]}])
+    qrels = {"q1": {"a": 2, "b": 1, "c": 0}}
+    for gain in ("linear", "exponential"):
+        m = retrieval_metrics(data, qrels, k=3, gain=gain)["x"]
+        run = evaluate_run({"q1": docs}, qrels, k=3, gain=gain)
+        assert m["mrr"]["somewhat"] == run.mrr == 0.5
+        assert m["ndcg"] == run.ndcg and m["ndcg_gain"] == gain
+    assert retrieval_metrics(data, qrels, k=3)["x"]["ndcg_gain"] == "exponential"
 
 
 def test_retrieval_metrics_per_agent() -> None:
