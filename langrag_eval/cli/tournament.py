@@ -18,7 +18,8 @@ from pydantic import ValidationError
 
 from ..errors import ConfigError
 from ..io import read_text
-from ..runtime.identity import file_digest
+from ..prompts import load_prompt
+from ..runtime.identity import content_hash, file_digest
 from ..tournament import TournamentConfig, format_summary, load_answers_jsonl, load_ragelo_csv, run_tournament
 from ._common import add_judge_options, open_cli_run, say, say_reuse, setup_judge
 from ..files import write_text_atomic
@@ -118,6 +119,9 @@ def handle(args: argparse.Namespace) -> int:
     setup = setup_judge(args)
     run_config = {"files": files, "judge": setup.judge.model_id, **config.model_dump()}
     inputs = {name: file_digest(path, what=f"{name} file") for name, path in files.items() if path}
+    # the prompts' text, not their names: an edited prompt file must not reuse the old judgments
+    inputs["prompts"] = content_hash([load_prompt(p).body for p in
+                                      (config.relevance_prompt, config.pointwise_prompt, config.pairwise_prompt)])
     if factors and args.factors_file:
         inputs["factors"] = file_digest(args.factors_file, what="factors file")
     run_id = open_cli_run(setup.store, args, "tournament", run_config, inputs=inputs,

@@ -218,3 +218,19 @@ def test_processes_racing_on_one_run_make_no_duplicate_call(tmp_path: Path, proc
     stored = rs.get_artifact(run["id"], "vrag")
     assert stored["accepted"] == 40 and stored["items"] == 60
     assert sum(1 for j in rs.judgments(run["id"]) if j["scored"]) == 60
+
+
+def test_an_edited_prompt_file_is_not_served_old_judgments(tmp_path: Path) -> None:
+    from langrag_eval.prompts import prompts_root
+    judge = tmp_path / "judge.json"
+    judge.write_text(json.dumps(PAIRWISE), encoding="utf-8")
+    prompt = tmp_path / "pairwise.txt"
+    prompt.write_text((prompts_root() / "tournament" / "pairwise.txt").read_text(encoding="utf-8"))
+    answers, out = _answers(tmp_path / "answers.jsonl", winner="alpha"), tmp_path / "s.json"
+    argv = ["tournament", "--answers", str(answers), "--judge", f"scripted:{judge}",
+            "--store", str(tmp_path / "runs.sqlite"), "--tournaments", "5", "--bootstrap", "0",
+            "--pairwise-prompt", str(prompt), "--json", str(out)]
+    assert main(argv) == 0 and json.loads(out.read_text())["judge_calls"] == 3 + 6
+    assert main(argv) == 0 and json.loads(out.read_text())["judge_calls"] == 0
+    prompt.write_text(prompt.read_text(encoding="utf-8") + "\nBe strict.\n", encoding="utf-8")
+    assert main(argv) == 0 and json.loads(out.read_text())["judge_calls"] == 6  # the games, again
