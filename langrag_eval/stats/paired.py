@@ -21,7 +21,7 @@ Undefined results (no pair, no discordant pair) are ``None``, never NaN.
 ('exact', 0.0352)
 >>> low, high = paired_proportion_interval(b=12, c=3, n=100)
 >>> round(low, 3), round(high, 3)
-(-0.161, -0.006)
+(-0.163, -0.013)
 >>> w = wilcoxon_signed_rank([1, 2, -3, 4, 5, 6])
 >>> w.statistic, w.method, round(w.p_value, 4)
 (3.0, 'exact', 0.0938)
