@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import argparse
 
-from ..compare import format_gate, gate_runs, junit_xml
+from ..compare import format_gate, gate_runs, junit_error, junit_xml
+from ..errors import LangragError
 from ..runtime import RunStore
 from ._common import add_store_options, say
 from ._files import output_file
@@ -41,10 +42,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    check_comparison_options(args)
     junit = output_file(args.junit, "--junit") if args.junit else None
-    result = gate_runs(RunStore(args.store), args.run, args.baseline, args.max_drop,
-                       confidence=args.confidence, seed=args.seed, resamples=args.resamples, agent=args.agent)
+    try:
+        check_comparison_options(args)
+        result = gate_runs(RunStore(args.store), args.run, args.baseline, args.max_drop,
+                           confidence=args.confidence, seed=args.seed, resamples=args.resamples,
+                           agent=args.agent)
+    except LangragError as exc:
+        if junit is not None:  # CI shows the reason instead of a missing report
+            junit.write_text(junit_error(str(exc)), encoding="utf-8")
+        raise
     say(format_gate(result))
     if junit is not None:
         junit.write_text(junit_xml(result), encoding="utf-8")

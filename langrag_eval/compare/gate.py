@@ -22,10 +22,11 @@ from dataclasses import dataclass, field
 
 from ..errors import ConfigError
 from ..runtime import RunStore
-from .compare import Comparison, MetricComparison, compare_runs
-from .observations import METRIC_FAMILY
+from .compare import Comparison, MetricComparison, compare_observations, compare_runs
+from .observations import METRIC_FAMILY, Observation
 
-__all__ = ["GateCheck", "GateResult", "check", "gate_runs", "junit_xml", "parse_max_drop"]
+__all__ = ["GateCheck", "GateResult", "check", "gate_observations", "gate_runs", "junit_xml", "junit_error",
+           "parse_max_drop"]
 
 
 @dataclass(frozen=True)
@@ -109,15 +110,33 @@ def check(comparison: Comparison, max_drop: Mapping[str, float]) -> list[GateChe
     return checks
 
 
+def _limits(max_drop: Sequence[str] | Mapping[str, float], confidence: float) -> tuple[dict[str, float], float]:
+    limits = parse_max_drop(max_drop)
+    if not 0.5 <= confidence < 1.0:
+        raise ConfigError(f"--confidence {confidence}: expected a level from 0.5 to below 1, e.g. 0.95")
+    return limits, 1.0 - (1.0 - confidence) / len(limits)
+
+
 def gate_runs(store: RunStore, run: str, baseline: str, max_drop: Sequence[str] | Mapping[str, float], *,
               confidence: float = 0.95, seed: int = 0, resamples: int = 2000,
               agent: str | None = None) -> GateResult:
     """Gate ``run`` against ``baseline`` in ``store``: see the module docstring."""
-    limits = parse_max_drop(max_drop)
-    if not 0.5 <= confidence < 1.0:
-        raise ConfigError(f"--confidence {confidence}: expected a level from 0.5 to below 1, e.g. 0.95")
-    level = 1.0 - (1.0 - confidence) / len(limits)
+    limits, level = _limits(max_drop, confidence)
     comparison = compare_runs(store, baseline, run, level=level, seed=seed, resamples=resamples, agent=agent)
+    return _result(comparison, limits, confidence)
+
+
+def gate_observations(baseline: Mapping[str, Sequence[Observation]], run: Mapping[str, Sequence[Observation]],
+                      max_drop: Sequence[str] | Mapping[str, float], *, confidence: float = 0.95,
+                      seed: int = 0, resamples: int = 2000) -> GateResult:
+    """:func:`gate_runs` on observations already loaded (see :func:`load_observations`)."""
+    limits, level = _limits(max_drop, confidence)
+    comparison = compare_observations(baseline, run, run_a="baseline", run_b="run", level=level, seed=seed,
+                                      resamples=resamples)
+    return _result(comparison, limits, confidence)
+
+
+def _result(comparison: Comparison, limits: dict[str, float], confidence: float) -> GateResult:
     notes = []
     for family, p in comparison.pairing.items():
         if p["only_a"] or p["only_b"]:
@@ -150,6 +169,18 @@ def junit_xml(result: GateResult) -> str:
             ET.SubElement(case, "system-out").text = c.message
     root = ET.Element("testsuites", name="langrag-eval", tests=suite.get("tests", "0"),
                       failures=suite.get("failures", "0"), errors=suite.get("errors", "0"))
+    root.append(suite)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def junit_error(message: str) -> str:
+    """A JUnit XML report of a gate that could not run (bad input): one test case in error, so a
+    CI system shows why instead of a missing file."""
+    suite = ET.Element("testsuite", name="langrag-eval gate", tests="1", failures="0", errors="1", skipped="0")
+    case = ET.SubElement(suite, "testcase", classname="langrag_eval.gate", name="gate input")
+    ET.SubElement(case, "error", message=message, type="bad-input").text = message
+    root = ET.Element("testsuites", name="langrag-eval", tests="1", failures="0", errors="1")
     root.append(suite)
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

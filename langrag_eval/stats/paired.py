@@ -24,7 +24,7 @@ Undefined results (no pair, no discordant pair) are ``None``, never NaN.
 (-0.163, -0.013)
 >>> w = wilcoxon_signed_rank([1, 2, -3, 4, 5, 6])
 >>> w.statistic, w.method, round(w.p_value, 4)
-(3.0, 'exact', 0.0938)
+(3.0, 'exact', 0.1562)
 >>> holm([0.01, 0.04, 0.03])
 [0.03, 0.06, 0.06]
 """
@@ -82,7 +82,7 @@ def mcnemar(b: int, c: int, *, exact: bool | None = None) -> McNemar:
     if exact or n == 0:
         p = min(1.0, 2.0 * float(sps.binom.cdf(min(b, c), n, 0.5))) if n else 1.0
         return McNemar(b=b, c=c, statistic=float(min(b, c)), p_value=p, method="exact")
-    stat = (abs(b - c) - 1.0) ** 2 / n if abs(b - c) >= 1 else 0.0
+    stat = (abs(b - c) - 1.0) ** 2 / n  # Edwards' continuity correction, as statsmodels writes it
     return McNemar(b=b, c=c, statistic=stat, p_value=float(sps.chi2.sf(stat, 1)), method="chi2")
 
 
@@ -145,7 +145,7 @@ def wilcoxon_signed_rank(differences: Sequence[float], *, exact: bool | None = N
     if exact:
         counts = np.asarray(_signed_rank_counts(n), dtype=float)
         cdf = counts[: int(math.floor(t)) + 1].sum() / 2.0 ** n
-        return Wilcoxon(statistic=t, p_value=min(1.0, 2.0 * cdf), n=n, method="exact")
+        return Wilcoxon(statistic=t, p_value=min(1.0, 2.0 * float(cdf)), n=n, method="exact")
     mean = n * (n + 1) / 4.0
     var = n * (n + 1) * (2 * n + 1) / 24.0 - sum(k ** 3 - k for k in ties) / 48.0
     if var <= 0:
