@@ -97,9 +97,10 @@ def format_gate(result: GateResult) -> str:
         lines.append(f"  {ch.status.upper():<9} {ch.metric:<12} {ch.message}{means}")
     for family, p in c.pairing.items():
         unsc = [m for m in c.metrics if m.family == family]
-        extra = max((m.unscored_b - m.unscored_a for m in unsc), default=0)
-        lines.append(f"  {family}: {p['pairs']} paired items" + (f"; up to {extra} more unscored in the run "
-                                                                 "than in the baseline" if extra > 0 else ""))
+        in_a = max((m.unscored_a for m in unsc), default=0)
+        in_b = max((m.unscored_b for m in unsc), default=0)
+        lines.append(f"  {family}: {p['pairs']} paired items; unscored (left out): up to {in_a} in the "
+                     f"baseline, {in_b} in the run" + (f", {in_b - in_a} more in the run" if in_b > in_a else ""))
     lines += [f"  note: {n}" for n in result.notes]
     lost = [f for f in c.flips if f["direction"] == "lost"]
     if lost:
