@@ -59,13 +59,16 @@ LLM = scripted_chat_model()  # swap for: LLM = init_chat_model("openai:gpt-4o")
 MAX_DROP = {"accept_rate": 0.02, "grade": 0.2, "gr": 0.05}
 
 # A product catalogue as the app's knowledge base: one passage per lamp, three facts each.
-LAMPS = [("Arc", "floor lamp", 120, 6.4, 2), ("Beam", "desk lamp", 45, 1.2, 1), ("Crest", "wall lamp", 80, 2.1, 3),
-         ("Dune", "table lamp", 60, 1.8, 2), ("Ember", "reading lamp", 55, 1.1, 2), ("Flint", "floor lamp", 140, 7.2, 5),
-         ("Glade", "pendant lamp", 95, 2.6, 2), ("Halo", "ceiling lamp", 130, 3.4, 3), ("Isle", "bedside lamp", 35, 0.8, 1),
-         ("Jade", "desk lamp", 70, 1.5, 2), ("Kite", "clip lamp", 25, 0.4, 1), ("Loom", "arc lamp", 210, 9.5, 5),
-         ("Mist", "night lamp", 20, 0.3, 1), ("Nook", "wall lamp", 65, 1.9, 2), ("Opal", "table lamp", 85, 2.2, 3)]
-CORPUS = [f"The {n} is a {kind} sold by Lumo. The price of the {n} lamp is {p} euros. The weight of the {n} "
-          f"lamp is {w} kg. The warranty of the {n} lamp lasts {y} years." for n, kind, p, w, y in LAMPS]
+LAMPS = [  # name, kind, price in euros, weight in kg, warranty in years
+    ("Arc", "floor lamp", 120, 6.4, 2), ("Beam", "desk lamp", 45, 1.2, 1), ("Crest", "wall lamp", 80, 2.1, 3),
+    ("Dune", "table lamp", 60, 1.8, 2), ("Ember", "reading lamp", 55, 1.1, 2),
+    ("Flint", "floor lamp", 140, 7.2, 5), ("Glade", "pendant lamp", 95, 2.6, 2),
+    ("Halo", "ceiling lamp", 130, 3.4, 3), ("Isle", "bedside lamp", 35, 0.8, 1),
+    ("Jade", "desk lamp", 70, 1.5, 2), ("Kite", "clip lamp", 25, 0.4, 1), ("Loom", "arc lamp", 210, 9.5, 5),
+    ("Mist", "night lamp", 20, 0.3, 1), ("Nook", "wall lamp", 65, 1.9, 2), ("Opal", "table lamp", 85, 2.2, 3)]
+CORPUS = [f"The {n} is a {kind} sold by Lumo. The price of the {n} lamp is {p} euros. "
+          f"The weight of the {n} lamp is {w} kg. The warranty of the {n} lamp lasts {y} years."
+          for n, kind, p, w, y in LAMPS]
 DATASET = [q for n, _, p, w, y in LAMPS for q in (
     (f"What is the price of the {n} lamp?", f"The price of the {n} lamp is {p} euros."),
     (f"What is the weight of the {n} lamp?", f"The weight of the {n} lamp is {w} kg."),
@@ -96,7 +99,8 @@ def build_app(llm, *, k: int = 2, trim: int | None = None):
         ("system", "You answer customer questions for the Lumo shop using only the context."),
         ("human", "Context:\n{context}\n\nQuestion: {question}"),
     ])
-    return {"context": retriever | format_docs, "question": RunnablePassthrough()} | prompt | llm | StrOutputParser()
+    return ({"context": retriever | format_docs, "question": RunnablePassthrough()}
+            | prompt | llm | StrOutputParser())
 
 
 BRANCHES = {"trim": {"trim": 90}, "k3": {"k": 3}}

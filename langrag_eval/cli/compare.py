@@ -36,7 +36,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "intervals, paired tests (Holm-adjusted), unscored and flipped items.")
     p.add_argument("run_a", metavar="RUN_A", help="baseline run id (or a unique prefix)")
     p.add_argument("run_b", metavar="RUN_B", help="run to compare with the baseline")
-    p.add_argument("--level", type=float, default=0.95, help="confidence level of the intervals (default 0.95)")
+    p.add_argument("--level", type=float, default=0.95,
+                   help="confidence level of the intervals (default 0.95)")
     p.add_argument("--flips", type=int, default=10, help="flipped items to print (default 10)")
     p.add_argument("--json", default=None, help="write the whole comparison to this JSON file")
     add_comparison_options(p)

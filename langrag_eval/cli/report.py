@@ -27,7 +27,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--out", default=None, help="HTML file to write (default: <run>.html)")
     p.add_argument("--list", action="store_true", help="list the runs in the store")
     p.add_argument("--baseline", default=None,
-                   help="a baseline run: add a comparison section (differences with intervals, flipped items)")
+                   help="a baseline run: add a comparison section (differences with intervals, "
+                        "flipped items)")
     add_store_options(p)
     p.set_defaults(handler=handle)
 

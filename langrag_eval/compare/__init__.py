@@ -11,6 +11,7 @@ from .text import format_comparison, format_gate
 
 __all__ = [
     "BINARY", "FAMILIES", "Comparison", "GateCheck", "GateResult", "MetricComparison", "Observation",
-    "Pairing", "compare_observations", "compare_runs", "format_comparison", "format_gate", "gate_observations",
+    "Pairing", "compare_observations", "compare_runs", "format_comparison", "format_gate",
+    "gate_observations",
     "gate_runs", "junit_error", "junit_xml", "load_observations", "pair", "parse_max_drop",
 ]

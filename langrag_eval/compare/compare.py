@@ -118,14 +118,16 @@ def _compare_metric(metric: str, family: str, pairs: Sequence[tuple[Observation,
         gained = sum(1 for x, y in both if y > x)
         test = mcnemar(lost, gained)
         interval = paired_proportion_interval(lost, gained, len(both), level=level)
-        return MetricComparison(**base, mean_a=mean_a, mean_b=mean_b, diff=(gained - lost) / len(both),  # type: ignore[arg-type]
+        return MetricComparison(**base, mean_a=mean_a, mean_b=mean_b,  # type: ignore[arg-type]
+                                diff=(gained - lost) / len(both),
                                 low=interval[0] if interval else None, high=interval[1] if interval else None,
                                 test=f"mcnemar-{test.method}", statistic=test.statistic, p_value=test.p_value,
                                 lost=lost, gained=gained)
     diffs = [y - x for x, y in both]
     w = wilcoxon_signed_rank(diffs)
     interval = bootstrap_mean_difference(diffs, level=level, resamples=resamples, seed=seed)
-    return MetricComparison(**base, mean_a=mean_a, mean_b=mean_b, diff=mean_b - mean_a,  # type: ignore[arg-type]
+    return MetricComparison(**base, mean_a=mean_a, mean_b=mean_b,  # type: ignore[arg-type]
+                            diff=mean_b - mean_a,
                             low=interval[0] if interval else None, high=interval[1] if interval else None,
                             test=f"wilcoxon-{w.method}" if w else "wilcoxon (all differences zero)",
                             statistic=w.statistic if w else None, p_value=w.p_value if w else 1.0)

@@ -101,7 +101,8 @@ def check(comparison: Comparison, max_drop: Mapping[str, float]) -> list[GateChe
             why = "no item scored in both runs" if m.n == 0 else f"only {m.n} item(s) scored in both runs"
             checks.append(GateCheck(metric, drop, "undecided", f"cannot decide: {why}", m))
             continue
-        span = f"change {_pct(metric, m.diff)}, interval [{_pct(metric, m.low or 0.0)}, {_pct(metric, m.high)}]"
+        low = _pct(metric, m.low if m.low is not None else m.high)
+        span = f"change {_pct(metric, m.diff)}, interval [{low}, {_pct(metric, m.high)}]"
         if m.high < -drop:
             checks.append(GateCheck(metric, drop, "fail", f"dropped by more than {_pct(metric, drop)[1:]}: "
                                     f"{span}", m))
@@ -110,7 +111,8 @@ def check(comparison: Comparison, max_drop: Mapping[str, float]) -> list[GateChe
     return checks
 
 
-def _limits(max_drop: Sequence[str] | Mapping[str, float], confidence: float) -> tuple[dict[str, float], float]:
+def _limits(max_drop: Sequence[str] | Mapping[str, float],
+            confidence: float) -> tuple[dict[str, float], float]:
     limits = parse_max_drop(max_drop)
     if not 0.5 <= confidence < 1.0:
         raise ConfigError(f"--confidence {confidence}: expected a level from 0.5 to below 1, e.g. 0.95")
@@ -140,7 +142,8 @@ def _result(comparison: Comparison, limits: dict[str, float], confidence: float)
     notes = []
     for family, p in comparison.pairing.items():
         if p["only_a"] or p["only_b"]:
-            notes.append(f"{family}: {p['only_a']} item(s) only in the baseline, {p['only_b']} only in the run")
+            notes.append(f"{family}: {p['only_a']} item(s) only in the baseline, "
+                         f"{p['only_b']} only in the run")
         if p["by"] == "id":
             notes.append(f"{family}: paired by item id (a run has no item index: made before it existed)")
     return GateResult(run=comparison.run_b, baseline=comparison.run_a, confidence=confidence,
@@ -177,7 +180,8 @@ def junit_xml(result: GateResult) -> str:
 def junit_error(message: str) -> str:
     """A JUnit XML report of a gate that could not run (bad input): one test case in error, so a
     CI system shows why instead of a missing file."""
-    suite = ET.Element("testsuite", name="langrag-eval gate", tests="1", failures="0", errors="1", skipped="0")
+    suite = ET.Element("testsuite", name="langrag-eval gate", tests="1", failures="0", errors="1",
+                       skipped="0")
     case = ET.SubElement(suite, "testcase", classname="langrag_eval.gate", name="gate input")
     ET.SubElement(case, "error", message=message, type="bad-input").text = message
     root = ET.Element("testsuites", name="langrag-eval", tests="1", failures="0", errors="1")

@@ -102,7 +102,8 @@ def _build(store: RunStore, run_id: str, task: str, index_task: str, read: Any,
     index = get_item_index(store, run_id, index_task)
     by_item = {j["item"]: j for j in judgments}
     # input order when the run has an index; judgment order otherwise
-    order = [i for i in (index or {}) if i in by_item] + [i for i in by_item if index is None or i not in index]
+    order = [i for i in (index or {}) if i in by_item]
+    order += [i for i in by_item if index is None or i not in index]
     out = []
     for item in order:
         values, unscored, reason = read(by_item[item]["result"])
@@ -114,7 +115,8 @@ def _build(store: RunStore, run_id: str, task: str, index_task: str, read: Any,
     return out
 
 
-def load_observations(store: RunStore, run_id: str, *, agent: str | None = None) -> dict[str, list[Observation]]:
+def load_observations(store: RunStore, run_id: str, *,
+                      agent: str | None = None) -> dict[str, list[Observation]]:
     """Every comparable family in run ``run_id`` (a unique prefix works), items in input order.
     ``agent`` picks one agent of a GRAMMAR run that graded several."""
     run_id = store.run(run_id)["id"]

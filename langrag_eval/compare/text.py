@@ -39,7 +39,8 @@ def _table(rows: list[MetricComparison], level: float) -> list[str]:
 
 def _flip(f: dict[str, Any]) -> str:
     a, b = f["a"], f["b"]
-    grade = "" if "grade" not in a["values"] else f" ({a['values']['grade']:.0f} -> {b['values'].get('grade', 0):.0f})"
+    grade = ("" if "grade" not in a["values"] or "grade" not in b["values"]
+             else f" ({a['values']['grade']:.0f} -> {b['values']['grade']:.0f})")
     arrow = "accepted -> rejected" if f["direction"] == "lost" else "rejected -> accepted"
     if f["metric"] == "correct":
         arrow = arrow.replace("accepted", "correct").replace("rejected", "incorrect")
@@ -56,7 +57,8 @@ def format_comparison(c: Comparison, *, flips: int = 10, subjects: bool = True) 
     lines = [f"run B {c.run_b} against baseline A {c.run_a}"]
     for family, p in c.pairing.items():
         lines.append(f"  {family}: {p['pairs']} items paired by {p['by']}"
-                     + (f"; {p['only_a']} only in A, {p['only_b']} only in B" if p["only_a"] or p["only_b"] else "")
+                     + (f"; {p['only_a']} only in A, {p['only_b']} only in B"
+                        if p["only_a"] or p["only_b"] else "")
                      + (f"; {p['repeated']} repeated question(s) paired in order" if p["repeated"] else ""))
     lines += _table(c.metrics, c.level)
     lines.append(f"  differences are B - A; accept/correct rates in percentage points. p-values adjusted "
@@ -93,14 +95,16 @@ def format_gate(result: GateResult) -> str:
              f"each interval at {level:.2%})"]
     for ch in result.checks:
         m = ch.comparison
-        means = "" if m is None or m.mean_a is None else f"  A {_num(m, m.mean_a)} -> B {_num(m, m.mean_b)}, n={m.n}"
+        means = ("" if m is None or m.mean_a is None
+                 else f"  A {_num(m, m.mean_a)} -> B {_num(m, m.mean_b)}, n={m.n}")
         lines.append(f"  {ch.status.upper():<9} {ch.metric:<12} {ch.message}{means}")
     for family, p in c.pairing.items():
         unsc = [m for m in c.metrics if m.family == family]
         in_a = max((m.unscored_a for m in unsc), default=0)
         in_b = max((m.unscored_b for m in unsc), default=0)
         lines.append(f"  {family}: {p['pairs']} paired items; unscored (left out): up to {in_a} in the "
-                     f"baseline, {in_b} in the run" + (f", {in_b - in_a} more in the run" if in_b > in_a else ""))
+                     f"baseline, {in_b} in the run"
+                     + (f", {in_b - in_a} more in the run" if in_b > in_a else ""))
     lines += [f"  note: {n}" for n in result.notes]
     lost = [f for f in c.flips if f["direction"] == "lost"]
     if lost:

@@ -194,8 +194,8 @@ class VragGrader:
         grader = self if judge is self.judge else _with_judge(self, judge)
         if judge.store is not None and run_id:
             # what each item asks, so a later run of another app variant can be paired with this one
-            put_item_index(judge.store, run_id, TASK, ((s.id, s.question, s.reference, s.metadata.get("subject"))
-                                                       for s in samples))
+            put_item_index(judge.store, run_id, TASK,
+                           ((s.id, s.question, s.reference, s.metadata.get("subject")) for s in samples))
         return await run_batch(samples, grader.evaluate, key=lambda s: str(s.id), task=TASK,
                                result_type=VragGrade, store=judge.store, run_id=run_id,
                                limit=limit or judge.concurrency, description="vRAG-Eval grading")

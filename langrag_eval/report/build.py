@@ -146,8 +146,9 @@ def _comparison(store: RunStore, run_id: str, baseline: str) -> dict[str, Any]:
                         ("Mean grade (1-5): run minus baseline, 95 % interval",
                          [m for m in c.metrics if m.metric == "grade"])):
         if rows:
-            charts.append(Markup(difference_chart([m.metric for m in rows], [m.diff for m in rows],
-                                                  [m.low for m in rows], [m.high for m in rows], title=title)))
+            charts.append(Markup(difference_chart(
+                [m.metric for m in rows], [m.diff for m in rows], [m.low for m in rows],
+                [m.high for m in rows], title=title)))
     data["charts"] = charts
     return data
 

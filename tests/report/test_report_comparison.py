@@ -4,10 +4,7 @@ as an SVG plot, every flipped item with both judges' reasons, escaped like the r
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
-
-import pytest
 
 from langrag_eval.cli import main
 from langrag_eval.report import build_report, write_report
