@@ -27,6 +27,8 @@ def add_comparison_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the paired bootstrap (default 0)")
     p.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (default 2000)")
     p.add_argument("--agent", default=None, help="the GRAMMAR agent to compare, when a run graded several")
+    p.add_argument("--agent-b", default=None,
+                   help="the GRAMMAR agent of the compared run, when it is named otherwise than --agent")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -57,7 +59,7 @@ def handle(args: argparse.Namespace) -> int:
     out = output_file(args.json, "--json") if args.json else None
     store = RunStore(args.store)
     comparison = compare_runs(store, args.run_a, args.run_b, level=args.level, seed=args.seed,
-                              resamples=args.resamples, agent=args.agent)
+                              resamples=args.resamples, agent=args.agent, agent_b=args.agent_b)
     say(format_comparison(comparison, flips=max(0, args.flips)))
     if out is not None:
         out.write_text(json.dumps(comparison.as_dict(), indent=2, ensure_ascii=False), encoding="utf-8")

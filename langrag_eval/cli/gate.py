@@ -47,7 +47,7 @@ def handle(args: argparse.Namespace) -> int:
         check_comparison_options(args)
         result = gate_runs(RunStore(args.store), args.run, args.baseline, args.max_drop,
                            confidence=args.confidence, seed=args.seed, resamples=args.resamples,
-                           agent=args.agent)
+                           agent=args.agent, agent_b=args.agent_b)
     except LangragError as exc:
         if junit is not None:  # CI shows the reason instead of a missing report
             junit.write_text(junit_error(str(exc)), encoding="utf-8")

@@ -160,12 +160,16 @@ def compare_observations(a: Mapping[str, Sequence[Observation]], b: Mapping[str,
     overall, by_subject = [], []
     for family in shared:
         p: Pairing = pair(a[family], b[family])
+        in_a = set().union(*(set(x.values) | set(x.unscored) for x in a[family]))
+        in_b = set().union(*(set(x.values) | set(x.unscored) for x in b[family]))
+        # a metric one run did not compute at all is named, not compared as if all were unscored
         out.pairing[family] = {"by": p.by, "pairs": len(p.pairs), "only_a": len(p.only_a),
-                               "only_b": len(p.only_b), "repeated": p.repeated}
+                               "only_b": len(p.only_b), "repeated": p.repeated,
+                               "metrics_only_a": [m for m in FAMILIES[family] if m in in_a - in_b],
+                               "metrics_only_b": [m for m in FAMILIES[family] if m in in_b - in_a]}
         out.unpaired += [{"family": family, "run": "a", "id": o.id, "question": o.question} for o in p.only_a]
         out.unpaired += [{"family": family, "run": "b", "id": o.id, "question": o.question} for o in p.only_b]
-        present = set().union(*(set(x.values) | set(x.unscored) for pr in p.pairs for x in pr))
-        metrics = [m for m in FAMILIES[family] if m in present]
+        metrics = [m for m in FAMILIES[family] if m in in_a & in_b]
         for m in metrics:
             overall.append(_compare_metric(m, family, p.pairs, level=level, seed=seed, resamples=resamples))
         subjects = sorted({x.subject or y.subject for x, y in p.pairs if x.subject or y.subject})
@@ -196,9 +200,10 @@ def compare_observations(a: Mapping[str, Sequence[Observation]], b: Mapping[str,
 
 
 def compare_runs(store: RunStore, run_a: str, run_b: str, *, level: float = 0.95, seed: int = 0,
-                 resamples: int = 2000, agent: str | None = None) -> Comparison:
-    """Compare run ``run_b`` against baseline ``run_a`` (ids or unique prefixes) in ``store``."""
+                 resamples: int = 2000, agent: str | None = None, agent_b: str | None = None) -> Comparison:
+    """Compare run ``run_b`` against baseline ``run_a`` (ids or unique prefixes) in ``store``.
+    ``agent`` picks the GRAMMAR agent of both runs; ``agent_b`` the run's when it is named otherwise."""
     id_a, id_b = store.run(run_a)["id"], store.run(run_b)["id"]
     return compare_observations(load_observations(store, id_a, agent=agent),
-                                load_observations(store, id_b, agent=agent),
+                                load_observations(store, id_b, agent=agent_b or agent),
                                 run_a=id_a, run_b=id_b, level=level, seed=seed, resamples=resamples)

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from ..errors import ConfigError
 from ..runtime import RunStore
 from .compare import Comparison, MetricComparison, compare_observations, compare_runs
-from .observations import METRIC_FAMILY, Observation
+from .observations import BINARY, METRIC_FAMILY, Observation
 
 __all__ = ["GateCheck", "GateResult", "check", "gate_observations", "gate_runs", "junit_xml", "junit_error",
            "parse_max_drop"]
@@ -85,7 +85,7 @@ def parse_max_drop(specs: Sequence[str] | Mapping[str, float]) -> dict[str, floa
 
 
 def _pct(metric: str, x: float) -> str:
-    return f"{x:+.3f}" if metric == "grade" else f"{100 * x:+.1f} pts"
+    return f"{100 * x:+.1f} pts" if metric in BINARY else f"{x:+.3f}"
 
 
 def check(comparison: Comparison, max_drop: Mapping[str, float]) -> list[GateCheck]:
@@ -121,10 +121,11 @@ def _limits(max_drop: Sequence[str] | Mapping[str, float],
 
 def gate_runs(store: RunStore, run: str, baseline: str, max_drop: Sequence[str] | Mapping[str, float], *,
               confidence: float = 0.95, seed: int = 0, resamples: int = 2000,
-              agent: str | None = None) -> GateResult:
+              agent: str | None = None, agent_b: str | None = None) -> GateResult:
     """Gate ``run`` against ``baseline`` in ``store``: see the module docstring."""
     limits, level = _limits(max_drop, confidence)
-    comparison = compare_runs(store, baseline, run, level=level, seed=seed, resamples=resamples, agent=agent)
+    comparison = compare_runs(store, baseline, run, level=level, seed=seed, resamples=resamples, agent=agent,
+                              agent_b=agent_b)
     return _result(comparison, limits, confidence)
 
 
@@ -144,6 +145,9 @@ def _result(comparison: Comparison, limits: dict[str, float], confidence: float)
         if p["only_a"] or p["only_b"]:
             notes.append(f"{family}: {p['only_a']} item(s) only in the baseline, "
                          f"{p['only_b']} only in the run")
+        for side, key in (("baseline", "metrics_only_a"), ("run", "metrics_only_b")):
+            if p.get(key):
+                notes.append(f"{family}: only the {side} computed {', '.join(p[key])}; not compared")
         if p["by"] == "id":
             notes.append(f"{family}: paired by item id (a run has no item index: made before it existed)")
     return GateResult(run=comparison.run_b, baseline=comparison.run_a, confidence=confidence,

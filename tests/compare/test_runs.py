@@ -52,7 +52,8 @@ def test_grade_runs_pair_by_content_across_renumbered_files(tmp_path, capsys):
                      "--out", str(tmp_path / f"{name}.jsonl")]) == 0
     capsys.readouterr()
     c = compare_runs(RunStore(store), "grade-main", "grade-branch")
-    assert c.pairing["vrag"] == {"by": "content", "pairs": 60, "only_a": 0, "only_b": 1, "repeated": 0}
+    assert c.pairing["vrag"] == {"by": "content", "pairs": 60, "only_a": 0, "only_b": 1, "repeated": 0,
+                                 "metrics_only_a": [], "metrics_only_b": []}
     acc = c.metric("accept_rate")
     # lost: i % 5 != 0 and i % 3 == 0 among i = 1..59 -> 16; q0 is unscored in the branch (empty answer)
     lost = sum(1 for i in range(1, 60) if i % 5 and i % 3 == 0)
@@ -128,12 +129,27 @@ def test_grammar_runs_compare_correctness_of_an_agent(tmp_path):
         run_sync(evaluate_answers(queries, answers, grader, store=store, run_id=run))
     with pytest.raises(ConfigError, match="name one with --agent"):
         load_observations(store, "g-b")
-    a = load_observations(store, "g-a")
-    b = load_observations(store, "g-b", agent="rag-v2")
-    from langrag_eval.compare import compare_observations
-    c = compare_observations(a, b)
+    assert [o.id for o in load_observations(store, "g-b", agent="rag-v2")["grammar"]][:2] == [
+        "t1:0/short-1", "t1:1/short-1"]                                  # the agent's prefix is not part of the id
+    c = compare_runs(store, "g-a", "g-b", agent="rag", agent_b="rag-v2")
     m = c.metric("correct")
     assert (m.lost, m.gained, m.n, m.test) == (10, 0, 20, "mcnemar-exact")
     assert c.pairing["grammar"]["by"] == "content"
     assert {s.subject for s in c.subjects} == {"short", "long"}
     assert all(f["metric"] == "correct" and "Incorrect" in f["b"]["reason"] for f in c.flips)
+    assert main(["gate", "g-b", "--baseline", "g-a", "--agent", "rag", "--agent-b", "rag-v2", "--max-drop",
+                 "correct=0.1", "--store", str(tmp_path / "runs.sqlite")]) == 1
+    assert main(["compare", "g-a", "g-b", "--store", str(tmp_path / "runs.sqlite")]) == 2   # which agent?
+
+
+def test_a_metric_only_one_run_computed_is_named_not_compared(tmp_path):
+    store = RunStore(tmp_path / "runs.sqlite")
+    samples = [ThelmaSample(id=f"s{i}", query=f"Who founded company {i}?", sources=[f"Ada founded company {i}."],
+                            response=f"Ada founded company {i}.") for i in range(5)]
+    for run, metrics in (("t-a", ("rp", "gr")), ("t-b", ("gr", "rqc"))):
+        store.open_run("thelma", {"run": run}, run_id=run)
+        thelma = Thelma(Judge(ThelmaScript(default=1).model(), store=store), metrics=metrics)
+        evaluate_dataset_sync(thelma, samples, store=store, run_id=run)
+    c = compare_runs(store, "t-a", "t-b")
+    assert [m.metric for m in c.metrics] == ["gr"] and c.unscored == []
+    assert c.pairing["thelma"]["metrics_only_a"] == ["rp"] and c.pairing["thelma"]["metrics_only_b"] == ["rqc"]
