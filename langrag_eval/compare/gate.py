@@ -95,7 +95,7 @@ def check(comparison: Comparison, max_drop: Mapping[str, float]) -> list[GateChe
         try:
             m = comparison.metric(metric)
         except KeyError:
-            raise ConfigError(f"--max-drop {metric}: neither run pair has this metric; compared: "
+            raise ConfigError(f"--max-drop {metric}: the two runs do not both have this metric; compared: "
                               f"{', '.join(x.metric for x in comparison.metrics)}") from None
         if m.high is None or m.diff is None:
             why = "no item scored in both runs" if m.n == 0 else f"only {m.n} item(s) scored in both runs"

@@ -97,7 +97,7 @@ def _grammar(result: Any) -> tuple[dict[str, float], dict[str, str], str | None]
     return {"correct": 1.0 if result["correct"] else 0.0}, {}, (raw[-400:] if isinstance(raw, str) else None)
 
 
-def _build(store: RunStore, run_id: str, task: str, index_task: str, read: Any,
+def _build(store: RunStore, run_id: str, index_task: str, read: Any,
            judgments: list[dict[str, Any]], strip: str = "") -> list[Observation]:
     index = get_item_index(store, run_id, index_task)
     by_item = {j["item"]: j for j in judgments}
@@ -124,12 +124,12 @@ def load_observations(store: RunStore, run_id: str, *,
     tasks = Counter(j["task"] for j in judgments)
     families: dict[str, list[Observation]] = {}
     if tasks.get("vrag"):
-        families["vrag"] = _build(store, run_id, "vrag", "vrag", _vrag,
+        families["vrag"] = _build(store, run_id, "vrag", _vrag,
                                   [j for j in judgments if j["task"] == "vrag"])
     thelma_tasks = [t for t in _THELMA_TASKS if tasks.get(t)]
     if thelma_tasks:
         task = max(thelma_tasks, key=lambda t: tasks[t])
-        families["thelma"] = _build(store, run_id, task, task, _thelma,
+        families["thelma"] = _build(store, run_id, task, _thelma,
                                     [j for j in judgments if j["task"] == task])
     if tasks.get(_GRAMMAR_TASK):
         rows = [j for j in judgments if j["task"] == _GRAMMAR_TASK]
@@ -141,6 +141,6 @@ def load_observations(store: RunStore, run_id: str, *,
         if chosen not in agents:
             raise ConfigError(f"run {run_id} has no GRAMMAR agent {chosen!r}; agents: {', '.join(agents)}")
         prefix = chosen + "/"
-        families["grammar"] = _build(store, run_id, _GRAMMAR_TASK, f"{_GRAMMAR_TASK}/{chosen}", _grammar,
+        families["grammar"] = _build(store, run_id, f"{_GRAMMAR_TASK}/{chosen}", _grammar,
                                      [j for j in rows if j["item"].startswith(prefix)], strip=prefix)
     return families
