@@ -55,8 +55,10 @@ from langrag_eval.types import RAGSample
 LLM = scripted_chat_model()  # swap for: LLM = init_chat_model("openai:gpt-4o")
 # ---------------------------------------------------------------------------------------------
 
-# What the gate allows: accept rate may fall by 2 points, the mean grade by 0.2, groundedness by 0.05.
-MAX_DROP = {"accept_rate": 0.02, "grade": 0.2, "gr": 0.05}
+# What the gate allows: accept rate may fall by 2 points, the mean grade by 0.2, groundedness by 0.05,
+# and the share of answers the judge could grade at all not in any way it is sure of (an answer that
+# became empty is unscored, and would otherwise vanish from the accept rate instead of counting).
+MAX_DROP = {"accept_rate": 0.02, "grade": 0.2, "gr": 0.05, "scored_rate": 0.0}
 
 # A product catalogue as the app's knowledge base: one passage per lamp, three facts each.
 LAMPS = [  # name, kind, price in euros, weight in kg, warranty in years

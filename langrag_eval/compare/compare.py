@@ -8,8 +8,11 @@ scored in both runs, it reports both means, the difference B - A with an interva
 - 1-5 grades and THELMA scores: Wilcoxon's signed-rank test and a seeded paired-bootstrap
   percentile interval of the mean difference.
 
-The p-values of all overall metrics are adjusted together with Holm's method (family-wise error at
-most alpha); the per-subject rows form a second family, adjusted the same way. Items unscored on
+``scored_rate`` (vRAG-Eval) and ``grammar_scored_rate`` compare the share of items graded at all,
+so answers that became ungradable do not vanish from view; being a check on the data rather than a
+quality hypothesis, they stay outside the multiplicity correction. The p-values of all other overall
+metrics are adjusted together with Holm's method (family-wise error at most alpha); the per-subject
+rows form a second family, adjusted the same way. Items unscored on
 either side are counted per metric and listed with both reasons; items found in one run only are
 listed too. Items that flipped between accepted and rejected are listed with both judges' reasons.
 
@@ -39,7 +42,7 @@ from ..stats.paired import (
     paired_proportion_interval,
     wilcoxon_signed_rank,
 )
-from .observations import BINARY, FAMILIES, Observation, load_observations
+from .observations import BINARY, FAMILIES, SCORED, Observation, load_observations
 from .pairing import Pairing, pair
 
 __all__ = ["Comparison", "MetricComparison", "compare_observations", "compare_runs"]
@@ -134,7 +137,8 @@ def _compare_metric(metric: str, family: str, pairs: Sequence[tuple[Observation,
 
 
 def _adjust(rows: list[MetricComparison]) -> list[MetricComparison]:
-    tested = [i for i, r in enumerate(rows) if r.p_value is not None]
+    # the share of items graded is a check on the data, not a quality hypothesis: outside the family
+    tested = [i for i, r in enumerate(rows) if r.p_value is not None and r.metric not in SCORED]
     adjusted = holm([rows[i].p_value for i in tested])  # type: ignore[misc]
     out = list(rows)
     for i, p in zip(tested, adjusted):
@@ -186,7 +190,8 @@ def compare_observations(a: Mapping[str, Sequence[Observation]], b: Mapping[str,
                                      "a": {m: x.unscored[m] for m in missing if m in x.unscored},
                                      "b": {m: y.unscored[m] for m in missing if m in y.unscored}})
             for m in metrics:
-                if m in BINARY and m in x.values and m in y.values and x.values[m] != y.values[m]:
+                if m in BINARY and m not in SCORED and m in x.values and m in y.values \
+                        and x.values[m] != y.values[m]:
                     out.flips.append({"family": family, "metric": m,
                                       "direction": "lost" if x.values[m] > y.values[m] else "gained",
                                       "question": x.question, "subject": x.subject or y.subject,

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from ..errors import ConfigError
 from ..runtime import RunStore
 from .compare import Comparison, MetricComparison, compare_observations, compare_runs
-from .observations import BINARY, METRIC_FAMILY, Observation
+from .observations import BINARY, METRIC_FAMILY, SCORED, Observation
 
 __all__ = ["GateCheck", "GateResult", "check", "gate_observations", "gate_runs", "junit_xml", "junit_error",
            "parse_max_drop"]
@@ -150,6 +150,13 @@ def _result(comparison: Comparison, limits: dict[str, float], confidence: float)
                 notes.append(f"{family}: only the {side} computed {', '.join(p[key])}; not compared")
         if p["by"] == "id":
             notes.append(f"{family}: paired by item id (a run has no item index: made before it existed)")
+    for m in comparison.metrics:
+        # Unscored items are left out of the quality metrics: a change that makes answers ungradable
+        # could pass a gate on accept rate alone. Said aloud even when not gated.
+        if m.metric in SCORED and m.metric not in limits and m.high is not None and m.high < 0:
+            notes.append(f"WARNING: the run has more unscored items than the baseline ({m.metric} "
+                         f"{_pct(m.metric, m.diff or 0.0)}, interval up to {_pct(m.metric, m.high)}); "
+                         f"gate it with --max-drop {m.metric}=0")
     return GateResult(run=comparison.run_b, baseline=comparison.run_a, confidence=confidence,
                       checks=check(comparison, limits), comparison=comparison, notes=notes)
 

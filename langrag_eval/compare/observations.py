@@ -3,10 +3,12 @@
 Three families of graded runs can be compared:
 
 - ``vrag`` (``langrag-eval grade``, ``VragGrader.evaluate_batch``): ``accept_rate`` (1 accepted,
-  0 rejected) and ``grade`` (1-5), from the judgments of task ``vrag``;
+  0 rejected) and ``grade`` (1-5), from the judgments of task ``vrag``; and ``scored_rate`` (1 when
+  the item was graded at all), so a change that makes answers ungradable (empty, failing) shows
+  instead of vanishing from the accept rate;
 - ``thelma`` (``langrag-eval thelma``, ``evaluate_dataset``): ``sp1 sp2 sqc rp rqc sd gr`` in 0..1;
 - ``grammar`` (``langrag-eval grammar evaluate``, ``evaluate_answers``): ``correct`` (1 or 0) of
-  one agent.
+  one agent, and ``grammar_scored_rate`` like ``scored_rate``.
 
 Every metric here is better when higher. An item's pairing ``key`` comes from the run's item index
 (:mod:`langrag_eval.runtime.items`); ``key`` is None for runs stored before the index existed.
@@ -18,7 +20,7 @@ Every metric here is better when higher. An item's pairing ``key`` comes from th
 >>> put_item_index(store, run, "vrag", [("q1", "Why?", "Because.", None)])
 >>> obs = load_observations(store, run)["vrag"][0]
 >>> obs.values, obs.reason
-({'accept_rate': 1.0, 'grade': 4.0}, 'ok')
+({'accept_rate': 1.0, 'grade': 4.0, 'scored_rate': 1.0}, 'ok')
 """
 
 from __future__ import annotations
@@ -31,15 +33,16 @@ from ..errors import ConfigError
 from ..runtime import RunStore
 from ..runtime.items import get_item_index
 
-__all__ = ["FAMILIES", "METRIC_FAMILY", "BINARY", "Observation", "load_observations"]
+__all__ = ["FAMILIES", "METRIC_FAMILY", "BINARY", "SCORED", "Observation", "load_observations"]
 
 FAMILIES: dict[str, tuple[str, ...]] = {
-    "vrag": ("accept_rate", "grade"),
+    "vrag": ("accept_rate", "grade", "scored_rate"),
     "thelma": ("sp1", "sp2", "sqc", "rp", "rqc", "sd", "gr"),
-    "grammar": ("correct",),
+    "grammar": ("correct", "grammar_scored_rate"),
 }
 METRIC_FAMILY = {m: fam for fam, metrics in FAMILIES.items() for m in metrics}
-BINARY = frozenset({"accept_rate", "correct"})
+SCORED = frozenset({"scored_rate", "grammar_scored_rate"})   # 1 graded, 0 unscored: never unscored
+BINARY = frozenset({"accept_rate", "correct"}) | SCORED
 _THELMA_TASKS = ("thelma:per_component", "thelma:batched")
 _GRAMMAR_TASK = "grammar/correct"
 
@@ -67,11 +70,11 @@ def _is_unscored(result: Any) -> bool:
 
 def _vrag(result: Any) -> tuple[dict[str, float], dict[str, str], str | None]:
     if _is_unscored(result):
-        return {}, {m: _why(result) for m in FAMILIES["vrag"]}, None
+        return {"scored_rate": 0.0}, {m: _why(result) for m in ("accept_rate", "grade")}, None
     if not isinstance(result, dict) or not isinstance(result.get("score"), int):
-        return {}, {m: "unreadable stored judgment" for m in FAMILIES["vrag"]}, None
-    return ({"accept_rate": 1.0 if result.get("accepted") else 0.0, "grade": float(result["score"])}, {},
-            result.get("reason"))
+        return {"scored_rate": 0.0}, {m: "unreadable stored judgment" for m in ("accept_rate", "grade")}, None
+    return ({"accept_rate": 1.0 if result.get("accepted") else 0.0, "grade": float(result["score"]),
+             "scored_rate": 1.0}, {}, result.get("reason"))
 
 
 def _thelma(result: Any) -> tuple[dict[str, float], dict[str, str], str | None]:
@@ -90,11 +93,12 @@ def _thelma(result: Any) -> tuple[dict[str, float], dict[str, str], str | None]:
 
 def _grammar(result: Any) -> tuple[dict[str, float], dict[str, str], str | None]:
     if _is_unscored(result):
-        return {}, {"correct": _why(result)}, None
+        return {"grammar_scored_rate": 0.0}, {"correct": _why(result)}, None
     if not isinstance(result, dict) or not isinstance(result.get("correct"), bool):
-        return {}, {"correct": "unreadable stored judgment"}, None
+        return {"grammar_scored_rate": 0.0}, {"correct": "unreadable stored judgment"}, None
     raw = result.get("raw")
-    return {"correct": 1.0 if result["correct"] else 0.0}, {}, (raw[-400:] if isinstance(raw, str) else None)
+    return ({"correct": 1.0 if result["correct"] else 0.0, "grammar_scored_rate": 1.0}, {},
+            raw[-400:] if isinstance(raw, str) else None)
 
 
 def _build(store: RunStore, run_id: str, index_task: str, read: Any,

@@ -62,7 +62,8 @@ def format_comparison(c: Comparison, *, flips: int = 10, subjects: bool = True) 
                      + (f"; {p['repeated']} repeated question(s) paired in order" if p["repeated"] else ""))
     lines += _table(c.metrics, c.level)
     lines.append(f"  differences are B - A; accept/correct rates in percentage points. p-values adjusted "
-                 f"for {len([m for m in c.metrics if m.p_value is not None])} metrics by Holm's method.")
+                 f"for {len([m for m in c.metrics if m.p_adjusted is not None])} metrics by Holm's method "
+                 "(scored_rate, a check on the data, is left out).")
     if subjects and c.subjects:
         lines.append("  by subject (Holm over all subject rows):")
         lines += ["  " + r for r in _table(c.subjects, c.level)[1:]]

@@ -133,3 +133,22 @@ def test_assert_no_regression(store_path):
     assert result.exit_code == 0
     with pytest.raises(AssertionError, match="gate FAILED"):
         assert_no_regression("grade-branch-bad", "grade-main", ["accept_rate=0.02"], store=store_path)
+
+
+def test_answers_that_become_ungradable_cannot_sneak_past_the_gate(tmp_path, capsys):
+    """A branch whose app returns empty answers for 80 of 400 questions: they are Unscored
+    (invalid input), left out of the accept rate, which holds. The gate warns without being asked,
+    and fails on --max-drop scored_rate=0."""
+    store = RunStore(tmp_path / "runs.sqlite")
+    base = [5 if i % 4 else 2 for i in range(N)]
+    put_grade_run(store, "main", base)
+    put_grade_run(store, "branch", [None if i % 5 == 0 else s for i, s in enumerate(base)])
+    store.close()
+    argv = ["gate", "branch", "--baseline", "main", "--store", str(tmp_path / "runs.sqlite"),
+            "--max-drop", "accept_rate=0.02"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "WARNING: the run has more unscored items than the baseline (scored_rate -20.0 pts" in out
+    assert "up to 0 in the baseline, 80 in the run" in out
+    assert main(argv + ["--max-drop", "scored_rate=0"]) == 1
+    assert "FAIL      scored_rate" in capsys.readouterr().out

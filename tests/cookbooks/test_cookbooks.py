@@ -234,7 +234,7 @@ def test_07_regression_gate_fails_the_trimming_branch_and_passes_a_harmless_one(
     assert cb.main(["--out", str(tmp_path / "trim")]) == 1                 # the gate's exit status
     suite = ET.parse(tmp_path / "trim" / "gate.xml").getroot().find("testsuite")
     failed = {c.get("name").split()[0] for c in suite.findall("testcase") if c.find("failure") is not None}
-    assert suite.get("tests") == "3" and failed == {"accept_rate", "grade"}  # groundedness held
+    assert suite.get("tests") == "4" and failed == {"accept_rate", "grade"}  # groundedness held
     store = RunStore(tmp_path / "trim" / "runs.sqlite")
     c = compare_runs(store, "eval-main", "eval-trim")
     assert c.pairing["vrag"]["by"] == "content" and c.pairing["vrag"]["pairs"] == len(cb.DATASET)
