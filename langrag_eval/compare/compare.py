@@ -14,7 +14,8 @@ quality hypothesis, they stay outside the multiplicity correction. The p-values 
 metrics are adjusted together with Holm's method (family-wise error at most alpha); the per-subject
 rows form a second family, adjusted the same way. Items unscored on
 either side are counted per metric and listed with both reasons; items found in one run only are
-listed too. Items that flipped between accepted and rejected are listed with both judges' reasons.
+listed too. Items that flipped between accepted and rejected are listed with both judges' reasons;
+for grades and THELMA scores, ``movers`` lists the items that fell the most (up to 10 per metric).
 
 >>> from langrag_eval.compare.observations import Observation
 >>> a = [Observation(id=str(i), key=str(i), values={"accept_rate": 1.0, "grade": 5.0}) for i in range(40)]
@@ -46,6 +47,8 @@ from .observations import BINARY, FAMILIES, SCORED, Observation, load_observatio
 from .pairing import Pairing, pair
 
 __all__ = ["Comparison", "MetricComparison", "compare_observations", "compare_runs"]
+
+_MOVERS = 10  # largest falls listed per score metric
 
 
 @dataclass(frozen=True)
@@ -92,6 +95,7 @@ class Comparison:
     unscored: list[dict[str, Any]] = field(default_factory=list)
     unpaired: list[dict[str, Any]] = field(default_factory=list)
     flips: list[dict[str, Any]] = field(default_factory=list)
+    movers: list[dict[str, Any]] = field(default_factory=list)
 
     def metric(self, name: str) -> MetricComparison:
         for m in self.metrics:
@@ -196,6 +200,15 @@ def compare_observations(a: Mapping[str, Sequence[Observation]], b: Mapping[str,
                                       "direction": "lost" if x.values[m] > y.values[m] else "gained",
                                       "question": x.question, "subject": x.subject or y.subject,
                                       "a": _side(x), "b": _side(y)})
+        for m in metrics:
+            if m in BINARY:
+                continue
+            falls = sorted(((y.values[m] - x.values[m], x, y) for x, y in p.pairs
+                            if m in x.values and m in y.values and y.values[m] < x.values[m]),
+                           key=lambda t: t[0])
+            out.movers += [{"family": family, "metric": m, "change": d, "question": x.question,
+                            "subject": x.subject or y.subject, "a": _side(x), "b": _side(y)}
+                           for d, x, y in falls[:_MOVERS]]
     out.metrics = _adjust(overall)
     out.subjects = _adjust(by_subject)
     # the largest falls first: a lost item whose grade fell from 5 to 1 before one from 4 to 3

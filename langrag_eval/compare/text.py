@@ -84,6 +84,11 @@ def format_comparison(c: Comparison, *, flips: int = 10, subjects: bool = True) 
         lines.append(f"  flipped: {lost} lost, {len(c.flips) - lost} gained" + (f"; the first {flips}:" if
                                                                               len(c.flips) > flips else ":"))
         lines += [_flip(f) for f in c.flips[:flips]]
+    score_falls = [m for m in c.movers if m["metric"] != "grade"]
+    if score_falls:
+        worst = sorted(score_falls, key=lambda m: m["change"])[:5]
+        lines.append("  largest score falls: " + "; ".join(f"{m['a']['id']} {m['metric']} {m['change']:+.2f}"
+                                                          for m in worst))
     return "\n".join(lines)
 
 

@@ -111,6 +111,14 @@ def test_thelma_runs_compare_every_metric_with_wilcoxon(tmp_path):
     assert gr.p_value == pytest.approx(float(ref.pvalue)) and gr.p_adjusted == pytest.approx(2 * float(ref.pvalue))
     assert rp.diff == 0.0 and rp.p_value == 1.0 and rp.test.startswith("wilcoxon")
     assert c.flips == []                                                # scores, not accept/reject
+    falls = [m for m in c.movers if m["metric"] == "gr"]
+    assert len(falls) == 10 and {m["change"] for m in falls} == {-1.0}    # the ten largest, listed
+    assert not [m for m in c.movers if m["metric"] == "rp"]             # rp did not fall
+    from langrag_eval.compare import format_comparison
+    from langrag_eval.report import build_report
+    assert "largest score falls: s0 gr -1.00" in format_comparison(c)
+    html = build_report(store, "thelma-b", baseline="thelma-a")
+    assert html.count("<tr>", html.index('id="comparison-movers"')) >= 11
 
 
 def test_grammar_runs_compare_correctness_of_an_agent(tmp_path):
