@@ -1,6 +1,7 @@
 """``langrag-eval report RUN``: write the self-contained HTML report of a run.
 
     langrag-eval report quickstart-3f2a --out report.html
+    langrag-eval report grade-81bd02 --baseline grade-3f2a9c   # with a comparison section
     langrag-eval report --list
 """
 
@@ -25,6 +26,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("run", nargs="?", help="run id, or a unique prefix of one")
     p.add_argument("--out", default=None, help="HTML file to write (default: <run>.html)")
     p.add_argument("--list", action="store_true", help="list the runs in the store")
+    p.add_argument("--baseline", default=None,
+                   help="a baseline run: add a comparison section (differences with intervals, "
+                        "flipped items)")
     add_store_options(p)
     p.set_defaults(handler=handle)
 
@@ -39,6 +43,7 @@ def handle(args: argparse.Namespace) -> int:
     if not args.run:
         raise ConfigError("give a run id (see: langrag-eval report --list)")
     run = store.run(args.run)
-    path = write_report(store, run["id"], output_file(args.out or f"{run['id']}.html", "--out"))
+    path = write_report(store, run["id"], output_file(args.out or f"{run['id']}.html", "--out"),
+                        baseline=args.baseline)
     say(f"report: {path}")
     return 0

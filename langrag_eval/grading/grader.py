@@ -30,7 +30,7 @@ from ..errors import ConfigError
 from ..model import GenerationParams
 from ..prompts import PromptTemplate, load_prompt
 from ..results import Unscored
-from ..runtime import Judge, run_batch, run_sync
+from ..runtime import Judge, put_item_index, run_batch, run_sync
 from ..types import RAGSample
 from ..verdicts import ScoreFormat, ScoreVerdict
 
@@ -192,6 +192,10 @@ class VragGrader:
             raise ConfigError(f"sample ids must be unique in a batch; repeated: {', '.join(map(str, dup))}")
         judge = self.judge.for_run(run_id) if run_id else self.judge
         grader = self if judge is self.judge else _with_judge(self, judge)
+        if judge.store is not None and run_id:
+            # what each item asks, so a later run of another app variant can be paired with this one
+            put_item_index(judge.store, run_id, TASK,
+                           ((s.id, s.question, s.reference, s.metadata.get("subject")) for s in samples))
         return await run_batch(samples, grader.evaluate, key=lambda s: str(s.id), task=TASK,
                                result_type=VragGrade, store=judge.store, run_id=run_id,
                                limit=limit or judge.concurrency, description="vRAG-Eval grading")

@@ -139,7 +139,8 @@ def read_grading_file(path: str | Path, columns: Columns = Columns(), *, format:
         subject = _text(row, columns.subject, table.path, issues) if columns.subject else None
         data.lines[item_id] = row.line
         data.samples.append(RAGSample(id=item_id, question=question or "", answer=answer, reference=label,
-                                      metadata={"line": row.line}))
+                                      metadata={"line": row.line, "subject": subject.strip() or None}
+                                      if subject else {"line": row.line}))
         if columns.humans:
             data.humans[item_id] = humans
         data.subjects[item_id] = subject.strip() if subject and subject.strip() else None

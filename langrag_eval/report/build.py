@@ -26,7 +26,7 @@ from markupsafe import Markup
 from ..files import write_text_atomic
 from ..models import TINY_MODEL_WARNING
 from ..runtime import RunStore
-from .svg import bar_chart, heatmap, interval_chart
+from .svg import bar_chart, difference_chart, heatmap, interval_chart
 
 __all__ = ["build_report", "write_report", "SECTIONS"]
 
@@ -136,8 +136,27 @@ def _unscored(store: RunStore, run_id: str, artifacts: dict[str, Any]) -> list[d
     return unique
 
 
-def build_report(store: RunStore, run_id: str) -> str:
-    """The report of run ``run_id`` (a unique prefix works) as one HTML string."""
+def _comparison(store: RunStore, run_id: str, baseline: str) -> dict[str, Any]:
+    from ..compare import compare_runs  # only reports with a baseline need the statistics
+
+    c = compare_runs(store, baseline, run_id)
+    data = c.as_dict()
+    charts = []
+    for title, rows in (("Rates and 0-1 scores: run minus baseline, 95 % interval",
+                         [m for m in c.metrics if m.metric != "grade"]),
+                        ("Mean grade (1-5): run minus baseline, 95 % interval",
+                         [m for m in c.metrics if m.metric == "grade"])):
+        if rows:
+            charts.append(Markup(difference_chart(
+                [m.metric for m in rows], [m.diff for m in rows], [m.low for m in rows],
+                [m.high for m in rows], title=title)))
+    data["charts"] = charts
+    return data
+
+
+def build_report(store: RunStore, run_id: str, *, baseline: str | None = None) -> str:
+    """The report of run ``run_id`` (a unique prefix works) as one HTML string; with ``baseline``
+    (another run), a comparison section: differences with intervals, flipped and unscored items."""
     run = store.run(run_id)
     run_id = run["id"]
     artifacts = store.artifacts(run_id)
@@ -157,12 +176,16 @@ def build_report(store: RunStore, run_id: str) -> str:
                    "tournament": (_tournament_charts(artifacts["tournament"])
                                   if artifacts.get("tournament") else {})},
         "sections": SECTIONS,
+        "comparison": None,
     }
+    if baseline is not None:
+        context["comparison"] = _comparison(store, run_id, baseline)
+        context["sections"] = SECTIONS[:1] + ("comparison",) + SECTIONS[1:]
     return _ENV.get_template("report.html.j2").render(**context)
 
 
-def write_report(store: RunStore, run_id: str, path: str | Path) -> Path:
+def write_report(store: RunStore, run_id: str, path: str | Path, *, baseline: str | None = None) -> Path:
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(out, build_report(store, run_id))
+    write_text_atomic(out, build_report(store, run_id, baseline=baseline))
     return out

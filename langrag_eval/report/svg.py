@@ -10,7 +10,7 @@ import html
 import math
 from typing import Sequence
 
-__all__ = ["bar_chart", "heatmap", "interval_chart"]
+__all__ = ["bar_chart", "difference_chart", "heatmap", "interval_chart"]
 
 _FONT = 'font-family="system-ui, sans-serif" font-size="12"'
 
@@ -106,5 +106,48 @@ def interval_chart(labels: Sequence[str], mids: Sequence[float], lows: Sequence[
                        '</circle>')
     out.append(f'<text x="{label_w}" y="{height - 2}">{_num(lo)}</text>')
     out.append(f'<text x="{width - 20}" y="{height - 2}" text-anchor="end">{_num(hi)}</text>')
+    out.append("</svg>")
+    return "".join(out)
+
+
+def difference_chart(labels: Sequence[str], diffs: Sequence[float | None], lows: Sequence[float | None],
+                     highs: Sequence[float | None], *, title: str = "", width: int = 520,
+                     unit: str = "") -> str:
+    """Differences (B - A) with their intervals around a zero line: red where the whole interval
+    lies below zero, green where above, grey where it spans zero. Missing values are left blank.
+
+    >>> "<line" in difference_chart(["accept_rate"], [-0.08], [-0.12], [-0.04])
+    True
+    """
+    values = [v for v in list(diffs) + list(lows) + list(highs) if v is not None and math.isfinite(v)]
+    bound = max([abs(v) for v in values] + [1e-9]) * 1.1
+    label_w, row = 170, 24
+    y0 = 22 if title else 4
+    height = y0 + row * len(labels) + 20
+    plot_w = width - label_w - 20
+
+    def x(v: float) -> float:
+        return label_w + plot_w * (v + bound) / (2 * bound)
+
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{width}" height="{height}" {_FONT}>']
+    if title:
+        out.append(f'<text x="0" y="14" font-weight="bold">{_e(title)}</text>')
+    out.append(f'<line x1="{x(0):.1f}" x2="{x(0):.1f}" y1="{y0}" y2="{height - 18}" stroke="#999" '
+               'stroke-dasharray="4 3"/>')
+    for i, label in enumerate(labels):
+        y = y0 + i * row + row / 2
+        out.append(f'<text x="0" y="{y + 4:.1f}">{_e(str(label)[:26])}</text>')
+        lo, hi, mid = lows[i], highs[i], diffs[i]
+        if lo is not None and hi is not None and math.isfinite(lo) and math.isfinite(hi):
+            color = "#c0392b" if hi < 0 else "#2e8b57" if lo > 0 else "#555"
+            out.append(f'<line x1="{x(lo):.1f}" x2="{x(hi):.1f}" y1="{y:.1f}" y2="{y:.1f}" '
+                       f'stroke="{color}" stroke-width="3"/>')
+        if mid is not None and math.isfinite(mid):
+            span = "" if lo is None or hi is None else f" [{_num(lo)}, {_num(hi)}]"
+            out.append(f'<circle cx="{x(mid):.1f}" cy="{y:.1f}" r="5" fill="#222">'
+                       f'<title>{_e(label)}: {_num(mid)}{_e(unit)}{span}</title></circle>')
+    out.append(f'<text x="{label_w}" y="{height - 2}">{_num(-bound)}</text>')
+    out.append(f'<text x="{x(0):.1f}" y="{height - 2}" text-anchor="middle">0</text>')
+    out.append(f'<text x="{width - 20}" y="{height - 2}" text-anchor="end">{_num(bound)}</text>')
     out.append("</svg>")
     return "".join(out)

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..errors import DataError
 from ..results import Unscored
-from ..runtime import RunStore, run_batch, run_sync
+from ..runtime import RunStore, put_item_index, run_batch, run_sync
 from .aggregate import METRIC_NAMES
 from .diagnosis import Thresholds, diagnose_dataset
 from .evaluator import Thelma
@@ -53,7 +53,11 @@ async def evaluate_dataset(thelma: Thelma, samples: Sequence[ThelmaSample], *, s
         result = await thelma.evaluate(sample)
         return result if result.id else result.model_copy(update={"id": sample.key()})
 
-    results = await run_batch(samples, one, key=ThelmaSample.key, task=f"thelma:{thelma.mode}",
+    task = f"thelma:{thelma.mode}"
+    if store is not None and run_id is not None:
+        # THELMA has no reference answer: an item is what it asks (sources and response are the app's)
+        put_item_index(store, run_id, task, ((s.key(), s.query, None, None) for s in samples))
+    results = await run_batch(samples, one, key=ThelmaSample.key, task=task,
                               result_type=ThelmaResult, store=store, run_id=run_id, limit=limit,
                               description="THELMA")
     done = [r for r in results if isinstance(r, ThelmaResult)]  # evaluate() never returns Unscored

@@ -37,7 +37,7 @@ def load(name: str) -> ModuleType:
 def test_every_cookbook_is_tested_and_exposes_main():
     scripts = sorted(p.stem for p in COOKBOOKS.glob("[0-9][0-9]_*.py"))
     assert scripts == ["01_langchain_app", "02_llamaindex_query_engine", "03_rag_vs_fusion_tournament",
-                       "04_thelma_monitoring", "05_grammar", "06_judge_vs_experts"]
+                       "04_thelma_monitoring", "05_grammar", "06_judge_vs_experts", "07_regression_gate"]
     source = Path(__file__).read_text(encoding="utf-8")
     for name in scripts:
         text = (COOKBOOKS / f"{name}.py").read_text(encoding="utf-8")
@@ -222,6 +222,29 @@ def test_06_judge_vs_experts(tmp_path):
     assert result["judge_scores"]["hr-01"] == 5 and result["experts"]["hr-01"] == 5
     assert result["between_experts"]["compared"] == 12
     assert result["summary"]["agreement"]["kappa"] == report["kappa"]
+
+
+def test_07_regression_gate_fails_the_trimming_branch_and_passes_a_harmless_one(tmp_path):
+    import xml.etree.ElementTree as ET
+
+    from langrag_eval.compare import compare_runs
+    from langrag_eval.runtime import RunStore
+
+    cb = load("07_regression_gate")
+    assert cb.main(["--out", str(tmp_path / "trim")]) == 1                 # the gate's exit status
+    suite = ET.parse(tmp_path / "trim" / "gate.xml").getroot().find("testsuite")
+    failed = {c.get("name").split()[0] for c in suite.findall("testcase") if c.find("failure") is not None}
+    assert suite.get("tests") == "4" and failed == {"accept_rate", "grade"}  # groundedness held
+    store = RunStore(tmp_path / "trim" / "runs.sqlite")
+    c = compare_runs(store, "eval-main", "eval-trim")
+    assert c.pairing["vrag"]["by"] == "content" and c.pairing["vrag"]["pairs"] == len(cb.DATASET)
+    acc = c.metric("accept_rate")
+    # trimmed passages keep the price sentence only: the weight and warranty answers are lost
+    lost = {f["question"] for f in c.flips if f["direction"] == "lost"}
+    assert acc.gained == 0 and lost == {q for q, _ in cb.DATASET if "price" not in q}
+    html = (tmp_path / "trim" / "report.html").read_text(encoding="utf-8")
+    assert 'id="comparison-flips"' in html and "eval-main" in html
+    assert cb.main(["--out", str(tmp_path / "k3"), "--branch", "k3"]) == 0
 
 
 def test_a_cookbook_runs_as_a_script(tmp_path):

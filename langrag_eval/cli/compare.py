@@ -1,0 +1,67 @@
+"""``langrag-eval compare RUN_A RUN_B``: did the change from run A (the baseline) to run B help?
+
+    langrag-eval compare grade-3f2a9c grade-81bd02 --json comparison.json
+
+Pairs the items of the two runs by content (question and reference), and prints per metric both
+means, the difference B - A with a 95 % interval, the paired test (McNemar for accept/reject,
+Wilcoxon signed-rank for grades and THELMA scores) with Holm-adjusted p-values, per-subject rows,
+the items unscored on either side, and the items that flipped between accepted and rejected with
+both judges' reasons. ``--json`` writes all of it (every unscored and flipped item).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from ..compare import compare_runs, format_comparison
+from ..errors import ConfigError
+from ..runtime import RunStore
+from ._common import add_store_options, say
+from ._files import output_file
+
+__all__ = ["register", "add_comparison_options"]
+
+
+def add_comparison_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--seed", type=int, default=0, help="seed of the paired bootstrap (default 0)")
+    p.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (default 2000)")
+    p.add_argument("--agent", default=None, help="the GRAMMAR agent to compare, when a run graded several")
+    p.add_argument("--agent-b", default=None,
+                   help="the GRAMMAR agent of the compared run, when it is named otherwise than --agent")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "compare", help="compare two runs item by item, with paired tests and intervals",
+        description="Compare run B against baseline run A on the items both graded: differences with "
+                    "intervals, paired tests (Holm-adjusted), unscored and flipped items.")
+    p.add_argument("run_a", metavar="RUN_A", help="baseline run id (or a unique prefix)")
+    p.add_argument("run_b", metavar="RUN_B", help="run to compare with the baseline")
+    p.add_argument("--level", type=float, default=0.95,
+                   help="confidence level of the intervals (default 0.95)")
+    p.add_argument("--flips", type=int, default=10, help="flipped items to print (default 10)")
+    p.add_argument("--json", default=None, help="write the whole comparison to this JSON file")
+    add_comparison_options(p)
+    add_store_options(p)
+    p.set_defaults(handler=handle)
+
+
+def check_comparison_options(args: argparse.Namespace) -> None:
+    if args.resamples < 100:
+        raise ConfigError("--resamples must be at least 100")
+
+
+def handle(args: argparse.Namespace) -> int:
+    check_comparison_options(args)
+    if not 0.0 < args.level < 1.0:
+        raise ConfigError(f"--level {args.level}: expected a confidence level between 0 and 1, e.g. 0.95")
+    out = output_file(args.json, "--json") if args.json else None
+    store = RunStore(args.store)
+    comparison = compare_runs(store, args.run_a, args.run_b, level=args.level, seed=args.seed,
+                              resamples=args.resamples, agent=args.agent, agent_b=args.agent_b)
+    say(format_comparison(comparison, flips=max(0, args.flips)))
+    if out is not None:
+        out.write_text(json.dumps(comparison.as_dict(), indent=2, ensure_ascii=False), encoding="utf-8")
+        say(f"  comparison: {out}")
+    return 0

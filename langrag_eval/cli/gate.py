@@ -1,0 +1,59 @@
+"""``langrag-eval gate RUN --baseline RUN_A --max-drop accept_rate=0.02``: a regression gate for CI.
+
+    langrag-eval gate grade-81bd02 --baseline grade-3f2a9c --max-drop accept_rate=0.02 \\
+        --max-drop gr=0.05 --junit gate.xml
+
+Exit status 0 when no gated metric drops by more than allowed with confidence (the favourable end of
+its interval, not the point estimate, lies below the allowed drop), 1 when one does, 2 on bad input
+or when a metric cannot be decided (no item scored in both runs). Prints a one-screen summary and,
+with ``--junit``, writes a JUnit XML file that CI systems show as test results.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from ..compare import format_gate, gate_runs, junit_error, junit_xml
+from ..errors import LangragError
+from ..runtime import RunStore
+from ._common import add_store_options, say
+from ._files import output_file
+from .compare import add_comparison_options, check_comparison_options
+
+__all__ = ["register"]
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "gate", help="fail (exit 1) when a run falls below a baseline run by more than allowed",
+        description="Compare RUN with the baseline and exit 1 when a gated metric drops by more than "
+                    "its --max-drop with confidence, 0 when none does, 2 on bad input.")
+    p.add_argument("run", metavar="RUN", help="the run to gate (id or unique prefix)")
+    p.add_argument("--baseline", required=True, help="the baseline run (e.g. the main branch's)")
+    p.add_argument("--max-drop", action="append", default=[], metavar="METRIC=DROP",
+                   help="allowed drop of a metric, e.g. accept_rate=0.02 (2 points), grade=0.1, "
+                        "gr=0.05 (repeatable; at least one)")
+    p.add_argument("--confidence", type=float, default=0.95,
+                   help="confidence over all gated metrics together (default 0.95)")
+    p.add_argument("--junit", default=None, help="write a JUnit XML report to this file")
+    add_comparison_options(p)
+    add_store_options(p)
+    p.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    junit = output_file(args.junit, "--junit") if args.junit else None
+    try:
+        check_comparison_options(args)
+        result = gate_runs(RunStore(args.store), args.run, args.baseline, args.max_drop,
+                           confidence=args.confidence, seed=args.seed, resamples=args.resamples,
+                           agent=args.agent, agent_b=args.agent_b)
+    except LangragError as exc:
+        if junit is not None:  # CI shows the reason instead of a missing report
+            junit.write_text(junit_error(str(exc)), encoding="utf-8")
+        raise
+    say(format_gate(result))
+    if junit is not None:
+        junit.write_text(junit_xml(result), encoding="utf-8")
+        say(f"junit: {junit}")
+    return result.exit_code

@@ -1,0 +1,121 @@
+"""Plain-text summaries of a comparison and of a gate, sized for one terminal screen."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .compare import Comparison, MetricComparison
+from .gate import GateResult
+
+__all__ = ["format_comparison", "format_gate"]
+
+
+def _num(m: MetricComparison, x: float | None, *, signed: bool = False) -> str:
+    if x is None:
+        return "-"
+    if m.kind == "binary":
+        return f"{100 * x:+.1f}" if signed else f"{100 * x:.1f}%"
+    return f"{x:+.3f}" if signed else f"{x:.3f}"
+
+
+def _p(x: float | None) -> str:
+    return "-" if x is None else ("<0.001" if x < 0.001 else f"{x:.3f}")
+
+
+def _row(m: MetricComparison, name_width: int) -> str:
+    interval = "-" if m.low is None else f"[{_num(m, m.low, signed=True)}, {_num(m, m.high, signed=True)}]"
+    unscored = f"{m.unscored_a}/{m.unscored_b}"
+    return (f"  {(m.subject + ': ' if m.subject else '') + m.metric:<{name_width}} {m.n:>5} "
+            f"{_num(m, m.mean_a):>8} {_num(m, m.mean_b):>8} {_num(m, m.diff, signed=True):>8} "
+            f"{interval:>20} {(m.test or '-'):<16} {_p(m.p_value):>7} {_p(m.p_adjusted):>7} {unscored:>9}")
+
+
+def _table(rows: list[MetricComparison], level: float) -> list[str]:
+    width = max([14] + [len((m.subject + ": " if m.subject else "") + m.metric) for m in rows])
+    head = (f"  {'metric':<{width}} {'n':>5} {'A':>8} {'B':>8} {'B-A':>8} {f'{level:.0%} interval':>20} "
+            f"{'test':<16} {'p':>7} {'p Holm':>7} {'unsc A/B':>9}")
+    return [head] + [_row(m, width) for m in rows]
+
+
+def _flip(f: dict[str, Any]) -> str:
+    a, b = f["a"], f["b"]
+    grade = ("" if "grade" not in a["values"] or "grade" not in b["values"]
+             else f" ({a['values']['grade']:.0f} -> {b['values']['grade']:.0f})")
+    arrow = "accepted -> rejected" if f["direction"] == "lost" else "rejected -> accepted"
+    if f["metric"] == "correct":
+        arrow = arrow.replace("accepted", "correct").replace("rejected", "incorrect")
+    q = (f["question"] or "")[:70]
+    lines = [f"  {a['id']}{'' if a['id'] == b['id'] else ' / ' + b['id']}: {arrow}{grade}  {q}"]
+    for side, obs in (("A", a), ("B", b)):
+        if obs["reason"]:
+            lines.append(f"      {side}: {' '.join(str(obs['reason']).split())[:100]}")
+    return "\n".join(lines)
+
+
+def format_comparison(c: Comparison, *, flips: int = 10, subjects: bool = True) -> str:
+    """The comparison as text: pairing, the metric table, subjects, unscored and flipped items."""
+    lines = [f"run B {c.run_b} against baseline A {c.run_a}"]
+    for family, p in c.pairing.items():
+        lines.append(f"  {family}: {p['pairs']} items paired by {p['by']}"
+                     + (f"; {p['only_a']} only in A, {p['only_b']} only in B"
+                        if p["only_a"] or p["only_b"] else "")
+                     + (f"; {p['repeated']} repeated question(s) paired in order" if p["repeated"] else ""))
+    lines += _table(c.metrics, c.level)
+    lines.append(f"  differences are B - A; accept/correct rates in percentage points. p-values adjusted "
+                 f"for {len([m for m in c.metrics if m.p_adjusted is not None])} metrics by Holm's method "
+                 "(scored_rate, a check on the data, is left out).")
+    if subjects and c.subjects:
+        lines.append("  by subject (Holm over all subject rows):")
+        lines += ["  " + r for r in _table(c.subjects, c.level)[1:]]
+    if c.unscored:
+        lines.append(f"  {len(c.unscored)} paired item(s) unscored on a side (left out of their metrics):")
+        for u in c.unscored[:5]:
+            why = "; ".join(f"{side}: {next(iter(u[side.lower()].values()))}" for side in ("A", "B")
+                            if u[side.lower()])
+            lines.append(f"    {u['id_a']}: {', '.join(u['metrics'])}: {why[:110]}")
+        if len(c.unscored) > 5:
+            lines.append(f"    ... and {len(c.unscored) - 5} more (--json lists all)")
+    if c.unpaired:
+        lines.append(f"  {len(c.unpaired)} item(s) in one run only: "
+                     + ", ".join(f"{u['run'].upper()}:{u['id']}" for u in c.unpaired[:8])
+                     + (" ..." if len(c.unpaired) > 8 else ""))
+    lost = sum(f["direction"] == "lost" for f in c.flips)
+    if c.flips:
+        lines.append(f"  flipped: {lost} lost, {len(c.flips) - lost} gained" + (f"; the first {flips}:" if
+                                                                              len(c.flips) > flips else ":"))
+        lines += [_flip(f) for f in c.flips[:flips]]
+    score_falls = [m for m in c.movers if m["metric"] != "grade"]
+    if score_falls:
+        worst = sorted(score_falls, key=lambda m: m["change"])[:5]
+        lines.append("  largest score falls: " + "; ".join(f"{m['a']['id']} {m['metric']} {m['change']:+.2f}"
+                                                          for m in worst))
+    return "\n".join(lines)
+
+
+def format_gate(result: GateResult) -> str:
+    """The gate's one-screen summary: each gated metric's verdict, then what to look at."""
+    c = result.comparison
+    level = c.level
+    lines = [f"gate: run {result.run} against baseline {result.baseline} "
+             f"({result.confidence:.0%} confidence over {len(result.checks)} metric(s); "
+             f"each interval at {level:.2%})"]
+    for ch in result.checks:
+        m = ch.comparison
+        means = ("" if m is None or m.mean_a is None
+                 else f"  A {_num(m, m.mean_a)} -> B {_num(m, m.mean_b)}, n={m.n}")
+        lines.append(f"  {ch.status.upper():<9} {ch.metric:<12} {ch.message}{means}")
+    for family, p in c.pairing.items():
+        unsc = [m for m in c.metrics if m.family == family]
+        in_a = max((m.unscored_a for m in unsc), default=0)
+        in_b = max((m.unscored_b for m in unsc), default=0)
+        lines.append(f"  {family}: {p['pairs']} paired items; unscored (left out): up to {in_a} in the "
+                     f"baseline, {in_b} in the run"
+                     + (f", {in_b - in_a} more in the run" if in_b > in_a else ""))
+    lines += [f"  note: {n}" for n in result.notes]
+    lost = [f for f in c.flips if f["direction"] == "lost"]
+    if lost:
+        lines.append(f"  {len(lost)} item(s) lost, {len(c.flips) - len(lost)} gained; the first lost:")
+        lines += [_flip(f) for f in lost[:3]]
+    verdict = {0: "PASSED", 1: "FAILED", 2: "UNDECIDED"}[result.exit_code]
+    lines.append(f"gate {verdict} (exit {result.exit_code})")
+    return "\n".join(lines)

@@ -1,0 +1,60 @@
+"""Item identity across runs: a digest of what an item asks (the question and, where there is one,
+the reference answer), so two runs of different app variants can be paired item by item even when
+their files number the rows differently.
+
+A batch stores, beside its judgments, the artifact ``items/<task>``::
+
+    {"version": 1, "task": "vrag",
+     "items": [{"id": "q1", "key": "3f2a9c...", "subject": "Fraud" | null, "question": "..."}]}
+
+in input order. ``key`` is :func:`content_key` of the question and the reference; ``question`` is
+kept (cut to 300 characters) so a comparison can show what changed. Runs made before this artifact
+existed have none; comparisons then pair by item id and say so.
+
+>>> content_key("Capital of France?", "Paris") == content_key("  Capital of  France? ", "Paris\\n")
+True
+>>> content_key("Capital of France?", "Paris") == content_key("Capital of France?", "Lyon")
+False
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import unicodedata
+from collections.abc import Iterable
+from typing import Any
+
+from .store import RunStore
+
+__all__ = ["ITEMS_PREFIX", "content_key", "put_item_index", "get_item_index"]
+
+ITEMS_PREFIX = "items/"
+_QUESTION_CHARS = 300
+
+
+def _norm(text: str | None) -> str:
+    # Whitespace and Unicode form differ between exports of one dataset; the words do not.
+    return " ".join(unicodedata.normalize("NFC", text or "").split())
+
+
+def content_key(question: str | None, reference: str | None = None) -> str:
+    """A stable 16-hex-digit digest of the question and reference, whitespace-insensitive."""
+    payload = json.dumps([_norm(question), _norm(reference)], ensure_ascii=False)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
+
+
+def put_item_index(store: RunStore, run_id: str, task: str,
+                   items: Iterable[tuple[str, str | None, str | None, str | None]]) -> None:
+    """Store ``items/<task>`` from ``(id, question, reference, subject)`` tuples."""
+    rows = [{"id": str(i), "key": content_key(q, ref), "subject": subject or None,
+             "question": _norm(q)[:_QUESTION_CHARS]} for i, q, ref, subject in items]
+    store.put_artifact(run_id, ITEMS_PREFIX + task, {"version": 1, "task": task, "items": rows})
+
+
+def get_item_index(store: RunStore, run_id: str, task: str) -> dict[str, dict[str, Any]] | None:
+    """``{item id: {"key", "subject", "question"}}`` for one task, or None when the run has no index."""
+    data = store.get_artifact(run_id, ITEMS_PREFIX + task)
+    if not isinstance(data, dict) or not isinstance(data.get("items"), list):
+        return None
+    return {str(r["id"]): r for r in data["items"] if isinstance(r, dict) and "id" in r and "key" in r}
