@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,15 +10,16 @@ from pathlib import Path
 from ..errors import ConfigError
 from ..io import parse_json
 from ..models import ResolvedJudge, resolve_judge
-from ..runtime import DEFAULT_STORE, Judge, PriceTable, RetryPolicy, RunStore
+from ..runtime import DEFAULT_STORE, Judge, PriceTable, RetryPolicy, RunStore, open_store
 
 __all__ = ["add_judge_options", "add_store_options", "JudgeSetup", "setup_judge", "check_call_options",
            "make_judge", "say", "open_cli_run", "say_reuse"]
 
 
 def add_store_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--store", default=str(DEFAULT_STORE),
-                   help=f"SQLite run store (default: {DEFAULT_STORE})")
+    p.add_argument("--store", default=None,
+                   help=f"run store: a SQLite file, or postgresql://user@host/db for a store several "
+                        f"workers share (default: $LANGRAG_STORE, else {DEFAULT_STORE})")
     p.add_argument("--run", dest="run_id", default=None,
                    help="run id; by default derived from the command, its settings and the contents "
                         "of its input files, so the same command on the same inputs resumes the same run")
@@ -91,7 +91,7 @@ def make_judge(resolved: ResolvedJudge, args: argparse.Namespace, store: RunStor
 def setup_judge(args: argparse.Namespace) -> JudgeSetup:
     check_call_options(args)
     resolved = resolve_judge(args.judge)  # before the store: a bad --judge leaves no file behind
-    store = RunStore(args.store)
+    store = open_store(args.store)
     return JudgeSetup(judge=make_judge(resolved, args, store), store=store, warning=resolved.warning)
 
 

@@ -16,7 +16,7 @@ import json
 
 from ..compare import compare_runs, format_comparison
 from ..errors import ConfigError
-from ..runtime import RunStore
+from ..runtime import open_store
 from ._common import add_store_options, say
 from ._files import output_file
 
@@ -57,7 +57,7 @@ def handle(args: argparse.Namespace) -> int:
     if not 0.0 < args.level < 1.0:
         raise ConfigError(f"--level {args.level}: expected a confidence level between 0 and 1, e.g. 0.95")
     out = output_file(args.json, "--json") if args.json else None
-    store = RunStore(args.store)
+    store = open_store(args.store)
     comparison = compare_runs(store, args.run_a, args.run_b, level=args.level, seed=args.seed,
                               resamples=args.resamples, agent=args.agent, agent_b=args.agent_b)
     say(format_comparison(comparison, flips=max(0, args.flips)))

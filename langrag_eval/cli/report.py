@@ -12,7 +12,7 @@ import datetime as dt
 
 from ..errors import ConfigError
 from ..report import write_report
-from ..runtime import RunStore
+from ..runtime import open_store
 from ._common import add_store_options, say
 from ._files import output_file
 
@@ -34,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    store = RunStore(args.store)
+    store = open_store(args.store)
     if args.list:
         for r in store.runs():
             when = dt.datetime.fromtimestamp(r["created"], dt.timezone.utc).strftime("%Y-%m-%d %H:%M")

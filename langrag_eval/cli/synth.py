@@ -74,7 +74,7 @@ def _queries(args: argparse.Namespace) -> int:
     # Imported on use: every langrag-eval command imports this module to register its subcommand.
     from ..models import resolve_judge
     from ..pipelines import read_queries
-    from ..runtime import Judge, RunStore
+    from ..runtime import Judge, open_store
     from ..synth import QueryGenerator, load_corpus, sample_passages, split_passages, write_queries
 
     check_call_options(args)
@@ -84,7 +84,7 @@ def _queries(args: argparse.Namespace) -> int:
     if args.pool_out:
         output_file(args.pool_out, "--pool-out")
     specs = [_generator_spec(g) for g in args.generator]
-    store = RunStore(args.store)
+    store = open_store(args.store)
     judges: list[Judge] = []
     quotas: dict[str, int | None] = {}
     for spec, quota in specs:

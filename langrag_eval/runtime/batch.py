@@ -16,6 +16,10 @@ finished: a restarted batch tries it again. Unparseable replies and invalid inpu
 
 from __future__ import annotations
 
+import asyncio
+import random
+import time
+from collections import deque
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Sequence, TypeVar, Union
 
@@ -24,6 +28,7 @@ from pydantic import BaseModel, TypeAdapter
 from ..results import Unscored
 from .concurrency import gather_bounded
 from .identity import content_hash
+from .lease import OWNER
 from .progress import BatchProgress
 from .store import RunStore
 
@@ -88,8 +93,91 @@ async def run_batch(items: Sequence[X], evaluate: Callable[[X], Awaitable[R | Un
                                scored=not isinstance(result, Unscored), fingerprint=digest)
         return result
 
+    if resumable and getattr(store, "cooperative", False):
+        keys = [key(item) for item in items]
+        if len(set(keys)) == len(keys):  # claims name items by key: they must be unique
+            digests = [content_hash(fingerprint(i) if fingerprint is not None else i) for i in items]
+            results = await _cooperate(items, evaluate, keys, digests, task=task, codec=codec,
+                                       store=store, run_id=run_id, limit=limit, counts=counts,  # type: ignore[arg-type]
+                                       description=description)
+            store.count_batch(run_id, counts)  # type: ignore[union-attr,arg-type]
+            return results
     with BatchProgress(description or task, len(items)) as progress:
         results = await gather_bounded(items, one, limit=limit, on_done=lambda i, r: progress.advance())
     if resumable:
         store.count_batch(run_id, counts)  # type: ignore[union-attr,arg-type]
     return results
+
+
+async def _cooperate(items: Sequence[X], evaluate: Callable[[X], Awaitable[R | Unscored]], keys: list[str],
+                     digests: list[str], *, task: str, codec: TypeAdapter, store: Any, run_id: str, limit: int,
+                     counts: BatchCounts, description: str | None) -> list[R | Unscored]:
+    """The batch shared with other workers on a cooperative store: claim a slice of the items nobody
+    has finished or holds, judge it, mark it done, claim again; wait while others hold the rest (a
+    dead worker's claims expire and are taken over). Items that failed for a transient reason before
+    this worker started are tried again; those failing while it runs are left for the next pass."""
+    started = time.time()
+    position = {k: i for i, k in enumerate(keys)}
+    claim_name = [f"{k}\x1f{d}" for k, d in zip(keys, digests)]
+    # Each worker walks the items from its own starting point, so workers rarely contend.
+    order = list(range(len(items)))
+    random.Random(OWNER).shuffle(order)
+    chunk = max(2 * limit, 8)
+    queue: deque[int] = deque()
+    refill = asyncio.Lock()
+    mine: set[int] = set()
+
+    def needs_judging(index: dict[str, tuple[str | None, bool, str | None, float]], i: int) -> bool:
+        record = index.get(keys[i])
+        if record is None or record[0] != digests[i]:
+            return True
+        _, scored, cause, created = record
+        return not scored and cause in RETRY_ON_RESUME and created < started
+
+    def claim_more() -> list[int] | None:
+        index = store.task_index(run_id, task)
+        pending = [i for i in order if i not in mine and needs_judging(index, i)]
+        if not pending:
+            return None
+        for start in range(0, len(pending), chunk):
+            got = store.claim(run_id, task, [claim_name[i] for i in pending[start:start + chunk]])
+            if got:
+                return [position[name.rsplit("\x1f", 1)[0]] for name in got]
+        return []  # all held by live workers: wait for them (or for their claims to expire)
+
+    async def next_index() -> int | None:
+        while True:
+            if queue:
+                return queue.popleft()
+            async with refill:
+                if queue:
+                    continue
+                got = claim_more()
+                if got is None:
+                    return None
+                if not got:
+                    await asyncio.sleep(min(1.0, store.claim_ttl / 10))
+                    continue
+                mine.update(got)
+                queue.extend(got)
+
+    before = store.task_index(run_id, task)
+    counts.changed += sum(1 for k, d in zip(keys, digests) if k in before and before[k][0] != d)
+    with BatchProgress(description or task, len(items)) as progress:
+        async def worker() -> None:
+            while (i := await next_index()) is not None:
+                result = await evaluate(items[i])
+                counts.judged += 1
+                store.put_judgment(run_id, keys[i], task, codec.dump_python(result, mode="json"),
+                                   scored=not isinstance(result, Unscored), fingerprint=digests[i])
+                store.finish_claims(run_id, task, [claim_name[i]])
+                progress.advance()
+
+        await asyncio.gather(*(worker() for _ in range(max(1, limit))))
+    counts.reused += len(items) - len(mine)
+    out: list[R | Unscored] = []
+    for k in keys:
+        record = store.get_judgment_record(run_id, k, task)
+        out.append(codec.validate_python(record[0]) if record is not None else
+                   Unscored(reason="no judgment was stored for this item", cause="transient"))
+    return out

@@ -27,7 +27,7 @@ from .lease import DEFAULT_TTL, OWNER, LeaseKeeper
 from .schema import check_readable, prepare
 from .store_base import RunBusyError, StaleRunError, StoreBase, run_id_for
 
-__all__ = ["RunStore", "run_id_for", "DEFAULT_STORE", "RunBusyError", "StaleRunError"]
+__all__ = ["RunStore", "open_store", "run_id_for", "DEFAULT_STORE", "RunBusyError", "StaleRunError"]
 
 DEFAULT_STORE = Path(".langrag") / "runs.sqlite"
 
@@ -171,3 +171,17 @@ def _connect(path: str, read_only: bool) -> sqlite3.Connection:
         return db
     except sqlite3.DatabaseError as exc:
         raise ConfigError(f"{path}: cannot open the run store: {exc}") from None
+
+
+def open_store(spec: str | Path | None = None, *, read_only: bool = False) -> StoreBase:
+    """The run store ``spec`` names: a ``postgresql://`` URL, or a SQLite file path. Without one,
+    ``$LANGRAG_STORE``, else the default SQLite file.
+
+    >>> open_store(":memory:").path
+    ':memory:'
+    """
+    spec = spec if spec is not None else os.environ.get("LANGRAG_STORE") or DEFAULT_STORE
+    from .pgstore import PostgresRunStore, is_postgres_url
+    if is_postgres_url(str(spec)):
+        return PostgresRunStore(str(spec), read_only=read_only)
+    return RunStore(spec, read_only=read_only)

@@ -91,7 +91,8 @@ class StoreBase:
                    "VALUES (?,?,?,?,?,?) ON CONFLICT (id) DO NOTHING", (run_id, kind, json.dumps(config, default=str), judge,
                                             time.time(), json.dumps(inputs, sort_keys=True) if inputs else None))
         told = False
-        while (holder := self._take_lease(run_id)) is not None:
+        # A cooperative store (PostgreSQL) shares runs between workers through item claims instead.
+        while not getattr(self, "cooperative", False) and (holder := self._take_lease(run_id)) is not None:
             if not wait:
                 raise RunBusyError(wait_message(run_id, holder) + "; wait for it, or give another --run")
             if on_wait is not None and not told:
@@ -224,6 +225,19 @@ class StoreBase:
                    "fingerprint=excluded.fingerprint",
                    (run_id, item, task, int(scored), json.dumps(result, default=str), time.time(),
                     fingerprint))
+
+    def task_index(self, run_id: str, task: str) -> dict[str, tuple[str | None, bool, str | None, float]]:
+        """Per stored item of a task: (fingerprint, scored, Unscored cause or None, created)."""
+        out = {}
+        for item, fingerprint, scored, result, created in self._rows(
+                "SELECT item, fingerprint, scored, result, created FROM judgments WHERE run_id=? AND task=?",
+                (run_id, task)):
+            cause = None
+            if not scored:
+                value = self._json(result, f"run {run_id}'s judgment {item!r} ({task})")
+                cause = value.get("cause") if isinstance(value, dict) else None
+            out[item] = (fingerprint, bool(scored), cause, created)
+        return out
 
     def judgments(self, run_id: str, task: str | None = None) -> list[dict[str, Any]]:
         sql = "SELECT item, task, scored, result FROM judgments WHERE run_id=?"

@@ -1,0 +1,236 @@
+"""The run store on PostgreSQL: the same tables and operations as the SQLite file, shared by
+several worker processes on one or many machines.
+
+Give ``--store postgresql://user@host/db`` (or set ``LANGRAG_STORE``). Workers started with the same
+command on the same store work on one run together: each claims a slice of the unfinished items
+(:meth:`PostgresRunStore.claim`, a conditional upsert: a claim held by a live worker is never
+taken, an expired one is), judges them, and renews its claims while it works. A worker killed with
+``kill -9`` stops renewing; its items are taken over once their claims expire. The reply cache is
+shared, so a prompt one worker paid for is served to the others.
+
+Credentials come from the URL or the environment (``PGPASSWORD``, ``~/.pgpass``); they are never
+stored, and every message shows the URL without them.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import weakref
+from typing import Any, Sequence
+
+from ..errors import ConfigError, redact
+from .lease import DEFAULT_TTL, OWNER
+from .store_base import StoreBase
+
+__all__ = ["PostgresRunStore", "SCHEMA_VERSION", "is_postgres_url"]
+
+SCHEMA_VERSION = 2
+
+_DDL = """
+CREATE TABLE IF NOT EXISTS langrag_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+    id TEXT PRIMARY KEY, kind TEXT NOT NULL, config TEXT NOT NULL, judge TEXT,
+    created DOUBLE PRECISION NOT NULL, finished DOUBLE PRECISION, summary TEXT, inputs TEXT);
+CREATE TABLE IF NOT EXISTS judgments (
+    run_id TEXT NOT NULL, item TEXT NOT NULL, task TEXT NOT NULL, scored INTEGER NOT NULL,
+    result TEXT NOT NULL, created DOUBLE PRECISION NOT NULL, fingerprint TEXT,
+    PRIMARY KEY (run_id, item, task));
+CREATE TABLE IF NOT EXISTS calls (
+    id BIGSERIAL PRIMARY KEY, run_id TEXT, model TEXT NOT NULL, key TEXT NOT NULL,
+    cached INTEGER NOT NULL, ok INTEGER NOT NULL, attempts INTEGER NOT NULL,
+    prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL, cost DOUBLE PRECISION,
+    error TEXT, created DOUBLE PRECISION NOT NULL);
+CREATE INDEX IF NOT EXISTS calls_run ON calls (run_id);
+CREATE TABLE IF NOT EXISTS cache (
+    key TEXT PRIMARY KEY, model TEXT NOT NULL, text TEXT NOT NULL,
+    prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL, created DOUBLE PRECISION NOT NULL);
+CREATE TABLE IF NOT EXISTS artifacts (
+    run_id TEXT NOT NULL, name TEXT NOT NULL, data TEXT NOT NULL, created DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (run_id, name));
+CREATE TABLE IF NOT EXISTS leases (
+    run_id TEXT PRIMARY KEY, owner TEXT NOT NULL, pid INTEGER NOT NULL, host TEXT NOT NULL,
+    acquired DOUBLE PRECISION NOT NULL, expires DOUBLE PRECISION NOT NULL);
+CREATE TABLE IF NOT EXISTS claims (
+    run_id TEXT NOT NULL, task TEXT NOT NULL, item TEXT NOT NULL, owner TEXT NOT NULL,
+    host TEXT NOT NULL, pid INTEGER NOT NULL, expires DOUBLE PRECISION NOT NULL, done INTEGER NOT NULL,
+    PRIMARY KEY (run_id, task, item));
+CREATE INDEX IF NOT EXISTS claims_open ON claims (run_id, task, done)
+"""
+
+_TABLES = ("runs", "judgments", "calls", "cache", "artifacts", "leases", "claims")
+
+
+def is_postgres_url(spec: object) -> bool:
+    return isinstance(spec, str) and spec.split("://", 1)[0] in ("postgresql", "postgres", "postgresql+psycopg")
+
+
+def _engine(url: str) -> Any:
+    try:
+        import sqlalchemy
+    except ImportError:  # pragma: no cover - sqlalchemy is a core dependency
+        raise ConfigError("a PostgreSQL store needs SQLAlchemy") from None
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        raise ConfigError("a PostgreSQL store needs psycopg 3: pip install 'langrag-eval[postgres]'") from None
+    driver_url = "postgresql+psycopg://" + url.split("://", 1)[1]
+    try:
+        return sqlalchemy.create_engine(driver_url, pool_size=8, max_overflow=8, pool_pre_ping=True)
+    except Exception as exc:  # a malformed URL: SQLAlchemy's ArgumentError and friends
+        raise ConfigError(f"{redact(url)}: not a usable PostgreSQL URL ({exc})") from None
+
+
+class PostgresRunStore(StoreBase):
+    """A run store in a PostgreSQL database; several processes may use one run at once.
+
+    ``cooperative=True`` (the default) lets workers share runs through item claims instead of the
+    one-writer lease the SQLite store uses.
+    """
+
+    def __init__(self, url: str, *, read_only: bool = False, lease_ttl: float = DEFAULT_TTL,
+                 claim_ttl: float = 30.0, cooperative: bool = True) -> None:
+        self.url = url
+        self.path = redact(url)  # what messages name: never the password
+        self.read_only = read_only
+        self.lease_ttl = lease_ttl
+        self.claim_ttl = claim_ttl
+        self.cooperative = cooperative
+        self._engine = _engine(url)
+        self._errors = _pg_errors()
+        self._prepare()
+        self._start()
+        self._claimed: set[tuple[str, str, str]] = set()
+        self._claim_lock = threading.Lock()
+        self._finalizer = weakref.finalize(self, _shutdown, self._engine, self._leases, self._keeper)
+
+    # ---- connection
+    def _run(self, sql: str, args: Sequence[Any] = (), *, fetch: bool = False, durable: bool = True) -> Any:
+        driver_sql = sql.replace("?", "%s")
+        try:
+            with self._engine.begin() as conn:
+                if not durable:  # the reply cache and call log: a lost row costs a repeat, not a result
+                    conn.exec_driver_sql("SET LOCAL synchronous_commit = off")
+                result = conn.exec_driver_sql(driver_sql, tuple(args))
+                return result.fetchall() if fetch else result
+        except self._errors as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise ConfigError(f"{self.path}: the run store cannot be used: {redact(first)}") from None
+
+    def _exec(self, sql: str, args: tuple[Any, ...] = ()) -> Any:
+        return self._run(sql, args)
+
+    def _exec_grouped(self, sql: str, args: tuple[Any, ...]) -> None:
+        self._run(sql, args, durable=False)
+
+    def _rows(self, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        return [tuple(r) for r in self._run(sql, args, fetch=True)]
+
+    def close(self) -> None:
+        self._finalizer()
+
+    def _prepare(self) -> None:
+        rows = self._rows("SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()")
+        present = {r[0] for r in rows}
+        if "langrag_meta" in present:
+            version = self._rows("SELECT value FROM langrag_meta WHERE key='schema_version'")
+            found = int(version[0][0]) if version else 0
+            if found > SCHEMA_VERSION:
+                raise ConfigError(f"{self.path}: run store schema version {found} is newer than this "
+                                  f"langrag-eval reads ({SCHEMA_VERSION}); upgrade langrag-eval")
+        elif present & set(_TABLES):
+            raise ConfigError(f"{self.path}: holds tables named like a run store's ({', '.join(sorted(present & set(_TABLES)))}) "
+                              "but no langrag-eval schema version; use another database or schema")
+        if self.read_only:
+            return
+        try:
+            with self._engine.begin() as conn:
+                # one process creates the tables; the others wait for it here
+                conn.exec_driver_sql("SELECT pg_advisory_xact_lock(727274)")
+                for statement in _DDL.split(";"):
+                    if statement.strip():
+                        conn.exec_driver_sql(statement)
+                conn.exec_driver_sql("INSERT INTO langrag_meta VALUES ('schema_version', %s) "
+                                     "ON CONFLICT (key) DO NOTHING", (str(SCHEMA_VERSION),))
+        except self._errors as exc:
+            raise ConfigError(f"{self.path}: cannot prepare the run store: {redact(str(exc).splitlines()[0])}") from None
+
+    # ---- cooperating workers: item claims
+    def claim(self, run_id: str, task: str, items: Sequence[str]) -> list[str]:
+        """Claim those of ``items`` no live worker holds and none has finished; returns the claimed.
+        Callers name an item by its key and content fingerprint, so an item whose content changed
+        is a new claim, not one finished before."""
+        if not items:
+            return []
+        now = time.time()
+        rows = self._rows(
+            "INSERT INTO claims (run_id, task, item, owner, host, pid, expires, done) "
+            "SELECT ?, ?, k, ?, ?, ?, ?, 0 FROM unnest(?::text[]) AS k "
+            "ON CONFLICT (run_id, task, item) DO UPDATE SET owner=excluded.owner, host=excluded.host, "
+            "pid=excluded.pid, expires=excluded.expires "
+            "WHERE claims.done=0 AND (claims.expires<? OR claims.owner=excluded.owner) RETURNING item",
+            (run_id, task, OWNER, _host(), _pid(), now + self.claim_ttl, list(items), now))
+        got = [r[0] for r in rows]
+        with self._claim_lock:
+            self._claimed.update((run_id, task, k) for k in got)
+        if got:
+            self._keeper.start()
+        return got
+
+    def finish_claims(self, run_id: str, task: str, items: Sequence[str]) -> None:
+        """Mark items done (their judgments are stored): nobody claims them again."""
+        items = list(items)
+        if items:
+            self._exec("UPDATE claims SET done=1 WHERE run_id=? AND task=? AND item = ANY(?) AND owner=?",
+                       (run_id, task, list(items), OWNER))
+        with self._claim_lock:
+            self._claimed.difference_update((run_id, task, k) for k in items)
+
+    def open_claims(self, run_id: str, task: str) -> int:
+        """Items other live workers hold and have not finished."""
+        return self._rows("SELECT COUNT(*) FROM claims WHERE run_id=? AND task=? AND done=0 AND expires>?",
+                          (run_id, task, time.time()))[0][0]
+
+    def renew_leases(self) -> None:
+        super().renew_leases()
+        with self._claim_lock:
+            held = list(self._claimed)
+        by_task: dict[tuple[str, str], list[str]] = {}
+        for run_id, task, item in held:
+            by_task.setdefault((run_id, task), []).append(item)
+        for (run_id, task), items in by_task.items():
+            self._exec("UPDATE claims SET expires=? WHERE run_id=? AND task=? AND item = ANY(?) AND owner=?",
+                       (time.time() + self.claim_ttl, run_id, task, items, OWNER))
+
+    def workers(self, run_id: str) -> list[dict[str, Any]]:
+        """Each worker's progress on the run: items finished, items held now, and when it was last seen."""
+        rows = self._rows(
+            "SELECT host, pid, SUM(done), SUM(CASE WHEN done=0 AND expires>? THEN 1 ELSE 0 END), MAX(expires) "
+            "FROM claims WHERE run_id=? GROUP BY host, pid ORDER BY host, pid", (time.time(), run_id))
+        return [{"host": r[0], "pid": r[1], "finished": int(r[2] or 0), "holding": int(r[3] or 0),
+                 "alive": (r[4] or 0) > time.time()} for r in rows]
+
+
+def _host() -> str:
+    return OWNER.split(":", 1)[0]
+
+
+def _pid() -> int:
+    return int(OWNER.split(":")[1])
+
+
+def _pg_errors() -> tuple[type[BaseException], ...]:
+    import sqlalchemy.exc
+    return (sqlalchemy.exc.SQLAlchemyError,)
+
+
+def _shutdown(engine: Any, leases: set[str], keeper: Any) -> None:
+    keeper.stop()
+    try:
+        with engine.begin() as conn:
+            for run_id in list(leases):
+                conn.exec_driver_sql("DELETE FROM leases WHERE run_id=%s AND owner=%s", (run_id, OWNER))
+        leases.clear()
+        engine.dispose()
+    except Exception:  # the server went away first: leases expire on their own
+        pass
