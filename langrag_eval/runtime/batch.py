@@ -134,16 +134,25 @@ async def _cooperate(items: Sequence[X], evaluate: Callable[[X], Awaitable[R | U
         _, scored, cause, created = record
         return not scored and cause in RETRY_ON_RESUME and created < started
 
+    cursor = [0]
+    pending: list[int] = []
+
     def claim_more() -> list[int] | None:
-        index = store.task_index(run_id, task)
-        pending = [i for i in order if i not in mine and needs_judging(index, i)]
-        if not pending:
-            return None
-        for start in range(0, len(pending), chunk):
-            got = store.claim(run_id, task, [claim_name[i] for i in pending[start:start + chunk]])
+        # Walk the pending list a chunk at a time; a claim another worker holds or finished is
+        # simply not returned. At the end of the list, look at the store again: done, or wait.
+        if cursor[0] >= len(pending):
+            index = store.task_index(run_id, task)
+            pending[:] = [i for i in order if i not in mine and needs_judging(index, i)]
+            cursor[0] = 0
+            if not pending:
+                return None
+        while cursor[0] < len(pending):
+            window = pending[cursor[0]:cursor[0] + chunk]
+            cursor[0] += chunk
+            got = store.claim(run_id, task, [claim_name[i] for i in window])
             if got:
                 return [position[name.rsplit("\x1f", 1)[0]] for name in got]
-        return []  # all held by live workers: wait for them (or for their claims to expire)
+        return []  # the rest is held by live workers: wait for them (or for their claims to expire)
 
     async def next_index() -> int | None:
         while True:
@@ -169,15 +178,12 @@ async def _cooperate(items: Sequence[X], evaluate: Callable[[X], Awaitable[R | U
                 result = await evaluate(items[i])
                 counts.judged += 1
                 store.put_judgment(run_id, keys[i], task, codec.dump_python(result, mode="json"),
-                                   scored=not isinstance(result, Unscored), fingerprint=digests[i])
-                store.finish_claims(run_id, task, [claim_name[i]])
+                                   scored=not isinstance(result, Unscored), fingerprint=digests[i],
+                                   claim=claim_name[i])
                 progress.advance()
 
         await asyncio.gather(*(worker() for _ in range(max(1, limit))))
     counts.reused += len(items) - len(mine)
-    out: list[R | Unscored] = []
-    for k in keys:
-        record = store.get_judgment_record(run_id, k, task)
-        out.append(codec.validate_python(record[0]) if record is not None else
-                   Unscored(reason="no judgment was stored for this item", cause="transient"))
-    return out
+    stored = store.task_results(run_id, task)
+    return [codec.validate_python(stored[k]) if k in stored else
+            Unscored(reason="no judgment was stored for this item", cause="transient") for k in keys]

@@ -76,9 +76,20 @@ def _engine(url: str) -> Any:
         raise ConfigError("a PostgreSQL store needs psycopg 3: pip install 'langrag-eval[postgres]'") from None
     driver_url = "postgresql+psycopg://" + url.split("://", 1)[1]
     try:
-        return sqlalchemy.create_engine(driver_url, pool_size=8, max_overflow=8, pool_pre_ping=True)
+        # One round trip a statement (autocommit), and commits that do not wait for the disk: a
+        # worker killed with kill -9 loses nothing (its commits are in the server); only a crash of
+        # the server itself can drop the last fraction of a second, which is then judged again.
+        return sqlalchemy.create_engine(driver_url, pool_size=8, max_overflow=8, pool_pre_ping=True,
+                                        isolation_level="AUTOCOMMIT",
+                                        connect_args={"options": _with_async_commit(url)})
     except Exception as exc:  # a malformed URL: SQLAlchemy's ArgumentError and friends
         raise ConfigError(f"{redact(url)}: not a usable PostgreSQL URL ({exc})") from None
+
+
+def _with_async_commit(url: str) -> str:
+    from urllib.parse import parse_qs, urlsplit
+    given = parse_qs(urlsplit(url).query).get("options", [""])[0]
+    return (given + " -csynchronous_commit=off").strip()
 
 
 class PostgresRunStore(StoreBase):
@@ -105,14 +116,12 @@ class PostgresRunStore(StoreBase):
         self._finalizer = weakref.finalize(self, _shutdown, self._engine, self._leases, self._keeper)
 
     # ---- connection
-    def _run(self, sql: str, args: Sequence[Any] = (), *, fetch: bool = False, durable: bool = True) -> Any:
+    def _run(self, sql: str, args: Sequence[Any] = (), *, fetch: bool = False) -> Any:
         driver_sql = sql.replace("?", "%s")
         try:
-            with self._engine.begin() as conn:
-                if not durable:  # the reply cache and call log: a lost row costs a repeat, not a result
-                    conn.exec_driver_sql("SET LOCAL synchronous_commit = off")
+            with self._engine.connect() as conn:
                 result = conn.exec_driver_sql(driver_sql, tuple(args))
-                return result.fetchall() if fetch else result
+                return result.fetchall() if fetch else result.rowcount
         except self._errors as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise ConfigError(f"{self.path}: the run store cannot be used: {redact(first)}") from None
@@ -121,7 +130,13 @@ class PostgresRunStore(StoreBase):
         return self._run(sql, args)
 
     def _exec_grouped(self, sql: str, args: tuple[Any, ...]) -> None:
-        self._run(sql, args, durable=False)
+        self._run(sql, args)
+
+    def put_judgment(self, run_id: str, item: str, task: str, result: Any, *, scored: bool,
+                     fingerprint: str | None = None, claim: str | None = None) -> None:
+        super().put_judgment(run_id, item, task, result, scored=scored, fingerprint=fingerprint)
+        if claim is not None:
+            self.finish_claims(run_id, task, [claim])
 
     def _rows(self, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         return [tuple(r) for r in self._run(sql, args, fetch=True)]
@@ -144,14 +159,17 @@ class PostgresRunStore(StoreBase):
         if self.read_only:
             return
         try:
-            with self._engine.begin() as conn:
+            with self._engine.connect() as conn:
                 # one process creates the tables; the others wait for it here
-                conn.exec_driver_sql("SELECT pg_advisory_xact_lock(727274)")
-                for statement in _DDL.split(";"):
-                    if statement.strip():
-                        conn.exec_driver_sql(statement)
-                conn.exec_driver_sql("INSERT INTO langrag_meta VALUES ('schema_version', %s) "
-                                     "ON CONFLICT (key) DO NOTHING", (str(SCHEMA_VERSION),))
+                conn.exec_driver_sql("SELECT pg_advisory_lock(727274)")
+                try:
+                    for statement in _DDL.split(";"):
+                        if statement.strip():
+                            conn.exec_driver_sql(statement)
+                    conn.exec_driver_sql("INSERT INTO langrag_meta VALUES ('schema_version', %s) "
+                                         "ON CONFLICT (key) DO NOTHING", (str(SCHEMA_VERSION),))
+                finally:
+                    conn.exec_driver_sql("SELECT pg_advisory_unlock(727274)")
         except self._errors as exc:
             raise ConfigError(f"{self.path}: cannot prepare the run store: {redact(str(exc).splitlines()[0])}") from None
 
@@ -227,7 +245,7 @@ def _pg_errors() -> tuple[type[BaseException], ...]:
 def _shutdown(engine: Any, leases: set[str], keeper: Any) -> None:
     keeper.stop()
     try:
-        with engine.begin() as conn:
+        with engine.connect() as conn:
             for run_id in list(leases):
                 conn.exec_driver_sql("DELETE FROM leases WHERE run_id=%s AND owner=%s", (run_id, OWNER))
         leases.clear()

@@ -39,6 +39,17 @@ def run_id_for(kind: str, config: dict[str, Any]) -> str:
     return f"{kind}-{digest[:12]}"
 
 
+# What ``copy_runs`` carries from one store to another, column by column (calls without their id).
+_COPY = {
+    "runs": ("id", "kind", "config", "judge", "created", "finished", "summary", "inputs"),
+    "judgments": ("run_id", "item", "task", "scored", "result", "created", "fingerprint"),
+    "calls": ("run_id", "model", "key", "cached", "ok", "attempts", "prompt_tokens", "completion_tokens",
+              "cost", "error", "created"),
+    "artifacts": ("run_id", "name", "data", "created"),
+}
+_KEYS = {"runs": "(id)", "judgments": "(run_id, item, task)", "artifacts": "(run_id, name)"}
+
+
 class StoreBase:
     """The store's operations over a subclass's connection."""
 
@@ -218,7 +229,8 @@ class StoreBase:
         return self._json(rows[0][0], f"run {run_id}'s judgment {item!r} ({task})"), rows[0][1]
 
     def put_judgment(self, run_id: str, item: str, task: str, result: Any, *, scored: bool,
-                     fingerprint: str | None = None) -> None:
+                     fingerprint: str | None = None, claim: str | None = None) -> None:
+        """Store a result; ``claim`` (cooperative stores) is the item's claim, marked done with it."""
         self._exec("INSERT INTO judgments (run_id, item, task, scored, result, created, fingerprint) "
                    "VALUES (?,?,?,?,?,?,?) ON CONFLICT (run_id, item, task) DO UPDATE SET "
                    "scored=excluded.scored, result=excluded.result, created=excluded.created, "
@@ -238,6 +250,11 @@ class StoreBase:
                 cause = value.get("cause") if isinstance(value, dict) else None
             out[item] = (fingerprint, bool(scored), cause, created)
         return out
+
+    def task_results(self, run_id: str, task: str) -> dict[str, Any]:
+        """Every stored result of a task in a run, by item, in one read."""
+        return {item: self._json(result, f"run {run_id}'s judgment {item!r} ({task})") for item, result in
+                self._rows("SELECT item, result FROM judgments WHERE run_id=? AND task=?", (run_id, task))}
 
     def judgments(self, run_id: str, task: str | None = None) -> list[dict[str, Any]]:
         sql = "SELECT item, task, scored, result FROM judgments WHERE run_id=?"
@@ -307,6 +324,30 @@ class StoreBase:
                 self._rows("SELECT name, data FROM artifacts WHERE run_id=? ORDER BY created", (run_id,))}
 
 
+
+    # ---- moving runs between stores
+    def copy_runs(self, target: "StoreBase", run_ids: list[str] | None = None) -> dict[str, int]:
+        """Copy runs (default: all) with their judgments, call log and artifacts, and the whole reply
+        cache, into ``target``; rows the target already has are kept. Returns rows copied per table."""
+        ids = run_ids if run_ids is not None else [r["id"] for r in self.runs()]
+        copied = {name: 0 for name in (*_COPY, "cache")}
+        for run_id in ids:
+            for table, columns in _COPY.items():
+                column = "id" if table == "runs" else "run_id"
+                rows = self._rows(f"SELECT {', '.join(columns)} FROM {table} WHERE {column}=?", (run_id,))
+                if table == "calls" and target._rows("SELECT 1 FROM calls WHERE run_id=? LIMIT 1", (run_id,)):
+                    continue  # the call log has no key of its own: copied once, never twice
+                marks = ", ".join("?" * len(columns))
+                conflict = f" ON CONFLICT {_KEYS[table]} DO NOTHING" if table in _KEYS else ""
+                for row in rows:
+                    target._exec(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks}){conflict}", tuple(row))
+                copied[table] += len(rows)
+        for row in self._rows("SELECT key, model, text, prompt_tokens, completion_tokens, created FROM cache"):
+            target._exec_grouped("INSERT INTO cache (key, model, text, prompt_tokens, completion_tokens, created) "
+                                 "VALUES (?,?,?,?,?,?) ON CONFLICT (key) DO NOTHING", tuple(row))
+            copied["cache"] += 1
+        target.flush()
+        return copied
 
 
 class _Gone:

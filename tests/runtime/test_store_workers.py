@@ -1,0 +1,69 @@
+"""Cooperating workers on one PostgreSQL run: four processes judge 2,000 items together; one is
+killed with SIGKILL part-way. Every item ends judged exactly once, no completed model call is
+repeated, and every worker's results equal a single process's."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+from store_backends import postgres_schema
+
+WORKER = Path(__file__).with_name("pg_worker.py")
+N = 2000
+
+
+def _start(url: str, log: Path, out: Path, env: dict[str, str]) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, str(WORKER), url, str(log), str(N), str(out)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _logged(log: Path) -> list[dict]:
+    return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def test_four_workers_one_killed_every_item_once(tmp_path: Path) -> None:
+    env = {**os.environ, "CLAIM_TTL": "3"}
+    with postgres_schema() as single_url:
+        single = _start(single_url, tmp_path / "single.log", tmp_path / "single.json", env)
+        assert single.wait(timeout=600) == 0, single.communicate()
+    expected = json.loads((tmp_path / "single.json").read_text())
+    assert len(expected) == N
+
+    with postgres_schema() as url:
+        log = tmp_path / "calls.log"
+        workers = [_start(url, log, tmp_path / f"w{i}.json", env) for i in range(4)]
+        victim = workers[1]
+        deadline = time.monotonic() + 300
+        # kill one once the run is well under way and the victim has done part of it
+        while time.monotonic() < deadline:
+            calls = Counter(c["pid"] for c in _logged(log)) if log.exists() else Counter()
+            if sum(calls.values()) > N // 4 and calls[victim.pid] > 20:
+                break
+            time.sleep(0.05)
+        victim.send_signal(signal.SIGKILL)
+        victim.wait()
+        survivors = [w for i, w in enumerate(workers) if i != 1]
+        for w in survivors:
+            assert w.wait(timeout=600) == 0, w.communicate()
+
+        calls = _logged(log)
+        prompts = Counter(c["prompt"] for c in calls)
+        assert len(prompts) == N                       # every item reached the model...
+        assert max(prompts.values()) == 1              # ...once: no completed call repeated
+        assert Counter(c["pid"] for c in calls)[victim.pid] > 0  # the victim did real work first
+        for i in (0, 2, 3):
+            assert json.loads((tmp_path / f"w{i}.json").read_text()) == expected
+
+        import psycopg
+        with psycopg.connect(url) as conn:
+            judged = conn.execute("SELECT COUNT(*), COUNT(DISTINCT item) FROM judgments").fetchone()
+            cached_calls = conn.execute("SELECT COUNT(*) FROM calls WHERE cached=0").fetchone()[0]
+        assert judged == (N, N)
+        assert cached_calls <= N   # the call log holds no second paid call for any prompt
