@@ -32,7 +32,8 @@ _DOUBLE = re.compile(r'"[^"\n]*"')
 _CODE = re.compile(r"`[^`\n]*`")
 _FENCE = re.compile(r"^[ \t]*(?:```|~~~)[^\n]*$", re.M)
 _BLOCKQUOTE = re.compile(r"^[ \t]*>.*$", re.M)
-_ANY_TAG = re.compile(r"<(/?)\s*([A-Za-z_][\w-]*)(?:\s[^<>]*)?>")
+# Only well-formed tags: "<x ...>" opens, "</x>" closes; "</ x>" is text to a reader of markup.
+_ANY_TAG = re.compile(r"<([A-Za-z_][\w-]*)(?:\s[^<>]*)?>|</([A-Za-z_][\w-]*)\s*>")
 
 
 def _blank(text: str) -> str:
@@ -60,7 +61,8 @@ def tag_blocks(text: str, *, skip: frozenset[str] = frozenset()) -> list[tuple[i
     name whose open and close tags all pair up; names in ``skip`` are left out."""
     events: dict[str, list[tuple[bool, int, int]]] = {}
     for m in _ANY_TAG.finditer(text):
-        events.setdefault(m.group(2).lower(), []).append((m.group(1) == "/", m.start(), m.end()))
+        name = (m.group(1) or m.group(2)).lower()
+        events.setdefault(name, []).append((m.group(2) is not None, m.start(), m.end()))
     blocks = []
     for name, seq in events.items():
         if name in skip:
@@ -96,13 +98,16 @@ def _mask_inline(line: str) -> str:
     return line
 
 
-def mask_quoted(text: str, *, keep_tags: frozenset[str] = frozenset(), quotes: bool = True) -> str:
+def mask_quoted(text: str, *, keep_tags: frozenset[str] = frozenset(), quotes: bool = True,
+                fences: bool = True) -> str:
     """Blank out (same length, so positions hold) whatever the judge quoted rather than said:
     tag-delimited blocks (but ``keep_tags``), double-quoted spans and code (unless ``quotes`` is
-    False: JSON verdicts are full of quotes), and ``>`` block quotes."""
+    False: JSON verdicts are full of quotes; ``fences`` False keeps fenced blocks alone), and ``>``
+    block quotes."""
     text = _mask_spans(text, [(a, b) for a, b, _ in tag_blocks(text, skip=keep_tags)])
-    if quotes:
+    if quotes and fences:
         text = _mask_fences(text)
+    if quotes:
         text = "\n".join(_mask_inline(line) for line in text.split("\n"))
     return _BLOCKQUOTE.sub(lambda m: _blank(m.group(0)), text)
 
@@ -133,10 +138,11 @@ def find_json_objects(text: str) -> list[tuple[int, int, Any]]:
 def single_verdict(visible: Sequence[V], everywhere: Sequence[V], expected: str) -> V:
     """The one verdict the judge gave: every verdict outside quoted text (``visible``) must agree.
 
-    ``everywhere`` holds the verdicts found with nothing masked. When the masked ones include both
-    the visible verdict and another one, a mask may have paired a delimiter of the judge's with a
-    stray one echoed from the graded text and hidden the judge's own verdict; the reply is then
-    ambiguous too. Raises :class:`JudgeOutputError` when there is no verdict and
+    ``everywhere`` holds the verdicts found with fenced code left unmasked. When the fences hide
+    both the visible verdict and another one, a fence of the judge's may have paired with a stray
+    one echoed from the graded text and hidden the judge's own verdict (the same echo written on
+    both sides of it); the reply is then ambiguous too. (Quotes and inline code pair within one
+    line, tags by name and direction: an echo on the judge's verdict line is nested in its reason.) Raises :class:`JudgeOutputError` when there is no verdict and
     :class:`AmbiguousVerdictError` when verdicts disagree.
 
     >>> single_verdict(["B", "B"], ["A", "B", "B"], "[[A]] or [[B]]")

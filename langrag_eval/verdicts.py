@@ -143,7 +143,7 @@ class ScoreFormat:
     def parse(self, text: str) -> ScoreVerdict:
         masked = mask_quoted(text)
         fields, bare = _score_candidates(text, masked)
-        all_fields, all_bare = _score_candidates(text, text)
+        all_fields, all_bare = _score_candidates(text, mask_quoted(text, fences=False))
 
         def values(fs: list[_Field], hits: list[re.Match[str]], label: str) -> list[str]:
             return [_norm(f.value) for f in fs if f.label == label] + (
@@ -222,7 +222,7 @@ class PairwiseFormat:
 
     def parse(self, text: str) -> Literal["A", "B", "C"]:
         visible = [m.group(1).upper() for m in _PAIR.finditer(mask_quoted(text))]
-        everywhere = [m.group(1).upper() for m in _PAIR.finditer(text)]
+        everywhere = [m.group(1).upper() for m in _PAIR.finditer(mask_quoted(text, fences=False))]
         return single_verdict(visible, everywhere, self.instructions)  # type: ignore[return-value]
 
     def json_schema(self) -> dict[str, Any]:
@@ -302,8 +302,10 @@ class TagFormat:
         return f"the result inside <{self.tag}>...</{self.tag}>"
 
     def parse(self, text: str) -> str:
-        return single_verdict(self.blocks(mask_quoted(text, keep_tags=frozenset({self.tag})), text),
-                              self.blocks(text, text), self.instructions)
+        keep = frozenset({self.tag})
+        return single_verdict(self.blocks(mask_quoted(text, keep_tags=keep), text),
+                              self.blocks(mask_quoted(text, keep_tags=keep, fences=False), text),
+                              self.instructions)
 
     def blocks(self, view: str, text: str) -> list[str]:
         """The stripped content of every innermost ``<tag>...</tag>`` block found in ``view``."""
@@ -339,8 +341,9 @@ class BinaryFormat:
         whole = _WHOLE_CODE.match(text)
         if whole:  # a reply that is nothing but `1` or a fenced 1 quotes no one: unwrap it
             text = whole.group(2)
-        visible = self._tokens(mask_quoted(text, keep_tags=frozenset({"output"})), text)
-        everywhere = self._tokens(text, text, strict=False)
+        keep = frozenset({"output"})
+        visible = self._tokens(mask_quoted(text, keep_tags=keep), text)
+        everywhere = self._tokens(mask_quoted(text, keep_tags=keep, fences=False), text, strict=False)
         return _BINARY_TOKENS[single_verdict(visible, everywhere, self.instructions)]
 
     @staticmethod
