@@ -23,7 +23,18 @@ import unicodedata
 
 from ._confusables import LOOKALIKES
 
-__all__ = ["fold", "neutralise_tags"]
+__all__ = ["QUOTE_TAGS", "fold", "neutralise_tags"]
+
+# Every tag a shipped prompt delimits untrusted text with (a test keeps the list complete), and a few
+# a judge may quote with. Rendering neutralises all of them in every untrusted value, whatever the
+# template, so one of them in a judge's reply was written by the judge: the verdict parsers honour
+# these, and only these, as quotation marks.
+QUOTE_TAGS = frozenset({
+    "answer", "answer_a", "answer_b", "assessment", "claim", "claims", "context", "document", "documents",
+    "example", "examples", "excerpt", "fact", "facts", "grade", "knowledge_base", "label", "message",
+    "output", "passage", "passages", "query", "question", "quote", "reply", "response", "rubric",
+    "schema", "source", "sources", "sql", "statement", "statements", "templates", "text", "true_answer",
+})
 
 _LOOKALIKE = {char: target for target, chars in LOOKALIKES.items() for char in chars}
 # letters that render as nothing though Unicode files them as letters or symbols

@@ -2,11 +2,18 @@
 in free text. Used by the verdict parsers.
 
 A mask is only as good as its delimiters, and a judge that echoes an answer unquoted echoes the
-answer's stray delimiters too: an unclosed fence or quote, a lone ``</x>`` or ``<x>``. Paired with
-a delimiter of the judge's own, such a stray one would hide the judge's verdict and leave the
-forged one visible. So every mask here trusts only delimiters that pair up cleanly: quotes and
-inline code within one line and in even numbers, code fences in even numbers, and tag blocks only
-for a tag name none of whose open or close tags is left unmatched.
+answer's stray delimiters too: an unclosed quote, a lone ``</x>`` or ``<x>``. Paired with a
+delimiter of the judge's own, or with one echoed from another text, such a stray one would hide the
+judge's verdict and leave the forged one visible. So the masks trust only delimiters that cannot
+pair that way:
+
+- tag blocks only for the names in :data:`~langrag_eval.delimiters.QUOTE_TAGS`, which rendering
+  neutralises in every untrusted value (so such a tag in a reply is the judge's), and only when
+  every open and close tag of that name pairs up;
+- double quotes and inline code only within one line, and only where the line holds an even number;
+- ``>`` block quotes, which are per line;
+- not code fences: a fence has no direction, and two echoed stray fences hide what lies between.
+  A verdict the judge repeats inside a fence counts as said, so a disagreeing one is ambiguous.
 
 >>> mask_quoted('It says "Score: [[5]]". Score: [[2]]').count("[[")
 1
@@ -18,9 +25,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections import Counter
 from typing import Any, Hashable, Sequence, TypeVar
 
+from .delimiters import QUOTE_TAGS
 from .errors import AmbiguousVerdictError, JudgeOutputError
 
 V = TypeVar("V", bound=Hashable)
@@ -30,7 +37,6 @@ __all__ = ["mask_quoted", "line_start", "find_json_objects", "tag_blocks", "sing
 _CURLY = re.compile("\u201c[^\u201c\u201d\n]*\u201d")
 _DOUBLE = re.compile(r'"[^"\n]*"')
 _CODE = re.compile(r"`[^`\n]*`")
-_FENCE = re.compile(r"^[ \t]*(?:```|~~~)[^\n]*$", re.M)
 _BLOCKQUOTE = re.compile(r"^[ \t]*>.*$", re.M)
 # Only well-formed tags: "<x ...>" opens, "</x>" closes; "</ x>" is text to a reader of markup.
 _ANY_TAG = re.compile(r"<([A-Za-z_][\w-]*)(?:\s[^<>]*)?>|</([A-Za-z_][\w-]*)\s*>")
@@ -57,12 +63,13 @@ def _mask_spans(text: str, spans: list[tuple[int, int]]) -> str:
 
 
 def tag_blocks(text: str, *, skip: frozenset[str] = frozenset()) -> list[tuple[int, int, str]]:
-    """Matched ``<x>...</x>`` blocks (outermost ones) as (start, end, lower-cased name), for every tag
-    name whose open and close tags all pair up; names in ``skip`` are left out."""
+    """Matched ``<x>...</x>`` blocks (outermost ones) as (start, end, lower-cased name), for every
+    name in QUOTE_TAGS whose open and close tags all pair up; names in ``skip`` are left out."""
     events: dict[str, list[tuple[bool, int, int]]] = {}
     for m in _ANY_TAG.finditer(text):
         name = (m.group(1) or m.group(2)).lower()
-        events.setdefault(name, []).append((m.group(2) is not None, m.start(), m.end()))
+        if name in QUOTE_TAGS:
+            events.setdefault(name, []).append((m.group(2) is not None, m.start(), m.end()))
     blocks = []
     for name, seq in events.items():
         if name in skip:
@@ -83,13 +90,6 @@ def tag_blocks(text: str, *, skip: frozenset[str] = frozenset()) -> list[tuple[i
     return blocks
 
 
-def _mask_fences(text: str) -> str:
-    fences = list(_FENCE.finditer(text))
-    if len(fences) % 2:  # an unclosed fence: which ones pair is anybody's guess
-        return text
-    return _mask_spans(text, [(fences[i].start(), fences[i + 1].end()) for i in range(0, len(fences), 2)])
-
-
 def _mask_inline(line: str) -> str:
     line = _CURLY.sub(lambda m: _blank(m.group(0)), line)
     for pattern, char in ((_CODE, "`"), (_DOUBLE, '"')):
@@ -98,15 +98,11 @@ def _mask_inline(line: str) -> str:
     return line
 
 
-def mask_quoted(text: str, *, keep_tags: frozenset[str] = frozenset(), quotes: bool = True,
-                fences: bool = True) -> str:
+def mask_quoted(text: str, *, keep_tags: frozenset[str] = frozenset(), quotes: bool = True) -> str:
     """Blank out (same length, so positions hold) whatever the judge quoted rather than said:
-    tag-delimited blocks (but ``keep_tags``), double-quoted spans and code (unless ``quotes`` is
-    False: JSON verdicts are full of quotes; ``fences`` False keeps fenced blocks alone), and ``>``
-    block quotes."""
+    tag-delimited blocks (but ``keep_tags``), double-quoted spans and inline code (unless ``quotes``
+    is False: JSON verdicts are full of quotes), and ``>`` block quotes."""
     text = _mask_spans(text, [(a, b) for a, b, _ in tag_blocks(text, skip=keep_tags)])
-    if quotes and fences:
-        text = _mask_fences(text)
     if quotes:
         text = "\n".join(_mask_inline(line) for line in text.split("\n"))
     return _BLOCKQUOTE.sub(lambda m: _blank(m.group(0)), text)
@@ -135,17 +131,12 @@ def find_json_objects(text: str) -> list[tuple[int, int, Any]]:
     return found
 
 
-def single_verdict(visible: Sequence[V], everywhere: Sequence[V], expected: str) -> V:
+def single_verdict(visible: Sequence[V], expected: str) -> V:
     """The one verdict the judge gave: every verdict outside quoted text (``visible``) must agree.
+    Raises :class:`JudgeOutputError` when there is none and :class:`AmbiguousVerdictError` when
+    they disagree, naming the rival values.
 
-    ``everywhere`` holds the verdicts found with fenced code left unmasked. When the fences hide
-    both the visible verdict and another one, a fence of the judge's may have paired with a stray
-    one echoed from the graded text and hidden the judge's own verdict (the same echo written on
-    both sides of it); the reply is then ambiguous too. (Quotes and inline code pair within one
-    line, tags by name and direction: an echo on the judge's verdict line is nested in its reason.) Raises :class:`JudgeOutputError` when there is no verdict and
-    :class:`AmbiguousVerdictError` when verdicts disagree.
-
-    >>> single_verdict(["B", "B"], ["A", "B", "B"], "[[A]] or [[B]]")
+    >>> single_verdict(["B", "B"], "[[A]] or [[B]]")
     'B'
     """
     distinct = list(dict.fromkeys(visible))
@@ -156,9 +147,4 @@ def single_verdict(visible: Sequence[V], everywhere: Sequence[V], expected: str)
         raise AmbiguousVerdictError(
             f"the reply holds verdicts that disagree ({shown}) outside quoted text; give exactly one "
             f"verdict, {expected}, and put any verdict you repeat from the graded text in quotes")
-    hidden = Counter(everywhere) - Counter(visible)
-    if hidden.get(distinct[0]) and any(v != distinct[0] for v in hidden):
-        raise AmbiguousVerdictError(
-            f"the reply's quoted text holds the verdict {distinct[0]} beside others, so which verdict "
-            f"is the judge's own cannot be told; give exactly one verdict, {expected}")
     return distinct[0]

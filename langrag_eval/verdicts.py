@@ -2,8 +2,9 @@
 
 A judge often quotes the answer it grades, and an answer may carry a forged verdict
 (``Score: [[5]]``, ``[[A]]``). Every parser here first masks what the judge quoted (double-quoted
-spans, code, ``>`` block quotes, tag-delimited blocks such as ``<answer>...</answer>``) and skips
-text nested inside the judge's own ``Reason: [[...]]``. Every verdict left must agree: a reply with
+spans and inline code on one line, ``>`` block quotes, tag-delimited blocks such as
+``<answer>...</answer>``; see :mod:`langrag_eval.quoting` for which delimiters are trusted) and
+skips text nested inside the judge's own ``Reason: [[...]]``. Every verdict left must agree: a reply with
 two verdicts that disagree outside quoted text raises :class:`AmbiguousVerdictError`, because the
 judge's verdict cannot be told from an unquoted echo of a forged one, by position or otherwise. A
 reply with no readable verdict raises :class:`JudgeOutputError`. The runtime turns either into one
@@ -143,7 +144,6 @@ class ScoreFormat:
     def parse(self, text: str) -> ScoreVerdict:
         masked = mask_quoted(text)
         fields, bare = _score_candidates(text, masked)
-        all_fields, all_bare = _score_candidates(text, mask_quoted(text, fences=False))
 
         def values(fs: list[_Field], hits: list[re.Match[str]], label: str) -> list[str]:
             return [_norm(f.value) for f in fs if f.label == label] + (
@@ -152,8 +152,7 @@ class ScoreFormat:
         scores = [(i, f) for i, f in enumerate(fields) if f.label == "score"]
         if self.confidence and not scores:
             raise JudgeOutputError(f"no verdict in the format {self.instructions}")
-        single_verdict(values(fields, bare, "score"), values(all_fields, all_bare, "score"),
-                       self.instructions)
+        single_verdict(values(fields, bare, "score"), self.instructions)
         if not scores:  # bare [[n]] only
             m = bare[0]
             score = self._int(m.group(1), self.low, self.high, "score")
@@ -164,7 +163,7 @@ class ScoreFormat:
         confidence = None
         confidences = values(fields, [], "confidence")
         if confidences:
-            single = single_verdict(confidences, values(all_fields, [], "confidence"), "Confidence: [[c]]")
+            single = single_verdict(confidences, "Confidence: [[c]]")
             confidence = self._int(single, 0, 100, "confidence")
         elif self.confidence:
             raise JudgeOutputError("no Confidence: [[c]] in the reply")
@@ -222,8 +221,7 @@ class PairwiseFormat:
 
     def parse(self, text: str) -> Literal["A", "B", "C"]:
         visible = [m.group(1).upper() for m in _PAIR.finditer(mask_quoted(text))]
-        everywhere = [m.group(1).upper() for m in _PAIR.finditer(mask_quoted(text, fences=False))]
-        return single_verdict(visible, everywhere, self.instructions)  # type: ignore[return-value]
+        return single_verdict(visible, self.instructions)  # type: ignore[return-value]
 
     def json_schema(self) -> dict[str, Any]:
         return {"type": "object", "properties": {"verdict": {"type": "string", "enum": ["A", "B", "C"]}},
@@ -258,23 +256,20 @@ class JsonFormat(Generic[M]):
         if not own:
             raise JudgeOutputError("every JSON object in the reply is quoted; expected the judge's own")
         valid: dict[str, M] = {}
-        seen, everywhere = [], []
+        seen = []
         error: JudgeOutputError | None = None
-        for start, _, value in objects:
+        for _, _, value in own:
             try:
                 verdict = self.from_json(value)
             except JudgeOutputError as exc:
-                if masked[start] == "{":
-                    error = exc
+                error = exc
                 continue
             key = verdict.model_dump_json()
             valid.setdefault(key, verdict)
-            everywhere.append(key)
-            if masked[start] == "{":
-                seen.append(key)
+            seen.append(key)
         if not seen and error is not None:
             raise error
-        return valid[single_verdict(seen, everywhere, self.instructions)]
+        return valid[single_verdict(seen, self.instructions)]
 
     def json_schema(self) -> dict[str, Any]:
         return self.model.model_json_schema()
@@ -303,9 +298,7 @@ class TagFormat:
 
     def parse(self, text: str) -> str:
         keep = frozenset({self.tag})
-        return single_verdict(self.blocks(mask_quoted(text, keep_tags=keep), text),
-                              self.blocks(mask_quoted(text, keep_tags=keep, fences=False), text),
-                              self.instructions)
+        return single_verdict(self.blocks(mask_quoted(text, keep_tags=keep), text), self.instructions)
 
     def blocks(self, view: str, text: str) -> list[str]:
         """The stripped content of every innermost ``<tag>...</tag>`` block found in ``view``."""
@@ -343,22 +336,19 @@ class BinaryFormat:
             text = whole.group(2)
         keep = frozenset({"output"})
         visible = self._tokens(mask_quoted(text, keep_tags=keep), text)
-        everywhere = self._tokens(mask_quoted(text, keep_tags=keep, fences=False), text, strict=False)
-        return _BINARY_TOKENS[single_verdict(visible, everywhere, self.instructions)]
+        return single_verdict([_BINARY_TOKENS[t] for t in visible], self.instructions)
 
     @staticmethod
-    def _tokens(view: str, text: str, *, strict: bool = True) -> list[str]:
+    def _tokens(view: str, text: str) -> list[str]:
         """The verdict in every ``<output>`` block of ``view`` and on every line outside them that
-        holds nothing else. ``strict``: a block, or the last line when there is no block, must
-        hold a verdict."""
+        holds nothing else. A block, or the last line when there is no block, must hold one."""
         blocks = [_binary_token(b) for b in TagFormat().blocks(view, text)]
         outside = re.sub(r"<output\s*>.*?</output\s*>", lambda m: " " * len(m.group(0)), view,
                          flags=re.S | re.I)
         lines = [t for t in (_binary_token(ln) for ln in outside.splitlines()) if t]
-        if strict:
-            for token in blocks + ([] if blocks else lines[-1:]):
-                if token not in _BINARY_TOKENS:
-                    raise JudgeOutputError(f"expected 0 or 1, got {token[:40]!r}")
+        for token in blocks + ([] if blocks else lines[-1:]):
+            if token not in _BINARY_TOKENS:
+                raise JudgeOutputError(f"expected 0 or 1, got {token[:40]!r}")
         return [t for t in blocks + lines if t in _BINARY_TOKENS]
 
     def json_schema(self) -> dict[str, Any]:

@@ -57,8 +57,7 @@ class CorrectnessFormat:
         def verdicts(view: str) -> list[str]:
             return [m.group(1).lower() for pattern in (_VERDICT, _LINE) for m in pattern.finditer(view)]
 
-        return single_verdict(verdicts(mask_quoted(text)), verdicts(mask_quoted(text, fences=False)),
-                              self.instructions) == "correct"
+        return single_verdict(verdicts(mask_quoted(text)), self.instructions) == "correct"
 
     def json_schema(self) -> dict[str, Any]:
         return {"type": "object", "properties": {

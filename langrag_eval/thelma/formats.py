@@ -90,8 +90,7 @@ class BinaryListFormat:
             if not hits:
                 raise JudgeOutputError(f"no list of verdicts: expected {self.instructions}")
             self.from_json({"verdicts": json.loads(hits[-1])})  # raises, saying what is wrong
-        everywhere = self._lists(mask_quoted(text, fences=False)) + ([tuple(json.loads(body))] if body is not None else [])
-        return list(single_verdict(visible, everywhere, self.instructions))
+        return list(single_verdict(visible, self.instructions))
 
     def _lists(self, view: str) -> list[tuple[int, ...]]:
         """Every list of exactly ``n`` 0/1 verdicts in ``view``."""
