@@ -190,7 +190,7 @@ class Judge:
             return Answer(self._read(reply.text, fmt, schema), reply.text)
         except JudgeOutputError as first:
             if not self.repair:
-                return Answer(Unscored(reason=f"{_fault(first)} reply: {first}", cause=_cause(first),
+                return Answer(Unscored(reason=f"{_cause(first)} reply: {first}", cause=_cause(first),
                                        raw=reply.text), reply.text)
             error = first
         self.usage.repairs += 1
@@ -199,13 +199,13 @@ class Judge:
         try:
             second = await self.complete(retry_prompt, schema=schema, params=params)
         except ModelCallError as exc:
-            return Answer(Unscored(reason=f"{_fault(error)} reply ({error}); repair call failed: {exc}",
+            return Answer(Unscored(reason=f"{_cause(error)} reply ({error}); repair call failed: {exc}",
                                    cause=_cause(error), raw=reply.text), reply.text)
         try:
             return Answer(self._read(second.text, fmt, schema), second.text)
         except JudgeOutputError as again:
             raw = f"{reply.text}\n--- repair reply ---\n{second.text}"
-            return Answer(Unscored(reason=f"{_fault(again)} reply after one repair: {again}",
+            return Answer(Unscored(reason=f"{_cause(again)} reply after one repair: {again}",
                                    cause=_cause(again), raw=raw), raw)
 
     @staticmethod
@@ -220,8 +220,4 @@ class Judge:
 
 
 def _cause(error: JudgeOutputError) -> Literal["ambiguous", "unparseable"]:
-    return "ambiguous" if isinstance(error, AmbiguousVerdictError) else "unparseable"
-
-
-def _fault(error: JudgeOutputError) -> str:
     return "ambiguous" if isinstance(error, AmbiguousVerdictError) else "unparseable"
