@@ -234,12 +234,14 @@ class PairwiseFormat:
         return v  # type: ignore[return-value]
 
 
-# ---------------------------------------------------------------- last JSON object
+# ---------------------------------------------------------------- JSON object
 
 
 @dataclass(frozen=True)
 class JsonFormat(Generic[M]):
-    """A JSON object on the reply's last line(s), validated against a pydantic model."""
+    """A JSON object validated against a pydantic model. Every object outside block quotes and tag
+    blocks that validates must be the same verdict; objects that do not validate (a draft, a
+    fragment) are not verdicts."""
 
     model: type[M]
     instructions: str = "a JSON object on the last line"
@@ -288,7 +290,8 @@ class JsonFormat(Generic[M]):
 
 @dataclass(frozen=True)
 class TagFormat:
-    """The content of the last ``<output>...</output>`` block the judge wrote itself."""
+    """The content of the ``<output>...</output>`` block the judge wrote itself (blocks it quotes
+    are masked; blocks whose contents disagree make the reply ambiguous)."""
 
     tag: str = "output"
 
@@ -326,7 +329,8 @@ def _binary_token(line: str) -> str:
 
 @dataclass(frozen=True)
 class BinaryFormat:
-    """A 0/1 verdict: in ``<output>`` when present, else alone on the last line."""
+    """A 0/1 verdict: in ``<output>`` when present, else alone on the last line. Any other line
+    holding nothing but a verdict (``1``, ``Answer: no``) outside quotes must agree with it."""
 
     instructions: str = "1 or 0 alone on the last line"
 
