@@ -80,9 +80,11 @@ def neutralise_tags(value: str, tags: frozenset[str]) -> str:
     hits = [m for m in _TAG.finditer(view) if m.group(2) in tags]
     if not hits:
         return value
-    origin: list[int] = []  # view position -> index of the value character it came from
-    for i, char in enumerate(value):
-        origin.extend([i] * len(_FOLD[ord(char)]))
+    origin: range | list[int] = range(len(value))  # view position -> index of its value character
+    if any(len(_FOLD[ord(char)]) != 1 for char in set(value)):  # a character dropped or expanded
+        origin = []
+        for i, char in enumerate(value):
+            origin.extend([i] * len(_FOLD[ord(char)]))
     parts, pos = [], 0
     for m in hits:
         start, end = origin[m.start()], origin[m.end() - 1] + 1
