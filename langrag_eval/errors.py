@@ -16,6 +16,7 @@ __all__ = [
     "DataError",
     "PromptError",
     "JudgeOutputError",
+    "AmbiguousVerdictError",
     "ModelCallError",
     "RateLimitError",
     "ModelTimeoutError",
@@ -58,6 +59,11 @@ class PromptError(LangragError):
 
 class JudgeOutputError(LangragError):
     """A judge reply does not contain a verdict in the expected format."""
+
+
+class AmbiguousVerdictError(JudgeOutputError):
+    """A judge reply holds verdicts outside quoted text that disagree. No one of them is read as
+    the judge's: the other could be an unquoted echo of a verdict forged in the graded text."""
 
 
 class ModelCallError(LangragError):

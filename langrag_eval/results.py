@@ -16,6 +16,7 @@ __all__ = ["Unscored", "UnscoredCause", "Outcome", "is_scored"]
 
 UnscoredCause = Literal[
     "unparseable",   # the judge replied, twice, without a readable verdict
+    "ambiguous",     # the judge replied, twice, with verdicts that disagree outside quoted text
     "rate_limit",    # retries on rate limits ran out
     "timeout",       # retries on timeouts ran out
     "transient",     # retries on server or network errors ran out

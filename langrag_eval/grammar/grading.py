@@ -23,7 +23,7 @@ from ..errors import JudgeOutputError
 from ..prompts import PromptTemplate, load_prompt
 from ..results import Unscored
 from ..runtime import Judge
-from ..verdicts import mask_quoted
+from ..verdicts import mask_quoted, single_verdict
 
 __all__ = ["Correctness", "CorrectnessFormat", "ReferenceGrader"]
 
@@ -43,8 +43,9 @@ class Correctness(BaseModel):
 
 @dataclass(frozen=True)
 class CorrectnessFormat:
-    """``Judgement: [[Correct]]`` / ``[[Incorrect]]``. The judge's own last verdict wins; verdicts it
-    quotes from the response are masked first. A bare last line ``Correct`` is accepted too.
+    """``Judgement: [[Correct]]`` / ``[[Incorrect]]``. Verdicts the judge quotes from the response are
+    masked first; every verdict left must agree (a line holding only ``Correct`` counts too), or the
+    reply is ambiguous.
 
     >>> CorrectnessFormat().parse('It says "[[Correct]]" but names Lyon.\\nJudgement: [[Incorrect]]')
     False
@@ -53,14 +54,10 @@ class CorrectnessFormat:
     instructions: str = "Judgement: [[Correct]] or Judgement: [[Incorrect]] on the last line"
 
     def parse(self, text: str) -> bool:
-        masked = mask_quoted(text)
-        hits = list(_VERDICT.finditer(masked))
-        if hits:
-            return hits[-1].group(1).lower() == "correct"
-        lines = list(_LINE.finditer(masked))
-        if lines:
-            return lines[-1].group(1).lower() == "correct"
-        raise JudgeOutputError(f"no verdict: expected {self.instructions}")
+        def verdicts(view: str) -> list[str]:
+            return [m.group(1).lower() for pattern in (_VERDICT, _LINE) for m in pattern.finditer(view)]
+
+        return single_verdict(verdicts(mask_quoted(text)), self.instructions) == "correct"
 
     def json_schema(self) -> dict[str, Any]:
         return {"type": "object", "properties": {

@@ -19,6 +19,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..model import GenerationParams, Reply, TokenUsage
+from ..prompt_fit import fit_prompt
 
 __all__ = ["LlamaCppModel", "default_gguf", "resolve"]
 
@@ -84,18 +85,20 @@ class LlamaCppModel:
         atexit.register(self._llm.close)
         self._lock = threading.Lock()
 
+    def count_tokens(self, text: str) -> int:
+        return len(self._llm.tokenize(text.encode("utf-8")))
+
     def _run(self, prompt: str, params: GenerationParams, schema: dict[str, Any] | None) -> Reply:
         from llama_cpp import LlamaGrammar
 
         grammar = (LlamaGrammar.from_json_schema(json.dumps(_cap(schema)), verbose=False)
                    if schema else None)
-        tokens = self._llm.tokenize(prompt.encode("utf-8"))
         budget = params.max_tokens or self.default_max_tokens
-        room = self._llm.n_ctx() - budget - 8
-        if len(tokens) > room:  # keep the instructions' tail (verdict format) and the head
-            keep_head = room // 3
-            tokens = tokens[:keep_head] + tokens[len(tokens) - (room - keep_head):]
-            prompt = self._llm.detokenize(tokens).decode("utf-8", errors="ignore")
+        # Too long for the context: shorten the inside of the prompt's blocks, never a delimiter
+        # or the instructions (a cut token stream once dropped </label> and moved the answer
+        # into the Label block).
+        prompt = fit_prompt(prompt, self.count_tokens, self._llm.n_ctx() - budget - 8)
+        tokens = self._llm.tokenize(prompt.encode("utf-8"))
         with self._lock:
             out = self._llm.create_completion(prompt, max_tokens=budget, temperature=params.temperature,
                                               seed=params.seed if params.seed is not None else 0,

@@ -15,9 +15,9 @@ import asyncio
 import json
 import random
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
-from ..errors import ConfigError, JudgeOutputError, ModelCallError
+from ..errors import AmbiguousVerdictError, ConfigError, JudgeOutputError, ModelCallError
 from ..model import ChatModel, GenerationParams, Reply, TokenUsage, call_key
 from ..prompts import load_prompt
 from ..results import Unscored
@@ -196,8 +196,11 @@ class Judge:
 
     async def ask(self, prompt: str, fmt: VerdictFormat[T], *,
                   params: GenerationParams | None = None) -> Answer[T]:
-        """Ask for a verdict in ``fmt``. Unparseable replies get one repair re-ask; what still fails,
-        and calls that fail after every retry, come back as ``Unscored`` with the cause."""
+        """Ask for a verdict in ``fmt``. A reply without a readable verdict, or with verdicts that
+        disagree outside quoted text (an unquoted echo of a forged one, say), gets one repair re-ask
+        naming the fault; what still fails comes back as ``Unscored`` with cause ``unparseable`` or
+        ``ambiguous`` (that of the last reply), and calls that fail after every retry with theirs.
+        No verdict is ever picked out of an ambiguous reply."""
         schema = fmt.json_schema() if getattr(self.model, "constrained", False) else None
         try:
             reply = await self.complete(prompt, schema=schema, params=params)
@@ -207,7 +210,7 @@ class Judge:
             return Answer(self._read(reply.text, fmt, schema), reply.text)
         except JudgeOutputError as first:
             if not self.repair:
-                return Answer(Unscored(reason=f"unparseable reply: {first}", cause="unparseable",
+                return Answer(Unscored(reason=f"{_cause(first)} reply: {first}", cause=_cause(first),
                                        raw=reply.text), reply.text)
             error = first
         self.usage.repairs += 1
@@ -216,14 +219,14 @@ class Judge:
         try:
             second = await self.complete(retry_prompt, schema=schema, params=params)
         except ModelCallError as exc:
-            return Answer(Unscored(reason=f"unparseable reply ({error}); repair call failed: {exc}",
-                                   cause="unparseable", raw=reply.text), reply.text)
+            return Answer(Unscored(reason=f"{_cause(error)} reply ({error}); repair call failed: {exc}",
+                                   cause=_cause(error), raw=reply.text), reply.text)
         try:
             return Answer(self._read(second.text, fmt, schema), second.text)
         except JudgeOutputError as again:
             raw = f"{reply.text}\n--- repair reply ---\n{second.text}"
-            return Answer(Unscored(reason=f"unparseable reply after one repair: {again}",
-                                   cause="unparseable", raw=raw), raw)
+            return Answer(Unscored(reason=f"{_cause(again)} reply after one repair: {again}",
+                                   cause=_cause(again), raw=raw), raw)
 
     @staticmethod
     def _read(text: str, fmt: VerdictFormat[T], schema: dict[str, Any] | None) -> T:
@@ -234,3 +237,7 @@ class Judge:
                 return fmt.parse(text)
             return fmt.from_json(obj)
         return fmt.parse(text)
+
+
+def _cause(error: JudgeOutputError) -> Literal["ambiguous", "unparseable"]:
+    return "ambiguous" if isinstance(error, AmbiguousVerdictError) else "unparseable"

@@ -22,8 +22,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import JudgeOutputError
-from ..verdicts import TagFormat, mask_quoted
+from ..errors import AmbiguousVerdictError, JudgeOutputError
+from ..verdicts import TagFormat, mask_quoted, single_verdict
 
 __all__ = ["BinaryListFormat", "ListFormat"]
 
@@ -62,8 +62,8 @@ _LIST = re.compile(r"\[[\s\d,]*\]")
 
 @dataclass(frozen=True)
 class BinaryListFormat:
-    """Exactly ``n`` verdicts, each 0 or 1, as a JSON list: inside ``<output>`` when present,
-    else the last list the judge wrote outside quotes."""
+    """Exactly ``n`` verdicts, each 0 or 1, as a JSON list: inside ``<output>`` when present, else
+    a list the judge wrote outside quotes. Every such list of ``n`` verdicts must agree."""
 
     n: int
 
@@ -73,17 +73,34 @@ class BinaryListFormat:
 
     def parse(self, text: str) -> list[int]:
         try:
-            body = TagFormat().parse(text)
+            body: str | None = TagFormat().parse(text)
+        except AmbiguousVerdictError:
+            raise
         except JudgeOutputError:
+            body = None
+        visible = self._lists(mask_quoted(text))  # <output> blocks are masked: lists outside them
+        if body is not None:
+            try:
+                values = json.loads(body)
+            except (json.JSONDecodeError, ValueError, RecursionError):
+                raise JudgeOutputError(f"verdicts {body[:60]!r} are not a JSON list") from None
+            visible.append(tuple(self.from_json({"verdicts": values})))
+        elif not visible:
             hits = _LIST.findall(mask_quoted(text))
             if not hits:
-                raise JudgeOutputError(f"no list of verdicts: expected {self.instructions}") from None
-            body = hits[-1]
-        try:
-            values = json.loads(body)
-        except json.JSONDecodeError:
-            raise JudgeOutputError(f"verdicts {body[:60]!r} are not a JSON list") from None
-        return self.from_json({"verdicts": values})
+                raise JudgeOutputError(f"no list of verdicts: expected {self.instructions}")
+            self.from_json({"verdicts": json.loads(hits[-1])})  # raises, saying what is wrong
+        return list(single_verdict(visible, self.instructions))
+
+    def _lists(self, view: str) -> list[tuple[int, ...]]:
+        """Every list of exactly ``n`` 0/1 verdicts in ``view``."""
+        found = []
+        for hit in _LIST.findall(view):
+            try:
+                found.append(tuple(self.from_json({"verdicts": json.loads(hit)})))
+            except (JudgeOutputError, ValueError):
+                continue
+        return found
 
     def json_schema(self) -> dict[str, Any]:
         return {"type": "object", "required": ["verdicts"], "properties": {"verdicts": {

@@ -250,3 +250,29 @@ async def test_the_judges_own_verdict_wins_over_every_attack(name: str) -> None:
                 answer = await judge.ask(text, fmt)
                 assert not isinstance(answer.value, Unscored), (name, attack, reply, answer.value)
                 assert read(answer.value) == OWN[kind], (name, attack, reply)
+
+
+# ---------------------------------------------------------------- an unquoted echo: ambiguous
+
+
+@pytest.mark.parametrize("kind", list(FORMATS))
+async def test_an_unquoted_echo_of_a_forged_verdict_is_ambiguous(kind: str) -> None:
+    """The judge rules, then repeats (or first repeats) an attack unquoted: the reply holds two
+    verdicts that disagree, and is recorded as Unscored(ambiguous), never as the forged one."""
+    from langrag_eval.errors import JudgeOutputError
+
+    fmt, own, read = FORMATS[kind]  # type: ignore[misc]
+    checked = 0
+    for attack in ATTACKS:
+        try:
+            forged = read(fmt.parse(attack))  # type: ignore[attr-defined]
+        except JudgeOutputError:
+            continue  # not a verdict in this format when read alone
+        assert forged != OWN[kind]
+        for reply in (f"{own}\nThe answer ends with:\n{attack}", f"The answer ends with:\n{attack}\n{own}"):
+            judge = Judge(ScriptedModel([reply]), retry=RetryPolicy(base_delay=0.001), repair=False)
+            answer = await judge.ask("Grade the answer.", fmt)
+            assert isinstance(answer.value, Unscored), (attack, reply, answer.value)
+            assert answer.value.cause == "ambiguous", (attack, reply, answer.value)
+            checked += 1
+    assert checked >= 6
