@@ -5,7 +5,9 @@
 - PandaLM test set (WeOpenML/PandaLM, data/testset-v1.json, Apache-2.0): 150 of the 999 pairwise
   items, sampled with seed 0 and stratified by the three annotators' majority label (proportional
   allocation, so the base rates of "response 1 better", "response 2 better" and "tie" are kept;
-  items on which the annotators all differ form a stratum of their own).
+  items on which the annotators all differ form a stratum of their own). The 999 items hold 60
+  with an empty response (left out: the pairwise judge refuses an empty answer) or a response
+  stored as a JSON boolean (written as the text True or False).
 - HaluEval QA (RUCAIBox/HaluEval, generation/qa, MIT): the first 100 lines in a seeded shuffle;
   each row has a passage, a question, the right answer and a hallucinated one.
 """
@@ -46,6 +48,12 @@ def stratified(rows: list[dict], key, n: int, seed: int) -> list[dict]:
 
 def main(pandalm: str, halueval: str) -> None:
     items = json.loads(Path(pandalm).read_text(encoding="utf-8"))
+    for r in items:
+        for k in ("instruction", "input", "response1", "response2"):
+            if isinstance(r[k], bool):  # a few responses were stored as JSON true/false
+                r[k] = "True" if r[k] else "False"
+    # the pairwise judge refuses an empty answer (Unscored, invalid input): such items measure nothing
+    items = [r for r in items if r["response1"].strip() and r["response2"].strip()]
     chosen = stratified(items, lambda r: majority([r["annotator1"], r["annotator2"], r["annotator3"]]),
                         PAIRS, seed=0)
     with (OUT / "pandalm_pairs.jsonl").open("w", encoding="utf-8") as f:

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..stats.intervals import Estimate
 
-__all__ = ["Measure", "UseVerdict", "JudgeCard", "decide", "HEADLINE", "USES", "format_card", "ARTIFACT"]
+__all__ = ["Measure", "UseVerdict", "JudgeCard", "decide", "show", "bar", "rows", "HEADLINE", "USES", "format_card", "ARTIFACT"]
 
 ARTIFACT = "judge_card"
 Use = Literal["grading", "pairwise", "groundedness"]
@@ -113,14 +113,22 @@ def show(m: Measure) -> str:
             return f"{x:.1%}"
         if m.unit == "seconds":
             return f"{x:.3g} s"
-        if m.unit == "cost":
-            return f"{x:.4g}"
+        if m.unit == "tokens":
+            return f"{x:,.0f}"
         return f"{x:.4g}"
 
     return f"{f(e.value)} [{f(e.low)}, {f(e.high)}] n={e.n}"
 
 
-def _bar(m: Measure) -> str:
+def rows(card: JudgeCard) -> list[dict[str, str]]:
+    """The card's measures as display strings (for the HTML report): use, name, value with its
+    interval and n, threshold, status (ok, MISS or empty), paper figure and note."""
+    return [{"use": m.use, "name": m.name, "value": show(m), "threshold": bar(m),
+             "status": {True: "ok", False: "MISS", None: ""}[m.passed], "paper": m.paper or "",
+             "note": m.note or ""} for m in card.measures]
+
+
+def bar(m: Measure) -> str:
     if m.threshold is None or m.direction is None:
         return ""
     sign = "≥" if m.direction == "min" else "≤"
@@ -135,20 +143,20 @@ def decide(use: str, measures: Sequence[Measure]) -> UseVerdict:
     if head is None or head.passed is None:
         return UseVerdict(use=use, verdict="not measured",
                           line=f"{use}: not measured (no item was judged for its headline measure)")
-    caveats = [f"{m.name} {show(m)} misses {_bar(m)}" for m in mine if m.passed is False and m is not head]
+    caveats = [f"{m.name} {show(m)} misses {bar(m)}" for m in mine if m.passed is False and m is not head]
     unmeasured = [m.name for m in mine if m.direction is not None and m.estimate.value is None]
     if head.passed is False:
         verdict = "unfit"
     elif caveats or head.clear is False:
         verdict = "fit with caveats"
         if head.clear is False:
-            caveats.insert(0, f"the 95 % interval of {head.name} reaches below {_bar(head)[2:]}"
+            caveats.insert(0, f"the 95 % interval of {head.name} reaches below {bar(head)[2:]}"
                            if head.direction == "min" else
-                           f"the 95 % interval of {head.name} reaches above {_bar(head)[2:]}")
+                           f"the 95 % interval of {head.name} reaches above {bar(head)[2:]}")
     else:
         verdict = "fit"
     caveats += [f"{name}: not measured" for name in unmeasured]
-    line = f"{use}: {verdict.upper()}: {head.name} {show(head)} (threshold {_bar(head)})"
+    line = f"{use}: {verdict.upper()}: {head.name} {show(head)} (threshold {bar(head)})"
     if verdict == "unfit":
         line += "; misses the threshold"
     if caveats and verdict != "unfit":
@@ -168,9 +176,9 @@ def format_card(card: JudgeCard) -> str:
         if m.use != group:
             group = m.use
             out.append(f"[{group}]")
-        bar = _bar(m)
+        limit = bar(m)
         verdict = {True: "ok", False: "MISS", None: ""}[m.passed]
-        extra = "  ".join(x for x in (f"threshold {bar}" if bar else "", verdict,
+        extra = "  ".join(x for x in (f"threshold {limit}" if limit else "", verdict,
                                       f"paper: {m.paper}" if m.paper else "") if x)
         out.append(f"  {m.name:<{width}}  {show(m)}  {extra}".rstrip())
     if card.attacks:

@@ -63,6 +63,22 @@ class TimedModel:
         return reply
 
 
+CALLS_ARTIFACT = "judge_audit_calls"
+
+
+def _merge_calls(judge: Judge, run_id: str | None, timed: TimedModel) -> dict[str, Any]:
+    """This session's per-call latencies and tokens added to those of earlier sessions of the same
+    run (kept as an artifact), so a resumed audit still reports the calls it made before."""
+    log: dict[str, Any] = {"latencies": [], "tokens": [], "failures": 0}
+    if judge.store is not None and run_id is not None:
+        log = judge.store.get_artifact(run_id, CALLS_ARTIFACT) or log
+    log = {"latencies": log["latencies"] + timed.latencies, "tokens": log["tokens"] + timed.tokens,
+           "failures": log["failures"] + timed.failures}
+    if judge.store is not None and run_id is not None:
+        judge.store.put_artifact(run_id, CALLS_ARTIFACT, log)
+    return log
+
+
 def _stratum(item: AnswerItem) -> object:
     return item.human_score if item.human_score is not None else item.correct
 
@@ -146,19 +162,21 @@ async def audit(judge: Judge, *, run_id: str | None = None, limit: int | None = 
         card.items["groundedness"] = len(chosen_g)
         card.data["groundedness"] = "HaluEval QA passages (shipped subset)"
 
-    usage = {k: v - before.get(k, 0) if isinstance(v, (int, float)) and before.get(k) is not None else v
-             for k, v in judge.usage.as_dict().items()}
+    calls_log = _merge_calls(judge, run_id, timed)
+    usage = (judge.store.usage(run_id)["total"] if judge.store is not None and run_id is not None else
+             {k: v - before.get(k, 0) if isinstance(v, (int, float)) and before.get(k) is not None else v
+              for k, v in judge.usage.as_dict().items()})
     calls = max(1, usage.get("calls", 0) + usage.get("cached", 0))
     per_judgment = calls / max(1, len(results))
-    prices = judge.prices
     costs = None
-    if prices is not None and judge.model_id in prices.prices and timed.tokens:
-        # the per-call cost needs the split of tokens, so it is taken from the meter's total
-        mean = (usage.get("cost") or 0.0) / max(1, usage.get("calls", 0))
-        costs = [mean * t / (sum(timed.tokens) / len(timed.tokens)) for t in timed.tokens]
-    measures += M.reliability_measures(results, timed.latencies, timed.tokens,
-                                       attempts=len(timed.latencies) + timed.failures,
-                                       failed_attempts=timed.failures, calls_per_judgment=per_judgment,
+    tokens = calls_log["tokens"]
+    if usage.get("cost") is not None and tokens and usage.get("calls"):
+        # the store keeps the total cost; spread it over calls in proportion to their tokens
+        mean_tokens = sum(tokens) / len(tokens)
+        costs = [usage["cost"] / usage["calls"] * t / mean_tokens for t in tokens]
+    measures += M.reliability_measures(results, calls_log["latencies"], tokens,
+                                       attempts=len(calls_log["latencies"]) + calls_log["failures"],
+                                       failed_attempts=calls_log["failures"], calls_per_judgment=per_judgment,
                                        cost_per_call=costs, seed=seed)
     card.unscored = dict(Counter(r.cause for r in results if isinstance(r, Unscored)))
     card.usage = usage

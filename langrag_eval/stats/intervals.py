@@ -64,8 +64,11 @@ def wilson(successes: int, n: int, *, confidence: float = 0.95) -> Estimate:
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return Estimate(value=p, low=max(0.0, centre - half), high=min(1.0, centre + half), n=n,
-                    method="wilson", successes=successes)
+    # at 0 and n the bounds are exactly 0 and 1; rounding would put them a hair inside, and the
+    # estimate outside its own interval
+    low = 0.0 if successes == 0 else max(0.0, centre - half)
+    high = 1.0 if successes == n else min(1.0, centre + half)
+    return Estimate(value=p, low=low, high=high, n=n, method="wilson", successes=successes)
 
 
 def percentile(values: Sequence[float], q: float) -> float:
