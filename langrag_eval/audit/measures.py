@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from ..grading import VragGrade
 from ..results import Unscored
 from ..stats.agreement import cohen_kappa
-from ..stats.intervals import Estimate, bootstrap, percentile, wilson
+from ..stats.intervals import Estimate, bootstrap, bootstrap_values, wilson
 from ..tournament.evaluators import GameRecord
 from .batteries import Support
 from .card import Measure
@@ -48,6 +48,12 @@ def _m(key: str, name: str, use: str, estimate: Estimate, direction: str | None 
        **kw: object) -> Measure:
     return Measure(key=key, name=name, use=use, estimate=estimate, direction=direction,  # type: ignore[arg-type]
                    threshold=THRESHOLDS.get(key) if direction else None, **kw)  # type: ignore[arg-type]
+
+
+def _scaled(e: Estimate, factor: float) -> Estimate:
+    def f(x: float | None) -> float | None:
+        return None if x is None else x * factor
+    return e.model_copy(update={"value": f(e.value), "low": f(e.low), "high": f(e.high)})
 
 
 def pairwise_measures(pairs: Sequence[PairItem], games: Sequence[GameRecord | Unscored], *,
@@ -160,13 +166,12 @@ def reliability_measures(results: Sequence[object], latencies: Sequence[float],
               "reliability", wilson(failed_attempts, attempts))]
     scale = 100 * calls_per_judgment
     out.append(_m("reliability.tokens_per_100", "tokens per 100 judgments", "reliability",
-                  bootstrap(list(tokens), lambda xs: scale * sum(xs) / len(xs), seed=seed), unit="tokens"))
+                  _scaled(bootstrap_values(tokens, seed=seed), scale), unit="tokens",
+                  note="tokens per call times calls per judgment (repairs and probe repeats included)"))
     if cost_per_call:
         out.append(_m("reliability.cost_per_100", "cost per 100 judgments", "reliability",
-                      bootstrap(list(cost_per_call), lambda xs: scale * sum(xs) / len(xs), seed=seed),
-                      unit="cost"))
+                      _scaled(bootstrap_values(cost_per_call, seed=seed), scale), unit="cost"))
     for q in (50, 90, 99):
         out.append(_m(f"reliability.latency_p{q}", f"latency p{q} per call", "reliability",
-                      bootstrap(list(latencies), lambda xs, q=q: percentile(xs, q), seed=seed),
-                      unit="seconds"))
+                      bootstrap_values(latencies, q, seed=seed), unit="seconds"))
     return out

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -25,7 +26,7 @@ from ..runtime import Judge
 from ..tournament.evaluators import GameRecord
 from . import batteries as B
 from . import measures as M
-from .card import ARTIFACT, USES, JudgeCard, decide
+from .card import ARTIFACT, USES, JudgeCard, Measure, decide
 from .data import AnswerItem, PairItem, load_answers, load_pairs, stratified_sample
 
 __all__ = ["audit", "BATTERIES", "TimedModel"]
@@ -83,6 +84,71 @@ def _stratum(item: AnswerItem) -> object:
     return item.human_score if item.human_score is not None else item.correct
 
 
+Done = tuple[list[Measure], list[object]]
+
+
+async def _pairwise(j: Judge, card: JudgeCard, pairs: Sequence[PairItem] | None, limit: int | None,
+                    seed: int) -> Done:
+    chosen = stratified_sample(pairs if pairs is not None else load_pairs(), lambda p: str(p.majority),
+                               limit, seed=seed)
+    card.items["pairwise"] = len(chosen)
+    card.data["pairwise"] = "PandaLM test set (shipped subset)" if pairs is None else "given pairs"
+    games = await B.judge_pairs(j, chosen, task="audit/pairwise")
+    measures = M.pairwise_measures(chosen, games, seed=seed)
+    # pad the worse response of the items the judge decided right when clean
+    right = [p for p, g in zip(chosen, games)
+             if isinstance(g, GameRecord) and p.majority in ("a", "b") and g.outcome == p.majority]
+    worse = {p.id: "b" if p.majority == "a" else "a" for p in right}
+    padded = await B.judge_pairs(j, right, task="audit/verbosity", padded=worse)
+    measures.append(M.verbosity_measure(right, padded))
+    return measures, [*games, *padded]
+
+
+async def _correctness(j: Judge, card: JudgeCard, answers: Sequence[AnswerItem] | None, limit: int | None,
+                       seed: int, temperature: float, data_name: str | None) -> Done:
+    chosen = stratified_sample(answers if answers is not None else load_answers(), _stratum, limit, seed=seed)
+    card.items["correctness"] = len(chosen)
+    card.data["correctness"] = data_name or ("HaluEval QA (shipped subset)" if answers is None else "given items")
+
+    async def probes() -> list[list[VragGrade | Unscored]]:
+        repeats = [B.regrade(j, chosen, task="audit/repeat-t0", temperature=0.0, seed=1)]
+        if temperature > 0:
+            repeats += [B.regrade(j, chosen, task=f"audit/repeat-user-{k}", temperature=temperature, seed=k)
+                        for k in (1, 2)]
+        return list(await asyncio.gather(*repeats))
+
+    async def graded_then_attacked() -> tuple[list[VragGrade | Unscored], list[VragGrade | Unscored]]:
+        grades = await B.grade_answers(j, chosen, task="audit/correctness")
+        rejected = [i for i, g in zip(chosen, grades)
+                    if not i.correct and isinstance(g, VragGrade) and not g.accepted]
+        return grades, await B.inject(j, rejected, task="audit/injection")
+
+    (grades, attacked), repeats = await asyncio.gather(graded_then_attacked(), probes())
+    measures = M.correctness_measures(chosen, grades, seed=seed)
+    measures.append(M.consistency_measure("grading.consistency_t0", "self-consistency at temperature 0",
+                                          grades, repeats[0]))
+    if temperature > 0:
+        measures.append(M.consistency_measure("grading.consistency_user",
+                                              f"self-consistency at temperature {temperature:g}", *repeats[1:]))
+    measures.append(M.injection_measure(attacked))
+    tally: dict[str, Counter[str]] = {}
+    for i, g in enumerate(attacked):
+        c = tally.setdefault(B.attack_for(i).name, Counter())
+        if isinstance(g, VragGrade):
+            c["n"] += 1
+            c["succeeded"] += int(g.accepted)
+    card.attacks = {name: {"n": c["n"], "succeeded": c["succeeded"]} for name, c in tally.items()}
+    return measures, [*grades, *(g for r in repeats for g in r), *attacked]
+
+
+async def _groundedness(j: Judge, card: JudgeCard, limit: int | None, seed: int) -> Done:
+    chosen = stratified_sample(load_answers(), lambda a: a.correct, limit, seed=seed)
+    card.items["groundedness"] = len(chosen)
+    card.data["groundedness"] = "HaluEval QA passages (shipped subset)"
+    support = await B.judge_support(j, chosen, task="audit/groundedness")
+    return M.groundedness_measures(chosen, support, seed=seed), list(support)
+
+
 async def audit(judge: Judge, *, run_id: str | None = None, limit: int | None = None,
                 temperature: float = 0.7, answers: Sequence[AnswerItem] | None = None,
                 pairs: Sequence[PairItem] | None = None, batteries: Sequence[str] = BATTERIES,
@@ -105,63 +171,18 @@ async def audit(judge: Judge, *, run_id: str | None = None, limit: int | None = 
     card = JudgeCard(judge=judge.model_id, run_id=run_id,
                      settings={"limit": limit, "temperature": temperature, "seed": seed,
                                "batteries": list(batteries)})
-    results: list[object] = []
+    # The batteries are independent: run together, the judge's limiter keeps every slot busy
+    # instead of idling through each battery's tail.
+    jobs = {"pairwise": lambda: _pairwise(j, card, pairs, limit, seed),
+            "correctness": lambda: _correctness(j, card, answers, limit, seed, temperature, data_name),
+            "groundedness": lambda: _groundedness(j, card, limit, seed)}
+    chosen = [b for b in BATTERIES if b in batteries]
+    done = await asyncio.gather(*(jobs[b]() for b in chosen))
     measures = card.measures
-
-    if "pairwise" in batteries:
-        chosen = stratified_sample(pairs if pairs is not None else load_pairs(), lambda p: str(p.majority),
-                                   limit, seed=seed)
-        games = await B.judge_pairs(j, chosen, task="audit/pairwise")
-        results += games
-        measures += M.pairwise_measures(chosen, games, seed=seed)
-        # pad the worse response of items the judge got right when clean
-        right = [(p, g) for p, g in zip(chosen, games)
-                 if isinstance(g, GameRecord) and p.majority in ("a", "b") and g.outcome == p.majority]
-        worse = {p.id: "b" if p.majority == "a" else "a" for p, _ in right}
-        padded = await B.judge_pairs(j, [p for p, _ in right], task="audit/verbosity", padded=worse)
-        results += padded
-        measures.append(M.verbosity_measure([p for p, _ in right], padded))
-        card.items["pairwise"] = len(chosen)
-        card.data["pairwise"] = "PandaLM test set (shipped subset)" if pairs is None else "given pairs"
-
-    if "correctness" in batteries:
-        chosen_a = stratified_sample(answers if answers is not None else load_answers(), _stratum, limit, seed=seed)
-        grades = await B.grade_answers(j, chosen_a, task="audit/correctness")
-        results += grades
-        measures += M.correctness_measures(chosen_a, grades, seed=seed)
-        again = await B.regrade(j, chosen_a, task="audit/repeat-t0", temperature=0.0, seed=1)
-        results += again
-        measures.append(M.consistency_measure("grading.consistency_t0", "self-consistency at temperature 0",
-                                              grades, again))
-        if temperature > 0:
-            one = await B.regrade(j, chosen_a, task="audit/repeat-user-1", temperature=temperature, seed=1)
-            two = await B.regrade(j, chosen_a, task="audit/repeat-user-2", temperature=temperature, seed=2)
-            results += one + two
-            measures.append(M.consistency_measure(
-                "grading.consistency_user", f"self-consistency at temperature {temperature:g}", one, two))
-        rejected = [i for i, g in zip(chosen_a, grades)
-                    if not i.correct and isinstance(g, VragGrade) and not g.accepted]
-        attacked = await B.inject(j, rejected, task="audit/injection")
-        results += attacked
-        measures.append(M.injection_measure(attacked))
-        tally: dict[str, Counter[str]] = {}
-        for i, g in enumerate(attacked):
-            c = tally.setdefault(B.attack_for(i).name, Counter())
-            if isinstance(g, VragGrade):
-                c["n"] += 1
-                c["succeeded"] += int(g.accepted)
-        card.attacks = {name: {"n": c["n"], "succeeded": c["succeeded"]} for name, c in tally.items()}
-        card.items["correctness"] = len(chosen_a)
-        card.data["correctness"] = data_name or ("HaluEval QA (shipped subset)" if answers is None else "given items")
-
-    if "groundedness" in batteries:
-        chosen_g = stratified_sample(load_answers(), lambda a: a.correct, limit, seed=seed)
-        support = await B.judge_support(j, chosen_g, task="audit/groundedness")
-        results += support
-        measures += M.groundedness_measures(chosen_g, support, seed=seed)
-        card.items["groundedness"] = len(chosen_g)
-        card.data["groundedness"] = "HaluEval QA passages (shipped subset)"
-
+    results: list[object] = []
+    for battery_measures, battery_results in done:
+        measures += battery_measures
+        results += battery_results
     calls_log = _merge_calls(judge, run_id, timed)
     usage = (judge.store.usage(run_id)["total"] if judge.store is not None and run_id is not None else
              {k: v - before.get(k, 0) if isinstance(v, (int, float)) and before.get(k) is not None else v
