@@ -138,7 +138,9 @@ def bar(m: Measure) -> str:
 
 def decide(use: str, measures: Sequence[Measure]) -> UseVerdict:
     """The verdict for ``use`` from its measures (see the module docstring for the rule)."""
-    mine = [m for m in measures if m.use == use or m.use.startswith(f"{use}/")]
+    # reliability (the unscored rate) bears on every use: a judge that often fails to answer is a
+    # caveat wherever it is used
+    mine = [m for m in measures if m.use in (use, "reliability") or m.use.startswith(f"{use}/")]
     head = next((m for m in mine if m.key == HEADLINE.get(use)), None)
     if head is None or head.passed is None:
         return UseVerdict(use=use, verdict="not measured",

@@ -157,12 +157,17 @@ async def audit(judge: Judge, *, run_id: str | None = None, limit: int | None = 
     correctness battery (HaluEval answers, or ``answers`` from a user's file, with self-consistency
     and injection probes) and the groundedness battery (HaluEval passages). ``limit`` caps the items
     per battery, sampled stratified by label. With a run store on the judge and a ``run_id`` every
-    judgment is stored as it finishes (a re-run resumes) and the card is stored as the
-    ``judge_card`` artifact. ``temperature``: the setting the judge is used at, for the
+    judgment is stored as it finishes (a re-run resumes), the card is stored as the ``judge_card``
+    artifact and the run is marked finished, so reports of other runs by this judge show the card. ``temperature``: the setting the judge is used at, for the
     self-consistency probe (a second one at temperature 0 is always run)."""
     unknown = [b for b in batteries if b not in BATTERIES]
     if unknown:
         raise ValueError(f"unknown audit batteries {unknown}; choose from {', '.join(BATTERIES)}")
+    if judge.store is not None and run_id is not None:
+        # found again when it exists: that is how an audit resumes
+        judge.store.open_run("judge-audit", {"judge": judge.model_id, "limit": limit, "seed": seed,
+                                             "temperature": temperature, "batteries": list(batteries)},
+                             run_id, judge=judge.model_id)
     timed = TimedModel(judge.model)
     j = judge.for_run(run_id) if run_id else judge.for_run(judge.run_id)  # type: ignore[arg-type]
     j.model = timed  # type: ignore[assignment]
@@ -205,4 +210,5 @@ async def audit(judge: Judge, *, run_id: str | None = None, limit: int | None = 
     card.verdicts = [decide(use, measures) for use in USES]
     if judge.store is not None and run_id is not None:
         judge.store.put_artifact(run_id, ARTIFACT, card.model_dump(mode="json"))
+        judge.store.finish_run(run_id, {v.use: v.verdict for v in card.verdicts})
     return card

@@ -94,7 +94,6 @@ def handle_audit(args: argparse.Namespace) -> int:
                                   judge=setup.judge.model_id)
     card = run_sync(audit(setup.judge, run_id=run_id, limit=args.limit, temperature=args.temperature,
                           answers=answers, batteries=batteries, seed=args.seed, data_name=data_name))
-    setup.store.finish_run(run_id, {v.use: v.verdict for v in card.verdicts})
     say(format_card(card))
     if json_out is not None:
         json_out.write_text(json.dumps(card.model_dump(mode="json"), indent=2), encoding="utf-8")

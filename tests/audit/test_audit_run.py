@@ -89,9 +89,9 @@ def test_latency_and_tokens_are_measured_per_call() -> None:
 
 def test_the_report_shows_the_card_of_the_judge_in_use(tmp_path: Path) -> None:
     store = RunStore(tmp_path / "runs.sqlite")
-    audit_run = store.open_run("judge-audit", {"x": 1}, "judge-audit-x", judge="scripted:perfect")
+    audit_run = "judge-audit-x"
     asyncio.run(audit(Judge(perfect(), store=store), run_id=audit_run, limit=6))
-    store.finish_run(audit_run, {})
+    assert store.run(audit_run)["finished"] and store.run(audit_run)["judge"] == "scripted:perfect"
     html = build_report(store, audit_run)
     assert 'id="judge-verdicts"' in html and "grading: FIT" in html
     # another run judged by the same model shows the audit's card, and says where it came from
