@@ -18,8 +18,8 @@ n, each beside a stated threshold, and one verdict line per use (grading, pairwi
 from .attacks import ATTACKS, Attack, plant
 from .card import ARTIFACT, JudgeCard, Measure, UseVerdict, decide, format_card
 from .data import AnswerItem, PairItem, load_answers, load_pairs, read_labelled_file, stratified_sample
-from .run import BATTERIES, TimedModel, audit
+from .run import BATTERIES, TimedModel, audit, audit_run_id
 
-__all__ = ["audit", "BATTERIES", "TimedModel", "JudgeCard", "Measure", "UseVerdict", "decide",
+__all__ = ["audit", "audit_run_id", "BATTERIES", "TimedModel", "JudgeCard", "Measure", "UseVerdict", "decide",
            "format_card", "ARTIFACT", "ATTACKS", "Attack", "plant", "AnswerItem", "PairItem",
            "load_answers", "load_pairs", "read_labelled_file", "stratified_sample"]

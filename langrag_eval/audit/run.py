@@ -22,14 +22,14 @@ from typing import Any
 from ..grading import VragGrade
 from ..model import ChatModel, GenerationParams, Reply
 from ..results import Unscored
-from ..runtime import Judge
+from ..runtime import Judge, run_id_for
 from ..tournament.evaluators import GameRecord
 from . import batteries as B
 from . import measures as M
 from .card import ARTIFACT, USES, JudgeCard, Measure, decide
 from .data import AnswerItem, PairItem, load_answers, load_pairs, stratified_sample
 
-__all__ = ["audit", "BATTERIES", "TimedModel"]
+__all__ = ["audit", "audit_run_id", "BATTERIES", "TimedModel"]
 
 BATTERIES = ("pairwise", "correctness", "groundedness")
 
@@ -78,6 +78,16 @@ def _merge_calls(judge: Judge, run_id: str | None, timed: TimedModel) -> dict[st
     if judge.store is not None and run_id is not None:
         judge.store.put_artifact(run_id, CALLS_ARTIFACT, log)
     return log
+
+
+def audit_run_id(judge_id: str, *, limit: int | None, temperature: float,
+                 batteries: Sequence[str] = BATTERIES, seed: int = 0, data: str | None = None,
+                 human_col: str | None = None, threshold: int = 4) -> tuple[str, dict[str, Any]]:
+    """The run id (and config) of an audit with these settings: the same in the CLI and in the
+    quickstart, so either resumes the audit the other began. ``data``: the user file's digest."""
+    config = {"judge": judge_id, "limit": limit, "temperature": temperature, "batteries": list(batteries),
+              "seed": seed, "data": data, "human_col": human_col, "threshold": threshold}
+    return run_id_for("judge-audit", config), config
 
 
 def _stratum(item: AnswerItem) -> object:

@@ -18,11 +18,11 @@ import hashlib
 import json
 from pathlib import Path
 
-from ..audit import BATTERIES, audit, format_card, read_labelled_file
+from ..audit import BATTERIES, audit, audit_run_id, format_card, read_labelled_file
 from ..errors import ConfigError
 from ..grading.io import Columns
 from ..report import write_report
-from ..runtime import run_id_for, run_sync
+from ..runtime import run_sync
 from ._common import add_judge_options, check_call_options, say, setup_judge
 from ._files import output_file
 from .agreement import report_issues
@@ -87,10 +87,11 @@ def handle_audit(args: argparse.Namespace) -> int:
     json_out = output_file(args.json_out, "--json") if args.json_out else None
     report = output_file(args.report, "--report") if args.report else None
     setup = setup_judge(args)
-    config = {"judge": setup.judge.model_id, "limit": args.limit, "temperature": args.temperature,
-              "batteries": list(batteries), "seed": args.seed, "data": digest,
-              "human_col": args.human_col if args.data else None, "threshold": args.threshold}
-    run_id = setup.store.open_run("judge-audit", config, args.run_id or run_id_for("judge-audit", config),
+    default_id, config = audit_run_id(setup.judge.model_id, limit=args.limit, temperature=args.temperature,
+                                      batteries=batteries, seed=args.seed, data=digest,
+                                      human_col=args.human_col if args.data else None,
+                                      threshold=args.threshold)
+    run_id = setup.store.open_run("judge-audit", config, args.run_id or default_id,
                                   judge=setup.judge.model_id)
     card = run_sync(audit(setup.judge, run_id=run_id, limit=args.limit, temperature=args.temperature,
                           answers=answers, batteries=batteries, seed=args.seed, data_name=data_name))
