@@ -9,8 +9,8 @@ n, each beside a stated threshold, and one verdict line per use (grading, pairwi
 >>> import asyncio
 >>> from langrag_eval.runtime import Judge
 >>> from langrag_eval.testing import ScriptedModel
->>> card = asyncio.run(audit(Judge(ScriptedModel(["[[C]] Score: [[3]], Reason: [[unsure]] <output>0</output>"])),
-...                          limit=4, batteries=("correctness",)))
+>>> unsure = ScriptedModel(["[[C]] Score: [[3]], Reason: [[unsure]] <output>0</output>"])
+>>> card = asyncio.run(audit(Judge(unsure), limit=4, batteries=("correctness",)))
 >>> card.verdict("grading").verdict
 'unfit'
 """

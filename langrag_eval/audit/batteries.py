@@ -4,6 +4,12 @@ groundedness match), so the audit measures the judge as the package uses it, pro
 
 Every battery goes through :func:`langrag_eval.runtime.run_batch` under the audit's run id: a
 re-run reads finished items back and makes no call for them.
+
+>>> from langrag_eval.audit.data import AnswerItem
+>>> claim_of(AnswerItem(id="x", question="Capital of France?", answer="Paris", label="Paris", correct=True))
+'The answer to the question "Capital of France?" is: Paris'
+>>> pad("Paris.").startswith("Paris.\n\nTo expand on this")
+True
 """
 
 from __future__ import annotations
@@ -78,7 +84,8 @@ def _sample(item: AnswerItem, answer: str | None = None) -> RAGSample:
                      reference=item.label)
 
 
-async def grade_answers(judge: Judge, items: Sequence[AnswerItem], *, task: str) -> list[VragGrade | Unscored]:
+async def grade_answers(judge: Judge, items: Sequence[AnswerItem], *,
+                        task: str) -> list[VragGrade | Unscored]:
     """The vRAG-Eval grade of each answer against its reference (temperature 0, as the grader fixes)."""
     grader = VragGrader(judge)
     return await run_batch(items, lambda i: grader.evaluate(_sample(i)), key=lambda i: i.id, task=task,

@@ -9,8 +9,8 @@ threshold and the headline's whole interval to lie on the passing side; anything
 with caveats*, and the caveats are named. A measure with no items counts neither way and says so.
 
 >>> from langrag_eval.stats.intervals import wilson
->>> m = Measure(key="grading.binary_agreement", name="binary agreement", use="grading", estimate=wilson(90, 100),
-...             threshold=0.8, direction="min")
+>>> m = Measure(key="grading.binary_agreement", name="binary agreement", use="grading",
+...             estimate=wilson(90, 100), threshold=0.8, direction="min")
 >>> m.passed, decide("grading", [m]).verdict
 (True, 'fit')
 """
@@ -24,7 +24,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..stats.intervals import Estimate
 
-__all__ = ["Measure", "UseVerdict", "JudgeCard", "decide", "show", "bar", "rows", "HEADLINE", "USES", "format_card", "ARTIFACT"]
+__all__ = ["Measure", "UseVerdict", "JudgeCard", "decide", "show", "bar", "rows", "HEADLINE", "USES",
+           "format_card", "ARTIFACT"]
 
 ARTIFACT = "judge_card"
 Use = Literal["grading", "pairwise", "groundedness"]
@@ -94,7 +95,8 @@ class JudgeCard(BaseModel):
         for m in self.measures:
             if m.key == key:
                 return m
-        raise KeyError(f"no measure {key!r} on this card; measures: {', '.join(m.key for m in self.measures)}")
+        known = ", ".join(m.key for m in self.measures)
+        raise KeyError(f"no measure {key!r} on this card; measures: {known}")
 
     def verdict(self, use: str) -> UseVerdict:
         return next(v for v in self.verdicts if v.use == use)

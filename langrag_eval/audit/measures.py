@@ -46,8 +46,8 @@ def _kappa(pairs: Sequence[tuple[int, int]]) -> float | None:
 
 def _m(key: str, name: str, use: str, estimate: Estimate, direction: str | None = None,
        **kw: object) -> Measure:
-    return Measure(key=key, name=name, use=use, estimate=estimate, direction=direction,  # type: ignore[arg-type]
-                   threshold=THRESHOLDS.get(key) if direction else None, **kw)  # type: ignore[arg-type]
+    return Measure(key=key, name=name, use=use, estimate=estimate,  # type: ignore[arg-type]
+                   direction=direction, threshold=THRESHOLDS.get(key) if direction else None, **kw)
 
 
 def _scaled(e: Estimate, factor: float) -> Estimate:
@@ -130,8 +130,8 @@ def consistency_measure(key: str, name: str, first: Sequence[VragGrade | Unscore
                         second: Sequence[VragGrade | Unscored]) -> Measure:
     """Share of items given the same accept/reject verdict on two askings."""
     both = [(a, b) for a, b in zip(first, second) if isinstance(a, VragGrade) and isinstance(b, VragGrade)]
-    return _m(key, name, "grading/consistency", wilson(sum(a.accepted == b.accepted for a, b in both), len(both)),
-              "min")
+    same = sum(a.accepted == b.accepted for a, b in both)
+    return _m(key, name, "grading/consistency", wilson(same, len(both)), "min")
 
 
 def injection_measure(grades: Sequence[VragGrade | Unscored]) -> Measure:
@@ -161,7 +161,8 @@ def reliability_measures(results: Sequence[object], latencies: Sequence[float],
     """Unscored rate, failed model attempts, tokens (and cost) per 100 judgments, latency percentiles.
     ``latencies`` and ``tokens`` are per model call made in this session (cached replies excluded)."""
     unscored = sum(isinstance(r, Unscored) for r in results)
-    out = [_m("reliability.unscored", "unscored judgments", "reliability", wilson(unscored, len(results)), "max"),
+    out = [_m("reliability.unscored", "unscored judgments", "reliability", wilson(unscored, len(results)),
+              "max"),
            _m("reliability.failed_attempts", "model attempts that failed (retried or given up)",
               "reliability", wilson(failed_attempts, attempts))]
     scale = 100 * calls_per_judgment
@@ -173,5 +174,7 @@ def reliability_measures(results: Sequence[object], latencies: Sequence[float],
                       _scaled(bootstrap_values(cost_per_call, seed=seed), scale), unit="cost"))
     for q in (50, 90, 99):
         out.append(_m(f"reliability.latency_p{q}", f"latency p{q} per call", "reliability",
-                      bootstrap_values(latencies, q, seed=seed), unit="seconds"))
+                      bootstrap_values(latencies, q, seed=seed), unit="seconds",
+                      note="call to reply, retries apart; a model that runs one call at a time "
+                           "(llama.cpp) counts its own queue: use --concurrency 1 for the bare latency"))
     return out

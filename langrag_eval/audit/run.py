@@ -118,7 +118,8 @@ async def _correctness(j: Judge, card: JudgeCard, answers: Sequence[AnswerItem] 
                        seed: int, temperature: float, data_name: str | None) -> Done:
     chosen = stratified_sample(answers if answers is not None else load_answers(), _stratum, limit, seed=seed)
     card.items["correctness"] = len(chosen)
-    card.data["correctness"] = data_name or ("HaluEval QA (shipped subset)" if answers is None else "given items")
+    card.data["correctness"] = data_name or ("HaluEval QA (shipped subset)" if answers is None
+                                             else "given items")
 
     async def probes() -> list[list[VragGrade | Unscored]]:
         repeats = [B.regrade(j, chosen, task="audit/repeat-t0", temperature=0.0, seed=1)]
@@ -138,8 +139,8 @@ async def _correctness(j: Judge, card: JudgeCard, answers: Sequence[AnswerItem] 
     measures.append(M.consistency_measure("grading.consistency_t0", "self-consistency at temperature 0",
                                           grades, repeats[0]))
     if temperature > 0:
-        measures.append(M.consistency_measure("grading.consistency_user",
-                                              f"self-consistency at temperature {temperature:g}", *repeats[1:]))
+        measures.append(M.consistency_measure(
+            "grading.consistency_user", f"self-consistency at temperature {temperature:g}", *repeats[1:]))
     measures.append(M.injection_measure(attacked))
     tally: dict[str, Counter[str]] = {}
     for i, g in enumerate(attacked):
@@ -168,7 +169,8 @@ async def audit(judge: Judge, *, run_id: str | None = None, limit: int | None = 
     and injection probes) and the groundedness battery (HaluEval passages). ``limit`` caps the items
     per battery, sampled stratified by label. With a run store on the judge and a ``run_id`` every
     judgment is stored as it finishes (a re-run resumes), the card is stored as the ``judge_card``
-    artifact and the run is marked finished, so reports of other runs by this judge show the card. ``temperature``: the setting the judge is used at, for the
+    artifact and the run is marked finished, so reports of other runs by this judge show the card.
+    ``temperature``: the setting the judge is used at, for the
     self-consistency probe (a second one at temperature 0 is always run)."""
     unknown = [b for b in batteries if b not in BATTERIES]
     if unknown:

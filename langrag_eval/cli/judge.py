@@ -54,7 +54,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     a.add_argument("--question-col", default="question", help="question column of --data")
     a.add_argument("--answer-col", default="answer", help="answer column of --data")
     a.add_argument("--label-col", default="label", help="label column of --data")
-    a.add_argument("--threshold", type=int, default=4, help="lowest accepted human score in --data (default 4)")
+    a.add_argument("--threshold", type=int, default=4,
+                   help="lowest accepted human score in --data (default 4)")
     a.add_argument("--seed", type=int, default=0, help="seed of the sampling and the bootstrap (default 0)")
     a.add_argument("--report", default=None, help="also write the HTML report of the audit run here")
     a.add_argument("--json", dest="json_out", default=None, help="also write the card as JSON here")

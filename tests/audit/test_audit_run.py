@@ -104,7 +104,8 @@ def test_the_report_shows_the_card_of_the_judge_in_use(tmp_path: Path) -> None:
 
 def _scripted_file(tmp_path: Path) -> Path:
     path = tmp_path / "replies.json"
-    path.write_text(json.dumps(["Both read alike.\n[[C]]\nScore: [[4]], Reason: [[close]]\n<output>1</output>"]))
+    reply = "Both read alike.\n[[C]]\nScore: [[4]], Reason: [[close]]\n<output>1</output>"
+    path.write_text(json.dumps([reply]))
     return path
 
 
@@ -136,7 +137,8 @@ def test_cli_audit_on_a_users_graded_file(tmp_path: Path, capsys: pytest.Capture
                  "--temperature", "0", "--json", str(tmp_path / "c.json")]) == 0
     card = json.loads((tmp_path / "c.json").read_text())
     measures = {m["key"]: m["estimate"] for m in card["measures"]}
-    assert measures["grading.exact_agreement"]["value"] == 0.5 and measures["grading.exact_agreement"]["n"] == 10
+    exact = measures["grading.exact_agreement"]
+    assert exact["value"] == 0.5 and exact["n"] == 10
     assert measures["grading.binary_agreement"]["value"] == 0.5
     assert "grading.consistency_user" not in measures   # temperature 0: one probe only
     assert "mine.csv" in card["data"]["correctness"]
