@@ -8,7 +8,7 @@ re-run reads finished items back and makes no call for them.
 >>> from langrag_eval.audit.data import AnswerItem
 >>> claim_of(AnswerItem(id="x", question="Capital of France?", answer="Paris", label="Paris", correct=True))
 'The answer to the question "Capital of France?" is: Paris'
->>> pad("Paris.").startswith("Paris.\n\nTo expand on this")
+>>> pad("Paris.").endswith("can be applied directly by anyone who needs them.")
 True
 """
 
