@@ -14,6 +14,7 @@ and counted separately, never read as a wrong or right answer.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 
 from ..grading import VragGrade
@@ -163,6 +164,8 @@ def reliability_measures(results: Sequence[object], latencies: Sequence[float],
     unscored = sum(isinstance(r, Unscored) for r in results)
     out = [_m("reliability.unscored", "unscored judgments", "reliability", wilson(unscored, len(results)),
               "max"),
+           *(_m(f"reliability.unscored.{cause}", f"unscored: {cause}", "reliability", wilson(k, len(results)))
+             for cause, k in sorted(Counter(r.cause for r in results if isinstance(r, Unscored)).items())),
            _m("reliability.failed_attempts", "model attempts that failed (retried or given up)",
               "reliability", wilson(failed_attempts, attempts))]
     scale = 100 * calls_per_judgment

@@ -71,6 +71,8 @@ def test_failed_calls_are_unscored_by_cause_and_counted(tmp_path: Path) -> None:
     assert card.unscored.get("timeout", 0) > 0
     unscored = card.measure("reliability.unscored").estimate
     assert unscored.value > 0 and unscored.successes == sum(card.unscored.values())
+    by_cause = card.measure("reliability.unscored.timeout").estimate
+    assert by_cause.successes == card.unscored["timeout"] and by_cause.n == unscored.n
     failed = card.measure("reliability.failed_attempts").estimate
     assert failed.successes == model.failures["timeout"]
     # an unscored item is left out of agreement, never counted as a disagreement
