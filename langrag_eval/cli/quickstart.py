@@ -57,5 +57,15 @@ def handle(args: argparse.Namespace) -> int:
         say(line)
     if setup.warning:
         say(f"NOTE: {setup.warning}")
+    if result.card is not None:
+        card = result.card
+        items = ", ".join(f"{k} {v}" for k, v in card.items.items())
+        say(f"judge card ({items} human-labelled items; langrag-eval judge audit for more):")
+        for verdict in card.verdicts:
+            say(f"  {verdict.line}")
+        flips = next((m for m in card.measures if m.key == "pairwise.position_flips"), None)
+        if flips is not None and flips.estimate.value is not None:
+            say(f"  position flips when the answers swap places: {flips.estimate.value:.0%} "
+                f"(n={flips.estimate.n})")
     say(f"report: {result.report}   (run {result.run_id}, {result.seconds:.0f} s)")
     return 0

@@ -4,7 +4,8 @@ A small knowledge base of an invented bike-sharing service (16 documents) and ei
 reference answers are indexed in the embedded backend; the RAG-Fusion paper's six agents (RAG and
 RAG-Fusion x BM25, KNN, hybrid RRF) answer the questions; vRAG-Eval grades every answer against its
 reference; THELMA scores every (question, passages, answer) without references; a RAGElo tournament
-ranks the agents; and the HTML report is written. Everything lands in one run of the run store, so
+ranks the agents; the judge itself is audited on a small stratified sample of human-labelled items
+(its card goes into the report); and the HTML report is written. Everything lands in one run of the run store, so
 a second invocation with the same settings resumes (and costs zero model calls once finished).
 
 >>> len(load_questions()), len(load_corpus())
@@ -20,6 +21,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Callable
 
+from ..audit import JudgeCard, audit, audit_run_id
 from ..embeddings import Embedder, default_embedder
 from ..grading import VragGrader, summarise
 from ..pipelines import AgentAnswer, Query, answer_record, run_agents, six_agents, write_answers
@@ -63,12 +65,13 @@ class QuickstartSettings:
     tournaments: int = 500
     answer_tokens: int = 160
     thelma_agents: tuple[str, ...] | None = None
+    audit: int | None = 20     # items per battery of the judge audit; None skips it
 
     @classmethod
     def small(cls) -> "QuickstartSettings":
         """The profile for the offline 270M judge: every step runs, on fewer items, in minutes."""
         return cls(questions=3, k=2, variations=2, games=2, answer_tokens=48,
-                   thelma_agents=("rag-hybrid", "fusion-hybrid"))
+                   thelma_agents=("rag-hybrid", "fusion-hybrid"), audit=3)
 
     def as_config(self) -> dict[str, Any]:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in self.__dict__.items()}
@@ -81,6 +84,7 @@ class QuickstartResult:
     answers: Path
     seconds: float
     lines: list[str] = field(default_factory=list)
+    card: JudgeCard | None = None   # the judge audit's card, when the settings ask for one
 
 
 def _index(embedder: Embedder) -> EmbeddedBackend:
@@ -153,12 +157,21 @@ def run_quickstart(judge: Judge, store: RunStore, out_dir: str | Path, *,
         schedule="sample", n_games_per_query=settings.games, tournaments=settings.tournaments),
         store=store, run_id=run_id, limit=judge.concurrency))
 
+    card = None
+    if settings.audit:
+        # an audit run of its own, the one `langrag-eval judge audit --limit N --temperature 0` makes,
+        # so its calls and usage stay apart and every later report by this judge finds its card
+        audit_id, _ = audit_run_id(judge.model_id, limit=settings.audit, temperature=judge.params.temperature)
+        progress(f"auditing the judge on {settings.audit} human-labelled items per battery")
+        card = run_sync(audit(judge, run_id=audit_id, limit=settings.audit,
+                              temperature=judge.params.temperature))
+
     report = write_report(store, run_id, out / "report.html")
     store.finish_run(run_id, {"answers": len(answers), "report": str(report)})
     seconds = time.monotonic() - start
     return QuickstartResult(run_id=run_id, report=report, answers=answers_path, seconds=seconds,
                             lines=_summary_lines(vrag, thelma_summary, tour.summary, store.usage(run_id),
-                                                 len(answers), len(runs)))
+                                                 len(answers), len(runs)), card=card)
 
 
 def _ranking_line(ranking: list[dict[str, Any]], games: dict[str, Any]) -> str:

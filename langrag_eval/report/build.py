@@ -1,7 +1,8 @@
 """The HTML report of one run: a single self-contained file (inline CSS and SVG, no script, no
 network) built from what the run store holds: the run's settings and judge, the artifacts that the
-capabilities stored (``vrag``, ``thelma``, ``tournament``, ``grammar``), the Unscored judgments with
-their reasons, and usage. Every string that came from a model or a user is escaped by the template
+capabilities stored (``vrag``, ``thelma``, ``tournament``, ``grammar``), the judge's card (the run's
+own ``judge_card`` when it is an audit, else the latest audit of the same judge in the store), the
+Unscored judgments with their reasons, and usage. Every string that came from a model or a user is escaped by the template
 engine (autoescape on); charts escape their own labels.
 
 >>> from langrag_eval.runtime import RunStore
@@ -24,13 +25,14 @@ import jinja2
 from markupsafe import Markup
 
 from ..files import write_text_atomic
+from ..audit.card import ARTIFACT as CARD, JudgeCard, rows as card_rows
 from ..models import TINY_MODEL_WARNING
 from ..runtime import RunStore
 from .svg import bar_chart, difference_chart, heatmap, interval_chart
 
 __all__ = ["build_report", "write_report", "SECTIONS"]
 
-SECTIONS = ("settings", "vrag", "thelma", "tournament", "grammar", "unscored", "usage")
+SECTIONS = ("settings", "judge", "vrag", "thelma", "tournament", "grammar", "unscored", "usage")
 _TINY_IDS = ("local:gemma-3-270m",)
 
 _ENV = jinja2.Environment(loader=jinja2.PackageLoader("langrag_eval.report", "templates"),
@@ -154,6 +156,27 @@ def _comparison(store: RunStore, run_id: str, baseline: str) -> dict[str, Any]:
     return data
 
 
+def judge_card(store: RunStore, run_id: str, judge: str) -> tuple[JudgeCard, str] | None:
+    """The card shown for a run: its own, or the newest finished audit of ``judge`` in the store,
+    with the id of the audit run it came from."""
+    own = store.get_artifact(run_id, CARD)
+    if own is not None:
+        return JudgeCard.model_validate(own), run_id
+    for r in store.runs():  # newest first
+        if r["kind"] == "judge-audit" and r["judge"] == judge and r["finished"]:
+            data = store.get_artifact(r["id"], CARD)
+            if data is not None:
+                return JudgeCard.model_validate(data), r["id"]
+    return None
+
+
+def _card_context(found: tuple[JudgeCard, str] | None) -> dict[str, Any] | None:
+    if found is None:
+        return None
+    card, source = found
+    return {"card": card, "source": source, "rows": card_rows(card)}
+
+
 def build_report(store: RunStore, run_id: str, *, baseline: str | None = None) -> str:
     """The report of run ``run_id`` (a unique prefix works) as one HTML string; with ``baseline``
     (another run), a comparison section: differences with intervals, flipped and unscored items."""
@@ -168,6 +191,7 @@ def build_report(store: RunStore, run_id: str, *, baseline: str | None = None) -
         "run": run, "judge": judge, "warning": warning,
         "created": _dt.datetime.fromtimestamp(run["created"], _dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "settings": artifacts.get("settings") or run.get("config") or {},
+        "judge_card": _card_context(judge_card(store, run_id, judge)),
         "vrag": artifacts.get("vrag"), "thelma": artifacts.get("thelma"),
         "tournament": artifacts.get("tournament"), "grammar": artifacts.get("grammar"),
         "unscored": _unscored(store, run_id, artifacts), "usage": usage,

@@ -7,6 +7,7 @@ import time
 from types import TracebackType
 
 from rich.console import Console
+from rich.errors import LiveError
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 __all__ = ["BatchProgress"]
@@ -36,7 +37,13 @@ class BatchProgress:
             self._progress = Progress(TextColumn("{task.description}"), BarColumn(),
                                       MofNCompleteColumn(), TimeRemainingColumn(),
                                       console=_console, transient=False)
-            self._progress.start()
+            try:
+                self._progress.start()
+            except LiveError:
+                # rich before 14 shows one live display at a time: a batch running beside another
+                # one (the judge audit runs its batteries together) goes without a bar, not down
+                self._progress, self.enabled = None, False
+                return
             self._task = self._progress.add_task(self.description, total=self.total, completed=self._done)
         elif self._progress is not None:
             self._progress.update(self._task, completed=self._done)  # type: ignore[arg-type]

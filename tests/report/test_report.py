@@ -117,3 +117,15 @@ def test_report_command_writes_the_file(quickstart_run, tmp_path: Path, capsys) 
     assert run in capsys.readouterr().out
     assert main(["report", "no-such-run", "--store", store.path]) == 2
     assert "no run 'no-such-run'" in capsys.readouterr().err
+
+
+def test_quickstart_report_shows_the_card_of_its_judge(quickstart_run) -> None:
+    store, run, report = quickstart_run
+    html = report.read_text(encoding="utf-8")
+    audits = [r for r in store.runs() if r["kind"] == "judge-audit"]
+    assert len(audits) == 1 and audits[0]["finished"] and audits[0]["judge"] == store.run(run)["judge"]
+    card = store.get_artifact(audits[0]["id"], "judge_card")
+    assert card["items"] == {"pairwise": 20, "correctness": 20, "groundedness": 20}
+    assert 'id="judge-verdicts"' in html and f"audited in run <code>{audits[0]['id']}</code>" in html
+    for verdict in card["verdicts"]:
+        assert verdict["line"].split(":")[0] in html

@@ -1,0 +1,105 @@
+"""``langrag-eval judge audit``: measure a judge before trusting its grades.
+
+    langrag-eval judge audit --judge openai:gpt-4o --limit 40
+    langrag-eval judge audit --judge local --data mine.csv --human-col expert --limit 20
+
+Runs the judge through the audit batteries (agreement with human labels on shipped PandaLM and
+HaluEval data, or on your own graded file; position, verbosity, self-consistency and injection
+probes; reliability and cost) and prints the judge card: every figure with its 95 % interval and
+n, beside its threshold, and one verdict line per use. The card goes to the run store as the
+``judge_card`` artifact (``langrag-eval report RUN`` shows it); the same command resumes the same
+run and makes no model call for items already judged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+from pathlib import Path
+
+from ..audit import BATTERIES, audit, audit_run_id, format_card, read_labelled_file
+from ..errors import ConfigError
+from ..grading.io import Columns
+from ..report import write_report
+from ..runtime import run_sync
+from ._common import add_judge_options, check_call_options, say, setup_judge
+from ._files import output_file
+from .agreement import report_issues
+
+__all__ = ["register"]
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("judge", help="judge qualification: audit a judge and print its card",
+                              description="Commands about the judge itself.")
+    sub = p.add_subparsers(dest="judge_command", metavar="SUBCOMMAND")
+    a = sub.add_parser(
+        "audit", help="agreement with humans, bias probes, reliability and cost of a judge",
+        description="Run a judge through the audit batteries and print its card: each measure with a "
+                    "95 %% interval and n beside its threshold, and a verdict (fit, fit with caveats, "
+                    "unfit) for grading, pairwise comparison and groundedness.")
+    a.add_argument("--limit", type=int, default=None,
+                   help="items per battery, sampled stratified by label (default: all shipped items)")
+    a.add_argument("--temperature", type=float, default=0.7,
+                   help="the temperature the judge is used at, for the self-consistency probe "
+                        "(default 0.7; 0 runs the temperature-0 probe only)")
+    a.add_argument("--batteries", default=",".join(BATTERIES),
+                   help=f"comma-separated subset of {','.join(BATTERIES)} (default: all)")
+    a.add_argument("--data", default=None,
+                   help="your own graded file (CSV, TSV or JSONL: question, answer, label and a 1-5 human "
+                        "score) replacing the shipped correctness items")
+    a.add_argument("--human-col", default="score", help="human score column of --data (default score)")
+    a.add_argument("--id-col", default=None, help="id column of --data (default: id, else line numbers)")
+    a.add_argument("--question-col", default="question", help="question column of --data")
+    a.add_argument("--answer-col", default="answer", help="answer column of --data")
+    a.add_argument("--label-col", default="label", help="label column of --data")
+    a.add_argument("--threshold", type=int, default=4,
+                   help="lowest accepted human score in --data (default 4)")
+    a.add_argument("--seed", type=int, default=0, help="seed of the sampling and the bootstrap (default 0)")
+    a.add_argument("--report", default=None, help="also write the HTML report of the audit run here")
+    a.add_argument("--json", dest="json_out", default=None, help="also write the card as JSON here")
+    add_judge_options(a)
+    a.set_defaults(handler=handle_audit)
+    p.set_defaults(handler=lambda args: (p.print_help(), 2)[1])
+
+
+def handle_audit(args: argparse.Namespace) -> int:
+    check_call_options(args)
+    if args.limit is not None and args.limit < 1:
+        raise ConfigError("--limit must be at least 1")
+    if args.temperature < 0:
+        raise ConfigError("--temperature must not be negative")
+    if not 1 <= args.threshold <= 5:
+        raise ConfigError("--threshold must be a score from 1 to 5")
+    batteries = tuple(b.strip() for b in args.batteries.split(",") if b.strip())
+    unknown = [b for b in batteries if b not in BATTERIES]
+    if unknown or not batteries:
+        raise ConfigError(f"--batteries {args.batteries!r}: choose from {', '.join(BATTERIES)}")
+    answers, data_name, digest = None, None, None
+    if args.data:
+        columns = Columns(question=args.question_col, answer=args.answer_col, label=args.label_col,
+                          id=args.id_col)
+        answers, issues = read_labelled_file(args.data, human_col=args.human_col, columns=columns,
+                                             threshold=args.threshold)
+        report_issues(issues)
+        data_name = f"{args.data} ({len(answers)} items, human column {args.human_col})"
+        digest = hashlib.sha256(Path(args.data).read_bytes()).hexdigest()
+    json_out = output_file(args.json_out, "--json") if args.json_out else None
+    report = output_file(args.report, "--report") if args.report else None
+    setup = setup_judge(args)
+    default_id, config = audit_run_id(setup.judge.model_id, limit=args.limit, temperature=args.temperature,
+                                      batteries=batteries, seed=args.seed, data=digest,
+                                      human_col=args.human_col if args.data else None,
+                                      threshold=args.threshold)
+    run_id = setup.store.open_run("judge-audit", config, args.run_id or default_id,
+                                  judge=setup.judge.model_id)
+    card = run_sync(audit(setup.judge, run_id=run_id, limit=args.limit, temperature=args.temperature,
+                          answers=answers, batteries=batteries, seed=args.seed, data_name=data_name))
+    say(format_card(card))
+    if json_out is not None:
+        json_out.write_text(json.dumps(card.model_dump(mode="json"), indent=2), encoding="utf-8")
+        say(f"card: {json_out}")
+    if report is not None:
+        say(f"report: {write_report(setup.store, run_id, report)}")
+    return 0
