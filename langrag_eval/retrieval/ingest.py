@@ -21,7 +21,6 @@ Embedding goes through any :class:`~langrag_eval.embeddings.Embedder` (default: 
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
