@@ -175,8 +175,8 @@ async def audit(judge: Judge, *, run_id: str | None = None, limit: int | None = 
     unknown = [b for b in batteries if b not in BATTERIES]
     if unknown:
         raise ValueError(f"unknown audit batteries {unknown}; choose from {', '.join(BATTERIES)}")
-    if judge.store is not None and run_id is not None:
-        # found again when it exists: that is how an audit resumes
+    if judge.store is not None and run_id is not None and run_id not in {r["id"] for r in judge.store.runs()}:
+        # a run the caller opened (the CLI, with its own settings) is used as it is; otherwise made here
         judge.store.open_run("judge-audit", {"judge": judge.model_id, "limit": limit, "seed": seed,
                                              "temperature": temperature, "batteries": list(batteries)},
                              run_id, judge=judge.model_id)

@@ -17,6 +17,13 @@ groups them by SQL logic and stores the ``grammar`` artifact; the maths lives in
 (42, 84)
 """
 
+try:  # GRAMMAR's own dependencies come with the 'grammar' extra
+    import sqlalchemy as _sqlalchemy  # noqa: F401
+    import sqlglot as _sqlglot  # noqa: F401
+except ImportError as _missing:  # pragma: no cover - every test environment has the extra
+    from ..errors import ConfigError as _ConfigError
+    raise _ConfigError(f"GRAMMAR needs {_missing.name}: pip install 'langrag-eval[grammar]'") from None
+
 from .analysis import (
                        ClusterComparison,
                        Group,

@@ -67,13 +67,10 @@ def is_postgres_url(spec: object) -> bool:
 
 def _engine(url: str) -> Any:
     try:
-        import sqlalchemy
-    except ImportError:  # pragma: no cover - sqlalchemy is a core dependency
-        raise ConfigError("a PostgreSQL store needs SQLAlchemy") from None
-    try:
         import psycopg  # noqa: F401
-    except ImportError:
-        raise ConfigError("a PostgreSQL store needs psycopg 3: pip install 'langrag-eval[postgres]'") from None
+        import sqlalchemy
+    except ImportError as exc:
+        raise ConfigError(f"a PostgreSQL store needs {exc.name}: pip install 'langrag-eval[postgres]'") from None
     driver_url = "postgresql+psycopg://" + url.split("://", 1)[1]
     try:
         # One round trip a statement (autocommit), and commits that do not wait for the disk: a
