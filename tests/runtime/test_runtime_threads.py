@@ -79,7 +79,6 @@ def test_limiter_bounds_every_loop_together(limit: int, threads: int, per_thread
     with ThreadPoolExecutor(threads) as pool:
         list(pool.map(lambda _: asyncio.run(batch()), range(threads)))
     assert state["peak"] <= limit and limiter.peak <= limit
-    assert state["peak"] == min(limit, threads * per_thread) or threads * per_thread > limit
     assert limiter.in_flight == 0
 
 

@@ -25,7 +25,7 @@ from langrag_eval.runtime import Judge, run_sync
 from .models import LangChainJudge
 
 __all__ = ["ANSWER_KEYS", "QUESTION_KEYS", "JudgeLike", "as_judge", "langsmith_function", "pick",
-           "read_answer", "read_question", "text_of"]
+           "read_answer", "read_question", "text_of", "failure_result"]
 
 JudgeLike = Judge | ChatModel | BaseChatModel
 
@@ -78,17 +78,36 @@ def read_answer(outputs: Any, key: str | None) -> str | None:
     return text_of(pick(outputs, key, ANSWER_KEYS))
 
 
-def langsmith_function(score: Callable[..., Awaitable[dict]], *, asynchronous: bool,
-                       name: str) -> Callable[..., dict | Awaitable[dict]]:
+def langsmith_function(score: Callable[..., Awaitable[dict]], *, asynchronous: bool, name: str,
+                       keys: Sequence[str]) -> Callable[..., dict | Awaitable[dict]]:
     """``score`` as a LangSmith evaluator function named ``name``: async with ``asynchronous``, else
     a sync function that runs it to completion. LangSmith reads which arguments to pass (``inputs``,
-    ``outputs``, ``reference_outputs`` ...) from the signature, so the wrapper reports ``score``'s."""
+    ``outputs``, ``reference_outputs`` ...) from the signature, so the wrapper reports ``score``'s.
+
+    It never raises: LangSmith files an evaluator's exception under a key it guesses from the source
+    code (here the inner function's name), so a failure comes back as score None under each of
+    ``keys``, the result keys ``score`` reports, with the error as comment."""
+    def failed(exc: Exception) -> dict:
+        return {"results": [failure_result(k, exc) for k in keys]}
+
     if asynchronous:
         async def evaluator(*args: Any, **kwargs: Any) -> dict:
-            return await score(*args, **kwargs)
+            try:
+                return await score(*args, **kwargs)
+            except Exception as exc:  # noqa: BLE001 - failures are results, under their own key
+                return failed(exc)
     else:
         def evaluator(*args: Any, **kwargs: Any) -> dict:  # type: ignore[misc]
-            return run_sync(score(*args, **kwargs))
+            try:
+                return run_sync(score(*args, **kwargs))
+            except Exception as exc:  # noqa: BLE001 - failures are results, under their own key
+                return failed(exc)
     functools.update_wrapper(evaluator, score)
     evaluator.__name__ = name
     return evaluator
+
+
+def failure_result(key: str, exc: BaseException) -> dict:
+    """One LangSmith result for an evaluation that failed: no score, the error as comment."""
+    return {"key": key, "score": None, "comment": f"{type(exc).__name__}: {exc}",
+            "metadata": {"unscored": "error"}}

@@ -108,6 +108,6 @@ def vrag_langsmith_evaluator(judge: JudgeLike, *, question_key: str | None = Non
         return {"results": [main, {"key": f"{key}_raw_score", "score": r["raw_score"],
                                    "comment": r["reasoning"]}]}
 
-    vrag = langsmith_function(grade, asynchronous=asynchronous, name=key)
+    vrag = langsmith_function(grade, asynchronous=asynchronous, name=key, keys=(key, f"{key}_raw_score"))
     vrag.grader = grader  # type: ignore[attr-defined]
     return vrag

@@ -153,6 +153,7 @@ def thelma_langsmith_evaluator(judge: JudgeLike, *, metrics: Sequence[str] = MET
                     or "no Table 2 pattern"})
         return {"results": out}
 
-    thelma_eval = langsmith_function(score, asynchronous=asynchronous, name="thelma_eval")
+    thelma_eval = langsmith_function(score, asynchronous=asynchronous, name="thelma_eval",
+                                     keys=[f"{key_prefix}{m}" for m in thelma.metrics])
     thelma_eval.thelma = thelma  # type: ignore[attr-defined]
     return thelma_eval

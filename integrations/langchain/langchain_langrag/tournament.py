@@ -16,7 +16,6 @@ game could not be judged, with the reason.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -34,6 +33,7 @@ from langrag_eval.tournament import (
     TournamentResult,
     tournament_over_apps,
 )
+from langrag_eval.contexts import as_documents
 from langrag_eval.types import Document
 
 from ._common import QUESTION_KEYS, JudgeLike, as_judge, pick, text_of
@@ -50,30 +50,11 @@ ANSWER_KEYS = ("answer", "output", "result", "response", "text")
 CONTEXT_KEYS = ("context", "contexts", "documents", "source_documents", "docs")
 
 
-def _doc(item: Any) -> Document | None:
-    """A LangChain document, a dict with ``page_content``/``text``, or a string, as a Document whose
-    id is the document's own when it has one, else a hash of its text (so pooling finds copies)."""
-    if isinstance(item, Document):
-        return item
-    text = getattr(item, "page_content", None)
-    meta = getattr(item, "metadata", None) or {}
-    ident = getattr(item, "id", None)
-    if text is None and isinstance(item, Mapping):
-        text = item.get("page_content", item.get("text"))
-        meta = item.get("metadata") or {}
-        ident = item.get("id")
-    if text is None and isinstance(item, str):
-        text = item
-    if not isinstance(text, str) or not text.strip():
-        return None
-    ident = ident or meta.get("id") or "sha1:" + hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
-    score = meta.get("score")
-    return Document(id=str(ident), text=text, score=score if isinstance(score, (int, float)) else None)
-
-
-def to_documents(items: Sequence[Any] | None) -> list[Document]:
-    """Contexts in any common shape as langrag Documents, in order, empty ones left out."""
-    return [d for d in (_doc(x) for x in (items or [])) if d is not None]
+def to_documents(items: Any) -> list[Document]:
+    """Contexts in any common shape as langrag Documents, in order, empty ones left out: one string
+    is one document; LangChain documents keep their id and metadata (see
+    :func:`langrag_eval.contexts.as_documents`)."""
+    return as_documents(items)
 
 
 def _result(game: GameRecord | Unscored) -> dict[str, Any]:
@@ -178,6 +159,8 @@ def ragelo_comparative_evaluator(judge: JudgeLike, *, threshold: int = 2, factor
 def _app(runnable: Runnable, answer_key: str | None, context_key: str | None):
     async def call(query: str) -> tuple[str | None, list[Document]]:
         out = await runnable.ainvoke(query)
+        if not isinstance(out, Mapping):  # a chain ending in a parser: the answer, no contexts
+            return text_of(out), []
         return (text_of(pick(out, answer_key, ANSWER_KEYS, sole=False)),
                 to_documents(pick(out, context_key, CONTEXT_KEYS, sole=False)))
     return call

@@ -10,8 +10,8 @@ A template travels as its file text (the ``{# ... #}`` header, then the Jinja2 b
 (True, True)
 >>> header("mine", ("answer",), "[[n]]")
 '{#\\ntask: mine\\nvariables: answer\\noutput: [[n]]\\n#}\\n'
->>> user_template(LIPromptTemplate("Grade {{ answer }}"), "key", header("mine", ("answer",), "[[n]]")).variables
-('answer',)
+>>> user_template(LIPromptTemplate("Grade {answer} against {label}"), "key", load_prompt("vrag/grade")).variables
+('label', 'answer')
 """
 
 from __future__ import annotations
@@ -20,17 +20,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from llama_index.core.llms import LLM
-from llama_index.core.prompts import BasePromptTemplate
 from llama_index.core.prompts import PromptTemplate as LIPromptTemplate
 
 from langrag_eval.errors import ConfigError
 from langrag_eval.model import ChatModel
-from langrag_eval.prompts import PromptTemplate
+from langrag_eval.prompts import PromptTemplate, override_template
 from langrag_eval.runtime import Judge
 
 from .models import LlamaIndexJudge
 
-__all__ = ["JudgeLike", "as_judge", "header", "prompt_text", "template_prompt", "template_text", "user_template"]
+__all__ = ["JudgeLike", "as_judge", "header", "template_prompt", "template_text", "user_template"]
 
 JudgeLike = Judge | ChatModel | LLM
 
@@ -64,15 +63,9 @@ def template_prompt(t: PromptTemplate) -> LIPromptTemplate:
     return LIPromptTemplate(template_text(t))
 
 
-def prompt_text(prompt: Any) -> str:
-    """The text of a prompt given to ``update_prompts``: a LlamaIndex template's, or ``str`` of it."""
-    return prompt.get_template() if isinstance(prompt, BasePromptTemplate) else str(prompt)
-
-
-def user_template(prompt: Any, key: str, default_header: str) -> PromptTemplate:
-    """The langrag template for a prompt given to ``update_prompts`` under ``key``; a text without a
-    header of its own gets ``default_header`` (which declares the variables the evaluator fills)."""
-    text = prompt_text(prompt)
-    if not text.lstrip().startswith("{#"):
-        text = default_header + text
-    return PromptTemplate.from_text(text, source=f"LlamaIndex prompt {key!r}")
+def user_template(prompt: Any, key: str, shipped: str | PromptTemplate, allowed: Sequence[str] | None = None) -> PromptTemplate:
+    """The langrag template for a prompt given to ``update_prompts`` under ``key``: our own template
+    text (with its header) as ``get_prompts`` gave it, or a LlamaIndex ``PromptTemplate`` whose
+    ``{question}``-style fields are translated to the template's variables; a field the task cannot
+    fill is refused, naming the ones it can (see :func:`langrag_eval.prompts.as_template`)."""
+    return override_template(prompt, shipped, allowed=allowed)

@@ -31,7 +31,7 @@ from langrag_eval.errors import ConfigError
 from langrag_eval.prompts import PromptTemplate, load_prompt
 from langrag_eval.thelma import METRIC_NAMES, METRICS, Thelma, ThelmaResult, ThelmaSample, Thresholds
 
-from ._common import as_judge, prompt_text, template_prompt
+from ._common import as_judge, template_prompt, user_template
 
 __all__ = [
     "GroundednessEvaluator",
@@ -103,9 +103,7 @@ class _ThelmaBase(BaseEvaluator):
         for task, value in prompts_dict.items():
             if task not in self._tasks():
                 raise ConfigError(f"unknown THELMA prompt {task!r}; this evaluator uses {', '.join(self._tasks())}")
-            text = prompt_text(value)
-            updated[task] = PromptTemplate.from_text(text, source=f"<{task} prompt>") if text.startswith("{#") \
-                else text
+            updated[task] = user_template(value, task, load_prompt(f"thelma/{task}"))
         self.thelma.prompts = updated
 
     async def _result(self, query: str | None, response: str | None,
