@@ -22,6 +22,7 @@ from typing import Any
 from llama_index.core.llms import LLM
 from llama_index.core.prompts import PromptTemplate as LIPromptTemplate
 
+from langrag_eval.contexts import as_documents
 from langrag_eval.errors import ConfigError
 from langrag_eval.model import ChatModel
 from langrag_eval.prompts import PromptTemplate, override_template
@@ -29,7 +30,7 @@ from langrag_eval.runtime import Judge
 
 from .models import LlamaIndexJudge
 
-__all__ = ["JudgeLike", "as_judge", "header", "template_prompt", "template_text", "user_template"]
+__all__ = ["JudgeLike", "as_judge", "context_texts", "header", "template_prompt", "template_text", "user_template"]
 
 JudgeLike = Judge | ChatModel | LLM
 
@@ -61,6 +62,14 @@ def template_text(t: PromptTemplate) -> str:
 def template_prompt(t: PromptTemplate) -> LIPromptTemplate:
     """A langrag template as the LlamaIndex prompt ``get_prompts`` returns."""
     return LIPromptTemplate(template_text(t))
+
+
+def context_texts(contexts: Any) -> list[str] | None:
+    """Contexts as the texts ``EvaluationResult.contexts`` holds (documents, nodes and strings)."""
+    if contexts is None:
+        return None
+    return [c if isinstance(c, str) else d.text for c in ([contexts] if isinstance(contexts, str) else contexts)
+            for d in ([None] if isinstance(c, str) else as_documents([c]))]
 
 
 def user_template(prompt: Any, key: str, shipped: str | PromptTemplate, allowed: Sequence[str] | None = None) -> PromptTemplate:

@@ -32,7 +32,7 @@ from langrag_eval.grading import GradedExample, VragGrade, VragGrader
 from langrag_eval.prompts import PromptTemplate
 from langrag_eval.results import Unscored
 
-from ._common import JudgeLike, as_judge, template_prompt
+from ._common import context_texts, JudgeLike, as_judge, template_prompt
 
 __all__ = ["VragEvaluator", "as_judge"]
 
@@ -67,9 +67,9 @@ class VragEvaluator(BaseEvaluator):
                         sleep_time_in_seconds: int = 0, **kwargs: Any) -> EvaluationResult:
         result = await self.grader.grade(question=query, answer=response, label=reference)
         if isinstance(result, Unscored):
-            return EvaluationResult(query=query, response=response, contexts=contexts, invalid_result=True,
+            return EvaluationResult(query=query, response=response, contexts=context_texts(contexts), invalid_result=True,
                                     invalid_reason=f"{result.cause}: {result.reason}")
-        return EvaluationResult(query=query, response=response, contexts=contexts,
+        return EvaluationResult(query=query, response=response, contexts=context_texts(contexts),
                                 score=self._score(result), passing=result.accepted,
                                 feedback=self._feedback(result))
 
