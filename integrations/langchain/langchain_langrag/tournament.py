@@ -16,7 +16,7 @@ game could not be judged, with the reason.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from langchain_classic.evaluation import PairwiseStringEvaluator
@@ -36,6 +36,7 @@ from langrag_eval.tournament import (
 from langrag_eval.contexts import as_documents
 from langrag_eval.types import Document
 
+from .capture import RAGCapture
 from ._common import QUESTION_KEYS, JudgeLike, as_judge, pick, text_of
 
 __all__ = [
@@ -44,6 +45,7 @@ __all__ = [
     "ragelo_comparative_evaluator",
     "to_documents",
     "tournament_from_runnables",
+    "app_input",
 ]
 
 ANSWER_KEYS = ("answer", "output", "result", "response", "text")
@@ -156,25 +158,54 @@ def ragelo_comparative_evaluator(judge: JudgeLike, *, threshold: int = 2, factor
     return ragelo_preference
 
 
-def _app(runnable: Runnable, answer_key: str | None, context_key: str | None):
+def app_input(runnable: Runnable, query: str) -> Any:
+    """What ``runnable`` takes for a question, read from its input schema: a ``{"messages": [...]}``
+    state for agents and message graphs, ``{"question": q}`` (or query / input) for a graph or
+    chain that declares that key, else the question itself."""
+    try:
+        props = (runnable.get_input_jsonschema() or {}).get("properties") or {}
+    except Exception:  # noqa: BLE001 - a schema LangChain cannot build: pass the question as it is
+        props = {}
+    if "messages" in props:
+        return {"messages": [{"role": "user", "content": query}]}
+    for key in QUESTION_KEYS:
+        if key in props:
+            return {key: query}
+    return query
+
+
+def _app(runnable: Runnable, answer_key: str | None, context_key: str | None,
+         to_input: Callable[[str], Any] | None):
     async def call(query: str) -> tuple[str | None, list[Document]]:
-        out = await runnable.ainvoke(query)
-        if not isinstance(out, Mapping):  # a chain ending in a parser: the answer, no contexts
-            return text_of(out), []
-        return (text_of(pick(out, answer_key, ANSWER_KEYS, sole=False)),
-                to_documents(pick(out, context_key, CONTEXT_KEYS, sole=False)))
+        capture = RAGCapture()  # reads agents' messages and retriever tools like any other shape
+        out = await runnable.ainvoke(to_input(query) if to_input else app_input(runnable, query),
+                                     config={"callbacks": [capture]})
+        sample = capture.samples[-1] if capture.samples else None
+        if answer_key or context_key:
+            answer = text_of(pick(out, answer_key, ANSWER_KEYS, sole=False)) if isinstance(out, Mapping) \
+                else text_of(out)
+            docs = to_documents(pick(out, context_key, CONTEXT_KEYS, sole=False)) \
+                if isinstance(out, Mapping) else []
+            return answer, docs
+        if sample is None:
+            return text_of(out) if not isinstance(out, Mapping) else None, []
+        return sample.response, to_documents(sample.sources)
     return call
 
 
 async def atournament_from_runnables(runnables: Mapping[str, Runnable], queries: Sequence[str] | Mapping[str, str],
                                      judge: JudgeLike, config: TournamentConfig | None = None, *,
                                      answer_key: str | None = None, context_key: str | None = None,
+                                     input: Callable[[str], Any] | None = None,
                                      store: RunStore | None = None, run_id: str | None = None,
                                      limit: int = 8) -> TournamentResult:
-    """Invoke every runnable on every query (the contexts come from the output dict's ``context`` /
-    ``documents`` ... key; a plain string output is an answer without contexts), then run the
-    tournament. ``queries`` is a list (ids q1, q2 ...) or a ``{qid: query}`` mapping."""
-    apps = {name: _app(r, answer_key, context_key) for name, r in runnables.items()}
+    """Invoke every runnable on every query, then run the tournament. Any app shape works: an LCEL
+    chain returning a string or a dict, a ``create_agent`` agent, a LangGraph graph. The answer and
+    contexts are what :class:`RAGCapture` reads from the run (documents its retrievers returned, else
+    the ``context`` / ``documents`` of its output); ``answer_key`` / ``context_key`` read them from
+    the output dict instead. ``input`` turns a question into the runnable's input (default: from its
+    input schema, see :func:`app_input`). ``queries`` is a list (ids q1, q2 ...) or ``{qid: query}``."""
+    apps = {name: _app(r, answer_key, context_key, input) for name, r in runnables.items()}
     return await tournament_over_apps(apps, queries, as_judge(judge), config, store=store, run_id=run_id,
                                       limit=limit)
 

@@ -38,7 +38,7 @@ from langrag_eval.errors import ConfigError
 from langrag_eval.thelma import ThelmaSample
 from langrag_eval.types import Document
 
-__all__ = ["RAGCapture", "capturing"]
+__all__ = ["RAGCapture", "capturing", "result_documents", "result_text"]
 
 _APP_METHODS = {"query", "aquery", "chat", "achat", "stream_chat", "astream_chat", "run"}
 _QUESTION_ARGS = ("str_or_query_bundle", "message", "user_msg", "query_str", "query", "input")
@@ -138,34 +138,35 @@ class RAGCapture(BaseEventHandler):
                     turn.retrieved.extend(as_documents(event.nodes or []))
 
 
+def result_documents(result: Any) -> list[Document] | None:
+    """The contexts an app call returned: its ``source_nodes``, else the nodes its tools returned
+    (an agent's retriever tool); None when it carries neither."""
+    nodes = getattr(result, "source_nodes", None)
+    if nodes:
+        return as_documents(nodes)
+    tool_nodes = [n for call in getattr(result, "tool_calls", None) or [] for n in _tool_nodes(call)]
+    return tool_nodes or None
+
+
+def result_text(result: Any) -> str | None:
+    """The answer of an app call: a response's text, a chat response's, an agent output's message."""
+    return _text(getattr(result, "response", result))
+
+
 def _read_result(turn: _Turn, result: Any) -> None:
     """Answer and sources from what the call returned; a stream is wrapped so that its text is
     kept as the caller reads it."""
-    nodes = getattr(result, "source_nodes", None)
-    if nodes:
-        turn.sources = as_documents(nodes)
+    docs = result_documents(result)
+    if docs is not None and (getattr(result, "source_nodes", None) or not turn.retrieved):
+        turn.sources = docs
     if getattr(result, "response_gen", None) is not None and hasattr(result, "response_txt"):
         result.response_gen = _tee(result.response_gen, turn)  # a streaming query response
         return
     if hasattr(result, "is_done") and hasattr(result, "response_gen"):  # a streaming chat response
         turn.stream, turn.done = result, True
         return
-    response = getattr(result, "response", result)
-    if hasattr(response, "content") and not isinstance(response, str):  # an agent's ChatMessage
-        tool_nodes = [n for call in getattr(result, "tool_calls", None) or []
-                      for n in _tool_nodes(call)]
-        if turn.sources is None and not turn.retrieved and tool_nodes:
-            turn.sources = tool_nodes
-    turn.answer = _text(response)
+    turn.answer = result_text(result)
     turn.done = True
-
-
-def _tool_nodes(call: Any) -> list[Document]:
-    raw = getattr(getattr(call, "tool_output", None), "raw_output", None)
-    try:
-        return as_documents(raw) if isinstance(raw, list) else []
-    except ConfigError:
-        return []
 
 
 def _tee(gen: Iterator[str], turn: _Turn) -> Iterator[str]:

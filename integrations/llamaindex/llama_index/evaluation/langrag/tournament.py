@@ -40,6 +40,7 @@ from langrag_eval.tournament import (
 from langrag_eval.contexts import as_documents, as_text
 from langrag_eval.types import Document
 
+from .capture import result_documents, result_text
 from ._common import JudgeLike, as_judge, template_prompt, user_template
 
 __all__ = ["RAGEloPairwiseEvaluator", "atournament_from_query_engines", "tournament_from_query_engines"]
@@ -101,12 +102,23 @@ class RAGEloPairwiseEvaluator(BaseEvaluator):
                      f"{game.raw_backward}")
 
 
-def _app(engine: BaseQueryEngine):
+def _app(engine: Any):
+    """An app call for the tournament: a query engine's ``aquery``, a chat engine's ``achat`` (a
+    fresh conversation per query) or an agent's ``run``; contexts from the result's source nodes
+    or, for an agent, the nodes its tools returned."""
     async def call(query: str) -> tuple[str | None, list[Document]]:
-        response = await engine.aquery(query)
-        if hasattr(response, "async_response_gen"):  # a streaming engine: read the stream to its end
-            response = await response.get_response()
-        return as_text(response), as_documents(getattr(response, "source_nodes", None))
+        if hasattr(engine, "aquery"):
+            result = await engine.aquery(query)
+        elif hasattr(engine, "achat"):
+            engine.reset()
+            result = await engine.achat(query)
+        elif hasattr(engine, "run"):
+            result = await engine.run(user_msg=query)
+        else:
+            raise TypeError(f"{type(engine).__name__} is not a query engine, chat engine or agent")
+        if hasattr(result, "async_response_gen"):  # a streaming engine: read the stream to its end
+            result = await result.get_response()
+        return result_text(result), result_documents(result) or []
     return call
 
 
@@ -115,8 +127,9 @@ async def atournament_from_query_engines(engines: Mapping[str, BaseQueryEngine],
                                          judge: JudgeLike, config: TournamentConfig | None = None,
                                          *, store: RunStore | None = None, run_id: str | None = None,
                                          limit: int = 8) -> TournamentResult:
-    """Query every engine with every query (contexts from the response's ``source_nodes``, node ids as
-    document ids), then run the tournament. ``queries`` is a list (ids q1, q2 ...) or ``{qid: query}``."""
+    """Ask every engine every query (query engines, chat engines and agents alike; contexts from the
+    response's ``source_nodes`` or an agent's tool outputs, node ids as document ids), then run the
+    tournament. ``queries`` is a list (ids q1, q2 ...) or ``{qid: query}``."""
     apps = {name: _app(e) for name, e in engines.items()}
     return await tournament_over_apps(apps, queries, as_judge(judge), config, store=store, run_id=run_id,
                                       limit=limit)
