@@ -164,8 +164,10 @@ def app_input(runnable: Runnable, query: str) -> Any:
     chain that declares that key, else the question itself."""
     try:
         props = (runnable.get_input_jsonschema() or {}).get("properties") or {}
-    except Exception:  # noqa: BLE001 - a schema LangChain cannot build: pass the question as it is
-        props = {}
+    except Exception:  # noqa: BLE001 - pydantic cannot build it (a TypedDict state with string
+        # annotations, say): a LangGraph graph still names its state keys
+        schema = getattr(getattr(runnable, "builder", None), "input_schema", None)
+        props = dict(getattr(schema, "__annotations__", None) or {})
     if "messages" in props:
         return {"messages": [{"role": "user", "content": query}]}
     for key in QUESTION_KEYS:
