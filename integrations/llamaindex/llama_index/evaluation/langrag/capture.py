@@ -169,6 +169,14 @@ def _read_result(turn: _Turn, result: Any) -> None:
     turn.done = True
 
 
+def _tool_nodes(call: Any) -> list[Document]:
+    raw = getattr(getattr(call, "tool_output", None), "raw_output", None)
+    try:
+        return as_documents(raw) if isinstance(raw, list) else []
+    except ConfigError:
+        return []
+
+
 def _tee(gen: Iterator[str], turn: _Turn) -> Iterator[str]:
     parts: list[str] = []
     for token in gen:

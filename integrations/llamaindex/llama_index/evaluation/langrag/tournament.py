@@ -116,7 +116,7 @@ def _app(engine: Any):
             result = await engine.run(user_msg=query)
         else:
             raise TypeError(f"{type(engine).__name__} is not a query engine, chat engine or agent")
-        if hasattr(result, "async_response_gen"):  # a streaming engine: read the stream to its end
+        if hasattr(result, "async_response_gen") and hasattr(result, "get_response"):  # a stream: read it all
             result = await result.get_response()
         return result_text(result), result_documents(result) or []
     return call
