@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import concurrent.futures
+import contextvars
 import threading
 from contextlib import asynccontextmanager
 from typing import AsyncIterator, Awaitable, Callable, Sequence, TypeVar
@@ -130,6 +131,7 @@ def run_sync(awaitable: Awaitable[R]) -> R:
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(awaitable)  # type: ignore[arg-type]
+    context = contextvars.copy_context()  # the caller's context (judge-call observers, tracing)
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, awaitable).result()  # type: ignore[arg-type]
+        return pool.submit(context.run, asyncio.run, awaitable).result()  # type: ignore[arg-type]
 

@@ -27,6 +27,7 @@ from ..verdicts import VerdictFormat
 from .concurrency import Limiter
 from .retry import RetryPolicy, call_with_retry
 from .store import RunStore
+from .tracing import current_observer, notify
 
 __all__ = ["Judge", "Answer", "PriceTable", "UsageMeter"]
 
@@ -190,16 +191,20 @@ class Judge:
 
     async def _call(self, key: str, prompt: str, params: GenerationParams,
                     schema: dict[str, Any] | None) -> Reply:
+        observer = current_observer()
         async with self.limiter.slot():
+            trace = notify(observer, "started", prompt, self.model_id, params)
             try:
                 reply, attempts = await call_with_retry(
                     lambda: self.model.generate(prompt, params, schema=schema), self.retry, self._rng)
             except ModelCallError as exc:
+                notify(observer, "failed", trace, exc)
                 attempts = getattr(exc, "attempts", 1)
                 self.usage.add(failed=1, attempts=attempts)
                 self._log(key, cached=False, ok=False, attempts=attempts, usage=TokenUsage(),
                           error=f"{exc.cause}: {exc}")
                 raise
+        notify(observer, "finished", trace, reply)
         cost = self.prices.cost(self.model_id, reply.usage) if self.prices else None
         self.usage.add(calls=1, attempts=attempts, prompt_tokens=reply.usage.prompt_tokens,
                        completion_tokens=reply.usage.completion_tokens, cost=cost)

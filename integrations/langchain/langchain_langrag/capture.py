@@ -40,7 +40,7 @@ from langrag_eval.errors import ConfigError
 from langrag_eval.thelma import ThelmaSample
 from langrag_eval.types import Document
 
-from ._common import QUESTION_KEYS
+from ._common import EVALUATION_TAG, QUESTION_KEYS
 
 __all__ = ["RAGCapture", "capture_var", "capturing"]
 
@@ -161,6 +161,8 @@ class RAGCapture(BaseCallbackHandler):
 
     def on_chain_start(self, serialized: dict[str, Any] | None, inputs: Any, *, run_id: UUID,
                        parent_run_id: UUID | None = None, **kwargs: Any) -> None:
+        if EVALUATION_TAG in (kwargs.get("tags") or ()):
+            return  # an evaluation traced while capturing: not a run of the app
         root = self._enter(run_id, parent_run_id)
         if root == run_id:
             with self._lock:

@@ -37,7 +37,7 @@ from langrag_eval.contexts import as_documents
 from langrag_eval.types import Document
 
 from .capture import RAGCapture
-from ._common import QUESTION_KEYS, JudgeLike, as_judge, pick, text_of
+from ._common import QUESTION_KEYS, JudgeLike, as_judge, pick, text_of, traced
 
 __all__ = [
     "RAGEloPairwiseEvaluator",
@@ -109,9 +109,11 @@ class RAGEloPairwiseEvaluator(PairwiseStringEvaluator):
                                       reference: str | None = None, input: str | None = None,
                                       contexts: Sequence[Any] | None = None,
                                       contexts_b: Sequence[Any] | None = None, **kwargs: Any) -> dict:
-        game = await self._comparer.compare(input or "", prediction, prediction_b, to_documents(contexts),
-                                            to_documents(contexts_b))
-        return _result(game)
+        with traced(self.evaluation_name, {"input": input, "prediction": prediction,
+                                           "prediction_b": prediction_b}, kwargs.get("callbacks")) as run:
+            run.outputs = _result(await self._comparer.compare(
+                input or "", prediction, prediction_b, to_documents(contexts), to_documents(contexts_b)))
+        return run.outputs
 
     def _evaluate_string_pairs(self, *, prediction: str, prediction_b: str, reference: str | None = None,
                                input: str | None = None, **kwargs: Any) -> dict:

@@ -16,8 +16,13 @@ A template travels as its file text (the ``{# ... #}`` header, then the Jinja2 b
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+import functools
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
+
+from llama_index.core.base.llms.types import CompletionResponse
+from llama_index.core.instrumentation import get_dispatcher
+from llama_index.core.instrumentation.events.llm import LLMCompletionEndEvent, LLMCompletionStartEvent
 
 from llama_index.core.llms import LLM
 from llama_index.core.prompts import PromptTemplate as LIPromptTemplate
@@ -27,10 +32,11 @@ from langrag_eval.errors import ConfigError
 from langrag_eval.model import ChatModel
 from langrag_eval.prompts import PromptTemplate, override_template
 from langrag_eval.runtime import Judge
+from langrag_eval.runtime.tracing import observing
 
 from .models import LlamaIndexJudge
 
-__all__ = ["JudgeLike", "as_judge", "context_texts", "header", "template_prompt", "template_text", "user_template"]
+__all__ = ["JudgeLike", "as_judge", "context_texts", "traced_evaluation", "header", "template_prompt", "template_text", "user_template"]
 
 JudgeLike = Judge | ChatModel | LLM
 
@@ -78,3 +84,37 @@ def user_template(prompt: Any, key: str, shipped: str | PromptTemplate, allowed:
     ``{question}``-style fields are translated to the template's variables; a field the task cannot
     fill is refused, naming the ones it can (see :func:`langrag_eval.prompts.as_template`)."""
     return override_template(prompt, shipped, allowed=allowed)
+
+
+_dispatcher = get_dispatcher(__name__)
+
+
+class _JudgeCallEvents:
+    """Reports each judge model call as LlamaIndex completion start / end events (with the token
+    usage in ``response.raw["usage"]``), inside the evaluation's span."""
+
+    def started(self, prompt: str, model_id: str, params: Any) -> Any:
+        model = {"model": model_id, **params.model_dump()}
+        _dispatcher.event(LLMCompletionStartEvent(prompt=prompt, additional_kwargs={}, model_dict=model))
+        return prompt
+
+    def finished(self, prompt: Any, reply: Any) -> None:
+        usage = {"prompt_tokens": reply.usage.prompt_tokens, "completion_tokens": reply.usage.completion_tokens,
+                 "total_tokens": reply.usage.prompt_tokens + reply.usage.completion_tokens}
+        _dispatcher.event(LLMCompletionEndEvent(prompt=prompt, response=CompletionResponse(
+            text=reply.text, raw={"usage": usage})))
+
+    def failed(self, prompt: Any, error: BaseException) -> None:
+        return None  # the evaluation reports the failure as an invalid result
+
+
+F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
+
+
+def traced_evaluation(aevaluate: F) -> F:
+    """An evaluator's ``aevaluate`` as a LlamaIndex span whose judge calls are instrumentation events."""
+    @functools.wraps(aevaluate)
+    async def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with observing(_JudgeCallEvents()):
+            return await aevaluate(*args, **kwargs)
+    return _dispatcher.span(wrapper)  # type: ignore[return-value]

@@ -32,7 +32,7 @@ from langrag_eval.grading import GradedExample, VragGrade, VragGrader
 from langrag_eval.prompts import PromptTemplate
 from langrag_eval.results import Unscored
 
-from ._common import context_texts, JudgeLike, as_judge, template_prompt
+from ._common import traced_evaluation, context_texts, JudgeLike, as_judge, template_prompt
 
 __all__ = ["VragEvaluator", "as_judge"]
 
@@ -62,6 +62,7 @@ class VragEvaluator(BaseEvaluator):
         if PROMPT_KEY in prompts_dict:
             self.grader.set_template(prompts_dict[PROMPT_KEY])  # the grader reads framework prompt objects
 
+    @traced_evaluation
     async def aevaluate(self, query: str | None = None, response: str | None = None,
                         contexts: Sequence[str] | None = None, reference: str | None = None,
                         sleep_time_in_seconds: int = 0, **kwargs: Any) -> EvaluationResult:

@@ -31,7 +31,7 @@ from langrag_eval.errors import ConfigError
 from langrag_eval.prompts import PromptTemplate, load_prompt
 from langrag_eval.thelma import METRIC_NAMES, METRICS, Thelma, ThelmaResult, ThelmaSample, Thresholds
 
-from ._common import context_texts, as_judge, template_prompt, user_template
+from ._common import traced_evaluation, context_texts, as_judge, template_prompt, user_template
 
 __all__ = [
     "GroundednessEvaluator",
@@ -130,6 +130,7 @@ class ThelmaMetricEvaluator(_ThelmaBase):
         self.metrics = (chosen,)
         super().__init__(judge, **options)
 
+    @traced_evaluation
     async def aevaluate(self, query: str | None = None, response: str | None = None,
                         contexts: Sequence[str] | None = None, **kwargs: Any) -> EvaluationResult:
         result = await self._result(query, response, contexts)
@@ -184,6 +185,7 @@ class ThelmaEvaluator(_ThelmaBase):
         self.last_result: ThelmaResult | None = None
         super().__init__(judge, **options)
 
+    @traced_evaluation
     async def aevaluate(self, query: str | None = None, response: str | None = None,
                         contexts: Sequence[str] | None = None, **kwargs: Any) -> EvaluationResult:
         result = await self._result(query, response, contexts)

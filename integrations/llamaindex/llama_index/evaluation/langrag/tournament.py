@@ -41,7 +41,7 @@ from langrag_eval.contexts import as_documents, as_text
 from langrag_eval.types import Document
 
 from .capture import result_documents, result_text
-from ._common import JudgeLike, as_judge, template_prompt, user_template
+from ._common import traced_evaluation, JudgeLike, as_judge, template_prompt, user_template
 
 __all__ = ["RAGEloPairwiseEvaluator", "atournament_from_query_engines", "tournament_from_query_engines"]
 
@@ -68,6 +68,7 @@ class RAGEloPairwiseEvaluator(BaseEvaluator):
         self.pairwise = PairwiseEvaluator(self.judge, threshold=self.pairwise.threshold,
                                           factors=self.pairwise.factors, prompt=template)
 
+    @traced_evaluation
     async def aevaluate(self, query: str | None = None, response: Any = None,
                         contexts: Any = None, second_response: Any = None,
                         second_contexts: Any = None, reference: str | None = None,
