@@ -74,12 +74,22 @@ def text_of(value: Any) -> str | None:
 
 
 def read_question(inputs: Any, key: str | None) -> str | None:
-    """The question in LangSmith ``inputs``: ``inputs[key]``, else question, query, input or the only value."""
+    """The question in LangSmith ``inputs``: ``inputs[key]``, else question, query, input, the last
+    user message of ``messages`` (an agent's input), or the only value."""
+    if key is None and isinstance(inputs, Mapping) and "messages" in inputs and \
+            not any(k in inputs for k in QUESTION_KEYS):
+        from .capture import _question  # the capture reads message shapes; imported late (cycle)
+        return _question(inputs)
     return text_of(pick(inputs, key, QUESTION_KEYS))
 
 
 def read_answer(outputs: Any, key: str | None) -> str | None:
-    """The answer in LangSmith ``outputs``: ``outputs[key]``, else answer, output, result or the only value."""
+    """The answer in LangSmith ``outputs``: ``outputs[key]``, else answer, output, result, the last
+    assistant message of ``messages`` that calls no tool (an agent's output), or the only value."""
+    if key is None and isinstance(outputs, Mapping) and "messages" in outputs and \
+            not any(k in outputs for k in ANSWER_KEYS):
+        from .capture import _answer
+        return _answer(outputs)
     return text_of(pick(outputs, key, ANSWER_KEYS))
 
 
