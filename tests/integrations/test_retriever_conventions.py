@@ -70,6 +70,6 @@ def test_chunking_keeps_the_users_source(meta: dict) -> None:
     chunks = chunk_sources([Source(id="doc-1", text="One sentence. " * 60, metadata=meta)], size=200, overlap=20)
     for c in chunks:
         assert c.metadata["source"] == meta.get("source", "doc-1")
-        assert c.metadata["source_id"] == "doc-1"
+        assert c.id.startswith("doc-1#")
         assert {k: v for k, v in c.metadata.items() if k in meta and k != "chunk_index"} == \
             {k: v for k, v in meta.items() if k != "chunk_index"}
