@@ -115,3 +115,17 @@ def test_app_shape_capture_grade_thelma_tournament(shape, index, pipeline) -> No
     result = tournament_from_query_engines({"short": build(index, 2), "long": build(index, 3)}, [QUESTION],
                                            Judge(judge_model), TournamentConfig(tournaments=5, n_boot=0))
     pipeline.tournament(result, judge_model, queries=1, documents=sorted(d.text for d in DOCS))
+
+
+def test_an_event_handler_registered_alone_still_captures_query_engines(index) -> None:
+    from llama_index.core.instrumentation import get_dispatcher
+    from llama_index.evaluation.langrag import RAGCapture
+
+    cap, dispatcher = RAGCapture(), get_dispatcher()
+    dispatcher.add_event_handler(cap)
+    try:
+        query_engine(index, 2).query(QUESTION)
+    finally:
+        dispatcher.event_handlers = [h for h in dispatcher.event_handlers if h is not cap]
+    (sample,) = cap.samples
+    assert (sample.query, sample.response) == (QUESTION, mock_answer(2)) and len(sample.sources) == TOP_K

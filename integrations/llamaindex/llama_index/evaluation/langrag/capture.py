@@ -10,6 +10,8 @@ agent's retriever tool), else from an agent's tool outputs. Contexts keep node i
 
 LlamaIndex reports calls as spans and retrievals as events, so the capture is a span handler and an
 event handler on the root dispatcher: ``with capturing() as cap:`` registers both for the block.
+Registered alone as an event handler (``get_dispatcher().add_event_handler(cap)``) it still
+captures query engines, from their ``QueryEndEvent``.
 
 >>> cap = RAGCapture()
 >>> cap.class_name(), cap.samples
@@ -28,6 +30,7 @@ from typing import Any
 from llama_index.core.instrumentation import get_dispatcher
 from llama_index.core.instrumentation.event_handlers import BaseEventHandler
 from llama_index.core.instrumentation.events import BaseEvent
+from llama_index.core.instrumentation.events.query import QueryEndEvent
 from llama_index.core.instrumentation.events.retrieval import RetrievalEndEvent
 from llama_index.core.instrumentation.span.simple import SimpleSpan
 from llama_index.core.instrumentation.span_handlers.base import BaseSpanHandler
@@ -92,6 +95,7 @@ class RAGCapture(BaseEventHandler):
     _turns: list[_Turn] = PrivateAttr(default_factory=list)
     _open: dict[str, _Turn] = PrivateAttr(default_factory=dict)
     _root: dict[str, str] = PrivateAttr(default_factory=dict)
+    _watched: bool = PrivateAttr(default=False)  # spans reach it: capturing() registered the watcher
 
     @classmethod
     def class_name(cls) -> str:
@@ -111,6 +115,7 @@ class RAGCapture(BaseEventHandler):
     # ---- spans: which call each span belongs to
     def enter(self, id_: str, bound: inspect.BoundArguments, parent: str | None) -> None:
         with self._lock:
+            self._watched = True
             root = self._root.get(parent, parent) if parent else id_
             self._root[id_] = root
             method = id_.split("-", 1)[0].rsplit(".", 1)[-1]
@@ -136,6 +141,12 @@ class RAGCapture(BaseEventHandler):
                 turn = self._open.get(self._root.get(event.span_id or "", ""))
                 if turn is not None:
                     turn.retrieved.extend(as_documents(event.nodes or []))
+        elif isinstance(event, QueryEndEvent) and not self._watched:
+            # registered as an event handler alone (no span watcher): query engines still count
+            turn = _Turn(id=event.id_, question=_text(event.query))
+            with self._lock:
+                self._turns.append(turn)
+            _read_result(turn, event.response)
 
 
 def result_documents(result: Any) -> list[Document] | None:
