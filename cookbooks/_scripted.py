@@ -26,8 +26,8 @@ from langrag_eval.thelma import ThelmaScript
 from langrag_eval.thelma.decompose import split_sentences
 from langrag_eval.thelma.scripted import blocks
 
-__all__ = ["build_judge", "embedder", "overlap", "reply", "scripted_chat_model", "scripted_judge",
-           "scripted_llm", "words"]
+__all__ = ["build_judge", "embedder", "overlap", "reply", "scripted_agent_model", "scripted_chat_model",
+           "scripted_judge", "scripted_llm", "words"]
 
 _STOPWORDS = """a an the of to in on at for from by with and or but not no is are was were be been
 being do does did has have had i you he she it we they my your our their its this that these those
@@ -184,6 +184,40 @@ def scripted_chat_model() -> Any:
             return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
 
     return ScriptedChatModel()
+
+
+def scripted_agent_model() -> Any:
+    """:func:`reply` as a tool-calling LangChain chat model, standing in for an agent's model: with
+    tools bound it first calls the first tool with the user's question, then answers from what the
+    tool returned; without tools (as a judge) it replies like :func:`scripted_chat_model`."""
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.messages import AIMessage
+    from langchain_core.outputs import ChatGeneration, ChatResult
+
+    class ScriptedAgentModel(BaseChatModel):
+        tool_name: str | None = None
+
+        @property
+        def _llm_type(self) -> str:
+            return "scripted-agent"
+
+        def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+            name = getattr(tools[0], "name", None) or tools[0].get("name") if tools else None
+            return self.model_copy(update={"tool_name": name})
+
+        def _generate(self, messages: list, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> ChatResult:
+            question = next(str(m.content) for m in reversed(messages) if m.type == "human")
+            tool_results = [str(m.content) for m in messages if m.type == "tool"]
+            if self.tool_name and not tool_results:
+                message = AIMessage(content="", tool_calls=[
+                    {"name": self.tool_name, "args": {"query": question}, "id": f"call-{len(messages)}"}])
+            elif self.tool_name:
+                message = AIMessage(content=reply(f"Context: {' '.join(tool_results)}\nQuestion: {question}"))
+            else:
+                message = AIMessage(content=reply("\n\n".join(str(m.content) for m in messages)))
+            return ChatResult(generations=[ChatGeneration(message=message)])
+
+    return ScriptedAgentModel()
 
 
 def scripted_llm() -> Any:

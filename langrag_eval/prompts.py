@@ -35,7 +35,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import jinja2
 import jinja2.meta
@@ -43,7 +43,7 @@ import jinja2.meta
 from .delimiters import QUOTE_TAGS, neutralise_tags
 from .errors import PromptError
 
-__all__ = ["PromptTemplate", "load_prompt", "prompt_names", "prompts_root"]
+__all__ = ["PromptTemplate", "as_template", "from_format_string", "override_template", "load_prompt", "prompt_names", "prompts_root"]
 
 _HEADER = re.compile(r"\A\{#(?P<body>.*?)#\}\n?", re.S)
 _TAG = re.compile(r"</?\s*([A-Za-z_][\w-]*)(?:\s[^<>]*)?>")
@@ -177,3 +177,103 @@ def load_prompt(name_or_path: str | Path) -> PromptTemplate:
         raise PromptError(f"no prompt named {str(name_or_path)!r}; shipped prompts: "
                           f"{', '.join(prompt_names())}")
     return PromptTemplate.from_file(path)
+
+
+_FORMAT_FIELD = re.compile(r"\{\{|\}\}|\{([^{}]*)\}")
+_JINJA_MARK = re.compile(r"\{\{|\{%|\{#")
+
+
+def from_format_string(text: str, *, source: str = "<string>") -> str:
+    """A ``str.format`` template (LangChain's ``f-string`` format, LlamaIndex's ``PromptTemplate``)
+    as Jinja2 text: ``{question}`` becomes ``{{ question }}`` and ``{{`` / ``}}`` literal braces.
+
+    >>> from_format_string("Q: {question}\\nA: {answer} {{json}}")
+    "Q: {{ question }}\\nA: {{ answer }} {{ '{' }}json{{ '}' }}"
+    """
+    def swap(m: re.Match[str]) -> str:
+        if m.group(0) == "{{":
+            return "{{ '{' }}"
+        if m.group(0) == "}}":
+            return "{{ '}' }}"
+        name = m.group(1).strip()
+        if not re.fullmatch(r"[A-Za-z_]\w*", name):
+            raise PromptError(f"{source}: the field {{{m.group(1)}}} is not a plain variable name; "
+                              "format specs, indexing and positional fields cannot be translated")
+        return "{{ " + name + " }}"
+    return _FORMAT_FIELD.sub(swap, text)
+
+
+def _looks_inline(text: str) -> bool:
+    return "\n" in text or bool(_JINJA_MARK.search(text)) or bool(re.search(r"\{\w+\}", text))
+
+
+def as_template(value: Any, *, task: str, variables: Sequence[str], output: str,
+                source: str | None = None) -> PromptTemplate:
+    """Whatever a user passes as a prompt, as a checked template for ``task``.
+
+    Accepted: a parsed :class:`PromptTemplate`; a ``Path`` to a template file; a string naming a
+    shipped prompt or a file, or holding the template text itself (Jinja2; recognised by a newline
+    or a ``{{ }}`` / ``{# #}`` / ``{name}`` mark); a LangChain ``PromptTemplate`` (``f-string``,
+    ``jinja2`` or ``mustache`` format) or LlamaIndex ``PromptTemplate`` (``str.format`` fields,
+    translated to Jinja2). Text without a ``{# ... #}`` header gets one declaring ``variables``;
+    a template using a variable outside ``variables`` is refused, naming the ones available.
+
+    >>> t = as_template("Is {answer} right for {question}?", task="demo",
+    ...                 variables=("question", "answer"), output="yes/no")
+    >>> t.variables, t.render(question="the capital", answer="Paris")
+    (('question', 'answer'), 'Is Paris right for the capital?')
+    """
+    if isinstance(value, PromptTemplate):
+        template = value
+    elif isinstance(value, Path):
+        template = PromptTemplate.from_file(value)
+    elif isinstance(value, str):
+        if _looks_inline(value):
+            template = _inline(value, task, variables, output, source or "inline template",
+                               fstring=not _JINJA_MARK.search(value))
+        else:
+            template = load_prompt(value)
+    elif isinstance(getattr(value, "template", None), str):  # LangChain / LlamaIndex prompt objects
+        kind = type(value).__name__
+        fmt = getattr(value, "template_format", "f-string")
+        fmt = getattr(fmt, "value", fmt)
+        text = value.template
+        if fmt == "f-string" and not text.lstrip().startswith("{#"):
+            # a LlamaIndex template given back from get_prompts is our own Jinja text
+            fstring = bool(re.search(r"(?<!\{)\{\s*\w+\s*\}(?!\})", text)) or not _JINJA_MARK.search(text)
+        else:
+            fstring = False
+        template = _inline(text, task, variables, output, source or f"{kind} prompt", fstring=fstring)
+    elif hasattr(value, "messages") or hasattr(value, "message_templates"):
+        raise PromptError(f"{source or type(value).__name__}: a chat prompt with several messages "
+                          "cannot be a judge template; pass one text template")
+    else:
+        raise PromptError(f"{source or 'template'}: expected a prompt name, a file path, template text "
+                          f"or a LangChain / LlamaIndex PromptTemplate, got {type(value).__name__}")
+    template.check_variables(set(variables))
+    return template
+
+
+def _inline(text: str, task: str, variables: Sequence[str], output: str, source: str, *,
+            fstring: bool) -> PromptTemplate:
+    if not text.lstrip().startswith("{#"):
+        if fstring:
+            text = from_format_string(text, source=source)
+        try:  # declare what the body uses, so a missing or unknown variable is named
+            used = jinja2.meta.find_undeclared_variables(_ENV.parse(text))
+        except jinja2.TemplateSyntaxError as exc:
+            raise PromptError(f"{source}:{exc.lineno}: template syntax error: {exc.message}") from exc
+        declared = [v for v in variables if v in used] + sorted(used - set(variables))
+        header = f"{{#\ntask: {task}\nvariables: {', '.join(declared)}\noutput: {output}\n#}}\n"
+        text = header + text
+    return PromptTemplate.from_text(text.lstrip(), source=source)
+
+
+def override_template(value: Any, shipped: str | PromptTemplate, *,
+                      allowed: Sequence[str] | None = None) -> PromptTemplate:
+    """A user's template in place of the ``shipped`` one (a name or a template): anything
+    :func:`as_template` accepts, header-less text declaring the shipped output format, and only
+    ``allowed`` variables (default: the shipped template's)."""
+    base = shipped if isinstance(shipped, PromptTemplate) else load_prompt(shipped)
+    return as_template(value, task=f"{base.task} (user template)", variables=tuple(allowed or base.variables),
+                       output=base.output)

@@ -19,6 +19,7 @@ import asyncio
 import hashlib
 import json
 import random
+import threading
 from collections import Counter
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -64,6 +65,7 @@ class ScriptedModel:
         self.peak_concurrency = 0
         self._next = 0
         self._seen: Counter[str] = Counter()
+        self._lock = threading.Lock()  # one model may serve judges in several threads at once
 
     @property
     def calls(self) -> int:
@@ -87,32 +89,37 @@ class ScriptedModel:
         digest = hashlib.sha256(f"{self.seed}|{self._seen[prompt]}|{prompt}".encode()).digest()
         return random.Random(digest).random()
 
+    def _reply(self, prompt: str, schema: dict[str, Any] | None) -> str:
+        rate_limit, timeout, malformed = self.rates
+        draw = self._draw(prompt) if rate_limit or timeout or malformed else 1.0
+        if draw < rate_limit:
+            self.failures["rate_limit"] += 1
+            raise RateLimitError("scripted rate limit (HTTP 429)")
+        if draw < rate_limit + timeout:
+            self.failures["timeout"] += 1
+            raise ModelTimeoutError("scripted timeout")
+        if draw < rate_limit + timeout + malformed:
+            self.failures["malformed"] += 1
+            return MALFORMED
+        if schema is not None and self.constrained and self.schema_replies is not None:
+            return self.schema_replies(prompt, schema)
+        return self._script(prompt)
+
     async def generate(self, prompt: str, params: GenerationParams, *,
                        schema: dict[str, Any] | None = None) -> Reply:
-        self.prompts.append(prompt)
-        self.schemas.append(schema)
-        self.in_flight += 1
-        self.peak_concurrency = max(self.peak_concurrency, self.in_flight)
+        with self._lock:
+            self.prompts.append(prompt)
+            self.schemas.append(schema)
+            self.in_flight += 1
+            self.peak_concurrency = max(self.peak_concurrency, self.in_flight)
         try:
             if self.latency:
                 await asyncio.sleep(self.latency)
-            rate_limit, timeout, malformed = self.rates
-            draw = self._draw(prompt) if rate_limit or timeout or malformed else 1.0
-            if draw < rate_limit:
-                self.failures["rate_limit"] += 1
-                raise RateLimitError("scripted rate limit (HTTP 429)")
-            if draw < rate_limit + timeout:
-                self.failures["timeout"] += 1
-                raise ModelTimeoutError("scripted timeout")
-            if draw < rate_limit + timeout + malformed:
-                self.failures["malformed"] += 1
-                text = MALFORMED
-            elif schema is not None and self.constrained and self.schema_replies is not None:
-                text = self.schema_replies(prompt, schema)
-            else:
-                text = self._script(prompt)
+            with self._lock:
+                text = self._reply(prompt, schema)
         finally:
-            self.in_flight -= 1
+            with self._lock:
+                self.in_flight -= 1
         return Reply(text=text, usage=TokenUsage(prompt_tokens=estimate_tokens(prompt),
                                                  completion_tokens=estimate_tokens(text)))
 

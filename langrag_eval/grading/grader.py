@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import ConfigError
 from ..model import GenerationParams
-from ..prompts import PromptTemplate, load_prompt
+from ..prompts import PromptTemplate, load_prompt, override_template
 from ..results import Unscored
 from ..runtime import Judge, put_item_index, run_batch, run_sync
 from ..types import RAGSample
@@ -124,8 +124,8 @@ class VragGrader:
 
     def set_template(self, template: str | Path | PromptTemplate | None) -> None:
         """Replace the prompt template (checked: it may only use the variables this task fills)."""
-        prompt = template if isinstance(template, PromptTemplate) else load_prompt(template or DEFAULT_TEMPLATE)
-        prompt.check_variables(_VARIABLES)
+        prompt = (load_prompt(DEFAULT_TEMPLATE) if template is None else
+                  override_template(template, DEFAULT_TEMPLATE, allowed=sorted(_VARIABLES)))
         for needed in ("answer", "label"):
             if needed not in prompt.variables:
                 raise ConfigError(f"{prompt.source}: a grading template must use the variable {needed!r}")

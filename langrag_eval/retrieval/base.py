@@ -16,6 +16,7 @@ Backends are async first; :class:`SyncSearchMixin` derives ``index`` / ``search`
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypeVar, get_args, runtime_checkable
@@ -140,6 +141,11 @@ class Retriever:
         if k < 1:
             raise ConfigError(f"k must be at least 1, got {k}")
         self.backend, self.mode, self.k, self.hybrid = backend, mode, k, hybrid
+        if embedder is not None and not callable(getattr(embedder, "embed", None)):
+            # fail here, not at the first query: a framework embedding object needs its adapter
+            raise ConfigError(f"embedder {type(embedder).__name__} has no embed(texts) method; wrap a "
+                              "LangChain Embeddings or LlamaIndex BaseEmbedding in the integration's "
+                              "embedder adapter (LangChainEmbedder, LlamaIndexEmbedder)")
         self._embedder = embedder
         self.name: str = mode
 
@@ -150,21 +156,40 @@ class Retriever:
             self._embedder = default_embedder()
         return self._embedder
 
-    async def aretrieve(self, query: str, k: int | None = None) -> list[Document]:
-        """The top ``k`` (default: the retriever's ``k``) documents for ``query``, best first."""
-        if not query or not query.strip():
+    async def aretrieve(self, query: str, k: int | None = None, *, mode: Mode | None = None,
+                        hybrid: HybridSettings | dict[str, Any] | None = None) -> list[Document]:
+        """The top ``k`` (default: the retriever's ``k``) documents for ``query``, best first.
+        ``mode`` and ``hybrid`` override the retriever's own for this call only."""
+        if not isinstance(query, str) or not query.strip():
             raise RetrievalError("empty query: give a question or keywords to search for")
+        mode = mode or self.mode
+        if mode not in get_args(Mode):
+            raise ConfigError(f"retrieval mode {mode!r} is unknown; use one of {get_args(Mode)}")
+        if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
+            raise ConfigError(f"k must be a whole number of at least 1, got {k!r}")
+        if isinstance(hybrid, dict):
+            hybrid = dataclasses.replace(self.hybrid, **hybrid)
         vector = None
-        if self.mode != "bm25":
+        if mode != "bm25":
             # Embedding is CPU-bound; keep the event loop free for concurrent retrievals.
             vector = (await asyncio.to_thread(self.embedder.embed, [query]))[0]
         return await self.backend.asearch(
-            text=query if self.mode != "knn" else None, vector=vector, mode=self.mode,
-            k=k or self.k, hybrid=self.hybrid if self.mode == "hybrid" else None)
+            text=query if mode != "knn" else None, vector=vector, mode=mode,
+            k=k or self.k, hybrid=(hybrid or self.hybrid) if mode == "hybrid" else None)
 
-    def retrieve(self, query: str, k: int | None = None) -> list[Document]:
+    def retrieve(self, query: str, k: int | None = None, **search: Any) -> list[Document]:
         """Sync form of :meth:`aretrieve`."""
-        return run_sync(self.aretrieve(query, k))
+        return run_sync(self.aretrieve(query, k, **search))
+
+    @staticmethod
+    def search_arguments(kwargs: dict[str, Any]) -> dict[str, Any]:
+        """Per-call search arguments a framework passes (``k``, ``mode``, ``hybrid``), checked:
+        an argument this retriever cannot honour is refused rather than silently ignored."""
+        unknown = sorted(set(kwargs) - {"k", "mode", "hybrid"})
+        if unknown:
+            raise ConfigError(f"unknown search argument(s) {', '.join(unknown)}; a langrag retriever "
+                              "takes k, mode and hybrid")
+        return dict(kwargs)
 
     def __repr__(self) -> str:
         return f"Retriever(backend={getattr(self.backend, 'name', '?')!r}, mode={self.mode!r}, k={self.k})"

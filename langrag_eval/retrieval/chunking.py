@@ -7,7 +7,8 @@ word boundary about ``overlap`` characters earlier, so words are not cut in two.
 
 Chunk ids are ``<source id>#<start offset>:<content digest>``: identical across runs for the same
 input, and different when a chunk's text changes. Each chunk keeps its source's metadata plus
-``source``, ``chunk_index``, ``start`` and ``end`` (character offsets in the source text).
+``chunk_index``, ``start`` and ``end`` (character offsets in the source text), and ``source`` (the
+source id) unless the source's metadata has a ``source`` of its own.
 
 >>> text = "First sentence here. " * 10
 >>> spans = chunk_text(text, size=80, overlap=20)
@@ -104,7 +105,8 @@ def chunk_sources(sources: Iterable[Source], *, size: int = DEFAULT_SIZE,
     chunks: list[Chunk] = []
     for source in sources:
         for index, (start, end, piece) in enumerate(chunk_text(source.text, size=size, overlap=overlap)):
-            metadata = {**source.metadata, "source": source.id, "chunk_index": index,
+            # the user's own "source" (a URL, a file name) wins; the chunk id names the source anyway
+            metadata = {"source": source.id, **source.metadata, "chunk_index": index,
                         "start": start, "end": end}
             chunks.append(Chunk(id=chunk_id(source.id, start, piece), text=piece, metadata=metadata))
     return chunks

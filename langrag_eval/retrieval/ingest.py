@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 from pathlib import Path
 
 import numpy as np
@@ -30,10 +31,10 @@ import numpy as np
 from ..embeddings import Embedder
 from ..errors import DataError
 from ..io import parse_json
-from .base import Chunk, IngestReport, SearchBackend, run_sync
+from .base import Chunk, HybridSettings, IngestReport, Mode, Retriever, SearchBackend, run_sync
 from .chunking import DEFAULT_OVERLAP, DEFAULT_SIZE, Source, chunk_sources
 
-__all__ = ["SUFFIXES", "Loaded", "aingest", "ingest", "load_jsonl", "load_path", "load_text"]
+__all__ = ["SUFFIXES", "Loaded", "aingest", "ingest", "load_jsonl", "load_path", "load_text", "retriever_over"]
 
 SUFFIXES = (".txt", ".md", ".markdown", ".jsonl")
 
@@ -174,3 +175,32 @@ async def aingest(backend: SearchBackend, sources: Sequence[Source] | Sequence[C
 def ingest(backend: SearchBackend, sources: Sequence[Source] | Sequence[Chunk], **options) -> IngestReport:
     """Sync form of :func:`aingest`."""
     return run_sync(aingest(backend, sources, **options))
+
+
+def retriever_over(documents: Any, *, backend: SearchBackend | None = None, mode: Mode = "bm25",
+                   embedder: Embedder | None = None, k: int = 4,
+                   hybrid: HybridSettings = HybridSettings()) -> Retriever:
+    """A retriever over ``documents`` (anything :func:`~langrag_eval.contexts.as_documents` reads:
+    texts, LangChain documents, LlamaIndex nodes), indexed whole into ``backend`` (default: a new
+    in-process :class:`EmbeddedBackend`), embedded when ``mode`` needs vectors. Each document keeps
+    its id (a digest of the text when it has none; repeats get ``#2``, ``#3`` ...) and metadata.
+
+    >>> r = retriever_over(["Paris is in France.", "Rome is in Italy."], k=1)
+    >>> [d.text for d in r.retrieve("Where is Rome?")]
+    ['Rome is in Italy.']
+    """
+    from ..contexts import as_documents
+    from .embedded import EmbeddedBackend
+
+    seen: dict[str, int] = {}
+    chunks = []
+    for doc in as_documents(documents, field="documents"):
+        seen[doc.id] = seen.get(doc.id, 0) + 1
+        ident = doc.id if seen[doc.id] == 1 else f"{doc.id}#{seen[doc.id]}"
+        chunks.append(Chunk(id=ident, text=doc.text, metadata=doc.metadata))
+    backend = backend if backend is not None else EmbeddedBackend()
+    retriever = Retriever(backend, mode=mode, embedder=embedder, k=k, hybrid=hybrid)
+    if chunks:
+        ingest(backend, chunks, embedder=retriever.embedder if mode != "bm25" else None,
+               vectors=mode != "bm25")
+    return retriever

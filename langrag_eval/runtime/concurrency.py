@@ -9,8 +9,10 @@
 from __future__ import annotations
 
 import asyncio
+import collections
 import concurrent.futures
-import weakref
+import contextvars
+import threading
 from contextlib import asynccontextmanager
 from typing import AsyncIterator, Awaitable, Callable, Sequence, TypeVar
 
@@ -38,9 +40,37 @@ async def gather_bounded(items: Sequence[X], fn: Callable[[X], Awaitable[R]], *,
     return results
 
 
+class _Waiter:
+    __slots__ = ("loop", "future", "granted")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.future: asyncio.Future[None] = loop.create_future()
+        self.granted = False
+
+
+def _wake(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
 class Limiter:
-    """Bounds concurrent model calls. One semaphore per event loop, so a limiter outlives
-    ``asyncio.run`` calls made by sync wrappers. Records the peak it allowed."""
+    """Bounds concurrent model calls across every thread and event loop that shares it.
+
+    One count guarded by a thread lock, and a first-come queue of waiters each woken on its own
+    loop: an ``asyncio.Semaphore`` belongs to one loop, and a semaphore per loop let N threads with
+    N loops (a thread pool calling sync wrappers, ``asyncio.run`` per request) make N times the
+    calls allowed. Records the peak it allowed.
+
+    >>> import asyncio
+    >>> limiter = Limiter(2)
+    >>> async def call():
+    ...     async with limiter.slot():
+    ...         await asyncio.sleep(0.01)
+    >>> async def many(): await asyncio.gather(*(call() for _ in range(5)))
+    >>> asyncio.run(many()); asyncio.run(many()); limiter.peak
+    2
+    """
 
     def __init__(self, limit: int) -> None:
         if limit < 1:
@@ -48,22 +78,50 @@ class Limiter:
         self.limit = limit
         self.in_flight = 0
         self.peak = 0
-        self._semaphores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
-            weakref.WeakKeyDictionary())
+        self._lock = threading.Lock()
+        self._waiters: collections.deque[_Waiter] = collections.deque()
 
     @asynccontextmanager
     async def slot(self) -> AsyncIterator[None]:
-        loop = asyncio.get_running_loop()
-        semaphore = self._semaphores.get(loop)
-        if semaphore is None:
-            semaphore = self._semaphores[loop] = asyncio.Semaphore(self.limit)
-        async with semaphore:
-            self.in_flight += 1
-            self.peak = max(self.peak, self.in_flight)
-            try:
-                yield
-            finally:
-                self.in_flight -= 1
+        await self._acquire()
+        try:
+            yield
+        finally:
+            self._release()
+
+    async def _acquire(self) -> None:
+        with self._lock:
+            if self.in_flight < self.limit and not self._waiters:
+                self._take()
+                return
+            waiter = _Waiter(asyncio.get_running_loop())
+            self._waiters.append(waiter)
+        try:
+            await waiter.future
+        except asyncio.CancelledError:
+            with self._lock:
+                if not waiter.granted:
+                    self._waiters.remove(waiter)
+                    raise
+            self._release()  # the slot was handed over as the wait was cancelled: pass it on
+            raise
+
+    def _take(self) -> None:
+        self.in_flight += 1
+        self.peak = max(self.peak, self.in_flight)
+
+    def _release(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
+            while self._waiters:
+                waiter = self._waiters.popleft()
+                try:
+                    waiter.loop.call_soon_threadsafe(_wake, waiter.future)
+                except RuntimeError:  # its loop is closed: nobody is left waiting there
+                    continue
+                waiter.granted = True  # the slot passes straight to it, never seen free by others
+                self._take()
+                return
 
 
 def run_sync(awaitable: Awaitable[R]) -> R:
@@ -73,6 +131,7 @@ def run_sync(awaitable: Awaitable[R]) -> R:
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(awaitable)  # type: ignore[arg-type]
+    context = contextvars.copy_context()  # the caller's context (judge-call observers, tracing)
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, awaitable).result()  # type: ignore[arg-type]
+        return pool.submit(context.run, asyncio.run, awaitable).result()  # type: ignore[arg-type]
 

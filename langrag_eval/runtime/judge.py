@@ -12,8 +12,10 @@ repair re-ask, usage and cost. Failures come back as :class:`Unscored`, never ra
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import random
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar
 
@@ -25,10 +27,28 @@ from ..verdicts import VerdictFormat
 from .concurrency import Limiter
 from .retry import RetryPolicy, call_with_retry
 from .store import RunStore
+from .tracing import current_observer, notify
 
 __all__ = ["Judge", "Answer", "PriceTable", "UsageMeter"]
 
 T = TypeVar("T")
+_METER_LOCK = threading.Lock()
+
+
+async def _shared_reply(shared: concurrent.futures.Future[Reply]) -> Reply | None:
+    """The reply of a call made elsewhere (any thread, any loop); None when its owner was cancelled.
+    Shielded: cancelling this waiter must not cancel the call others wait on."""
+    try:
+        return await asyncio.shield(asyncio.wrap_future(shared))
+    except asyncio.CancelledError:
+        if shared.cancelled() and not _cancelling():
+            return None
+        raise
+
+
+def _cancelling() -> bool:
+    task = asyncio.current_task()
+    return bool(task is not None and getattr(task, "cancelling", lambda: 0)())
 
 # Far above any real price; a larger one is a typo (and 1e308 would make every cost infinite).
 MAX_PRICE = 1_000_000.0
@@ -80,6 +100,18 @@ class UsageMeter:
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
+    def add(self, *, cost: float | None = None, **counts: int) -> None:
+        """Add to the counters; one lock for every meter, as judges in several threads share one."""
+        with _METER_LOCK:
+            for name, n in counts.items():
+                setattr(self, name, getattr(self, name) + n)
+            if cost is not None:
+                self.cost = (self.cost or 0.0) + cost
+
+    def merge(self, other: "UsageMeter") -> None:
+        """Add another meter's figures (a per-sample meter into the judge's)."""
+        self.add(cost=other.cost, **{k: v for k, v in other.as_dict().items() if k != "cost"})
+
 
 @dataclass(frozen=True)
 class Answer(Generic[T]):
@@ -111,7 +143,9 @@ class Judge:
     def __post_init__(self) -> None:
         self.limiter = Limiter(self.concurrency)
         self._memory: dict[str, Reply] = {}
-        self._pending: dict[str, asyncio.Future[Reply]] = {}  # calls in flight, by cache key
+        # calls in flight, by cache key; thread futures, since the sharer may be on another loop
+        self._pending: dict[str, concurrent.futures.Future[Reply]] = {}
+        self._lock = threading.Lock()  # guards both dicts; clones made by for_run share it
         self._rng = random.Random(self.seed)
 
     @property
@@ -135,18 +169,31 @@ class Judge:
 
     async def complete(self, prompt: str, *, schema: dict[str, Any] | None = None,
                        params: GenerationParams | None = None) -> Reply:
-        """One model call through cache, limiter and retries. Raises ModelCallError when it fails."""
+        """One model call through cache, limiter and retries. Raises ModelCallError when it fails.
+
+        Safe from any number of threads and event loops at once: a call that is already in flight
+        anywhere (the cache only holds finished ones) is awaited, not made again."""
         params = params or self.params
         key = call_key(self.model_id, prompt, params, schema)
-        cached = self._memory.get(key) or (self.store.cache_get(key) if self.store else None)
-        if cached is None and key in self._pending:
-            # the same call is in flight (the cache only holds finished ones): share its reply
-            cached = await asyncio.shield(self._pending[key])
-        if cached is not None:
-            self.usage.cached += 1
-            self._log(key, cached=True, ok=True, attempts=0, usage=cached.usage, error=None)
-            return cached
-        pending = self._pending[key] = asyncio.get_running_loop().create_future()
+        while True:
+            with self._lock:
+                cached = self._memory.get(key)
+                shared = self._pending.get(key) if cached is None else None
+            if cached is None and shared is None and self.store is not None:
+                cached = self.store.cache_get(key)
+            if cached is None and shared is not None:
+                cached = await _shared_reply(shared)
+                if cached is None:  # its owner was cancelled: try again, perhaps as the owner
+                    continue
+            if cached is not None:
+                self.usage.add(cached=1)
+                self._log(key, cached=True, ok=True, attempts=0, usage=cached.usage, error=None)
+                return cached
+            with self._lock:
+                if key in self._memory or key in self._pending:
+                    continue  # another thread started or finished it since the look above
+                pending = self._pending[key] = concurrent.futures.Future()
+            break
         try:
             reply = await self._call(key, prompt, params, schema)
         except BaseException as exc:
@@ -154,35 +201,35 @@ class Judge:
                 pending.cancel()
             else:
                 pending.set_exception(exc)
-                pending.exception()  # retrieved here, so a call nobody shared logs no warning
             raise
         else:
             pending.set_result(reply)
             return reply
         finally:
-            del self._pending[key]
+            with self._lock:
+                del self._pending[key]
 
     async def _call(self, key: str, prompt: str, params: GenerationParams,
                     schema: dict[str, Any] | None) -> Reply:
+        observer = current_observer()
         async with self.limiter.slot():
+            trace = notify(observer, "started", prompt, self.model_id, params)
             try:
                 reply, attempts = await call_with_retry(
                     lambda: self.model.generate(prompt, params, schema=schema), self.retry, self._rng)
             except ModelCallError as exc:
+                notify(observer, "failed", trace, exc)
                 attempts = getattr(exc, "attempts", 1)
-                self.usage.failed += 1
-                self.usage.attempts += attempts
+                self.usage.add(failed=1, attempts=attempts)
                 self._log(key, cached=False, ok=False, attempts=attempts, usage=TokenUsage(),
                           error=f"{exc.cause}: {exc}")
                 raise
-        self.usage.calls += 1
-        self.usage.attempts += attempts
-        self.usage.prompt_tokens += reply.usage.prompt_tokens
-        self.usage.completion_tokens += reply.usage.completion_tokens
+        notify(observer, "finished", trace, reply)
         cost = self.prices.cost(self.model_id, reply.usage) if self.prices else None
-        if cost is not None:
-            self.usage.cost = (self.usage.cost or 0.0) + cost
-        self._memory[key] = reply
+        self.usage.add(calls=1, attempts=attempts, prompt_tokens=reply.usage.prompt_tokens,
+                       completion_tokens=reply.usage.completion_tokens, cost=cost)
+        with self._lock:
+            self._memory[key] = reply
         if self.store is not None:
             self.store.cache_put(key, self.model_id, reply)
         self._log(key, cached=False, ok=True, attempts=attempts, usage=reply.usage, error=None, cost=cost)
@@ -213,7 +260,7 @@ class Judge:
                 return Answer(Unscored(reason=f"{_cause(first)} reply: {first}", cause=_cause(first),
                                        raw=reply.text), reply.text)
             error = first
-        self.usage.repairs += 1
+        self.usage.add(repairs=1)
         retry_prompt = load_prompt("repair").render(prompt=prompt, reply=reply.text, error=str(error),
                                                     format=fmt.instructions)
         try:

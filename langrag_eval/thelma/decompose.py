@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..prompts import PromptTemplate, load_prompt
+from ..prompts import PromptTemplate, load_prompt, override_template
 from ..results import Unscored
 from ..runtime import Judge
 from .formats import ListFormat
@@ -48,10 +48,7 @@ def load_task_prompt(task: str, overrides: Mapping[str, str | Path | PromptTempl
     shipped = load_prompt(f"thelma/{task}")
     if task not in overrides:
         return shipped
-    given = overrides[task]
-    custom = given if isinstance(given, PromptTemplate) else load_prompt(given)
-    custom.check_variables(set(shipped.variables))
-    return custom
+    return override_template(overrides[task], shipped)
 
 
 @dataclass

@@ -136,7 +136,7 @@ class Thelma:
         try:
             await gather_bounded(list(self.metrics), one, limit=len(self.metrics))
         finally:
-            _add_usage(self.judge.usage, judge.usage)
+            self.judge.usage.merge(judge.usage)
         metrics = {m: outcomes[m] for m in self.metrics}
         return ThelmaResult(
             id=sample.id, metrics=metrics, mode=self.mode,
@@ -261,10 +261,3 @@ def _done(once: _Once) -> Any:
         return None
     value = task.result()
     return None if isinstance(value, Unscored) else value
-
-
-def _add_usage(total: UsageMeter, part: UsageMeter) -> None:
-    for name in ("calls", "failed", "attempts", "cached", "repairs", "prompt_tokens", "completion_tokens"):
-        setattr(total, name, getattr(total, name) + getattr(part, name))
-    if part.cost is not None:
-        total.cost = (total.cost or 0.0) + part.cost

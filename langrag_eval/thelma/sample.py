@@ -16,7 +16,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..results import Unscored
-from ..types import Document, RAGSample
+from ..contexts import as_documents
+from ..errors import ConfigError
+from ..types import RAGSample
 from .aggregate import MetricOutcome, MetricScore
 from .diagnosis import Finding
 
@@ -46,12 +48,12 @@ class ThelmaSample(BaseModel):
         for i, src in enumerate(self.sources, 1):
             if isinstance(src, str):
                 texts.append(src)
-            elif isinstance(src, Document):
-                texts.append(src.text)
-            elif isinstance(src, dict) and isinstance(src.get("text", src.get("page_content")), str):
-                texts.append(src.get("text", src.get("page_content")))
-            else:
+                continue
+            try:  # documents, LangChain Documents, LlamaIndex nodes, dicts with text
+                docs = as_documents([src], field=f"source {i}")
+            except ConfigError:
                 return [], f"source {i} is {type(src).__name__}, not text"
+            texts.append(docs[0].text if docs else "")  # a blank source still counts in SP1
         return texts, None
 
     def key(self) -> str:

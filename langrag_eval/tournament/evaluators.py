@@ -39,7 +39,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..prompts import PromptTemplate, load_prompt
+from ..contexts import as_documents
+from ..prompts import PromptTemplate, load_prompt, override_template
 from ..results import Unscored
 from ..runtime import Judge, gather_bounded, run_sync
 from ..types import Document
@@ -87,9 +88,12 @@ class PointwiseScores(BaseModel):
     precision: int = Field(ge=0, le=2)
 
 
-def _template(prompt: str | Path | PromptTemplate) -> PromptTemplate:
-    """A shipped prompt name, a user's template file, or an already parsed template."""
-    return prompt if isinstance(prompt, PromptTemplate) else load_prompt(prompt)
+def _template(prompt: Any, shipped: str, allowed: set[str]) -> PromptTemplate:
+    """A shipped prompt name, a user's template file or text, a LangChain / LlamaIndex prompt
+    object, or an already parsed template, checked to use only ``allowed`` variables."""
+    if isinstance(prompt, str) and prompt == shipped:
+        return load_prompt(shipped)
+    return override_template(prompt, shipped, allowed=sorted(allowed))
 
 
 def _invalid(reason: str) -> Unscored:
@@ -104,8 +108,7 @@ class RelevanceEvaluator:
     prompt: str | Path | PromptTemplate = "tournament/relevance"
 
     def __post_init__(self) -> None:
-        self._template = _template(self.prompt)
-        self._template.check_variables({"query", "document"})
+        self._template = _template(self.prompt, "tournament/relevance", {"query", "document"})
 
     async def evaluate(self, query: str, document: str) -> RelevanceJudgment | Unscored:
         if not document.strip():
@@ -126,13 +129,12 @@ class PointwiseEvaluator:
     prompt: str | Path | PromptTemplate = "tournament/pointwise"
 
     def __post_init__(self) -> None:
-        self._template = _template(self.prompt)
-        self._template.check_variables({"query", "answer", "documents"})
+        self._template = _template(self.prompt, "tournament/pointwise", {"query", "answer", "documents"})
 
     async def evaluate(self, query: str, answer: str, documents: Sequence[Document]) -> PointwiseScores | Unscored:
         if not answer.strip():
             return _invalid("the answer is empty")
-        docs = [{"id": d.id, "text": d.text} for d in documents]
+        docs = [{"id": d.id, "text": d.text} for d in as_documents(documents, field="documents")]
         prompt = self._template.render(query=query, answer=answer, documents=docs)
         return (await self.judge.ask(prompt, JsonFormat(PointwiseScores))).value
 
@@ -248,8 +250,8 @@ class PairwiseEvaluator:
             raise ValueError("threshold must be 0, 1 or 2")
         if self.orders not in (1, 2):
             raise ValueError("orders must be 1 (one judgment per game) or 2 (both orders)")
-        self._template = _template(self.prompt)
-        self._template.check_variables({"query", "documents", "answer_a", "answer_b", "factors"})
+        self._template = _template(self.prompt, "tournament/pairwise",
+                                   {"query", "documents", "answer_a", "answer_b", "factors"})
 
     @property
     def template(self) -> PromptTemplate:
@@ -304,7 +306,8 @@ class PairwiseEvaluator:
                                      judgments: Mapping[str, RelevanceJudgment | Unscored],
                                      **names: str) -> GameRecord | Unscored:
         """Filter pooled ``documents`` by their judgments and the threshold, then compare."""
-        kept, dropped = reference_documents(documents, judgments, self.threshold)
+        kept, dropped = reference_documents(as_documents(documents, field="documents"), judgments,
+                                            self.threshold)
         return await self.compare(query, answer_a, answer_b, kept, dropped=dropped, **names)
 
     def compare_sync(self, query: str, answer_a: str, answer_b: str,

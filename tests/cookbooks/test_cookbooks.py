@@ -37,7 +37,8 @@ def load(name: str) -> ModuleType:
 def test_every_cookbook_is_tested_and_exposes_main():
     scripts = sorted(p.stem for p in COOKBOOKS.glob("[0-9][0-9]_*.py"))
     assert scripts == ["01_langchain_app", "02_llamaindex_query_engine", "03_rag_vs_fusion_tournament",
-                       "04_thelma_monitoring", "05_grammar", "06_judge_vs_experts", "07_regression_gate"]
+                       "04_thelma_monitoring", "05_grammar", "06_judge_vs_experts", "07_regression_gate",
+                       "08_agent_and_langgraph"]
     source = Path(__file__).read_text(encoding="utf-8")
     for name in scripts:
         text = (COOKBOOKS / f"{name}.py").read_text(encoding="utf-8")
@@ -266,3 +267,20 @@ def test_the_judge_line_takes_a_provider_spec(tmp_path):
     result = json.loads((tmp_path / "out" / "agreement.json").read_text(encoding="utf-8"))
     assert {s for s in result["judge_scores"].values() if s is not None} == {4}
     assert result["agreement"]["reject_rate"]["judge"] == 0.0
+
+
+def test_08_agent_and_langgraph_captured_graded_and_played(tmp_path):
+    cb = load("08_agent_and_langgraph")
+    assert cb.main(["--out", str(tmp_path)]) == 0
+    data = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
+    retriever = cb.build_retriever()
+    assert [(r["app"], r["question"]) for r in data["samples"]] == [
+        (app, q) for q, _ in cb.DATASET for app in ("agent", "graph")]
+    for r in data["samples"]:
+        # both shapes captured the documents the retriever itself returns, ids and metadata kept
+        docs = retriever.invoke(r["question"])
+        assert r["contexts"] == [{"id": d.id, "source": d.metadata["source"]} for d in docs]
+        assert r["answer"] and r["vrag"] in range(1, 6)
+        assert set(r["thelma"]) == {"sp1", "rp", "gr"}
+    assert sorted(e["agent"] for e in data["ranking"]) == ["agent", "graph"]
+    assert sum(e["wins"] + e["ties"] + e["losses"] for e in data["ranking"]) == 2 * len(cb.DATASET)

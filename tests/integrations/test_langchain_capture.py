@@ -49,7 +49,7 @@ def test_callback_handler_per_call():
     assert out == "Paris."
     (s,) = cap.samples
     assert s.query == "What is the capital of France?" and s.response == "Paris."
-    assert s.sources == [d.page_content for d in DOCS]      # 'capital' and 'france' both hit
+    assert [d.text for d in s.sources] == [d.page_content for d in DOCS]      # 'capital' and 'france' both hit
     assert s.id
 
 
@@ -60,7 +60,7 @@ def test_context_variable_hook_leaves_call_sites_alone():
         chain.invoke("wine?")
     chain.invoke("outside the block")                      # not captured
     assert [(s.query, s.response) for s in cap.samples] == [("capital of Italy?", "Rome."), ("wine?", "Paris.")]
-    assert cap.samples[1].sources == ["France is known for its wine."]
+    assert [d.text for d in cap.samples[1].sources] == ["France is known for its wine."]
     assert len(cap.samples) == 2
 
 
@@ -70,8 +70,8 @@ async def test_async_and_concurrent_runs_stay_apart():
         await asyncio.gather(chain.ainvoke("Paris?"), chain.ainvoke("Rome?"), chain.ainvoke("wine?"))
     by_query = {s.query: s for s in cap.samples}
     assert set(by_query) == {"Paris?", "Rome?", "wine?"}
-    assert by_query["Rome?"].sources == ["Rome is the capital of Italy."]
-    assert by_query["wine?"].sources == ["France is known for its wine."]
+    assert [d.text for d in by_query["Rome?"].sources] == ["Rome is the capital of Italy."]
+    assert [d.text for d in by_query["wine?"].sources] == ["France is known for its wine."]
 
 
 def test_dict_input_two_retrievers_and_errors():

@@ -139,7 +139,7 @@ def test_capture_from_an_unmodified_query_engine(engine):
     assert isinstance(cap, RAGCapture)
     assert [s.query for s in cap.samples] == [QUERY, "Where is Paris?"]
     assert cap.samples[0].response == ANSWER and len(cap.samples[0].sources) == 3
-    assert all(isinstance(s, str) and s in DOCS for s in cap.samples[0].sources)
+    assert all(d.text in DOCS for d in cap.samples[0].sources)
     result = GroundednessEvaluator(Judge(truth().model())).evaluate(
         query=cap.samples[0].query, response=cap.samples[0].response, contexts=cap.samples[0].sources)
     assert result.score is not None

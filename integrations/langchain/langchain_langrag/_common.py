@@ -13,19 +13,24 @@ LangSmith ``inputs`` / ``outputs`` dicts, and the sync-or-async LangSmith evalua
 from __future__ import annotations
 
 import functools
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
+from langchain_core.callbacks import CallbackManager
 from langchain_core.language_models import BaseChatModel
+from langchain_core.outputs import Generation, LLMResult
+from langchain_core.runnables.config import var_child_runnable_config
 
 from langrag_eval.errors import ConfigError
 from langrag_eval.model import ChatModel
 from langrag_eval.runtime import Judge, run_sync
+from langrag_eval.runtime.tracing import observing
 
 from .models import LangChainJudge
 
 __all__ = ["ANSWER_KEYS", "QUESTION_KEYS", "JudgeLike", "as_judge", "langsmith_function", "pick",
-           "read_answer", "read_question", "text_of"]
+           "read_answer", "read_question", "text_of", "failure_result", "traced"]
 
 JudgeLike = Judge | ChatModel | BaseChatModel
 
@@ -69,26 +74,108 @@ def text_of(value: Any) -> str | None:
 
 
 def read_question(inputs: Any, key: str | None) -> str | None:
-    """The question in LangSmith ``inputs``: ``inputs[key]``, else question, query, input or the only value."""
+    """The question in LangSmith ``inputs``: ``inputs[key]``, else question, query, input, the last
+    user message of ``messages`` (an agent's input), or the only value."""
+    if key is None and isinstance(inputs, Mapping) and "messages" in inputs and \
+            not any(k in inputs for k in QUESTION_KEYS):
+        from .capture import _question  # the capture reads message shapes; imported late (cycle)
+        return _question(inputs)
     return text_of(pick(inputs, key, QUESTION_KEYS))
 
 
 def read_answer(outputs: Any, key: str | None) -> str | None:
-    """The answer in LangSmith ``outputs``: ``outputs[key]``, else answer, output, result or the only value."""
+    """The answer in LangSmith ``outputs``: ``outputs[key]``, else answer, output, result, the last
+    assistant message of ``messages`` that calls no tool (an agent's output), or the only value."""
+    if key is None and isinstance(outputs, Mapping) and "messages" in outputs and \
+            not any(k in outputs for k in ANSWER_KEYS):
+        from .capture import _answer
+        return _answer(outputs)
     return text_of(pick(outputs, key, ANSWER_KEYS))
 
 
-def langsmith_function(score: Callable[..., Awaitable[dict]], *, asynchronous: bool,
-                       name: str) -> Callable[..., dict | Awaitable[dict]]:
+def langsmith_function(score: Callable[..., Awaitable[dict]], *, asynchronous: bool, name: str,
+                       keys: Sequence[str]) -> Callable[..., dict | Awaitable[dict]]:
     """``score`` as a LangSmith evaluator function named ``name``: async with ``asynchronous``, else
     a sync function that runs it to completion. LangSmith reads which arguments to pass (``inputs``,
-    ``outputs``, ``reference_outputs`` ...) from the signature, so the wrapper reports ``score``'s."""
+    ``outputs``, ``reference_outputs`` ...) from the signature, so the wrapper reports ``score``'s.
+
+    It never raises: LangSmith files an evaluator's exception under a key it guesses from the source
+    code (here the inner function's name), so a failure comes back as score None under each of
+    ``keys``, the result keys ``score`` reports, with the error as comment."""
+    def failed(exc: Exception) -> dict:
+        return {"results": [failure_result(k, exc) for k in keys]}
+
     if asynchronous:
         async def evaluator(*args: Any, **kwargs: Any) -> dict:
-            return await score(*args, **kwargs)
+            try:
+                return await score(*args, **kwargs)
+            except Exception as exc:  # noqa: BLE001 - failures are results, under their own key
+                return failed(exc)
     else:
         def evaluator(*args: Any, **kwargs: Any) -> dict:  # type: ignore[misc]
-            return run_sync(score(*args, **kwargs))
+            try:
+                return run_sync(score(*args, **kwargs))
+            except Exception as exc:  # noqa: BLE001 - failures are results, under their own key
+                return failed(exc)
     functools.update_wrapper(evaluator, score)
     evaluator.__name__ = name
     return evaluator
+
+
+def failure_result(key: str, exc: BaseException) -> dict:
+    """One LangSmith result for an evaluation that failed: no score, the error as comment."""
+    return {"key": key, "score": None, "comment": f"{type(exc).__name__}: {exc}",
+            "metadata": {"unscored": "error"}}
+
+
+EVALUATION_TAG = "langrag:evaluation"  # an evaluation's own run: RAGCapture does not take it for an app
+
+
+class _JudgeCallTracer:
+    """Reports each judge model call as a LangChain LLM run (prompt, reply, token usage) under the
+    evaluation's run."""
+
+    def __init__(self, manager: CallbackManager) -> None:
+        self.manager = manager
+
+    def started(self, prompt: str, model_id: str, params: Any) -> Any:
+        (run,) = self.manager.on_llm_start({"name": model_id}, [prompt], name=f"judge {model_id}",
+                                           invocation_params={"model": model_id, **params.model_dump()})
+        return run, model_id
+
+    def finished(self, token: Any, reply: Any) -> None:
+        run, model_id = token
+        usage = {"prompt_tokens": reply.usage.prompt_tokens, "completion_tokens": reply.usage.completion_tokens,
+                 "total_tokens": reply.usage.prompt_tokens + reply.usage.completion_tokens}
+        run.on_llm_end(LLMResult(generations=[[Generation(text=reply.text)]],
+                                 llm_output={"token_usage": usage, "model_name": model_id}))
+
+    def failed(self, token: Any, error: BaseException) -> None:
+        token[0].on_llm_error(error)
+
+
+class Traced:
+    """What :func:`traced` yields: set ``outputs`` to report them when the evaluation run ends."""
+
+    outputs: dict[str, Any] | None = None
+
+
+@contextmanager
+def traced(name: str, inputs: dict[str, Any], callbacks: Any = None) -> Iterator[Traced]:
+    """Run an evaluation as a LangChain chain run named ``name`` whose children are the judge's model
+    calls, when there are callbacks to tell: the ones passed, else those of the LangChain run the
+    evaluation is called from. Without any, nothing is traced."""
+    callbacks = callbacks or (var_child_runnable_config.get() or {}).get("callbacks")
+    result = Traced()
+    if not callbacks:
+        yield result
+        return
+    manager = CallbackManager.configure(inheritable_callbacks=callbacks, local_tags=[EVALUATION_TAG])
+    run = manager.on_chain_start({"name": name}, inputs, name=name)
+    try:
+        with observing(_JudgeCallTracer(run.get_child())):
+            yield result
+    except BaseException as exc:
+        run.on_chain_error(exc)
+        raise
+    run.on_chain_end(result.outputs or {})

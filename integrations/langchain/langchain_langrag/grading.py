@@ -28,7 +28,8 @@ from langrag_eval.prompts import PromptTemplate
 from langrag_eval.results import Unscored
 from langrag_eval.runtime import run_sync
 
-from ._common import JudgeLike, as_judge, langsmith_function, pick, read_answer, read_question, text_of
+from ._common import (JudgeLike, as_judge, langsmith_function, pick, read_answer, read_question, text_of,
+                      traced)
 
 __all__ = ["VragStringEvaluator", "vrag_langsmith_evaluator", "as_judge"]
 
@@ -74,12 +75,17 @@ class VragStringEvaluator(StringEvaluator):
         return "vrag"
 
     async def _aevaluate_strings(self, *, prediction: str, reference: str | None = None,
-                                 input: str | None = None, **kwargs: Any) -> dict:
-        return _as_dict(await self.grader.grade(question=input, answer=prediction, label=reference))
+                                 input: str | None = None, callbacks: Any = None, **kwargs: Any) -> dict:
+        """``callbacks`` (LangChain's): the grading becomes a run with the judge's calls as children."""
+        with traced(self.evaluation_name, {"input": input, "prediction": prediction, "reference": reference},
+                    callbacks) as run:
+            run.outputs = _as_dict(await self.grader.grade(question=input, answer=prediction, label=reference))
+        return run.outputs
 
     def _evaluate_strings(self, *, prediction: str, reference: str | None = None,
                           input: str | None = None, **kwargs: Any) -> dict:
-        return run_sync(self._aevaluate_strings(prediction=prediction, reference=reference, input=input))
+        return run_sync(self._aevaluate_strings(prediction=prediction, reference=reference, input=input,
+                                                **kwargs))
 
 
 def vrag_langsmith_evaluator(judge: JudgeLike, *, question_key: str | None = None,
@@ -108,6 +114,6 @@ def vrag_langsmith_evaluator(judge: JudgeLike, *, question_key: str | None = Non
         return {"results": [main, {"key": f"{key}_raw_score", "score": r["raw_score"],
                                    "comment": r["reasoning"]}]}
 
-    vrag = langsmith_function(grade, asynchronous=asynchronous, name=key)
+    vrag = langsmith_function(grade, asynchronous=asynchronous, name=key, keys=(key, f"{key}_raw_score"))
     vrag.grader = grader  # type: ignore[attr-defined]
     return vrag

@@ -1,7 +1,10 @@
 """A LangChain retriever over any langrag-eval backend and mode (BM25, KNN, hybrid).
 
-Each returned ``Document`` carries the chunk id as ``Document.id`` and in ``metadata["id"]``, and the
-backend's score in ``metadata["score"]``, so evaluators and RRF can key passages by id.
+Each returned ``Document`` carries the chunk id as ``Document.id`` and in ``metadata["id"]``, the
+backend's score in ``metadata["score"]`` and the indexed metadata, so evaluators and RRF can key
+passages by id. LangChain's conventions hold: ``k`` and ``search_kwargs`` at construction,
+``invoke(q, k=5)`` per call (``mode`` and ``hybrid`` too; anything else is refused, not ignored),
+``from_documents`` / ``from_texts``, and LangChain ``Embeddings`` as the embedder.
 
 >>> from langrag_eval.retrieval import Chunk, EmbeddedBackend
 >>> backend = EmbeddedBackend()
@@ -9,22 +12,30 @@ backend's score in ``metadata["score"]``, so evaluators and RRF can key passages
 >>> docs = LangragRetriever.from_backend(backend, mode="bm25", k=1).invoke("Where is Rome?")
 >>> docs[0].id, docs[0].metadata["id"], docs[0].page_content
 ('b', 'b', 'Rome is in Italy.')
+>>> r = LangragRetriever.from_texts(["Paris is in France.", "Rome is in Italy."], metadatas=[{"source": "fr"}, {}])
+>>> [d.metadata["source"] for d in r.invoke("Where is Paris?", k=1)]
+['fr']
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun
 from langchain_core.documents import Document as LCDocument
+from langchain_core.embeddings import Embeddings
 from langchain_core.retrievers import BaseRetriever
-from pydantic import ConfigDict
+from pydantic import ConfigDict, Field
 
 from langrag_eval.embeddings import Embedder
 from langrag_eval.retrieval.base import HybridSettings, Mode, Retriever, SearchBackend, run_sync
+from langrag_eval.retrieval.ingest import retriever_over
 from langrag_eval.types import Document
 
-__all__ = ["LangragRetriever", "to_langchain_document"]
+from .thelma import LangChainEmbedder
+
+__all__ = ["LangragRetriever", "as_embedder", "to_langchain_document"]
 
 
 def to_langchain_document(doc: Document) -> LCDocument:
@@ -33,25 +44,60 @@ def to_langchain_document(doc: Document) -> LCDocument:
                       metadata={**doc.metadata, "id": doc.id, "score": doc.score})
 
 
+def as_embedder(embedder: Embedder | Embeddings | None) -> Embedder | None:
+    """A LangChain ``Embeddings`` wrapped as a langrag embedder; others as they are."""
+    return LangChainEmbedder(embedder) if isinstance(embedder, Embeddings) else embedder
+
+
 class LangragRetriever(BaseRetriever):
-    """Wraps a :class:`langrag_eval.retrieval.Retriever`; ``k`` overrides the retriever's own ``k``."""
+    """Wraps a :class:`langrag_eval.retrieval.Retriever`. ``k`` overrides the retriever's own ``k``;
+    ``search_kwargs`` (``k``, ``mode``, ``hybrid``) apply to every call unless the call overrides."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     retriever: Any  # a langrag_eval Retriever (kept as Any so pydantic does not copy or validate it)
     k: int | None = None
+    search_kwargs: dict[str, Any] = Field(default_factory=dict)
+
+    def model_post_init(self, context: Any) -> None:
+        Retriever.search_arguments(self.search_kwargs)  # refuse unknown arguments at construction
 
     @classmethod
-    def from_backend(cls, backend: SearchBackend, *, mode: Mode = "bm25", embedder: Embedder | None = None,
-                     k: int = 10, hybrid: HybridSettings = HybridSettings(), **kwargs: Any) -> LangragRetriever:
+    def from_backend(cls, backend: SearchBackend, *, mode: Mode = "bm25",
+                     embedder: Embedder | Embeddings | None = None, k: int = 10,
+                     hybrid: HybridSettings = HybridSettings(), **kwargs: Any) -> LangragRetriever:
         """Build the retriever and its wrapper in one step."""
-        return cls(retriever=Retriever(backend, mode=mode, embedder=embedder, k=k, hybrid=hybrid),
+        return cls(retriever=Retriever(backend, mode=mode, embedder=as_embedder(embedder), k=k, hybrid=hybrid),
                    **kwargs)
 
-    def _get_relevant_documents(self, query: str, *,
-                                run_manager: CallbackManagerForRetrieverRun) -> list[LCDocument]:
-        return [to_langchain_document(d) for d in run_sync(self.retriever.aretrieve(query, self.k))]
+    @classmethod
+    def from_documents(cls, documents: Iterable[LCDocument], *, backend: SearchBackend | None = None,
+                       mode: Mode = "bm25", embedder: Embedder | Embeddings | None = None, k: int = 4,
+                       hybrid: HybridSettings = HybridSettings(), **kwargs: Any) -> LangragRetriever:
+        """Index LangChain documents (ids and metadata kept) into ``backend`` (default: in-process)."""
+        core = retriever_over(list(documents), backend=backend, mode=mode, embedder=as_embedder(embedder),
+                              k=k, hybrid=hybrid)
+        return cls(retriever=core, **kwargs)
 
-    async def _aget_relevant_documents(self, query: str, *,
-                                       run_manager: AsyncCallbackManagerForRetrieverRun) -> list[LCDocument]:
-        return [to_langchain_document(d) for d in await self.retriever.aretrieve(query, self.k)]
+    @classmethod
+    def from_texts(cls, texts: Iterable[str], metadatas: Sequence[dict] | None = None,
+                   ids: Sequence[str] | None = None, **kwargs: Any) -> LangragRetriever:
+        """Like :meth:`from_documents`, from texts with optional metadata and ids."""
+        texts = list(texts)
+        docs = [LCDocument(page_content=t, metadata=dict(metadatas[i]) if metadatas else {},
+                           id=ids[i] if ids else None) for i, t in enumerate(texts)]
+        return cls.from_documents(docs, **kwargs)
+
+    def _search(self, kwargs: dict[str, Any]) -> tuple[int | None, dict[str, Any]]:
+        search = Retriever.search_arguments({**self.search_kwargs, **kwargs})
+        return search.pop("k", self.k), search
+
+    def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun,
+                                **kwargs: Any) -> list[LCDocument]:
+        k, search = self._search(kwargs)
+        return [to_langchain_document(d) for d in run_sync(self.retriever.aretrieve(query, k, **search))]
+
+    async def _aget_relevant_documents(self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun,
+                                       **kwargs: Any) -> list[LCDocument]:
+        k, search = self._search(kwargs)
+        return [to_langchain_document(d) for d in await self.retriever.aretrieve(query, k, **search)]

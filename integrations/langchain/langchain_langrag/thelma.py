@@ -28,7 +28,7 @@ from langrag_eval.errors import ConfigError
 from langrag_eval.runtime import run_sync
 from langrag_eval.thelma import METRIC_NAMES, METRICS, Thelma, ThelmaResult, ThelmaSample
 
-from ._common import JudgeLike, as_judge, langsmith_function, pick, read_answer, read_question
+from ._common import JudgeLike, as_judge, langsmith_function, pick, read_answer, read_question, traced
 
 __all__ = ["LangChainEmbedder", "ThelmaStringEvaluator", "contexts_of", "thelma_langsmith_evaluator"]
 
@@ -107,8 +107,9 @@ class ThelmaStringEvaluator(StringEvaluator):
 
     async def _aevaluate_strings(self, *, prediction: str, reference: str | None = None,
                                  input: str | None = None, **kwargs: Any) -> dict:
-        result = await self.thelma.evaluate(ThelmaSample(query=input or "", response=prediction,
-                                                         sources=contexts_of(kwargs.get("contexts"))))
+        with traced(self.evaluation_name, {"input": input, "prediction": prediction}, kwargs.get("callbacks")):
+            result = await self.thelma.evaluate(ThelmaSample(query=input or "", response=prediction,
+                                                             sources=contexts_of(kwargs.get("contexts"))))
         if self.metric:
             return {"score": result.score(self.metric), "value": None,
                     "reasoning": _comment(result, self.metric)}
@@ -153,6 +154,7 @@ def thelma_langsmith_evaluator(judge: JudgeLike, *, metrics: Sequence[str] = MET
                     or "no Table 2 pattern"})
         return {"results": out}
 
-    thelma_eval = langsmith_function(score, asynchronous=asynchronous, name="thelma_eval")
+    thelma_eval = langsmith_function(score, asynchronous=asynchronous, name="thelma_eval",
+                                     keys=[f"{key_prefix}{m}" for m in thelma.metrics])
     thelma_eval.thelma = thelma  # type: ignore[attr-defined]
     return thelma_eval

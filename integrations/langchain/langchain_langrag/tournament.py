@@ -16,8 +16,7 @@ game could not be judged, with the reason.
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from langchain_classic.evaluation import PairwiseStringEvaluator
@@ -34,9 +33,11 @@ from langrag_eval.tournament import (
     TournamentResult,
     tournament_over_apps,
 )
+from langrag_eval.contexts import as_documents
 from langrag_eval.types import Document
 
-from ._common import QUESTION_KEYS, JudgeLike, as_judge, pick, text_of
+from .capture import RAGCapture
+from ._common import QUESTION_KEYS, JudgeLike, as_judge, pick, text_of, traced
 
 __all__ = [
     "RAGEloPairwiseEvaluator",
@@ -44,36 +45,18 @@ __all__ = [
     "ragelo_comparative_evaluator",
     "to_documents",
     "tournament_from_runnables",
+    "app_input",
 ]
 
 ANSWER_KEYS = ("answer", "output", "result", "response", "text")
 CONTEXT_KEYS = ("context", "contexts", "documents", "source_documents", "docs")
 
 
-def _doc(item: Any) -> Document | None:
-    """A LangChain document, a dict with ``page_content``/``text``, or a string, as a Document whose
-    id is the document's own when it has one, else a hash of its text (so pooling finds copies)."""
-    if isinstance(item, Document):
-        return item
-    text = getattr(item, "page_content", None)
-    meta = getattr(item, "metadata", None) or {}
-    ident = getattr(item, "id", None)
-    if text is None and isinstance(item, Mapping):
-        text = item.get("page_content", item.get("text"))
-        meta = item.get("metadata") or {}
-        ident = item.get("id")
-    if text is None and isinstance(item, str):
-        text = item
-    if not isinstance(text, str) or not text.strip():
-        return None
-    ident = ident or meta.get("id") or "sha1:" + hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
-    score = meta.get("score")
-    return Document(id=str(ident), text=text, score=score if isinstance(score, (int, float)) else None)
-
-
-def to_documents(items: Sequence[Any] | None) -> list[Document]:
-    """Contexts in any common shape as langrag Documents, in order, empty ones left out."""
-    return [d for d in (_doc(x) for x in (items or [])) if d is not None]
+def to_documents(items: Any) -> list[Document]:
+    """Contexts in any common shape as langrag Documents, in order, empty ones left out: one string
+    is one document; LangChain documents keep their id and metadata (see
+    :func:`langrag_eval.contexts.as_documents`)."""
+    return as_documents(items)
 
 
 def _result(game: GameRecord | Unscored) -> dict[str, Any]:
@@ -126,9 +109,11 @@ class RAGEloPairwiseEvaluator(PairwiseStringEvaluator):
                                       reference: str | None = None, input: str | None = None,
                                       contexts: Sequence[Any] | None = None,
                                       contexts_b: Sequence[Any] | None = None, **kwargs: Any) -> dict:
-        game = await self._comparer.compare(input or "", prediction, prediction_b, to_documents(contexts),
-                                            to_documents(contexts_b))
-        return _result(game)
+        with traced(self.evaluation_name, {"input": input, "prediction": prediction,
+                                           "prediction_b": prediction_b}, kwargs.get("callbacks")) as run:
+            run.outputs = _result(await self._comparer.compare(
+                input or "", prediction, prediction_b, to_documents(contexts), to_documents(contexts_b)))
+        return run.outputs
 
     def _evaluate_string_pairs(self, *, prediction: str, prediction_b: str, reference: str | None = None,
                                input: str | None = None, **kwargs: Any) -> dict:
@@ -175,23 +160,56 @@ def ragelo_comparative_evaluator(judge: JudgeLike, *, threshold: int = 2, factor
     return ragelo_preference
 
 
-def _app(runnable: Runnable, answer_key: str | None, context_key: str | None):
+def app_input(runnable: Runnable, query: str) -> Any:
+    """What ``runnable`` takes for a question, read from its input schema: a ``{"messages": [...]}``
+    state for agents and message graphs, ``{"question": q}`` (or query / input) for a graph or
+    chain that declares that key, else the question itself."""
+    try:
+        props = (runnable.get_input_jsonschema() or {}).get("properties") or {}
+    except Exception:  # noqa: BLE001 - pydantic cannot build it (a TypedDict state with string
+        # annotations, say): a LangGraph graph still names its state keys
+        schema = getattr(getattr(runnable, "builder", None), "input_schema", None)
+        props = dict(getattr(schema, "__annotations__", None) or {})
+    if "messages" in props:
+        return {"messages": [{"role": "user", "content": query}]}
+    for key in QUESTION_KEYS:
+        if key in props:
+            return {key: query}
+    return query
+
+
+def _app(runnable: Runnable, answer_key: str | None, context_key: str | None,
+         to_input: Callable[[str], Any] | None):
     async def call(query: str) -> tuple[str | None, list[Document]]:
-        out = await runnable.ainvoke(query)
-        return (text_of(pick(out, answer_key, ANSWER_KEYS, sole=False)),
-                to_documents(pick(out, context_key, CONTEXT_KEYS, sole=False)))
+        capture = RAGCapture()  # reads agents' messages and retriever tools like any other shape
+        out = await runnable.ainvoke(to_input(query) if to_input else app_input(runnable, query),
+                                     config={"callbacks": [capture]})
+        sample = capture.samples[-1] if capture.samples else None
+        if answer_key or context_key:
+            answer = text_of(pick(out, answer_key, ANSWER_KEYS, sole=False)) if isinstance(out, Mapping) \
+                else text_of(out)
+            docs = to_documents(pick(out, context_key, CONTEXT_KEYS, sole=False)) \
+                if isinstance(out, Mapping) else []
+            return answer, docs
+        if sample is None:
+            return text_of(out) if not isinstance(out, Mapping) else None, []
+        return sample.response, to_documents(sample.sources)
     return call
 
 
 async def atournament_from_runnables(runnables: Mapping[str, Runnable], queries: Sequence[str] | Mapping[str, str],
                                      judge: JudgeLike, config: TournamentConfig | None = None, *,
                                      answer_key: str | None = None, context_key: str | None = None,
+                                     input: Callable[[str], Any] | None = None,
                                      store: RunStore | None = None, run_id: str | None = None,
                                      limit: int = 8) -> TournamentResult:
-    """Invoke every runnable on every query (the contexts come from the output dict's ``context`` /
-    ``documents`` ... key; a plain string output is an answer without contexts), then run the
-    tournament. ``queries`` is a list (ids q1, q2 ...) or a ``{qid: query}`` mapping."""
-    apps = {name: _app(r, answer_key, context_key) for name, r in runnables.items()}
+    """Invoke every runnable on every query, then run the tournament. Any app shape works: an LCEL
+    chain returning a string or a dict, a ``create_agent`` agent, a LangGraph graph. The answer and
+    contexts are what :class:`RAGCapture` reads from the run (documents its retrievers returned, else
+    the ``context`` / ``documents`` of its output); ``answer_key`` / ``context_key`` read them from
+    the output dict instead. ``input`` turns a question into the runnable's input (default: from its
+    input schema, see :func:`app_input`). ``queries`` is a list (ids q1, q2 ...) or ``{qid: query}``."""
+    apps = {name: _app(r, answer_key, context_key, input) for name, r in runnables.items()}
     return await tournament_over_apps(apps, queries, as_judge(judge), config, store=store, run_id=run_id,
                                       limit=limit)
 

@@ -10,27 +10,33 @@ A template travels as its file text (the ``{# ... #}`` header, then the Jinja2 b
 (True, True)
 >>> header("mine", ("answer",), "[[n]]")
 '{#\\ntask: mine\\nvariables: answer\\noutput: [[n]]\\n#}\\n'
->>> user_template(LIPromptTemplate("Grade {{ answer }}"), "key", header("mine", ("answer",), "[[n]]")).variables
-('answer',)
+>>> user_template(LIPromptTemplate("Grade {answer} against {label}"), "key", load_prompt("vrag/grade")).variables
+('label', 'answer')
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+import functools
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
+
+from llama_index.core.base.llms.types import CompletionResponse
+from llama_index.core.instrumentation import get_dispatcher
+from llama_index.core.instrumentation.events.llm import LLMCompletionEndEvent, LLMCompletionStartEvent
 
 from llama_index.core.llms import LLM
-from llama_index.core.prompts import BasePromptTemplate
 from llama_index.core.prompts import PromptTemplate as LIPromptTemplate
 
+from langrag_eval.contexts import as_documents
 from langrag_eval.errors import ConfigError
 from langrag_eval.model import ChatModel
-from langrag_eval.prompts import PromptTemplate
+from langrag_eval.prompts import PromptTemplate, override_template
 from langrag_eval.runtime import Judge
+from langrag_eval.runtime.tracing import observing
 
 from .models import LlamaIndexJudge
 
-__all__ = ["JudgeLike", "as_judge", "header", "prompt_text", "template_prompt", "template_text", "user_template"]
+__all__ = ["JudgeLike", "as_judge", "context_texts", "traced_evaluation", "header", "template_prompt", "template_text", "user_template"]
 
 JudgeLike = Judge | ChatModel | LLM
 
@@ -64,15 +70,51 @@ def template_prompt(t: PromptTemplate) -> LIPromptTemplate:
     return LIPromptTemplate(template_text(t))
 
 
-def prompt_text(prompt: Any) -> str:
-    """The text of a prompt given to ``update_prompts``: a LlamaIndex template's, or ``str`` of it."""
-    return prompt.get_template() if isinstance(prompt, BasePromptTemplate) else str(prompt)
+def context_texts(contexts: Any) -> list[str] | None:
+    """Contexts as the texts ``EvaluationResult.contexts`` holds (documents, nodes and strings)."""
+    if contexts is None:
+        return None
+    return [c if isinstance(c, str) else d.text for c in ([contexts] if isinstance(contexts, str) else contexts)
+            for d in ([None] if isinstance(c, str) else as_documents([c]))]
 
 
-def user_template(prompt: Any, key: str, default_header: str) -> PromptTemplate:
-    """The langrag template for a prompt given to ``update_prompts`` under ``key``; a text without a
-    header of its own gets ``default_header`` (which declares the variables the evaluator fills)."""
-    text = prompt_text(prompt)
-    if not text.lstrip().startswith("{#"):
-        text = default_header + text
-    return PromptTemplate.from_text(text, source=f"LlamaIndex prompt {key!r}")
+def user_template(prompt: Any, key: str, shipped: str | PromptTemplate, allowed: Sequence[str] | None = None) -> PromptTemplate:
+    """The langrag template for a prompt given to ``update_prompts`` under ``key``: our own template
+    text (with its header) as ``get_prompts`` gave it, or a LlamaIndex ``PromptTemplate`` whose
+    ``{question}``-style fields are translated to the template's variables; a field the task cannot
+    fill is refused, naming the ones it can (see :func:`langrag_eval.prompts.as_template`)."""
+    return override_template(prompt, shipped, allowed=allowed)
+
+
+_dispatcher = get_dispatcher(__name__)
+
+
+class _JudgeCallEvents:
+    """Reports each judge model call as LlamaIndex completion start / end events (with the token
+    usage in ``response.raw["usage"]``), inside the evaluation's span."""
+
+    def started(self, prompt: str, model_id: str, params: Any) -> Any:
+        model = {"model": model_id, **params.model_dump()}
+        _dispatcher.event(LLMCompletionStartEvent(prompt=prompt, additional_kwargs={}, model_dict=model))
+        return prompt
+
+    def finished(self, prompt: Any, reply: Any) -> None:
+        usage = {"prompt_tokens": reply.usage.prompt_tokens, "completion_tokens": reply.usage.completion_tokens,
+                 "total_tokens": reply.usage.prompt_tokens + reply.usage.completion_tokens}
+        _dispatcher.event(LLMCompletionEndEvent(prompt=prompt, response=CompletionResponse(
+            text=reply.text, raw={"usage": usage})))
+
+    def failed(self, prompt: Any, error: BaseException) -> None:
+        return None  # the evaluation reports the failure as an invalid result
+
+
+F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
+
+
+def traced_evaluation(aevaluate: F) -> F:
+    """An evaluator's ``aevaluate`` as a LlamaIndex span whose judge calls are instrumentation events."""
+    @functools.wraps(aevaluate)
+    async def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with observing(_JudgeCallEvents()):
+            return await aevaluate(*args, **kwargs)
+    return _dispatcher.span(wrapper)  # type: ignore[return-value]

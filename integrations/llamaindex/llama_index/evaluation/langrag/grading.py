@@ -32,23 +32,20 @@ from langrag_eval.grading import GradedExample, VragGrade, VragGrader
 from langrag_eval.prompts import PromptTemplate
 from langrag_eval.results import Unscored
 
-from ._common import JudgeLike, as_judge, header, template_prompt, user_template
+from ._common import traced_evaluation, context_texts, JudgeLike, as_judge, template_prompt
 
 __all__ = ["VragEvaluator", "as_judge"]
 
 PROMPT_KEY = "grade_template"
-_USER_HEADER = header("vrag/grade (user template)",
-                      ("question", "label", "answer", "rubric", "examples", "confidence"),
-                      "Score: [[n]], Reason: [[...]]")
-
 
 class VragEvaluator(BaseEvaluator):
     """vRAG-Eval for LlamaIndex. Options are the grader's: ``threshold``, ``confidence``, ``rubric``
     (text or ``Path``), ``examples``, ``template``; ``normalise`` reports scores on 0..1.
 
     Its one prompt, ``grade_template``, is the langrag template text (Jinja2 with a header). An
-    updated prompt without a header gets one declaring all six variables (question, label, answer,
-    rubric, examples, confidence).
+    update may also be a LlamaIndex ``PromptTemplate`` with ``{question}``-style fields, translated
+    to the grader's variables (question, label, answer, rubric, examples, confidence); any other
+    field is refused, naming these.
     """
 
     def __init__(self, judge: JudgeLike, *, threshold: int = 4, confidence: bool = False,
@@ -63,16 +60,17 @@ class VragEvaluator(BaseEvaluator):
 
     def _update_prompts(self, prompts_dict: dict[str, BasePromptTemplate]) -> None:
         if PROMPT_KEY in prompts_dict:
-            self.grader.set_template(user_template(prompts_dict[PROMPT_KEY], PROMPT_KEY, _USER_HEADER))
+            self.grader.set_template(prompts_dict[PROMPT_KEY])  # the grader reads framework prompt objects
 
+    @traced_evaluation
     async def aevaluate(self, query: str | None = None, response: str | None = None,
                         contexts: Sequence[str] | None = None, reference: str | None = None,
                         sleep_time_in_seconds: int = 0, **kwargs: Any) -> EvaluationResult:
         result = await self.grader.grade(question=query, answer=response, label=reference)
         if isinstance(result, Unscored):
-            return EvaluationResult(query=query, response=response, contexts=contexts, invalid_result=True,
+            return EvaluationResult(query=query, response=response, contexts=context_texts(contexts), invalid_result=True,
                                     invalid_reason=f"{result.cause}: {result.reason}")
-        return EvaluationResult(query=query, response=response, contexts=contexts,
+        return EvaluationResult(query=query, response=response, contexts=context_texts(contexts),
                                 score=self._score(result), passing=result.accepted,
                                 feedback=self._feedback(result))
 

@@ -1,7 +1,9 @@
 """A LlamaIndex retriever over any langrag-eval backend and mode (BM25, KNN, hybrid).
 
 Node ids are the chunk ids, so LlamaIndex's ``RetrieverEvaluator`` (which reads
-``node.node.node_id``) scores against the same ids as langrag-eval's retrieval metrics.
+``node.node.node_id``) scores against the same ids as langrag-eval's retrieval metrics. LlamaIndex's
+conventions hold: ``similarity_top_k`` (or ``k``) at construction, ``from_nodes`` /
+``from_documents``, a LlamaIndex ``BaseEmbedding`` as the embedder, sync and async retrieval.
 
 >>> from langrag_eval.retrieval import Chunk, EmbeddedBackend
 >>> backend = EmbeddedBackend()
@@ -13,16 +15,21 @@ Node ids are the chunk ids, so LlamaIndex's ``RetrieverEvaluator`` (which reads
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.retrievers import BaseRetriever
-from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
+from llama_index.core.schema import BaseNode, NodeWithScore, QueryBundle, TextNode
 
 from langrag_eval.embeddings import Embedder
 from langrag_eval.retrieval.base import HybridSettings, Mode, Retriever, SearchBackend, run_sync
+from langrag_eval.retrieval.ingest import retriever_over
 from langrag_eval.types import Document
 
-__all__ = ["LangragRetriever", "to_node"]
+from .thelma import LlamaIndexEmbedder
+
+__all__ = ["LangragRetriever", "as_embedder", "to_node"]
 
 
 def to_node(doc: Document) -> NodeWithScore:
@@ -31,19 +38,42 @@ def to_node(doc: Document) -> NodeWithScore:
                          score=doc.score)
 
 
-class LangragRetriever(BaseRetriever):
-    """Wraps a :class:`langrag_eval.retrieval.Retriever`; ``k`` overrides the retriever's own ``k``."""
+def as_embedder(embedder: Embedder | BaseEmbedding | None) -> Embedder | None:
+    """A LlamaIndex ``BaseEmbedding`` wrapped as a langrag embedder; others as they are."""
+    return LlamaIndexEmbedder(embedder) if isinstance(embedder, BaseEmbedding) else embedder
 
-    def __init__(self, retriever: Retriever, *, k: int | None = None, **kwargs: Any) -> None:
+
+class LangragRetriever(BaseRetriever):
+    """Wraps a :class:`langrag_eval.retrieval.Retriever`; ``k`` (or LlamaIndex's name for it,
+    ``similarity_top_k``) overrides the retriever's own ``k``."""
+
+    def __init__(self, retriever: Retriever, *, k: int | None = None, similarity_top_k: int | None = None,
+                 **kwargs: Any) -> None:
         self._langrag = retriever
-        self._k = k
+        self._k = k if k is not None else similarity_top_k
         super().__init__(**kwargs)
 
     @classmethod
-    def from_backend(cls, backend: SearchBackend, *, mode: Mode = "bm25", embedder: Embedder | None = None,
-                     k: int = 10, hybrid: HybridSettings = HybridSettings(), **kwargs: Any) -> LangragRetriever:
+    def from_backend(cls, backend: SearchBackend, *, mode: Mode = "bm25",
+                     embedder: Embedder | BaseEmbedding | None = None, k: int = 10,
+                     hybrid: HybridSettings = HybridSettings(), **kwargs: Any) -> LangragRetriever:
         """Build the retriever and its wrapper in one step."""
-        return cls(Retriever(backend, mode=mode, embedder=embedder, k=k, hybrid=hybrid), **kwargs)
+        return cls(Retriever(backend, mode=mode, embedder=as_embedder(embedder), k=k, hybrid=hybrid), **kwargs)
+
+    @classmethod
+    def from_nodes(cls, nodes: Sequence[BaseNode | NodeWithScore], *, backend: SearchBackend | None = None,
+                   mode: Mode = "bm25", embed_model: Embedder | BaseEmbedding | None = None,
+                   similarity_top_k: int = 2, hybrid: HybridSettings = HybridSettings(),
+                   **kwargs: Any) -> LangragRetriever:
+        """Index LlamaIndex nodes (node ids and metadata kept) into ``backend`` (default: in-process)."""
+        core = retriever_over(list(nodes), backend=backend, mode=mode, embedder=as_embedder(embed_model),
+                              k=similarity_top_k, hybrid=hybrid)
+        return cls(core, **kwargs)
+
+    @classmethod
+    def from_documents(cls, documents: Sequence[BaseNode], **kwargs: Any) -> LangragRetriever:
+        """LlamaIndex ``Document``\\ s indexed whole, one node each (split them first for chunks)."""
+        return cls.from_nodes(documents, **kwargs)
 
     @property
     def retriever(self) -> Retriever:

@@ -31,7 +31,7 @@ from langrag_eval.errors import ConfigError
 from langrag_eval.prompts import PromptTemplate, load_prompt
 from langrag_eval.thelma import METRIC_NAMES, METRICS, Thelma, ThelmaResult, ThelmaSample, Thresholds
 
-from ._common import as_judge, prompt_text, template_prompt
+from ._common import traced_evaluation, context_texts, as_judge, template_prompt, user_template
 
 __all__ = [
     "GroundednessEvaluator",
@@ -103,9 +103,7 @@ class _ThelmaBase(BaseEvaluator):
         for task, value in prompts_dict.items():
             if task not in self._tasks():
                 raise ConfigError(f"unknown THELMA prompt {task!r}; this evaluator uses {', '.join(self._tasks())}")
-            text = prompt_text(value)
-            updated[task] = PromptTemplate.from_text(text, source=f"<{task} prompt>") if text.startswith("{#") \
-                else text
+            updated[task] = user_template(value, task, load_prompt(f"thelma/{task}"))
         self.thelma.prompts = updated
 
     async def _result(self, query: str | None, response: str | None,
@@ -132,16 +130,17 @@ class ThelmaMetricEvaluator(_ThelmaBase):
         self.metrics = (chosen,)
         super().__init__(judge, **options)
 
+    @traced_evaluation
     async def aevaluate(self, query: str | None = None, response: str | None = None,
                         contexts: Sequence[str] | None = None, **kwargs: Any) -> EvaluationResult:
         result = await self._result(query, response, contexts)
         score = result.score(self._metric)
         if score is None:
-            return EvaluationResult(query=query, response=response, contexts=contexts, invalid_result=True,
+            return EvaluationResult(query=query, response=response, contexts=context_texts(contexts), invalid_result=True,
                                     invalid_reason=_reason(result, self._metric))
         value = result.metrics[self._metric]
         return EvaluationResult(
-            query=query, response=response, contexts=contexts, score=score,
+            query=query, response=response, contexts=context_texts(contexts), score=score,
             passing=not self.thelma.thresholds.is_low(self._metric, score),
             feedback=f"{METRIC_NAMES[self._metric]}: {sum(value.verdicts)} of {len(value.verdicts)} "  # type: ignore[union-attr]
                      f"components {'repeated' if self._metric == 'sd' else 'matched'}")
@@ -186,6 +185,7 @@ class ThelmaEvaluator(_ThelmaBase):
         self.last_result: ThelmaResult | None = None
         super().__init__(judge, **options)
 
+    @traced_evaluation
     async def aevaluate(self, query: str | None = None, response: str | None = None,
                         contexts: Sequence[str] | None = None, **kwargs: Any) -> EvaluationResult:
         result = await self._result(query, response, contexts)
@@ -195,10 +195,10 @@ class ThelmaEvaluator(_ThelmaBase):
                  for m in result.metrics]
         lines += [f"diagnosis: {f.rule} -> improve the {f.component}" for f in result.diagnosis]
         if not scores:
-            return EvaluationResult(query=query, response=response, contexts=contexts, invalid_result=True,
+            return EvaluationResult(query=query, response=response, contexts=context_texts(contexts), invalid_result=True,
                                     invalid_reason="; ".join(lines))
         t = self.thelma.thresholds
-        return EvaluationResult(query=query, response=response, contexts=contexts,
+        return EvaluationResult(query=query, response=response, contexts=context_texts(contexts),
                                 score=sum(scores.values()) / len(scores),
                                 passing=not result.diagnosis and not any(t.is_low(m, s) for m, s in scores.items()),
                                 feedback="\n".join(lines))

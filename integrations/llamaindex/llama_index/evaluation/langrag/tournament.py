@@ -19,7 +19,6 @@ the verdict flipped with the order (then a tie). A game that could not be judged
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -38,31 +37,20 @@ from langrag_eval.tournament import (
     TournamentResult,
     tournament_over_apps,
 )
+from langrag_eval.contexts import as_documents, as_text
 from langrag_eval.types import Document
 
-from ._common import JudgeLike, as_judge, header, template_prompt, user_template
+from .capture import result_documents, result_text
+from ._common import traced_evaluation, JudgeLike, as_judge, template_prompt, user_template
 
 __all__ = ["RAGEloPairwiseEvaluator", "atournament_from_query_engines", "tournament_from_query_engines"]
 
 PROMPT_KEY = "pairwise_template"
-_USER_HEADER = header("tournament/pairwise (user template)",
-                      ("query", "documents", "answer_a", "answer_b", "factors"), "[[A]], [[B]] or [[C]]")
-
-
-def _documents(contexts: Sequence[Any] | None) -> list[Document]:
-    out = []
-    for c in contexts or []:
-        node = getattr(c, "node", c)   # a NodeWithScore, a node, or a string
-        text = c if isinstance(c, str) else (node.get_content() if hasattr(node, "get_content") else str(c))
-        if text and text.strip():
-            out.append(Document(id="sha1:" + hashlib.sha1(text.encode("utf-8")).hexdigest()[:16], text=text))
-    return out
-
 
 class RAGEloPairwiseEvaluator(BaseEvaluator):
     """RAGElo's pairwise judge for LlamaIndex. Its prompt ``pairwise_template`` is the langrag
-    template text (Jinja2 with a header); an update without a header gets one declaring the five
-    variables (query, documents, answer_a, answer_b, factors)."""
+    template text (Jinja2 with a header); an update may also be a LlamaIndex ``PromptTemplate`` with
+    ``{query}``-style fields over the five variables (query, documents, answer_a, answer_b, factors)."""
 
     def __init__(self, judge: JudgeLike, *, threshold: int = 2,
                  factors: str = DEFAULT_FACTORS) -> None:
@@ -76,23 +64,34 @@ class RAGEloPairwiseEvaluator(BaseEvaluator):
     def _update_prompts(self, prompts_dict: dict[str, BasePromptTemplate]) -> None:
         if PROMPT_KEY not in prompts_dict:
             return
-        template = user_template(prompts_dict[PROMPT_KEY], PROMPT_KEY, _USER_HEADER)
+        template = user_template(prompts_dict[PROMPT_KEY], PROMPT_KEY, "tournament/pairwise")
         self.pairwise = PairwiseEvaluator(self.judge, threshold=self.pairwise.threshold,
                                           factors=self.pairwise.factors, prompt=template)
 
-    async def aevaluate(self, query: str | None = None, response: str | None = None,
-                        contexts: Sequence[str] | None = None, second_response: str | None = None,
-                        second_contexts: Sequence[str] | None = None, reference: str | None = None,
+    @traced_evaluation
+    async def aevaluate(self, query: str | None = None, response: Any = None,
+                        contexts: Any = None, second_response: Any = None,
+                        second_contexts: Any = None, reference: str | None = None,
                         sleep_time_in_seconds: int = 0, **kwargs: Any) -> EvaluationResult:
+        """Responses may be strings or LlamaIndex ``Response`` objects (whose ``source_nodes`` are
+        then the contexts unless given); contexts a string, strings, nodes or ``NodeWithScore``\\ s."""
+        if contexts is None and hasattr(response, "source_nodes"):
+            contexts = response
+        if second_contexts is None and hasattr(second_response, "source_nodes"):
+            second_contexts = second_response
+        response, second_response = as_text(response, field="response"), as_text(
+            second_response, field="second_response")
+        docs_a = as_documents(contexts)
+        docs_b = as_documents(second_contexts, field="second_contexts")
         if query is None or response is None or second_response is None:
             return EvaluationResult(query=query, response=response, invalid_result=True,
                                     invalid_reason="invalid_input: query, response and second_response are needed")
-        pooled = list({d.id: d for d in [*_documents(contexts), *_documents(second_contexts)]}.values())
+        pooled = list({d.id: d for d in [*docs_a, *docs_b]}.values())
         judged = await gather_bounded(pooled, lambda d: self.relevance.evaluate(query, d.text),
                                       limit=self.judge.concurrency)
         game = await self.pairwise.compare_with_relevance(
             query, response, second_response, pooled, {d.id: j for d, j in zip(pooled, judged)})
-        all_contexts = [*(contexts or []), *(second_contexts or [])]
+        all_contexts = [d.text for d in [*docs_a, *docs_b]]
         if isinstance(game, Unscored):
             return EvaluationResult(query=query, response=response, contexts=all_contexts, invalid_result=True,
                                     invalid_reason=f"{game.cause}: {game.reason}")
@@ -104,16 +103,23 @@ class RAGEloPairwiseEvaluator(BaseEvaluator):
                      f"{game.raw_backward}")
 
 
-def _app(engine: BaseQueryEngine):
+def _app(engine: Any):
+    """An app call for the tournament: a query engine's ``aquery``, a chat engine's ``achat`` (a
+    fresh conversation per query) or an agent's ``run``; contexts from the result's source nodes
+    or, for an agent, the nodes its tools returned."""
     async def call(query: str) -> tuple[str | None, list[Document]]:
-        response = await engine.aquery(query)
-        docs = []
-        for n in getattr(response, "source_nodes", None) or []:
-            text = n.node.get_content()
-            if text and text.strip():
-                docs.append(Document(id=n.node.node_id, text=text, score=n.score))
-        answer = getattr(response, "response", None)
-        return (None if answer is None else str(answer)), docs
+        if hasattr(engine, "aquery"):
+            result = await engine.aquery(query)
+        elif hasattr(engine, "achat"):
+            engine.reset()
+            result = await engine.achat(query)
+        elif hasattr(engine, "run"):
+            result = await engine.run(user_msg=query)
+        else:
+            raise TypeError(f"{type(engine).__name__} is not a query engine, chat engine or agent")
+        if hasattr(result, "async_response_gen") and hasattr(result, "get_response"):  # a stream: read it all
+            result = await result.get_response()
+        return result_text(result), result_documents(result) or []
     return call
 
 
@@ -122,8 +128,9 @@ async def atournament_from_query_engines(engines: Mapping[str, BaseQueryEngine],
                                          judge: JudgeLike, config: TournamentConfig | None = None,
                                          *, store: RunStore | None = None, run_id: str | None = None,
                                          limit: int = 8) -> TournamentResult:
-    """Query every engine with every query (contexts from the response's ``source_nodes``, node ids as
-    document ids), then run the tournament. ``queries`` is a list (ids q1, q2 ...) or ``{qid: query}``."""
+    """Ask every engine every query (query engines, chat engines and agents alike; contexts from the
+    response's ``source_nodes`` or an agent's tool outputs, node ids as document ids), then run the
+    tournament. ``queries`` is a list (ids q1, q2 ...) or ``{qid: query}``."""
     apps = {name: _app(e) for name, e in engines.items()}
     return await tournament_over_apps(apps, queries, as_judge(judge), config, store=store, run_id=run_id,
                                       limit=limit)

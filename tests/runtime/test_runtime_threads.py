@@ -1,0 +1,166 @@
+"""One judge shared by many threads and event loops at once: the limiter bounds every loop together,
+a call in flight on one loop is awaited from another instead of being made twice, and no
+``attached to a different loop`` error reaches a result."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from langrag_eval.grading import VragGrader
+from langrag_eval.runtime import Judge, Limiter, run_sync
+from langrag_eval.testing import ScriptedModel
+from langrag_eval.thelma import Thelma, ThelmaSample
+from langrag_eval.types import RAGSample
+
+GRADES = {"<answer>\nParis": "Score: [[5]], Reason: [[Right.]]", "": "Score: [[2]], Reason: [[Wrong.]]"}
+
+
+def samples(n: int) -> list[RAGSample]:
+    return [RAGSample(id=f"s{i}", question=f"Capital number {i % 5}?", answer="Paris" if i % 2 else "Lyon",
+                      reference="Paris") for i in range(n)]
+
+
+def test_sixteen_threads_share_one_judge_with_no_duplicate_paid_call() -> None:
+    model = ScriptedModel(GRADES, latency=0.02)
+    judge = Judge(model, concurrency=4)
+    grader = VragGrader(judge)
+    items = samples(64)  # 10 distinct (question, answer) pairs, each asked by several threads
+    with ThreadPoolExecutor(16) as pool:
+        results = list(pool.map(grader.evaluate_sync, items))
+    assert [r.score for r in results] == [5 if s.answer == "Paris" else 2 for s in items]
+    distinct = {(s.question, s.answer) for s in items}
+    assert model.calls == len(distinct) == 10
+    assert judge.usage.calls == 10 and judge.usage.cached == 54
+    assert model.peak_concurrency <= 4 and judge.limiter.peak <= 4
+
+
+def test_asyncio_run_per_thread_shares_in_flight_calls() -> None:
+    """The same prompt asked at the same moment from eight loops is one model call."""
+    model = ScriptedModel(GRADES, latency=0.05)
+    judge = Judge(model)
+    grader = VragGrader(judge)
+    start = threading.Barrier(8)
+
+    def one(_: int):
+        start.wait()
+        return asyncio.run(grader.grade(question="Capital of France?", answer="Paris", label="Paris"))
+
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(one, range(8)))
+    assert {r.score for r in results} == {5}
+    assert model.calls == 1 and judge.usage.cached == 7
+
+
+@settings(max_examples=15, deadline=None)
+@given(limit=st.integers(1, 4), threads=st.integers(2, 6), per_thread=st.integers(1, 6))
+def test_limiter_bounds_every_loop_together(limit: int, threads: int, per_thread: int) -> None:
+    limiter = Limiter(limit)
+    lock = threading.Lock()
+    state = {"now": 0, "peak": 0}
+
+    async def call() -> None:
+        async with limiter.slot():
+            with lock:
+                state["now"] += 1
+                state["peak"] = max(state["peak"], state["now"])
+            await asyncio.sleep(0.002)
+            with lock:
+                state["now"] -= 1
+
+    async def batch() -> None:
+        await asyncio.gather(*(call() for _ in range(per_thread)))
+
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(lambda _: asyncio.run(batch()), range(threads)))
+    assert state["peak"] <= limit and limiter.peak <= limit
+    assert limiter.in_flight == 0
+
+
+def test_cancelled_waiters_give_their_slot_back() -> None:
+    limiter = Limiter(1)
+
+    async def scenario() -> int:
+        async def hold(seconds: float) -> None:
+            async with limiter.slot():
+                await asyncio.sleep(seconds)
+
+        holder = asyncio.create_task(hold(0.05))
+        await asyncio.sleep(0)
+        waiters = [asyncio.create_task(hold(0)) for _ in range(3)]
+        await asyncio.sleep(0.01)
+        for w in waiters[:2]:
+            w.cancel()
+        await holder
+        await asyncio.gather(*waiters, return_exceptions=True)
+        async with limiter.slot():  # would hang if a cancelled waiter kept the slot
+            return limiter.in_flight
+
+    assert asyncio.run(asyncio.wait_for(scenario(), 2)) == 1
+    assert limiter.in_flight == 0
+
+
+def test_a_cancelled_owner_leaves_the_waiter_to_make_the_call() -> None:
+    model = ScriptedModel(GRADES, latency=0.05)
+    judge = Judge(model)
+
+    async def scenario():
+        owner = asyncio.create_task(judge.complete("<answer>\nParis?"))
+        await asyncio.sleep(0.01)
+        waiter = asyncio.create_task(judge.complete("<answer>\nParis?"))
+        await asyncio.sleep(0.01)
+        owner.cancel()
+        return await waiter
+
+    assert asyncio.run(scenario()).text == GRADES["<answer>\nParis"]
+    assert model.calls == 2 and judge.usage.calls == 1
+
+
+def test_thelma_evaluate_sync_from_sixteen_threads() -> None:
+    from langrag_eval.thelma import ThelmaScript
+
+    script = ThelmaScript(questions={"When was Ada born?": ["When was Ada born?"]},
+                          essential=lambda key: 1, supported=lambda key: 1, source=lambda key: 1,
+                          answers=lambda key: 1, addresses=lambda key: 1)
+    model = script.model()
+    judge = Judge(model, concurrency=3)
+    thelma = Thelma(judge, metrics=("rp", "gr", "sp1"))
+    sample = ThelmaSample(query="When was Ada born?", sources=["Ada was born in 1815."],
+                          response="Ada was born in 1815.")
+    alone = Thelma(Judge(script.model()), metrics=("rp", "gr", "sp1")).evaluate_sync(sample)
+    with ThreadPoolExecutor(16) as pool:
+        results = list(pool.map(lambda _: thelma.evaluate_sync(sample), range(16)))
+    assert all(r.scores() == alone.scores() for r in results)
+    assert model.calls == alone.usage.calls  # sixteen evaluations, one evaluation's calls
+    assert judge.usage.calls == alone.usage.calls and model.peak_concurrency <= 3
+
+
+def test_run_sync_inside_a_running_loop_uses_the_shared_judge() -> None:
+    model = ScriptedModel(GRADES)
+    grader = VragGrader(Judge(model))
+
+    async def app() -> int:  # a sync callback called from inside an async framework
+        return run_sync(grader.grade(question="q", answer="Paris", label="Paris")).score
+
+    assert asyncio.run(app()) == 5
+    assert asyncio.run(app()) == 5 and model.calls == 1
+
+
+@pytest.mark.parametrize("threads", [4, 16])
+def test_store_backed_judge_from_threads(tmp_path, threads: int) -> None:
+    from langrag_eval.runtime import RunStore
+
+    store = RunStore(tmp_path / "runs.sqlite")
+    model = ScriptedModel(GRADES, latency=0.01)
+    judge = Judge(model, store=store, run_id=store.open_run("grade", {"t": threads}))
+    grader = VragGrader(judge)
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(grader.evaluate_sync, samples(40)))
+    store.flush()
+    usage = store.usage(judge.run_id)["total"]
+    assert model.calls == usage["calls"] == 10 and usage["cached"] == 30
