@@ -1,7 +1,8 @@
 // Reference analysis and BM25 scores from real Lucene, for the tests in tests/retrieval/ and for
 // tests/retrieval/lucene/generate_tables.py.
 //
-//   java BM25Oracle search DOCS.tsv QUERIES.txt K   -> query index \t doc id \t score, best first
+//   java BM25Oracle search DOCS.tsv QUERIES.txt K   -> query index \t doc id \t score \t the score's
+//                                                      float bits (Float.floatToIntBits), best first
 //   java BM25Oracle analyze TEXTS.txt               -> one line per input line: its tokens, tab separated
 //   java BM25Oracle serve                           -> as analyze, texts from standard input; a line
 //                                                      holding one backslash ends a batch and flushes
@@ -41,6 +42,7 @@ import org.apache.lucene.document.TextField;
 import org.apache.lucene.index.DirectoryReader;
 import org.apache.lucene.index.IndexWriter;
 import org.apache.lucene.index.IndexWriterConfig;
+import org.apache.lucene.index.LogDocMergePolicy;
 import org.apache.lucene.search.IndexSearcher;
 import org.apache.lucene.search.Query;
 import org.apache.lucene.search.ScoreDoc;
@@ -149,7 +151,10 @@ public class BM25Oracle {
     static void search(Analyzer analyzer, String docs, String queries, int k, PrintWriter out)
             throws Exception {
         ByteBuffersDirectory dir = new ByteBuffersDirectory();
-        IndexWriterConfig config = new IndexWriterConfig(analyzer).setSimilarity(new BM25Similarity());
+        // One flush and adjacent-only merges keep Lucene's doc ids in input order, so ties between
+        // equal scores break the same way as in the order the caller gave (lower position first).
+        IndexWriterConfig config = new IndexWriterConfig(analyzer).setSimilarity(new BM25Similarity())
+                .setRAMBufferSizeMB(1024).setMergePolicy(new LogDocMergePolicy());
         try (IndexWriter writer = new IndexWriter(dir, config)) {
             for (String line : lines(docs)) {
                 int tab = line.indexOf('\t');
@@ -168,8 +173,8 @@ public class BM25Oracle {
             Query query = builder.createBooleanQuery("text", unescape(texts.get(q)));
             if (query == null) continue;  // no tokens: OpenSearch's match query matches nothing
             for (ScoreDoc hit : searcher.search(query, k).scoreDocs) {
-                // Float.toString prints the shortest decimal that reads back as the same float.
-                out.print(q + "\t" + searcher.doc(hit.doc).get("id") + "\t" + hit.score + "\n");
+                out.print(q + "\t" + searcher.doc(hit.doc).get("id") + "\t" + hit.score + "\t"
+                          + Float.floatToIntBits(hit.score) + "\n");
             }
         }
     }

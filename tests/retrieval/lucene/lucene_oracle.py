@@ -15,6 +15,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 JAVA_DIR = Path(os.environ.get("LUCENE_JAVA_DIR", "/usr/share/java"))
 SOURCE = Path(__file__).with_name("BM25Oracle.java")
 INSTALL_HINT = "apt-get install -y openjdk-17-jdk-headless liblucene8-java"
@@ -97,17 +99,19 @@ class Lucene:
         return AnalyzerProcess(proc)
 
     def search(self, docs: Iterable[tuple[str, str]], queries: Sequence[str],
-               k: int) -> dict[int, list[tuple[str, float]]]:
-        """Top ``k`` (doc id, score) per query index under BM25Similarity, best first."""
+               k: int) -> dict[int, list[tuple[str, np.float32]]]:
+        """Top ``k`` (doc id, score) per query index under BM25Similarity, best first; the scores
+        are Lucene's floats bit for bit."""
         with tempfile.TemporaryDirectory() as tmp:
             doc_path, query_path = Path(tmp) / "docs.tsv", Path(tmp) / "queries.txt"
             doc_path.write_text("".join(f"{i}\t{escape(t)}\n" for i, t in docs), encoding="utf-8")
             query_path.write_text("".join(escape(q) + "\n" for q in queries), encoding="utf-8")
             rows = self.run("search", str(doc_path), str(query_path), str(k))
-        hits: dict[int, list[tuple[str, float]]] = {}
+        hits: dict[int, list[tuple[str, np.float32]]] = {}
         for row in rows:
-            q, doc_id, score = row.split("\t")
-            hits.setdefault(int(q), []).append((doc_id, float(score)))
+            q, doc_id, _, bits = row.split("\t")
+            score = np.array([int(bits)], dtype=np.int32).view(np.float32)[0]
+            hits.setdefault(int(q), []).append((doc_id, score))
         return hits
 
 
