@@ -78,10 +78,17 @@ def _rules(cls: Callable[..., str | None]) -> dict[str, str]:
     mid_num = element("mid_num", "mid_num_letter", "single_quote")
     sq, dq = element("single_quote"), element("double_quote")
     # A word is a run of steps joined directly or by ExtendNumLet; katakana joins other scripts
-    # only through ExtendNumLet. The Hebrew step comes first: where it applies it never ends a word
-    # sooner than the letter step (a Hebrew letter may end in ' and takes "x only as a block start).
-    step = alt(seq(h, alt(sq, seq(dq, h))), seq(a, rep(seq(mid_letter, a), "*+")),
-               seq(n, rep(seq(mid_num, n), "*+")))
+    # only through ExtendNumLet. The Hebrew step (a Hebrew letter ending in ' or taking "x) comes
+    # first: where it applies it never ends a word sooner than the letter step. Letter steps take
+    # whole runs of letters for speed, but hand over a Hebrew letter the Hebrew step could take;
+    # one reached through a MidLetter cannot start a Hebrew step and stays.
+    hebrew_step = seq(h, alt(sq, seq(dq, h)))
+    next_letter = alt(element("letter", "letter_emoji", "hangul"),
+                      None if hebrew_step is None else f"{h}(?!{alt(sq, seq(dq, h))})")
+    letters = seq(a, rep(next_letter, "*+"))
+    digits = seq(n, rep(n, "*+"))
+    step = alt(hebrew_step, seq(letters, rep(seq(mid_letter, letters), "*+")),
+               seq(digits, rep(seq(mid_num, digits), "*+")))
     core = alt(plus(k), None if step is None else f"(?>{step})++")
     word = seq(rep(e, "*+"), core, rep(seq(plus(e), core), "*+"), rep(e, "*+"))
 
@@ -244,9 +251,10 @@ def _lower(tokens: list[str], text: str) -> list[str]:
 def tokenize(text: str) -> list[str]:
     """Tokens of ``text`` as Lucene's StandardAnalyzer without stop words emits them."""
     if text.isascii():
-        tokens = _ASCII_TOKEN.findall(text)
+        # ASCII lower case keeps every character in its class, so lower first and match once.
+        tokens = _ASCII_TOKEN.findall(text.lower())
         if not tokens or max(map(len, tokens)) <= _LONG:
-            return " ".join(tokens).lower().split(" ") if tokens else tokens
+            return tokens
     roles = _roles_of(text)
     if _AMBIGUOUS in roles:
         spans = _spans(text, roles)

@@ -99,9 +99,10 @@ def _decode(data: bytes) -> str:
             for _ in range(1 + src.take(1, 4)):
                 out.append(_class_char(src, EMOJI_ROLES[src.take(1, len(EMOJI_ROLES))]))
                 out.append(GLUE[src.take(1, len(GLUE))])
-        elif kind < 15:
-            out.extend(_class_char(src, WORD_ROLES[src.take(1, len(WORD_ROLES))])
-                       for _ in range(1 + src.take(1, 8)))
+        elif kind < 15:  # a word-like run over two to four classes, so each pairing is dense
+            roles = [WORD_ROLES[src.take(1, len(WORD_ROLES))] for _ in range(2 + src.take(1, 3))]
+            out.extend(_class_char(src, roles[src.take(1, len(roles))])
+                       for _ in range(1 + src.take(1, 10)))
         else:  # a short pattern repeated past 255 UTF-16 units, where Lucene's buffer cuts tokens
             pattern = "".join(_class_char(src, ROLES[src.take(1, len(ROLES))])
                               for _ in range(1 + src.take(1, 3)))
