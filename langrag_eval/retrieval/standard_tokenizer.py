@@ -44,6 +44,10 @@ _LETTER = {role: chr(0x41 + i) if i < 26 else chr(0x61 + i - 26) for i, role in 
 _OTHER = "~"
 
 
+_EXTEND = ("extend", "zwj", "text_selector", "emoji_selector", "keycap", "tag_spec", "tag_term",
+           "complex_extend")  # the roles UAX #29's WB4 rule attaches to the character before
+
+
 def _rules(cls: Callable[..., str | None]) -> dict[str, str]:
     """The scanner's emitting rules as patterns. ``cls(*roles)`` renders a character class, or None
     where no character of this alphabet has those roles; a part needing such a class drops out."""
@@ -62,8 +66,7 @@ def _rules(cls: Callable[..., str | None]) -> dict[str, str]:
         return None if part is None else f"(?:{part})++"
 
     # UAX #29 WB4: Extend, Format and ZWJ attach to the character before them.
-    x = rep(cls("extend", "zwj", "text_selector", "emoji_selector", "keycap", "tag_spec",
-                "tag_term", "complex_extend"), "*+")
+    x = rep(cls(*_EXTEND), "*+")
     # Inside emoji sequences the variation selectors are not absorbed (FE0F is matched explicitly).
     xs_class = cls("extend", "zwj", "keycap", "tag_spec", "tag_term", "complex_extend")
     xs_no_zwj = cls("extend", "keycap", "tag_spec", "tag_term", "complex_extend")
@@ -83,13 +86,20 @@ def _rules(cls: Callable[..., str | None]) -> dict[str, str]:
     # whole runs of letters for speed, but hand over a Hebrew letter the Hebrew step could take;
     # one reached through a MidLetter cannot start a Hebrew step and stays.
     hebrew_step = seq(h, alt(sq, seq(dq, h)))
-    next_letter = alt(element("letter", "letter_emoji", "hangul"),
-                      None if hebrew_step is None else f"{h}(?!{alt(sq, seq(dq, h))})")
-    letters = seq(a, rep(next_letter, "*+"))
-    digits = seq(n, rep(n, "*+"))
+
+    def run(first: str | None, *roles: str) -> str | None:
+        # first (x* included) then any mix of the roles and WB4 extenders: the same as
+        # (role x*)* but one class test per character.
+        return seq(first, rep(cls(*roles, *_EXTEND), "*+"))
+
+    letters = run(a, "letter", "letter_emoji", "hangul")
+    if hebrew_step is not None:
+        letters = seq(a, rep(alt(cls("letter", "letter_emoji", "hangul", *_EXTEND),
+                                 f"{h}(?!{alt(sq, seq(dq, h))})"), "*+"))
+    digits = run(n, "numeric", "digit")
     step = alt(hebrew_step, seq(letters, rep(seq(mid_letter, letters), "*+")),
                seq(digits, rep(seq(mid_num, digits), "*+")))
-    core = alt(plus(k), None if step is None else f"(?>{step})++")
+    core = alt(run(k, "katakana"), None if step is None else f"(?>{step})++")
     word = seq(rep(e, "*+"), core, rep(seq(plus(e), core), "*+"), rep(e, "*+"))
 
     zwj, sel = cls("zwj"), cls("emoji_selector")
@@ -107,7 +117,7 @@ def _rules(cls: Callable[..., str | None]) -> dict[str, str]:
                 seq(cls("keycap_base"), rep(xs_class, "*"), rep(sel, "?"), cls("keycap"), xs),
                 seq(cls("regional_indicator"), x, cls("regional_indicator"), x))
     rules = {"word": word, "emoji": emoji,
-             "complex": plus(element("complex", "complex_extend")),
+             "complex": run(element("complex", "complex_extend"), "complex"),
              "singles": element("han", "hiragana")}
     return {name: rule for name, rule in rules.items() if rule is not None}
 
