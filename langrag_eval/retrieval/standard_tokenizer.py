@@ -14,6 +14,9 @@ where a joiner could start another emoji). Two rare cases leave that fast path: 
 both a letter and an emoji (``ℹ``, ``Ⓜ``) starts both a word and an emoji sequence, and a match
 longer than the scanner's 255-UTF-16-unit buffer is cut where the scanner would cut it.
 
+The reference is Lucene 8.7 (Debian's liblucene8-java); later Lucene releases may build the grammar
+from newer Unicode data, so characters Unicode 9.0 did not have can tokenize differently there.
+
 >>> tokenize("E=mc² is Einstein's; see https://example.org/x or ask bob@example.com 🙂")
 ['e', 'mc', 'is', "einstein's", 'see', 'https', 'example.org', 'x', 'or', 'ask', 'bob', 'example.com', '🙂']
 >>> tokenize("東京タワー 한국어 ภาษาไทย 3.14 İSTANBUL")

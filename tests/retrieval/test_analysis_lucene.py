@@ -178,3 +178,21 @@ def test_buffer_cuts_long_tokens_at_255_utf16_units():
     assert [len(t) for t in analyze("x" * 600)] == [255, 255, 90]
     # Astral characters take two units: 127 of them fill 254 units, the 128th does not fit.
     assert [len(t) for t in analyze("\U00010400" * 200)] == [127, 73]
+
+
+def test_python_310_engine_agrees():
+    """Python 3.10 runs the same patterns on the regex package: it must find the same tokens."""
+    import regex
+
+    from langrag_eval.retrieval import standard_tokenizer as tok
+
+    fallback, ascii_fallback = regex.compile(tok._TOKEN.pattern), regex.compile(tok._ASCII_TOKEN.pattern)
+    rng = random.Random(3)
+    texts = _real_texts()[:600] + [_decode(rng.randbytes(rng.randrange(120))) for _ in range(3000)]
+    texts += ["".join(ch for ch in t if ch.isascii()) for t in texts]
+    for text in texts:
+        roles = tok._roles_of(text)
+        assert [m.span() for m in fallback.finditer(roles)] == [m.span() for m in tok._TOKEN.finditer(roles)]
+        if text.isascii():
+            assert ascii_fallback.findall(text) == tok._ASCII_TOKEN.findall(text)
+    assert sum(t.isascii() for t in texts) > 3000
