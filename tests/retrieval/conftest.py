@@ -39,7 +39,7 @@ def osmem_url(osmem_server) -> str:
 
 # Real Lucene (tests/retrieval/lucene/), compiled once per session; skipped where Java is missing.
 sys.path.insert(0, str(Path(__file__).parent / "lucene"))
-from lucene_oracle import Lucene, OracleUnavailable  # noqa: E402
+from lucene_oracle import Lucene, OracleUnavailable
 
 
 @pytest.fixture(scope="session")

@@ -23,7 +23,7 @@ from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from lucene_oracle import Lucene  # noqa: E402
+from lucene_oracle import Lucene
 
 OUTPUT = Path(__file__).resolve().parents[3] / "langrag_eval" / "retrieval" / "_uax29_tables.py"
 
@@ -112,7 +112,8 @@ def build(lucene: Lucene) -> str:
             for first, last in runs[cls]:
                 lower.update((cp, java_lower[cp]) for cp in range(first, last + 1) if cp in java_lower)
 
-    java = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr.splitlines()[0]
+    version = subprocess.run(["java", "-version"], check=True, capture_output=True, text=True)
+    java = version.stderr.splitlines()[0]
     lines = [
         '"""Character classes of Lucene\'s StandardTokenizer and the JDK\'s lower case for them.',
         "",
