@@ -138,8 +138,8 @@ def _letters(*roles: str) -> str:
 
 
 def _ascii(*roles: str) -> str | None:
-    members = "".join(re.escape(chr(cp)) for r in roles for first, last in _ranges(CLASSES[r])
-                      for cp in range(first, min(last, 0x7F) + 1))
+    members = "".join(re.escape(chr(cp)) for r in roles for first, last in _RANGES[r]
+                      if first < 0x80 for cp in range(first, min(last, 0x7F) + 1))
     return f"[{members}]" if members else None
 
 
@@ -154,13 +154,16 @@ def character_classes() -> dict[str, list[tuple[int, int]]]:
     >>> character_classes()["single_quote"]
     [(39, 39)]
     """
-    return {role: _ranges(body) for role, body in CLASSES.items()}
+    return {role: list(ranges) for role, ranges in _RANGES.items()}
+
+
+_RANGES = {role: _ranges(body) for role, body in CLASSES.items()}
 
 
 def _class_table() -> np.ndarray:
     table = np.full(0x110000, ord(_OTHER), dtype=np.uint8)
-    for role, body in CLASSES.items():
-        for first, last in _ranges(body):
+    for role, ranges in _RANGES.items():
+        for first, last in ranges:
             table[first:last + 1] = ord(_LETTER[role])
     return table
 
@@ -237,10 +240,10 @@ def _lower_exceptions() -> tuple[re.Pattern[str], dict[str, str]]:
     """Characters whose ``str.lower`` here differs from the JDK's ``Character.toLowerCase``."""
     exceptions = {"\u03a3": "\u03c3"}  # Python picks final sigma by context; Java never does
     jdk = {cp: chr(low) for cp, low in LOWER.items()}
-    for role, body in CLASSES.items():
+    for role, ranges in _RANGES.items():
         if role in _CASELESS:
             continue
-        for first, last in _ranges(body):
+        for first, last in ranges:
             for chunk in range(first, last + 1, 256):
                 text = "".join(map(chr, range(chunk, min(chunk + 256, last + 1))))
                 if text.lower() != text.translate(jdk):  # rare: compare character by character
