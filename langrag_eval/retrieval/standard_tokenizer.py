@@ -265,7 +265,13 @@ def _lower(tokens: list[str], text: str) -> list[str]:
 
 
 def tokenize(text: str) -> list[str]:
-    """Tokens of ``text`` as Lucene's StandardAnalyzer without stop words emits them."""
+    """Tokens of ``text`` as Lucene's StandardAnalyzer without stop words emits them.
+
+    >>> tokenize("Don't panic: E=mc², 👍🏽")
+    ["don't", 'panic', 'e', 'mc', '👍🏽']
+    >>> [len(t) for t in tokenize("x" * 300)]  # cut at the scanner's buffer, not dropped
+    [255, 45]
+    """
     if text.isascii():
         # ASCII lower case keeps every character in its class, so lower first and match once.
         tokens = _ASCII_TOKEN.findall(text.lower())
