@@ -1,16 +1,15 @@
 """Text analysis as Lucene's ``StandardAnalyzer`` without stop words, and Lucene's one-byte length norm.
 
-OpenSearch scores a ``text`` field with the standard analyzer: Unicode word segmentation (UAX #29),
-tokens kept when they hold a letter or a digit or are emoji, lower-cased code point by code point, tokens longer
-than 255 characters cut into pieces. Runs of Thai, Lao, Khmer and Myanmar letters, which UAX #29
-leaves unsegmented, stay one token as in Lucene. A regex ``\\w+`` split differs from this on roughly
-one English paragraph in five (hyphens, apostrophes, decimals, URLs), enough to change BM25 rankings.
+OpenSearch scores a ``text`` field with the standard analyzer: Lucene's ``StandardTokenizer`` (UAX #29
+word boundaries as Lucene 8's grammar draws them, see :mod:`.standard_tokenizer`) and a per-code-point
+lower case. A regex ``\\w+`` split differs from it on roughly one English paragraph in five (hyphens,
+apostrophes, decimals, URLs, ``²``), enough to change BM25 rankings.
 
 Lucene stores each document's token count in one byte (``SmallFloat.intToByte4``): exact below 24,
 then four significant bits, so a 300-token document is scored as if it had 280 tokens.
 
->>> analyze("Don't panic: the U.S.A. has 3.14 ÉTÉS!")
-["don't", 'panic', 'the', 'u.s.a', 'has', '3.14', 'étés']
+>>> analyze("Don't panic: the U.S.A. has 3.14 ÉTÉS! E=mc²")
+["don't", 'panic', 'the', 'u.s.a', 'has', '3.14', 'étés', 'e', 'mc']
 >>> [byte4_to_int(int_to_byte4(n)) for n in (7, 24, 100, 300)]
 [7, 24, 96, 280]
 """
@@ -18,63 +17,18 @@ then four significant bits, so a 300-token document is scored as if it had 280 t
 from __future__ import annotations
 
 import numpy as np
-import regex
 
-__all__ = ["LENGTH_TABLE", "MAX_TOKEN_LENGTH", "analyze", "byte4_to_int", "int_to_byte4"]
+from .standard_tokenizer import BUFFER_UNITS, tokenize
 
-MAX_TOKEN_LENGTH = 255
+__all__ = ["LENGTH_TABLE", "MAX_TOKEN_LENGTH", "analyze", "byte4_to_int", "encode_lengths",
+           "int_to_byte4"]
 
-# (?w): word boundaries per Unicode UAX #29 instead of the \w/\W transitions; V1 allows zero-width splits.
-_BOUNDARY = regex.compile(r"(?V1w)\b")
-# A segment is a token when it holds a letter or a digit, or is an emoji (Lucene 7+ emits those too).
-_KEEP = regex.compile(r"[\p{L}\p{N}\p{Extended_Pictographic}\p{Regional_Indicator}\u20e3]")
-# Scripts Lucene's grammar emits as one token per run (UAX #29 "complex context", Line_Break=SA).
-_COMPLEX = regex.compile(r"^[\p{Line_Break=Complex_Context}]+$")
-_ANY_COMPLEX = regex.compile(r"[\p{Line_Break=Complex_Context}]")
-# Characters whose lower case differs between Python's full mapping (context-aware, may expand) and
-# Java's per-code-point Character.toLowerCase, which Lucene's LowerCaseFilter uses.
-_SPECIAL_LOWER = {"\u03a3": "\u03c3", "\u0130": "i"}
-
-
-def _lower(token: str) -> str:
-    if "\u03a3" in token or "\u0130" in token:
-        return "".join(_SPECIAL_LOWER.get(ch, ch.lower()) for ch in token)
-    return token.lower()
-
-
-def _split_long(token: str) -> list[str]:
-    if len(token) <= MAX_TOKEN_LENGTH:
-        return [token]
-    return [token[i:i + MAX_TOKEN_LENGTH] for i in range(0, len(token), MAX_TOKEN_LENGTH)]
+MAX_TOKEN_LENGTH = BUFFER_UNITS  # StandardAnalyzer's default maxTokenLength, in UTF-16 units
 
 
 def analyze(text: str) -> list[str]:
     """Tokens of ``text`` as OpenSearch's ``standard`` analyzer (no stop words) produces them."""
-    segments = _BOUNDARY.split(text)
-    if not _ANY_COMPLEX.search(text):
-        # Fast path for the usual case: isalnum() and isspace() settle most segments without a regex.
-        kept = [s for s in segments if s and (s.isalnum() or (not s.isspace() and _KEEP.search(s)))]
-        if "\u03a3" in text or "\u0130" in text:
-            tokens = [_lower(s) for s in kept]
-        else:
-            tokens = [s.lower() for s in kept]
-        if any(len(t) > MAX_TOKEN_LENGTH for t in tokens):
-            tokens = [piece for t in tokens for piece in _split_long(t)]
-        return tokens
-    tokens: list[str] = []
-    run = ""  # a pending run of complex-context letters, joined into one token
-    for segment in segments:
-        if segment and _COMPLEX.match(segment):
-            run += segment
-            continue
-        if run:
-            tokens.extend(_split_long(_lower(run)))
-            run = ""
-        if _KEEP.search(segment):
-            tokens.extend(_split_long(_lower(segment)))
-    if run:
-        tokens.extend(_split_long(_lower(run)))
-    return tokens
+    return tokenize(text)
 
 
 def _long_to_int4(i: int) -> int:
@@ -119,5 +73,3 @@ def encode_lengths(lengths: np.ndarray) -> np.ndarray:
     return (np.searchsorted(_BYTE_OF_LENGTH_CUTS, np.asarray(lengths, dtype=np.int64), side="right")
             - 1).astype(np.uint8)
 
-
-__all__ += ["encode_lengths"]

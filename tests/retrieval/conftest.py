@@ -4,10 +4,14 @@
 osmem answers the text path (index creation, ``_bulk``, ``match``) and error replies over real
 HTTP; it refuses ``knn``, ``hybrid`` and search pipelines with HTTP 400, and its match scores are
 not Lucene BM25. Tests against it check rankings, requests, error mapping and capability
-detection, never knn, hybrid or score values.
+detection, never knn, hybrid or score values. Also the ``lucene`` fixture: real Lucene for the
+analyzer and BM25 oracles.
 """
 
 from __future__ import annotations
+
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -31,3 +35,17 @@ def osmem_url(osmem_server) -> str:
     clone = osmem_server.clone()
     yield clone.url
     clone.close()
+
+
+# Real Lucene (tests/retrieval/lucene/), compiled once per session; skipped where Java is missing.
+sys.path.insert(0, str(Path(__file__).parent / "lucene"))
+from lucene_oracle import Lucene, OracleUnavailable
+
+
+@pytest.fixture(scope="session")
+def lucene(tmp_path_factory) -> Lucene:
+    """BM25Oracle.java compiled against Debian's liblucene8-java (skips with the install command)."""
+    try:
+        return Lucene.compile(tmp_path_factory.mktemp("lucene"))
+    except OracleUnavailable as exc:
+        pytest.skip(str(exc))
