@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..embeddings import Embedder
 from ..errors import ConfigError, RetrievalError
-from ..runtime.concurrency import run_sync
+from ..runtime.concurrency import gather_bounded, run_sync
 from ..types import Document
 
 __all__ = [
@@ -152,19 +152,52 @@ class Retriever:
 
     async def aretrieve(self, query: str, k: int | None = None) -> list[Document]:
         """The top ``k`` (default: the retriever's ``k``) documents for ``query``, best first."""
-        if not query or not query.strip():
-            raise RetrievalError("empty query: give a question or keywords to search for")
-        vector = None
-        if self.mode != "bm25":
-            # Embedding is CPU-bound; keep the event loop free for concurrent retrievals.
-            vector = (await asyncio.to_thread(self.embedder.embed, [query]))[0]
-        return await self.backend.asearch(
-            text=query if self.mode != "knn" else None, vector=vector, mode=self.mode,
-            k=k or self.k, hybrid=self.hybrid if self.mode == "hybrid" else None)
+        return (await self.aretrieve_many([query], k))[0]
 
     def retrieve(self, query: str, k: int | None = None) -> list[Document]:
-        """Sync form of :meth:`aretrieve`."""
-        return run_sync(self.aretrieve(query, k))
+        """Sync form of :meth:`aretrieve`; no event loop when the backend has a sync ``search_many``
+        or ``search`` (the embedded and OpenSearch backends do)."""
+        return self.retrieve_many([query], k)[0]
+
+    async def aretrieve_many(self, queries: Sequence[str], k: int | None = None) -> list[list[Document]]:
+        """:meth:`aretrieve` for each query: the queries are embedded in one call, and a backend
+        with ``asearch_many`` answers them in one batch (the embedded one scores KNN as one matrix
+        product); other backends get one ``asearch`` per query, a few at a time."""
+        texts, vectors = self._texts(queries), None
+        if self.mode != "bm25":
+            # Embedding is CPU-bound; keep the event loop free for concurrent retrievals.
+            vectors = await asyncio.to_thread(self.embedder.embed, list(queries))
+        args = self._search_args(k)
+        many = getattr(self.backend, "asearch_many", None)
+        if many is not None:
+            return await many(texts=texts, vectors=vectors, **args)
+        return await gather_bounded(list(range(len(queries))), lambda i: self.backend.asearch(
+            text=None if texts is None else texts[i], vector=None if vectors is None else vectors[i],
+            **args), limit=8)
+
+    def retrieve_many(self, queries: Sequence[str], k: int | None = None) -> list[list[Document]]:
+        """Sync form of :meth:`aretrieve_many`."""
+        many, one = getattr(self.backend, "search_many", None), getattr(self.backend, "search", None)
+        if many is None and one is None:
+            return run_sync(self.aretrieve_many(queries, k))
+        texts = self._texts(queries)
+        vectors = self.embedder.embed(list(queries)) if self.mode != "bm25" else None
+        args = self._search_args(k)
+        if many is not None:
+            return many(texts=texts, vectors=vectors, **args)
+        return [one(text=None if texts is None else texts[i], vector=None if vectors is None else vectors[i],
+                    **args) for i in range(len(queries))]
+
+    def _texts(self, queries: Sequence[str]) -> list[str] | None:
+        if isinstance(queries, str):
+            raise RetrievalError("give a list of queries, not one string")
+        for query in queries:
+            if not query or not query.strip():
+                raise RetrievalError("empty query: give a question or keywords to search for")
+        return None if self.mode == "knn" else list(queries)
+
+    def _search_args(self, k: int | None) -> dict[str, Any]:
+        return {"mode": self.mode, "k": k or self.k, "hybrid": self.hybrid if self.mode == "hybrid" else None}
 
     def __repr__(self) -> str:
         return f"Retriever(backend={getattr(self.backend, 'name', '?')!r}, mode={self.mode!r}, k={self.k})"
