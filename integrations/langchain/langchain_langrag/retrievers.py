@@ -21,7 +21,7 @@ from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict
 
 from langrag_eval.embeddings import Embedder
-from langrag_eval.retrieval.base import HybridSettings, Mode, Retriever, SearchBackend, run_sync
+from langrag_eval.retrieval.base import HybridSettings, Mode, Retriever, SearchBackend
 from langrag_eval.types import Document
 
 __all__ = ["LangragRetriever", "to_langchain_document"]
@@ -50,7 +50,7 @@ class LangragRetriever(BaseRetriever):
 
     def _get_relevant_documents(self, query: str, *,
                                 run_manager: CallbackManagerForRetrieverRun) -> list[LCDocument]:
-        return [to_langchain_document(d) for d in run_sync(self.retriever.aretrieve(query, self.k))]
+        return [to_langchain_document(d) for d in self.retriever.retrieve(query, self.k)]
 
     async def _aget_relevant_documents(self, query: str, *,
                                        run_manager: AsyncCallbackManagerForRetrieverRun) -> list[LCDocument]:
