@@ -49,7 +49,9 @@ def to_score(similarity: np.ndarray, space: Space) -> np.ndarray:
     if space == "l2":
         return np.float32(1.0) / (np.float32(1.0) + np.maximum(s, np.float32(0.0)))
     if space == "innerproduct":
-        return np.where(s > 0, s + np.float32(1.0), np.float32(1.0) / (np.float32(1.0) - s))
+        # the reciprocal branch only serves s <= 0; clamping keeps the discarded side finite
+        below = np.minimum(s, np.float32(0.0))
+        return np.where(s > 0, s + np.float32(1.0), np.float32(1.0) / (np.float32(1.0) - below))
     raise ConfigError(f"vector space {space!r} is unknown; use cosinesimil, l2 or innerproduct")
 
 
