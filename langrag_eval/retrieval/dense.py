@@ -56,7 +56,7 @@ def to_score(similarity: np.ndarray, space: Space) -> np.ndarray:
 
 
 def _unit(m: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(m, axis=-1, keepdims=True)
+    norms = np.sqrt(np.einsum("ij,ij->i", m, m))[:, None]
     return np.divide(m, norms, out=np.zeros_like(m), where=norms > 0)
 
 
@@ -112,11 +112,19 @@ class DenseIndex:
         n = rows.shape[0]
         self._reserve(self.size + n)
         end = self.size + n
-        if self.space == "cosinesimil":
-            rows = _unit(rows)
-        self._data[:, self.size:end] = rows.T
-        if self._sq_norms is not None:
-            self._sq_norms[self.size:end] = (rows * rows).sum(axis=1)
+        cols = self._data[:, self.size:end]
+        if self.dtype != np.float32 and self.space == "cosinesimil":
+            cols[...] = _unit(rows).T   # normalise in float32, then round to float16
+        else:
+            cols[...] = rows.T
+        if self._sq_norms is not None or (self.space == "cosinesimil" and self.dtype == np.float32):
+            # einsum sums the squares without a squared copy of the matrix
+            sq = np.einsum("ij,ij->i", rows, rows)
+            if self._sq_norms is not None:
+                self._sq_norms[self.size:end] = sq
+            if self.space == "cosinesimil" and self.dtype == np.float32:
+                norms = np.sqrt(sq)
+                np.divide(cols, norms, out=cols, where=norms > 0)
         self._keys[self.size:end] = keys
         self._alive[self.size:end] = True
         self.size = end
@@ -154,13 +162,16 @@ class DenseIndex:
         if self._dead * 4 > self.size:
             self._compact()
 
-    def _reserve(self, need: int) -> None:
+    def reserve(self, extra: int) -> None:
+        """Make room for ``extra`` more vectors at once, so adding them in slices moves nothing."""
+        self._reserve(self.size + extra, exact=True)
+
+    def _reserve(self, need: int, exact: bool = False) -> None:
         capacity = self._data.shape[1]
         if need <= capacity:
             return
-        # the first batch is sized exactly; later growth by an eighth keeps appends amortised O(n)
-        # while wasting at most an eighth of the matrix
-        new = need if capacity == 0 else max(need, capacity + capacity // 8)
+        # growth by an eighth keeps appends amortised O(n) while wasting at most an eighth
+        new = need if exact or capacity == 0 else max(need, capacity + capacity // 8)
         data = np.zeros((self.dimension, new), dtype=self.dtype)
         data[:, :self.size] = self._data[:, :self.size]
         self._data = data
@@ -217,52 +228,55 @@ class DenseIndex:
             out.extend(self._exact(q[start:start + rows], k))
         return out
 
-    def _scores(self, q: np.ndarray) -> np.ndarray:
-        """OpenSearch scores of every column for each query, shape (queries, size), computed in place."""
+    def _raw(self, q: np.ndarray) -> np.ndarray:
+        """Per query and column, a value that orders columns as their scores do: the similarity, or
+        for l2 ``2 x.q - |x|^2`` (``|q|^2`` is the same for every column). Dead columns are -inf."""
         data = self._data[:, :self.size]
         if self.dtype != np.float32:
             data = data.astype(np.float32)
-        sims = (q[0] @ data)[None, :] if len(q) == 1 else q @ data   # one query: a matrix-vector product
-        if self.space == "cosinesimil":
-            sims += np.float32(1.0)
-            sims /= np.float32(2.0)
-            return sims
-        if self.space == "innerproduct":
-            return to_score(sims, self.space)
-        assert self._sq_norms is not None   # l2: |x - q|^2 = |x|^2 - 2 x.q + |q|^2
-        sims *= np.float32(-2.0)
-        sims += self._sq_norms[:self.size]
-        sims += np.einsum("ij,ij->i", q, q)[:, None]
-        np.maximum(sims, np.float32(0.0), out=sims)
-        sims += np.float32(1.0)
-        return np.reciprocal(sims, out=sims)
+        raw = (q[0] @ data)[None, :] if len(q) == 1 else q @ data   # one query: a matrix-vector product
+        if self._sq_norms is not None:
+            raw *= np.float32(2.0)
+            raw -= self._sq_norms[:self.size]
+        if self._dead:
+            raw[:, ~self._alive[:self.size]] = -np.inf
+        return raw
+
+    def _score(self, raw: np.ndarray, q_sq: np.float32) -> np.ndarray:
+        """Scores from :meth:`_raw` values, with the float32 steps of :func:`to_score`; for l2,
+        ``sq - 2 x.q`` is exactly ``-raw`` and the squared distance ``-raw + |q|^2``."""
+        if self._sq_norms is None:
+            return to_score(raw, self.space)
+        with np.errstate(invalid="ignore"):
+            return to_score(-raw + q_sq, self.space)
 
     def _exact(self, q: np.ndarray, k: int) -> list[tuple[np.ndarray, np.ndarray]]:
-        scores = self._scores(q)
-        if self._dead:
-            scores[:, ~self._alive[:self.size]] = -np.inf
+        # Columns are chosen on the raw values and only the chosen ones are turned into scores: the
+        # score is a non-decreasing function of the raw value, so the k best raw values hold the k
+        # best scores, unless the (k+1)-th scores the same as the k-th; then more columns tie and the
+        # tie-break by key needs all of them (the slow path below).
+        raw = self._raw(q)
+        q_sq = np.einsum("ij,ij->i", q, q)
         n = self.size
         if k < n:
-            # the k best, and the (k+1)-th: when it equals the k-th, more columns tie and the
-            # tie-break by key needs all of them (the slow path below)
-            part = np.argpartition(scores, n - k - 1, axis=1)
+            part = np.argpartition(raw, n - k - 1, axis=1)
             top = part[:, n - k:]
-            values = np.take_along_axis(scores, top, axis=1)
-            tied = np.take_along_axis(scores, part[:, n - k - 1:n - k], axis=1)[:, 0] >= values.min(axis=1)
+            values = np.take_along_axis(raw, top, axis=1)
+            nxt = np.take_along_axis(raw, part[:, n - k - 1:n - k], axis=1)
         else:
-            top = np.broadcast_to(np.arange(n), scores.shape)
-            values, tied = scores, np.zeros(len(scores), dtype=bool)
-        order = np.lexsort((top, -values), axis=-1)[:, :k]
-        best = np.take_along_axis(top, order, axis=1)
+            top = np.broadcast_to(np.arange(n), raw.shape)
+            values, nxt = raw, None
         out = []
-        for i, row in enumerate(scores):
-            if tied[i]:
-                kth = values[i].min()
-                cand = np.flatnonzero(row >= kth)
-                pick = cand[np.lexsort((cand, -row[cand]))[:k]]
-            else:
-                pick = best[i]
-            out.append((self._keys[pick], row[pick]))
+        for i in range(len(raw)):
+            scores = self._score(values[i], q_sq[i])
+            pick = top[i]
+            if nxt is not None and self._score(nxt[i], q_sq[i])[0] >= scores.min():
+                scores = self._score(raw[i], q_sq[i])
+                scores[~self._alive[:n]] = -np.inf
+                pick = np.flatnonzero(scores >= scores[top[i]].min())
+                scores = scores[pick]
+            order = np.lexsort((pick, -scores))[:k]
+            out.append((self._keys[pick[order]], scores[order]))
         return out
 
     def _faiss_search(self, q: np.ndarray, k: int) -> list[tuple[np.ndarray, np.ndarray]]:

@@ -46,6 +46,7 @@ __all__ = ["EmbeddedBackend"]
 _FORMAT = "langrag-eval-embedded"
 _VERSION = 1
 MAX_K = 10_000  # OpenSearch's limit for knn k; applied to every mode for the same contract
+_SLICE = 4096   # vector rows checked, copied or saved at once: temporaries stay a few MB
 
 
 class EmbeddedBackend:
@@ -121,9 +122,12 @@ class EmbeddedBackend:
             matrix = self._check_vectors(chunks, vectors)
             failed: list[tuple[str, str]] = []
             accepted: dict[str, tuple[Chunk, int]] = {}
-            ones = np.ones(len(chunks), dtype=bool)
-            finite = ones if matrix is None else np.isfinite(matrix).all(axis=1)
-            nonzero = ones if matrix is None else matrix.any(axis=1)
+            finite, nonzero = np.ones(len(chunks), dtype=bool), np.ones(len(chunks), dtype=bool)
+            for at in range(0, 0 if matrix is None else len(matrix), _SLICE):
+                # a slice at a time: no full-size boolean copies of the matrix
+                part = matrix[at:at + _SLICE]  # type: ignore[index]
+                finite[at:at + _SLICE] = np.isfinite(part).all(axis=1)
+                nonzero[at:at + _SLICE] = part.any(axis=1)
             for i, chunk in enumerate(chunks):
                 reason = self._refusal(chunk, bool(finite[i]), bool(nonzero[i]))
                 if reason is not None:
@@ -150,10 +154,10 @@ class EmbeddedBackend:
         if self._dense is None:
             self._dense = DenseIndex(dimension=matrix.shape[1], space=self.space, engine=self.knn_engine)
         whole = len(picks) == len(matrix) and bool((picks == np.arange(len(matrix))).all())
-        step = 16384   # a subset is gathered a slice at a time, never as a second full matrix
-        for at in range(0, len(picks), step):
-            rows = matrix[at:at + step] if whole else matrix[picks[at:at + step]]
-            self._dense.add(rows, keys[at:at + step])
+        self._dense.reserve(len(picks))
+        for at in range(0, len(picks), _SLICE):   # a subset is gathered a slice at a time
+            rows = matrix[at:at + _SLICE] if whole else matrix[picks[at:at + _SLICE]]
+            self._dense.add(rows, keys[at:at + _SLICE])
 
     def _append(self, chunks: list[Chunk]) -> None:
         keys: list[np.ndarray] = []
@@ -337,8 +341,8 @@ class EmbeddedBackend:
                   "shape": (len(rows), dim)}
         with open(path, "wb") as f:
             np.lib.format.write_array_header_1_0(f, header)
-            for start in range(0, len(rows), 16384):
-                part, got = rows[start:start + 16384], has[start:start + 16384]
+            for start in range(0, len(rows), _SLICE):
+                part, got = rows[start:start + _SLICE], has[start:start + _SLICE]
                 block = np.zeros((len(part), dim), dtype="<f4")
                 if got.any():
                     block[got] = self._dense.vectors(part[got])  # type: ignore[union-attr]
