@@ -22,7 +22,7 @@ import numpy as np
 from langrag_eval.retrieval import Chunk, EmbeddedBackend, HybridSettings
 from langrag_eval.retrieval.fusion import rrf
 
-from retrieval_knn import knn_batched, knn_memory, unit_vectors
+from retrieval_knn import knn_batched, knn_memory, knn_single, unit_vectors
 
 
 def synthetic_corpus(n_docs: int, seed: int = 0) -> tuple[list[Chunk], list[str], np.ndarray]:
@@ -69,6 +69,7 @@ def knn_report(n_docs: int, dim: int, backend: EmbeddedBackend | None = None,
         backend = EmbeddedBackend()
         backend.index([Chunk(id=f"d{i}", text=f"document {i}") for i in range(n_docs)], vectors)
     batched = knn_batched(backend, vectors)
+    single = knn_single(backend, vectors)
     memory = knn_memory(n_docs, dim)
     print(f"KNN at {n_docs:,} x {dim} float32 ({n_docs * dim * 4 / 2 ** 20:.0f} MiB of vectors; "
           f"{os.cpu_count()} CPUs, 1-min load average {load_start:.1f} at start, "
@@ -80,6 +81,8 @@ def knn_report(n_docs: int, dim: int, backend: EmbeddedBackend | None = None,
         ratio = "" if t is None else f"{t / batched['numpy']:.2f}x"
         print(f"  {name:<12} {row['resident_mib']:>6.0f} MiB {row['resident_x']:>4.2f}x "
               f"{row['peak_mib']:>6.0f} MiB {row['peak_x']:>4.2f}x {ms:>12} {ratio:>9}")
+    print(f"  one query through the sync search(): {single['ours']:.2f} ms median "
+          f"(numpy X @ q + argpartition: {single['numpy']:.2f} ms, {single['ours'] / single['numpy']:.2f}x)")
     print(f"  targets: KNN resident <= 1.2x the vectors' bytes: "
           f"{'met' if memory['ours']['resident_x'] <= 1.2 else 'NOT met'}; batched KNN <= 1.1x numpy: "
           f"{'met' if batched['ours'] <= 1.1 * batched['numpy'] else 'NOT met'}")

@@ -12,6 +12,9 @@ Batched KNN: 100 query vectors, k 10, against the same unit vectors: ``search_ma
 embedded backend (where the backend has it; else one ``search`` per query), numpy's
 ``Q @ X.T`` + ``argpartition`` + sort of the k, and faiss ``IndexFlatIP.search``. The contenders
 take turns, repeat after repeat, and each keeps its median.
+
+Single queries: the sync ``search`` (knn, k 10) one query at a time, beside numpy's ``X @ q`` +
+``argpartition`` + sort: median milliseconds over 200 queries, turns taken as above.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import numpy as np
 
 from langrag_eval.retrieval import Chunk, EmbeddedBackend
 
-__all__ = ["knn_batched", "knn_memory", "unit_vectors"]
+__all__ = ["knn_batched", "knn_memory", "knn_single", "unit_vectors"]
 
 
 def unit_vectors(n: int, dim: int, seed: int = 1) -> np.ndarray:
@@ -131,3 +134,23 @@ def knn_batched(backend: EmbeddedBackend, vectors: np.ndarray, n_queries: int = 
             fn()
             times[name].append(time.perf_counter() - start)
     return {name: statistics.median(t) for name, t in times.items()}
+
+
+def knn_single(backend: EmbeddedBackend, vectors: np.ndarray, n_queries: int = 200, k: int = 10
+               ) -> dict[str, float]:
+    """Median milliseconds of one sync KNN search, ours and numpy's."""
+    queries = unit_vectors(n_queries, vectors.shape[1], seed=6)
+
+    def numpy_single(q: np.ndarray) -> object:
+        sims = vectors @ q
+        top = np.argpartition(-sims, k)[:k]
+        return top[np.argsort(-sims[top])]
+
+    contenders = {"ours": lambda q: backend.search(vector=q, mode="knn", k=k), "numpy": numpy_single}
+    times: dict[str, list[float]] = {name: [] for name in contenders}
+    for q in queries:
+        for name, fn in contenders.items():
+            start = time.perf_counter()
+            fn(q)
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(t) * 1000 for name, t in times.items()}

@@ -266,17 +266,19 @@ class DenseIndex:
         else:
             top = np.broadcast_to(np.arange(n), raw.shape)
             values, nxt = raw, None
-        out = []
-        for i in range(len(raw)):
-            scores = self._score(values[i], q_sq[i])
-            pick = top[i]
-            if nxt is not None and self._score(nxt[i], q_sq[i])[0] >= scores.min():
-                scores = self._score(raw[i], q_sq[i])
-                scores[~self._alive[:n]] = -np.inf
-                pick = np.flatnonzero(scores >= scores[top[i]].min())
-                scores = scores[pick]
-            order = np.lexsort((pick, -scores))[:k]
-            out.append((self._keys[pick[order]], scores[order]))
+        scores = self._score(values, q_sq[:, None])
+        order = np.lexsort((top, -scores), axis=-1)[:, :k]
+        picks = np.take_along_axis(top, order, axis=1)
+        best = np.take_along_axis(scores, order, axis=1)
+        out = list(zip(self._keys[picks], best))
+        if nxt is None:
+            return out
+        for i in np.flatnonzero(self._score(nxt, q_sq[:, None])[:, 0] >= scores.min(axis=1)):
+            row = self._score(raw[i], q_sq[i])
+            row[~self._alive[:n]] = -np.inf
+            pick = np.flatnonzero(row >= scores[i].min())
+            order_i = np.lexsort((pick, -row[pick]))[:k]
+            out[i] = (self._keys[pick[order_i]], row[pick[order_i]])
         return out
 
     def _faiss_search(self, q: np.ndarray, k: int) -> list[tuple[np.ndarray, np.ndarray]]:
