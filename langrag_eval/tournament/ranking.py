@@ -49,6 +49,7 @@ __all__ = [
 Game = tuple[str, str, float]
 ELO_SCALE = 400.0 / math.log(10.0)  # one Bradley-Terry log-odds unit in Elo points
 _STEPS = 1024   # Elo steps whose indices are expanded at once: 1024 x 500 tournaments x 8 B = 4 MB
+_BOOT_BATCH = 32   # bootstrap resamples scored in one sparse product
 
 
 def expected_score(r_a: float | np.ndarray, r_b: float | np.ndarray) -> float | np.ndarray:
@@ -70,6 +71,22 @@ def _encode(games: Sequence[Game], agents: Sequence[str]) -> tuple[np.ndarray, n
     index = {a: i for i, a in enumerate(agents)}
     if len(index) != len(agents):
         raise ValueError("agent names must be unique")
+    n = len(games)
+    try:
+        # one pass per column through C-speed iterators, checked as arrays; "+ 0.0" refuses text
+        a = np.fromiter((index.get(g[0], -1) for g in games), np.int64, count=n)
+        b = np.fromiter((index.get(g[1], -1) for g in games), np.int64, count=n)
+        s = np.fromiter((g[2] + 0.0 for g in games), np.float64, count=n)
+    except (TypeError, ValueError, IndexError):
+        return _encode_one_by_one(games, index)
+    if (a < 0).any() or (b < 0).any() or (a == b).any() or not np.isin(s, (0.0, 0.5, 1.0)).all():
+        return _encode_one_by_one(games, index)
+    return a, b, s
+
+
+def _encode_one_by_one(games: Sequence[Game], index: dict[str, int]
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The slow path: game by game, raising on the first bad one with its position."""
     a = np.empty(len(games), dtype=np.int64)
     b = np.empty(len(games), dtype=np.int64)
     s = np.empty(len(games), dtype=np.float64)
@@ -282,11 +299,15 @@ def bradley_terry_intervals(games: Sequence[Game], agents: Sequence[str], groups
                            shape=(n * n, len(keys)))
     rng = np.random.default_rng(seed)
     draws = np.empty((n_boot, n))
-    for r in range(n_boot):
-        counts = rng.multinomial(len(keys), np.full(len(keys), 1.0 / len(keys)))
-        w = (per_query @ counts.astype(np.float64)).reshape(n, n)
-        theta, _, _ = _fit(w, None)
-        draws[r] = initial + ELO_SCALE * theta
+    uniform = np.full(len(keys), 1.0 / len(keys))
+    for start in range(0, n_boot, _BOOT_BATCH):
+        # one pass over the sparse matrix scores a batch of resamples (drawn in the same order)
+        counts = np.stack([rng.multinomial(len(keys), uniform)
+                           for _ in range(min(_BOOT_BATCH, n_boot - start))], axis=1)
+        scores = per_query @ counts.astype(np.float64)
+        for j in range(counts.shape[1]):
+            theta, _, _ = _fit(scores[:, j].reshape(n, n), None)
+            draws[start + j] = initial + ELO_SCALE * theta
     tail = (1.0 - level) / 2 * 100
     lo, hi = np.percentile(draws, [tail, 100 - tail], axis=0)
     return BTIntervals(fit=fit, low={x: float(lo[i]) for i, x in enumerate(agents)},

@@ -58,3 +58,26 @@ def test_kinds_keep_each_games_pair_and_score() -> None:
         x, y, s = games[g]
         r[x], r[y] = ranking.elo_update(r[x], r[y], s)
     assert one.mean == pytest.approx(r, abs=1e-9)
+
+
+@pytest.mark.parametrize(("games", "message"), [
+    ([("a", "b", 1.0), ("a", "z", 1.0)], "game 1 names an agent not in the list: 'a' vs 'z'"),
+    ([("b", "b", 0.5)], "game 0 pits 'b' against itself"),
+    ([("a", "b", 1.0), ("a", "b", 0.3)], "game 1 has score 0.3; expected 0, 0.5 or 1"),
+    ([("a", "b", "1")], "game 0 has score '1'; expected 0, 0.5 or 1"),
+    ([("a", "b", float("nan"))], "game 0 has score nan; expected 0, 0.5 or 1"),
+    ([("a", "b")], "not enough values to unpack"),
+])
+def test_bad_games_are_named_by_position(games, message) -> None:
+    for rank in (lambda: elo_ratings(games, ["a", "b"]),
+                 lambda: ranking.bradley_terry_intervals(games, ["a", "b"], ["q"] * len(games))):
+        with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(".", r"\.")):
+            rank()
+
+
+def test_scores_of_any_numeric_type_encode_alike() -> None:
+    from decimal import Decimal
+    from fractions import Fraction
+    plain = elo_ratings([("a", "b", 1.0), ("b", "a", 0.5)], ["a", "b"], tournaments=3)
+    for one, half in ((1, Fraction(1, 2)), (True, np.float32(0.5)), (Decimal(1), Decimal("0.5"))):
+        assert elo_ratings([("a", "b", one), ("b", "a", half)], ["a", "b"], tournaments=3) == plain
