@@ -216,6 +216,8 @@ class DenseIndex:
         if q.ndim != 2:
             raise RetrievalError(f"queries have shape {q.shape}; give a (queries, {self.dimension}) matrix")
         q = self._queries(q)
+        if k < 1:
+            raise RetrievalError(f"k must be at least 1, got {k}")
         if self.count == 0:
             empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32))
             return [empty for _ in range(len(q))]

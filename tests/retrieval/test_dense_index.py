@@ -151,6 +151,8 @@ def test_queries_are_checked() -> None:
     with pytest.raises(RetrievalError, match="ascending"):
         index.add(np.ones((1, 3), dtype=np.float32), np.array([1]))
     assert index.search_many(np.zeros((0, 3), dtype=np.float32), 2) == []
+    with pytest.raises(RetrievalError, match="at least 1"):
+        index.search(np.ones(3, dtype=np.float32), 0)
 
 
 def test_float16_storage_halves_the_matrix_and_keeps_the_ranking() -> None:
