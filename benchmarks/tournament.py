@@ -15,8 +15,14 @@ the adaptive scheduler held to half the round-robin games, and the adaptive sche
 until its stopping rule is met. Then it times ``elo_ratings`` for 500 tournaments over 6 agents x 200 queries x 15
 games.
 
+With ``--agents N`` it measures scale instead: a round robin of N agents over a fifth of ``--queries``
+and over all of them (random scores), 500 Elo tournaments and a 200-resample Bradley-Terry bootstrap,
+each size in a fresh process so that its peak RSS is its own. Time per game should stay flat from
+one size to the next and the peak should not grow with tournaments x games.
+
     python benchmarks/tournament.py                      # 10 seeds, 200 queries
     python benchmarks/tournament.py --seeds 3 --gap 30 --noise 0.3
+    python benchmarks/tournament.py --agents 20 --queries 5000   # 1,000 and 5,000 queries
 """
 
 from __future__ import annotations
@@ -26,9 +32,14 @@ import asyncio
 import hashlib
 import itertools
 import json
+import multiprocessing
+import os
 import re
+import resource
 import statistics
+import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -36,9 +47,15 @@ from scipy.stats import kendalltau
 
 from langrag_eval.runtime import Judge
 from langrag_eval.testing import ScriptedModel
-from langrag_eval.tournament import TournamentConfig, TournamentData, elo_ratings, run_tournament
+from langrag_eval.tournament import (
+    TournamentConfig,
+    TournamentData,
+    bradley_terry_intervals,
+    elo_ratings,
+    run_tournament,
+)
 
-__all__ = ["main", "simulate", "time_elo"]
+__all__ = ["main", "scale", "simulate", "time_elo"]
 
 AGENTS = ["rag-knn", "fusion-knn", "rag-bm25", "rag-hybrid", "fusion-hybrid", "fusion-bm25"]
 
@@ -120,6 +137,57 @@ def time_elo(queries: int = 200, tournaments: int = 500, repeats: int = 5) -> di
             "median": statistics.median(times)}
 
 
+def _rss_mib(peak: bool) -> float:
+    """This process's peak (ru_maxrss) or current (/proc) resident set, in MiB."""
+    if peak:
+        kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return kib / (1024 * 1024) if sys.platform == "darwin" else kib / 1024
+    with open("/proc/self/statm", encoding="ascii") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2 ** 20
+
+
+def scale(agents: int, queries: int, tournaments: int = 500, n_boot: int = 200) -> dict[str, Any]:
+    """Time and peak memory of Elo and the Bradley-Terry bootstrap over a random round robin."""
+    names = [f"agent-{i:02d}" for i in range(agents)]
+    pairs = list(itertools.combinations(names, 2))
+    scores = np.random.default_rng(0).choice([0.0, 0.5, 1.0], size=queries * len(pairs)).tolist()
+    games = [(x, y, s) for (x, y), s in zip(pairs * queries, scores)]
+    groups = [f"q{n // len(pairs)}" for n in range(len(games))]
+    data_mib = _rss_mib(peak=False)
+    start = time.perf_counter()
+    elo_ratings(games, names, tournaments=tournaments, seed=0)
+    elo_s = time.perf_counter() - start
+    elo_peak = _rss_mib(peak=True)
+    start = time.perf_counter()
+    bradley_terry_intervals(games, names, groups, n_boot=n_boot, seed=0)
+    bt_s = time.perf_counter() - start
+    return {"agents": agents, "queries": queries, "games": len(games), "tournaments": tournaments,
+            "n_boot": n_boot, "elo_s": elo_s, "bt_s": bt_s, "data_mib": data_mib,
+            "elo_peak_mib": elo_peak, "peak_mib": _rss_mib(peak=True)}
+
+
+def _scale_report(agents: int, queries: int) -> int:
+    sizes = sorted({max(1, queries // 5), queries})
+    rows = []
+    for q in sizes:   # a fresh process per size: ru_maxrss is a high-water mark
+        with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+            rows.append(pool.submit(scale, agents, q).result())
+    print(f"scale: {agents} agents round robin, 500 Elo tournaments, 200 bootstrap resamples "
+          f"({os.cpu_count()} CPUs, 1-min load average {os.getloadavg()[0]:.1f})")
+    print(f"{'queries':>8} {'games':>9} {'Elo s':>8} {'us/game':>8} {'BT s':>7} {'data MiB':>9} "
+          f"{'Elo peak':>9} {'peak MiB':>9}")
+    for r in rows:
+        print(f"{r['queries']:>8} {r['games']:>9} {r['elo_s']:>8.2f} {r['elo_s'] / r['games'] * 1e6:>8.2f} "
+              f"{r['bt_s']:>7.2f} {r['data_mib']:>9.0f} {r['elo_peak_mib']:>9.0f} {r['peak_mib']:>9.0f}")
+    if len(rows) == 2:
+        print(f"time per game, largest / smallest: Elo {rows[1]['elo_s'] / rows[1]['games'] / (rows[0]['elo_s'] / rows[0]['games']):.2f}, "
+              f"Bradley-Terry {rows[1]['bt_s'] / rows[1]['games'] / (rows[0]['bt_s'] / rows[0]['games']):.2f} "
+              f"(1.00 is linear)")
+    ok = all(r["peak_mib"] < 1024 for r in rows)
+    print(f"target (peak RSS under 1 GiB at every size): {'met' if ok else 'NOT met'}")
+    return 0 if ok else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--seeds", type=int, default=10)
@@ -131,7 +199,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--adaptive-batch", type=int, default=10)
     p.add_argument("--adaptive-z", type=float, default=1.645)
     p.add_argument("--json", default=None, help="write all figures to this file")
+    p.add_argument("--agents", type=int, default=None,
+                   help="measure Elo and Bradley-Terry time and peak memory for a round robin of this many "
+                        "agents at a fifth of --queries and at --queries, instead of the simulation")
     args = p.parse_args(argv)
+    if args.agents is not None:
+        return _scale_report(args.agents, args.queries)
     adaptive = {"adaptive_initial": args.adaptive_initial, "adaptive_batch": args.adaptive_batch,
                 "adaptive_z": args.adaptive_z}
     runs = [asyncio.run(simulate(s, queries=args.queries, gap=args.gap, noise=args.noise, tie=args.tie,

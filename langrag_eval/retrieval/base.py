@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..embeddings import Embedder
 from ..errors import ConfigError, RetrievalError
-from ..runtime.concurrency import run_sync
+from ..runtime.concurrency import gather_bounded, run_sync
 from ..types import Document
 
 __all__ = [
@@ -160,26 +160,12 @@ class Retriever:
                         hybrid: HybridSettings | dict[str, Any] | None = None) -> list[Document]:
         """The top ``k`` (default: the retriever's ``k``) documents for ``query``, best first.
         ``mode`` and ``hybrid`` override the retriever's own for this call only."""
-        if not isinstance(query, str) or not query.strip():
-            raise RetrievalError("empty query: give a question or keywords to search for")
-        mode = mode or self.mode
-        if mode not in get_args(Mode):
-            raise ConfigError(f"retrieval mode {mode!r} is unknown; use one of {get_args(Mode)}")
-        if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
-            raise ConfigError(f"k must be a whole number of at least 1, got {k!r}")
-        if isinstance(hybrid, dict):
-            hybrid = dataclasses.replace(self.hybrid, **hybrid)
-        vector = None
-        if mode != "bm25":
-            # Embedding is CPU-bound; keep the event loop free for concurrent retrievals.
-            vector = (await asyncio.to_thread(self.embedder.embed, [query]))[0]
-        return await self.backend.asearch(
-            text=query if mode != "knn" else None, vector=vector, mode=mode,
-            k=k or self.k, hybrid=(hybrid or self.hybrid) if mode == "hybrid" else None)
+        return (await self.aretrieve_many([query], k, mode=mode, hybrid=hybrid))[0]
 
     def retrieve(self, query: str, k: int | None = None, **search: Any) -> list[Document]:
-        """Sync form of :meth:`aretrieve`."""
-        return run_sync(self.aretrieve(query, k, **search))
+        """Sync form of :meth:`aretrieve`; no event loop when the backend has a sync ``search_many``
+        or ``search`` (the embedded and OpenSearch backends do)."""
+        return self.retrieve_many([query], k, **search)[0]
 
     @staticmethod
     def search_arguments(kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -190,6 +176,56 @@ class Retriever:
             raise ConfigError(f"unknown search argument(s) {', '.join(unknown)}; a langrag retriever "
                               "takes k, mode and hybrid")
         return dict(kwargs)
+
+    async def aretrieve_many(self, queries: Sequence[str], k: int | None = None, *, mode: Mode | None = None,
+                             hybrid: HybridSettings | dict[str, Any] | None = None) -> list[list[Document]]:
+        """:meth:`aretrieve` for each query: the queries are embedded in one call, and a backend
+        with ``asearch_many`` answers them in one batch (the embedded one scores KNN as one matrix
+        product); other backends get one ``asearch`` per query, a few at a time."""
+        args = self._search_args(k, mode, hybrid)
+        texts, vectors = self._texts(queries, args["mode"]), None
+        if args["mode"] != "bm25":
+            # Embedding is CPU-bound; keep the event loop free for concurrent retrievals.
+            vectors = await asyncio.to_thread(self.embedder.embed, list(queries))
+        many = getattr(self.backend, "asearch_many", None)
+        if many is not None:
+            return await many(texts=texts, vectors=vectors, **args)
+        return await gather_bounded(list(range(len(queries))), lambda i: self.backend.asearch(
+            text=None if texts is None else texts[i], vector=None if vectors is None else vectors[i],
+            **args), limit=8)
+
+    def retrieve_many(self, queries: Sequence[str], k: int | None = None, *, mode: Mode | None = None,
+                      hybrid: HybridSettings | dict[str, Any] | None = None) -> list[list[Document]]:
+        """Sync form of :meth:`aretrieve_many`."""
+        many, one = getattr(self.backend, "search_many", None), getattr(self.backend, "search", None)
+        if many is None and one is None:
+            return run_sync(self.aretrieve_many(queries, k, mode=mode, hybrid=hybrid))
+        args = self._search_args(k, mode, hybrid)
+        texts = self._texts(queries, args["mode"])
+        vectors = self.embedder.embed(list(queries)) if args["mode"] != "bm25" else None
+        if many is not None:
+            return many(texts=texts, vectors=vectors, **args)
+        return [one(text=None if texts is None else texts[i], vector=None if vectors is None else vectors[i],
+                    **args) for i in range(len(queries))]
+
+    def _texts(self, queries: Sequence[str], mode: Mode) -> list[str] | None:
+        if isinstance(queries, str):
+            raise RetrievalError("give a list of queries, not one string")
+        for query in queries:
+            if not isinstance(query, str) or not query.strip():
+                raise RetrievalError("empty query: give a question or keywords to search for")
+        return None if mode == "knn" else list(queries)
+
+    def _search_args(self, k: int | None, mode: Mode | None = None,
+                     hybrid: HybridSettings | dict[str, Any] | None = None) -> dict[str, Any]:
+        mode = mode or self.mode
+        if mode not in get_args(Mode):
+            raise ConfigError(f"retrieval mode {mode!r} is unknown; use one of {get_args(Mode)}")
+        if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
+            raise ConfigError(f"k must be a whole number of at least 1, got {k!r}")
+        if isinstance(hybrid, dict):
+            hybrid = dataclasses.replace(self.hybrid, **hybrid)
+        return {"mode": mode, "k": k or self.k, "hybrid": (hybrid or self.hybrid) if mode == "hybrid" else None}
 
     def __repr__(self) -> str:
         return f"Retriever(backend={getattr(self.backend, 'name', '?')!r}, mode={self.mode!r}, k={self.k})"

@@ -37,7 +37,7 @@ import numpy as np
 from ..errors import RetrievalError
 from ..types import Document
 from .analysis import analyze
-from .base import Chunk, HybridSettings, IngestReport, Mode, SyncSearchMixin
+from .base import Chunk, HybridSettings, IngestReport, Mode
 from .bm25 import BM25Index
 from .dense import DenseIndex, KnnEngine, Space
 from .fusion import combine_normalized, rrf
@@ -47,9 +47,10 @@ __all__ = ["EmbeddedBackend"]
 _FORMAT = "langrag-eval-embedded"
 _VERSION = 1
 MAX_K = 10_000  # OpenSearch's limit for knn k; applied to every mode for the same contract
+_SLICE = 4096   # vector rows checked, copied or saved at once: temporaries stay a few MB
 
 
-class EmbeddedBackend(SyncSearchMixin):
+class EmbeddedBackend:
     """In-process search backend; in memory when ``path`` is None, else persisted to that folder."""
 
     name = "embedded"
@@ -69,8 +70,9 @@ class EmbeddedBackend(SyncSearchMixin):
         self._vocab: dict[str, int] = {}
         # Forward index, one segment per index call: (terms, tfs, entries per doc, token counts).
         self._segments: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
-        self._vectors: list[np.ndarray | None] = []  # per row, None when indexed without a vector
-        self._compiled: tuple[np.ndarray, BM25Index, np.ndarray, DenseIndex | None] | None = None
+        # The one copy of the vectors, keyed by row; rows indexed without a vector have none.
+        self._dense: DenseIndex | None = None
+        self._compiled: tuple[np.ndarray, BM25Index] | None = None
         if self.path is not None and (self.path / "manifest.json").exists():
             try:
                 self._load(space)
@@ -87,8 +89,13 @@ class EmbeddedBackend(SyncSearchMixin):
 
     # ---- ingestion -------------------------------------------------------------------------------
     async def aindex(self, chunks: Sequence[Chunk], vectors: np.ndarray | None = None) -> IngestReport:
-        """Add or replace ``chunks`` (with one vector row each when given); bad chunks are reported."""
+        """Add or replace ``chunks`` (with one vector row each when given); bad chunks are reported.
+        The vectors are copied in (see :mod:`.dense`); the caller's matrix is not kept."""
         return await asyncio.to_thread(self._index, list(chunks), vectors)
+
+    def index(self, chunks: Sequence[Chunk], vectors: np.ndarray | None = None) -> IngestReport:
+        """Sync form of :meth:`aindex`, with no event loop."""
+        return self._index(list(chunks), vectors)
 
     def _check_vectors(self, chunks: list[Chunk], vectors: Any) -> np.ndarray | None:
         if vectors is None:
@@ -123,20 +130,27 @@ class EmbeddedBackend(SyncSearchMixin):
         with self._lock:
             matrix = self._check_vectors(chunks, vectors)
             failed: list[tuple[str, str]] = []
-            accepted: dict[str, tuple[Chunk, np.ndarray | None]] = {}
-            ones = np.ones(len(chunks), dtype=bool)
-            finite = ones if matrix is None else np.isfinite(matrix).all(axis=1)
-            nonzero = ones if matrix is None else matrix.any(axis=1)
+            accepted: dict[str, tuple[Chunk, int]] = {}
+            finite, nonzero = np.ones(len(chunks), dtype=bool), np.ones(len(chunks), dtype=bool)
+            for at in range(0, 0 if matrix is None else len(matrix), _SLICE):
+                # a slice at a time: no full-size boolean copies of the matrix
+                part = matrix[at:at + _SLICE]  # type: ignore[index]
+                finite[at:at + _SLICE] = np.isfinite(part).all(axis=1)
+                nonzero[at:at + _SLICE] = part.any(axis=1)
             for i, chunk in enumerate(chunks):
-                vector = None if matrix is None else matrix[i]
                 reason = self._refusal(chunk, bool(finite[i]), bool(nonzero[i]))
                 if reason is not None:
                     failed.append((chunk.id, reason))
                 else:
                     accepted.pop(chunk.id, None)  # a repeated id: the last one wins, as in a bulk request
-                    accepted[chunk.id] = (chunk, vector)
+                    accepted[chunk.id] = (chunk, i)
             if accepted:
-                self._append([c for c, _ in accepted.values()], [v for _, v in accepted.values()])
+                first = len(self._ids)
+                self._append([c for c, _ in accepted.values()])
+                if matrix is not None:
+                    self._add_vectors(matrix, np.fromiter((i for _, i in accepted.values()), np.int64,
+                                                          count=len(accepted)),
+                                      np.arange(first, first + len(accepted), dtype=np.int64))
                 if matrix is not None:
                     self.dimension = int(matrix.shape[1])
                 self._compiled = None
@@ -144,19 +158,30 @@ class EmbeddedBackend(SyncSearchMixin):
                     self._save()
             return IngestReport(indexed=len(accepted), failed=failed)
 
-    def _append(self, chunks: list[Chunk], vectors: list[np.ndarray | None]) -> None:
+    def _add_vectors(self, matrix: np.ndarray, picks: np.ndarray, keys: np.ndarray) -> None:
+        """Copy rows ``picks`` of ``matrix`` into the dense index under ``keys`` (backend rows)."""
+        if self._dense is None:
+            self._dense = DenseIndex(dimension=matrix.shape[1], space=self.space, engine=self.knn_engine)
+        whole = len(picks) == len(matrix) and bool((picks == np.arange(len(matrix))).all())
+        self._dense.reserve(len(picks))
+        for at in range(0, len(picks), _SLICE):   # a subset is gathered a slice at a time
+            rows = matrix[at:at + _SLICE] if whole else matrix[picks[at:at + _SLICE]]
+            self._dense.add(rows, keys[at:at + _SLICE])
+
+    def _append(self, chunks: list[Chunk]) -> None:
         keys: list[np.ndarray] = []
         lengths = np.zeros(len(chunks), dtype=np.int64)
+        replaced = []
         for i, chunk in enumerate(chunks):
             old = self._row_of.get(chunk.id)
             if old is not None:
                 self._live[old] = False
+                replaced.append(old)
             self._row_of[chunk.id] = len(self._ids)
             self._ids.append(chunk.id)
             self._texts.append(chunk.text)
             self._metadata.append(dict(chunk.metadata))
             self._live.append(True)
-            self._vectors.append(vectors[i])
             tokens = analyze(chunk.text)
             lengths[i] = len(tokens)
             vocab = self._vocab
@@ -169,6 +194,8 @@ class EmbeddedBackend(SyncSearchMixin):
         pairs, tfs = np.unique(doc_of * width + flat, return_counts=True)
         counts = np.bincount(pairs // width, minlength=len(chunks))
         self._segments.append(((pairs % width).astype(np.int32), tfs.astype(np.int32), counts, lengths))
+        if replaced and self._dense is not None:
+            self._dense.remove(np.asarray(replaced, dtype=np.int64))
 
     # ---- compiled view ---------------------------------------------------------------------------
     def _live_forward(self, live: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -180,61 +207,95 @@ class EmbeddedBackend(SyncSearchMixin):
         entry_live = np.repeat(live, counts)
         return terms[entry_live], tfs[entry_live], counts[live], lengths[live]
 
-    def _compile(self) -> tuple[np.ndarray, BM25Index, np.ndarray, DenseIndex | None]:
+    def _compile(self) -> tuple[np.ndarray, BM25Index]:
+        """Live rows and their BM25 index, rebuilt after a change (the dense index is kept current)."""
         with self._lock:
             if self._compiled is not None:
                 return self._compiled
             live = np.asarray(self._live, dtype=bool)
             bm25 = BM25Index.from_forward(self._vocab, *self._live_forward(live))
-            rows = np.flatnonzero(live)
-            vec_rows = np.asarray([r for r in rows if self._vectors[r] is not None], dtype=np.int64)
-            dense = None
-            if vec_rows.size:
-                dense = DenseIndex(np.stack([self._vectors[r] for r in vec_rows]), space=self.space,
-                                   engine=self.knn_engine)
-            self._compiled = (rows, bm25, vec_rows, dense)
+            self._compiled = (np.flatnonzero(live), bm25)
             return self._compiled
 
     # ---- search ----------------------------------------------------------------------------------
-    async def acount(self) -> int:
+    # The searches run in the caller's thread: sync callers get no event loop, async callers get
+    # the answer without a thread hop (a search is a few milliseconds of numpy).
+    def count(self) -> int:
         return len(self._row_of)  # one entry per live id
+
+    async def acount(self) -> int:
+        return self.count()
 
     async def asearch(self, *, text: str | None = None, vector: Sequence[float] | None = None,
                       mode: Mode = "bm25", k: int = 10, hybrid: HybridSettings | None = None) -> list[Document]:
         """The ``k`` best chunks for ``text`` (bm25), ``vector`` (knn) or both (hybrid)."""
+        return self.search(text=text, vector=vector, mode=mode, k=k, hybrid=hybrid)
+
+    def search(self, *, text: str | None = None, vector: Sequence[float] | None = None,
+               mode: Mode = "bm25", k: int = 10, hybrid: HybridSettings | None = None) -> list[Document]:
+        """Sync form of :meth:`asearch`."""
+        return self.search_many(texts=None if text is None else [text],
+                                vectors=None if vector is None else [vector], mode=mode, k=k,
+                                hybrid=hybrid)[0]
+
+    async def asearch_many(self, *, texts: Sequence[str] | None = None,
+                           vectors: Sequence[Sequence[float]] | np.ndarray | None = None, mode: Mode = "bm25",
+                           k: int = 10, hybrid: HybridSettings | None = None) -> list[list[Document]]:
+        """:meth:`asearch` for many queries at once (``texts[i]`` with ``vectors[i]``); the KNN part
+        scores the whole batch in one matrix product."""
+        return self.search_many(texts=texts, vectors=vectors, mode=mode, k=k, hybrid=hybrid)
+
+    def search_many(self, *, texts: Sequence[str] | None = None,
+                    vectors: Sequence[Sequence[float]] | np.ndarray | None = None, mode: Mode = "bm25",
+                    k: int = 10, hybrid: HybridSettings | None = None) -> list[list[Document]]:
+        """Sync form of :meth:`asearch_many`."""
+        n = self._check_search(texts, vectors, mode, k)
+        rows, bm25 = self._compile()
+        if mode == "bm25":
+            return [self._documents(*self._bm25(rows, bm25, t, k)) for t in texts]  # type: ignore[union-attr]
+        with self._lock:   # the dense index changes in place when chunks are indexed
+            if rows.size and (self._dense is None or self._dense.count == 0):
+                raise RetrievalError("this index holds no vectors: index chunks with vectors to use "
+                                     f"{mode} search, or search with mode='bm25'")
+            depth = k if mode == "knn" else (hybrid or HybridSettings()).depth
+            semantic = self._knn_many(vectors, n, depth)
+        if mode == "knn":
+            return [self._documents(*hits) for hits in semantic]
+        settings = hybrid or HybridSettings()
+        return [self._documents(*self._fuse(self._bm25(rows, bm25, t, settings.depth), hits, settings, k))
+                for t, hits in zip(texts, semantic)]  # type: ignore[arg-type]
+
+    @staticmethod
+    def _check_search(texts: Sequence[str] | None, vectors: Any, mode: str, k: int) -> int:
+        """The number of queries, after the argument checks every search shares."""
         if not 1 <= k <= MAX_K:
             raise RetrievalError(f"k must be between 1 and {MAX_K}, got {k}")
         if mode not in ("bm25", "knn", "hybrid"):
             raise RetrievalError(f"search mode {mode!r} is unknown; use bm25, knn or hybrid")
-        if mode in ("bm25", "hybrid") and (text is None or not text.strip()):
+        if mode in ("bm25", "hybrid") and (texts is None or any(t is None or not t.strip() for t in texts)):
             raise RetrievalError(f"empty query: {mode} search needs query text")
-        if mode in ("knn", "hybrid") and vector is None:
+        if mode in ("knn", "hybrid") and (vectors is None or any(v is None for v in vectors)):
             raise RetrievalError(f"{mode} search needs a query vector; embed the query first "
                                  f"(Retriever does this with its embedder)")
-        rows, bm25, vec_rows, dense = self._compile()
-        if mode == "bm25":
-            return self._documents(*self._bm25(rows, bm25, text, k))  # type: ignore[arg-type]
-        if rows.size and dense is None:
-            raise RetrievalError("this index holds no vectors: index chunks with vectors to use "
-                                 f"{mode} search, or search with mode='bm25'")
-        if mode == "knn":
-            return self._documents(*self._knn(vec_rows, dense, vector, k))
-        settings = hybrid or HybridSettings()
-        lexical = self._bm25(rows, bm25, text, settings.depth)  # type: ignore[arg-type]
-        semantic = self._knn(vec_rows, dense, vector, settings.depth)
-        return self._documents(*self._fuse(lexical, semantic, settings, k))
+        n = len(texts) if mode == "bm25" else len(vectors)  # type: ignore[arg-type]
+        if mode == "hybrid" and len(texts) != n:  # type: ignore[arg-type]
+            raise RetrievalError(f"hybrid search got {len(texts)} texts and {n} vectors; "  # type: ignore[arg-type]
+                                 f"give one vector per text")
+        return n
 
     @staticmethod
     def _bm25(rows: np.ndarray, bm25: BM25Index, text: str, k: int) -> tuple[np.ndarray, np.ndarray]:
         positions, scores = bm25.search(analyze(text), k)
         return rows[positions], scores
 
-    @staticmethod
-    def _knn(vec_rows: np.ndarray, dense: DenseIndex | None, vector: Any, k: int) -> tuple[np.ndarray, np.ndarray]:
-        if dense is None:  # an empty index: nothing to find, and no dimension to check against
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        positions, scores = dense.search(np.asarray(vector, dtype=np.float32), k)
-        return vec_rows[positions], scores
+    def _knn_many(self, vectors: Any, n: int, k: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        if self._dense is None:  # an empty index: nothing to find, and no dimension to check against
+            return [(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32))] * n
+        try:
+            matrix = np.asarray(vectors, dtype=np.float32)
+        except ValueError:   # ragged rows
+            raise RetrievalError("query vectors differ in length; embed every query with one model") from None
+        return self._dense.search_many(matrix, k)
 
     def _fuse(self, lexical: tuple[np.ndarray, np.ndarray], semantic: tuple[np.ndarray, np.ndarray],
               settings: HybridSettings, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -257,20 +318,14 @@ class EmbeddedBackend(SyncSearchMixin):
     def _save(self) -> None:
         """Write live chunks to a fresh folder beside ``path``, then swap it in."""
         assert self.path is not None
-        rows, _, _, _ = self._compile()
+        rows, _ = self._compile()
         tmp = self.path.with_name(self.path.name + ".saving")
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
         with open(tmp / "chunks.jsonl", "w", encoding="utf-8") as f:
             f.writelines(json.dumps({"id": self._ids[r], "text": self._texts[r],
                                     "metadata": self._metadata[r]}, ensure_ascii=False) + "\n" for r in rows.tolist())
-        has_vec = np.asarray([self._vectors[r] is not None for r in rows.tolist()], dtype=bool)
-        dim = self.dimension or 0
-        matrix = np.zeros((len(rows), dim), dtype=np.float32)
-        for i, r in enumerate(rows.tolist()):
-            if has_vec[i]:
-                matrix[i] = self._vectors[r]
-        np.save(tmp / "vectors.npy", matrix)
+        has_vec = self._write_vectors(tmp / "vectors.npy", rows)
         terms, tfs, counts, lengths = self._live_forward(np.asarray(self._live, dtype=bool))
         np.savez(tmp / "postings.npz", terms=terms, tfs=tfs, counts=counts, lengths=lengths)
         (tmp / "vocabulary.json").write_text(json.dumps(list(self._vocab), ensure_ascii=False),
@@ -285,6 +340,23 @@ class EmbeddedBackend(SyncSearchMixin):
             self.path.rename(old)
         tmp.rename(self.path)
         shutil.rmtree(old, ignore_errors=True)
+
+    def _write_vectors(self, path: Path, rows: np.ndarray) -> np.ndarray:
+        """Save the vectors of ``rows`` (zeros where a row has none) as .npy, a slice at a time so
+        no second full matrix is built; returns which rows have one."""
+        dim = self.dimension or 0
+        has = np.zeros(len(rows), dtype=bool) if self._dense is None else self._dense.has(rows)
+        header = {"descr": np.lib.format.dtype_to_descr(np.dtype("<f4")), "fortran_order": False,
+                  "shape": (len(rows), dim)}
+        with open(path, "wb") as f:
+            np.lib.format.write_array_header_1_0(f, header)
+            for start in range(0, len(rows), _SLICE):
+                part, got = rows[start:start + _SLICE], has[start:start + _SLICE]
+                block = np.zeros((len(part), dim), dtype="<f4")
+                if got.any():
+                    block[got] = self._dense.vectors(part[got])  # type: ignore[union-attr]
+                f.write(block.tobytes())
+        return has
 
     def _load(self, space: Space | None) -> None:
         assert self.path is not None
@@ -301,7 +373,7 @@ class EmbeddedBackend(SyncSearchMixin):
         self.space = manifest["space"]
         with open(self.path / "chunks.jsonl", encoding="utf-8") as f:
             chunks = [Chunk(**json.loads(line)) for line in f if line.strip()]
-        matrix = np.load(self.path / "vectors.npy")
+        matrix = np.load(self.path / "vectors.npy", mmap_mode="r")   # copied in a slice at a time below
         has_vec = np.load(self.path / "has_vector.npy")
         forward = np.load(self.path / "postings.npz")
         vocabulary = json.loads((self.path / "vocabulary.json").read_text(encoding="utf-8"))
@@ -313,5 +385,7 @@ class EmbeddedBackend(SyncSearchMixin):
             self._texts.append(chunk.text)
             self._metadata.append(dict(chunk.metadata))
             self._live.append(True)
-            self._vectors.append(matrix[i] if has_vec[i] else None)
         self.dimension = manifest.get("dimension")
+        picks = np.flatnonzero(has_vec)
+        if picks.size:
+            self._add_vectors(matrix, picks, picks)

@@ -7,7 +7,8 @@ Elo follows RAGElo's description (K 32, initial 1000, games shuffled, the final 
 over many tournaments) but in floating point, with the standard expected score
 ``E_a = 1 / (1 + 10 ** ((R_b - R_a) / 400))`` and every tournament starting afresh. All tournaments
 run at once as rows of one numpy array, so 500 tournaments of 3,000 games take a fraction of a
-second.
+second; the game orders are streamed a block of steps at a time (:mod:`.orders`), so memory stays
+bounded and time linear in games (500 tournaments of 950,000 games fit in a few hundred MB).
 
 >>> games = [("x", "y", 1.0), ("x", "y", 0.5), ("y", "x", 0.0)]
 >>> elo = elo_ratings(games, ["x", "y"], tournaments=10, seed=1)
@@ -25,7 +26,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
+
+from .orders import step_blocks
 
 __all__ = [
     "BTFit",
@@ -44,6 +48,8 @@ __all__ = [
 
 Game = tuple[str, str, float]
 ELO_SCALE = 400.0 / math.log(10.0)  # one Bradley-Terry log-odds unit in Elo points
+_STEPS = 1024   # Elo steps whose indices are expanded at once: 1024 x 500 tournaments x 8 B = 4 MB
+_BOOT_BATCH = 32   # bootstrap resamples scored in one sparse product
 
 
 def expected_score(r_a: float | np.ndarray, r_b: float | np.ndarray) -> float | np.ndarray:
@@ -65,6 +71,22 @@ def _encode(games: Sequence[Game], agents: Sequence[str]) -> tuple[np.ndarray, n
     index = {a: i for i, a in enumerate(agents)}
     if len(index) != len(agents):
         raise ValueError("agent names must be unique")
+    n = len(games)
+    try:
+        # one pass per column through C-speed iterators, checked as arrays; "+ 0.0" refuses text
+        a = np.fromiter((index.get(g[0], -1) for g in games), np.int64, count=n)
+        b = np.fromiter((index.get(g[1], -1) for g in games), np.int64, count=n)
+        s = np.fromiter((g[2] + 0.0 for g in games), np.float64, count=n)
+    except (TypeError, ValueError, IndexError):
+        return _encode_one_by_one(games, index)
+    if (a < 0).any() or (b < 0).any() or (a == b).any() or not np.isin(s, (0.0, 0.5, 1.0)).all():
+        return _encode_one_by_one(games, index)
+    return a, b, s
+
+
+def _encode_one_by_one(games: Sequence[Game], index: dict[str, int]
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The slow path: game by game, raising on the first bad one with its position."""
     a = np.empty(len(games), dtype=np.int64)
     b = np.empty(len(games), dtype=np.int64)
     s = np.empty(len(games), dtype=np.float64)
@@ -102,21 +124,26 @@ def elo_ratings(games: Sequence[Game], agents: Sequence[str], *, k: float = 32.0
     n = len(agents)
     flat = np.full(tournaments * n, float(initial))   # tournament t's ratings at [t * n, (t + 1) * n)
     if n_games:
-        rng = np.random.default_rng(seed)
-        order = rng.permuted(np.tile(np.arange(n_games), (tournaments, 1)), axis=1)
-        # step g plays, in every tournament at once, that tournament's g-th game; flat indices and
-        # contiguous rows per step keep the inner loop to a few 1-D gathers and scatters
+        # Games with the same (a, b, score) are interchangeable, so an order is kept as a sequence of
+        # kinds: small codes that bound the orders' memory (see .orders).
+        kinds, kind_of = np.unique((a * n + b) * 3 + (s * 2).astype(np.int64), return_inverse=True)
+        kind_a, kind_b, kind_s = kinds // 3 // n, kinds // 3 % n, (kinds % 3) / 2.0
         base = (np.arange(tournaments) * n)[None, :]
-        fa = np.ascontiguousarray(a[order].T + base)
-        fb = np.ascontiguousarray(b[order].T + base)
-        gs = np.ascontiguousarray(s[order].T)
         scale = math.log(10.0) / 400.0
-        for g in range(n_games):
-            ia, ib = fa[g], fb[g]
-            ra, rb = flat[ia], flat[ib]
-            delta = k * (gs[g] - 1.0 / (1.0 + np.exp((rb - ra) * scale)))
-            flat[ia] = ra + delta
-            flat[ib] = rb - delta
+        blocks = step_blocks(kind_of.reshape(-1), len(kinds), tournaments=tournaments,
+                             rng=np.random.default_rng(seed))
+        for block in blocks:
+            for at in range(0, len(block), _STEPS):
+                # step g plays, in every tournament at once, that tournament's g-th game; flat indices
+                # and contiguous rows per step keep the inner loop to a few 1-D gathers and scatters
+                part = block[at:at + _STEPS]
+                fa, fb, gs = kind_a[part] + base, kind_b[part] + base, kind_s[part]
+                for g in range(len(part)):
+                    ia, ib = fa[g], fb[g]
+                    ra, rb = flat[ia], flat[ib]
+                    delta = k * (gs[g] - 1.0 / (1.0 + np.exp((rb - ra) * scale)))
+                    flat[ia] = ra + delta
+                    flat[ib] = rb - delta
     ratings = flat.reshape(tournaments, n)
     mean, std = ratings.mean(axis=0), ratings.std(axis=0)
     low, high = np.percentile(ratings, [2.5, 97.5], axis=0)
@@ -211,11 +238,14 @@ def bradley_terry(games: Sequence[Game], agents: Sequence[str], *, prior: float 
     ``prior`` adds that many pseudo-ties between every pair; by default one (0.1) is added only
     when the plain maximum does not exist.
     """
-    a, b, s = _encode(games, agents)
-    theta, fisher, regularised = _fit(_score_matrix(a, b, s, len(agents)), prior)
+    return _bradley_terry(*_encode(games, agents), tuple(agents), prior=prior, initial=initial)
+
+
+def _bradley_terry(a: np.ndarray, b: np.ndarray, s: np.ndarray, names: tuple[str, ...], *,
+                   prior: float | None, initial: float) -> BTFit:
+    theta, fisher, regularised = _fit(_score_matrix(a, b, s, len(names)), prior)
     dispersion = _dispersion(theta, a, b, s)
-    cov = dispersion * np.linalg.pinv(fisher) if len(games) else np.zeros((len(agents), len(agents)))
-    names = tuple(agents)
+    cov = dispersion * np.linalg.pinv(fisher) if len(s) else np.zeros((len(names), len(names)))
     return BTFit(theta={x: float(theta[i]) for i, x in enumerate(names)},
                  rating={x: float(initial + ELO_SCALE * theta[i]) for i, x in enumerate(names)},
                  se={x: float(math.sqrt(max(cov[i, i], 0.0))) for i, x in enumerate(names)},
@@ -253,23 +283,31 @@ def bradley_terry_intervals(games: Sequence[Game], agents: Sequence[str], groups
     replacement: games of one query share the query's difficulty, so they are resampled together."""
     if len(groups) != len(games):
         raise ValueError("groups must name one query per game")
-    fit = bradley_terry(games, agents, initial=initial)
     a, b, s = _encode(games, agents)
+    fit = _bradley_terry(a, b, s, tuple(agents), prior=None, initial=initial)
     n = len(agents)
     keys = sorted(set(groups))
     if not keys or n_boot < 1:
         return BTIntervals(fit, dict(fit.rating), dict(fit.rating), level, 0)
     position = {g: i for i, g in enumerate(keys)}
     gi = np.array([position[g] for g in groups], dtype=np.int64)
-    per_group = np.zeros((len(keys), n, n))
-    np.add.at(per_group, (gi, a, b), s)
-    np.add.at(per_group, (gi, b, a), 1.0 - s)
+    # Each query's points per ordered pair as a sparse (pair, query) matrix: memory grows with the
+    # games played, not with queries x agents^2. A resample's score matrix is that matrix times the
+    # resample's query counts; every entry is a multiple of 0.5, so the sums are exact in any order.
+    per_query = csr_matrix((np.concatenate([s, 1.0 - s]),
+                            (np.concatenate([a * n + b, b * n + a]), np.concatenate([gi, gi]))),
+                           shape=(n * n, len(keys)))
     rng = np.random.default_rng(seed)
     draws = np.empty((n_boot, n))
-    for r in range(n_boot):
-        counts = rng.multinomial(len(keys), np.full(len(keys), 1.0 / len(keys)))
-        theta, _, _ = _fit(np.tensordot(counts, per_group, axes=1), None)
-        draws[r] = initial + ELO_SCALE * theta
+    uniform = np.full(len(keys), 1.0 / len(keys))
+    for start in range(0, n_boot, _BOOT_BATCH):
+        # one pass over the sparse matrix scores a batch of resamples (drawn in the same order)
+        counts = np.stack([rng.multinomial(len(keys), uniform)
+                           for _ in range(min(_BOOT_BATCH, n_boot - start))], axis=1)
+        scores = per_query @ counts.astype(np.float64)
+        for j in range(counts.shape[1]):
+            theta, _, _ = _fit(scores[:, j].reshape(n, n), None)
+            draws[start + j] = initial + ELO_SCALE * theta
     tail = (1.0 - level) / 2 * 100
     lo, hi = np.percentile(draws, [tail, 100 - tail], axis=0)
     return BTIntervals(fit=fit, low={x: float(lo[i]) for i, x in enumerate(agents)},

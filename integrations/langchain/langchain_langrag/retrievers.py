@@ -29,7 +29,7 @@ from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field
 
 from langrag_eval.embeddings import Embedder
-from langrag_eval.retrieval.base import HybridSettings, Mode, Retriever, SearchBackend, run_sync
+from langrag_eval.retrieval.base import HybridSettings, Mode, Retriever, SearchBackend
 from langrag_eval.retrieval.ingest import retriever_over
 from langrag_eval.types import Document
 
@@ -95,7 +95,7 @@ class LangragRetriever(BaseRetriever):
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun,
                                 **kwargs: Any) -> list[LCDocument]:
         k, search = self._search(kwargs)
-        return [to_langchain_document(d) for d in run_sync(self.retriever.aretrieve(query, k, **search))]
+        return [to_langchain_document(d) for d in self.retriever.retrieve(query, k, **search)]
 
     async def _aget_relevant_documents(self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun,
                                        **kwargs: Any) -> list[LCDocument]:

@@ -23,7 +23,7 @@ from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import BaseNode, NodeWithScore, QueryBundle, TextNode
 
 from langrag_eval.embeddings import Embedder
-from langrag_eval.retrieval.base import HybridSettings, Mode, Retriever, SearchBackend, run_sync
+from langrag_eval.retrieval.base import HybridSettings, Mode, Retriever, SearchBackend
 from langrag_eval.retrieval.ingest import retriever_over
 from langrag_eval.types import Document
 
@@ -80,7 +80,7 @@ class LangragRetriever(BaseRetriever):
         return self._langrag
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        return [to_node(d) for d in run_sync(self._langrag.aretrieve(query_bundle.query_str, self._k))]
+        return [to_node(d) for d in self._langrag.retrieve(query_bundle.query_str, self._k)]
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         return [to_node(d) for d in await self._langrag.aretrieve(query_bundle.query_str, self._k)]
