@@ -97,6 +97,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help=f"characters per chunk (default {DEFAULT_SIZE})")
     p.add_argument("--chunk-overlap", type=int, default=DEFAULT_OVERLAP,
                    help=f"characters shared by consecutive chunks (default {DEFAULT_OVERLAP})")
+    p.add_argument("--prune", action="store_true",
+                   help="the paths are the whole corpus: also remove chunks of documents no longer in "
+                        "them (a changed document's old chunks are always replaced)")
     p.add_argument("--no-embeddings", "--bm25-only", dest="embeddings", action="store_false",
                    help="index text only (BM25); knn and hybrid search will not work")
     p.add_argument("--text-field", default="text", help="text field of .jsonl inputs (default text)")
@@ -131,7 +134,7 @@ def handle(args: argparse.Namespace) -> int:
         quiet_model_loading()
     try:
         report = ingest(backend, loaded.sources, vectors=args.embeddings, size=args.chunk_size,
-                        overlap=args.chunk_overlap)
+                        overlap=args.chunk_overlap, prune=args.prune)
         total = backend.count()
     finally:
         close = getattr(backend, "close", None)
@@ -143,4 +146,6 @@ def handle(args: argparse.Namespace) -> int:
     say(f"indexed {report.indexed} chunks from {len(loaded.sources)} documents into {where} "
         f"({total} in total{'' if args.embeddings else ', text only'}); "
         f"{len(report.failed)} chunks and {len(loaded.errors)} inputs skipped")
+    say(f"  {report.added} chunks added, {report.unchanged} unchanged, {report.removed} removed "
+        f"(of documents that changed{' or are no longer in these paths' if args.prune else ''})")
     return 1 if report.failed or loaded.errors else 0

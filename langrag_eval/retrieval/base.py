@@ -66,6 +66,10 @@ class IngestReport(BaseModel):
 
     indexed: int
     failed: list[tuple[str, str]] = Field(default_factory=list)
+    # re-indexing sources into a backend that already held them (see ``ingest``):
+    added: int = 0       # chunks the backend did not hold before
+    unchanged: int = 0   # chunks it held already, with the same text
+    removed: int = 0     # chunks of changed or vanished sources taken out
 
 
 @dataclass(frozen=True)

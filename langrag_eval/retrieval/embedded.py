@@ -158,6 +158,32 @@ class EmbeddedBackend:
                     self._save()
             return IngestReport(indexed=len(accepted), failed=failed)
 
+    # ---- removal: what re-indexing a changed corpus needs ------------------------------------------
+    def ids(self) -> list[str]:
+        """The ids of every chunk the index holds now."""
+        with self._lock:
+            return list(self._row_of)
+
+    async def aids(self) -> list[str]:
+        return self.ids()
+
+    def delete(self, ids: Sequence[str]) -> int:
+        """Remove the chunks ``ids`` (unknown ids are ignored); returns how many were removed."""
+        with self._lock:
+            rows = [self._row_of.pop(i) for i in dict.fromkeys(ids) if i in self._row_of]
+            for row in rows:
+                self._live[row] = False
+            if rows:
+                if self._dense is not None:
+                    self._dense.remove(np.asarray(rows, dtype=np.int64))
+                self._compiled = None
+                if self.path is not None:
+                    self._save()
+            return len(rows)
+
+    async def adelete(self, ids: Sequence[str]) -> int:
+        return await asyncio.to_thread(self.delete, list(ids))
+
     def _add_vectors(self, matrix: np.ndarray, picks: np.ndarray, keys: np.ndarray) -> None:
         """Copy rows ``picks`` of ``matrix`` into the dense index under ``keys`` (backend rows)."""
         if self._dense is None:

@@ -21,6 +21,7 @@ Embedding goes through any :class:`~langrag_eval.embeddings.Embedder` (default: 
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,7 +35,8 @@ from ..io import parse_json
 from .base import Chunk, HybridSettings, IngestReport, Mode, Retriever, SearchBackend, run_sync
 from .chunking import DEFAULT_OVERLAP, DEFAULT_SIZE, Source, chunk_sources
 
-__all__ = ["SUFFIXES", "Loaded", "aingest", "ingest", "load_jsonl", "load_path", "load_text", "retriever_over"]
+__all__ = ["SUFFIXES", "Loaded", "aingest", "ingest", "load_jsonl", "load_path", "load_text", "retriever_over",
+           "source_of"]
 
 SUFFIXES = (".txt", ".md", ".markdown", ".jsonl")
 
@@ -151,10 +153,27 @@ def load_path(path: str | Path, *, text_field: str = "text", id_field: str = "id
 async def aingest(backend: SearchBackend, sources: Sequence[Source] | Sequence[Chunk], *,
                   embedder: Embedder | None = None, vectors: bool = True, size: int = DEFAULT_SIZE,
                   overlap: int = DEFAULT_OVERLAP, embed_batch: int = 256,
-                  index_batch: int = 10_000) -> IngestReport:
-    """Chunk (when given sources), embed (unless ``vectors=False``) and index; one merged report."""
-    chunks = list(sources) if all(isinstance(s, Chunk) for s in sources) else chunk_sources(
-        sources, size=size, overlap=overlap)  # type: ignore[arg-type]
+                  index_batch: int = 10_000, prune: bool = False) -> IngestReport:
+    """Chunk (when given sources), embed (unless ``vectors=False``) and index; one merged report.
+
+    Given sources, indexing is an upsert by source: chunks a source had before and no longer has
+    (its text changed) are removed, so an edited document never leaves its old text behind to
+    outrank the new. With ``prune``, chunks of sources not given at all are removed too (the corpus
+    is the whole truth: a deleted file leaves the index). The report counts chunks added, unchanged
+    and removed. Backends without ``aids``/``adelete`` only add and replace.
+    """
+    given_sources = not all(isinstance(s, Chunk) for s in sources)
+    chunks = chunk_sources(sources, size=size, overlap=overlap) if given_sources else list(sources)  # type: ignore[arg-type]
+    stale: list[str] = []
+    before: set[str] = set()
+    if given_sources and hasattr(backend, "aids") and hasattr(backend, "adelete"):
+        before = set(await backend.aids())  # type: ignore[attr-defined]
+        names = {s.id for s in sources}  # type: ignore[union-attr]
+        fresh = {c.id for c in chunks}
+        for old in before - fresh:
+            owner = source_of(old)
+            if owner is not None and (prune or owner in names):
+                stale.append(old)
     if vectors and embedder is None:
         from ..embeddings import default_embedder
         embedder = default_embedder()
@@ -169,7 +188,25 @@ async def aingest(backend: SearchBackend, sources: Sequence[Source] | Sequence[C
             matrix = np.concatenate(parts) if parts else None
         part = await backend.aindex(batch, matrix)
         report = IngestReport(indexed=report.indexed + part.indexed, failed=report.failed + part.failed)
-    return report
+    refused = {i for i, _ in report.failed}
+    removed = await backend.adelete(sorted(stale)) if stale else 0  # type: ignore[attr-defined]
+    kept = {c.id for c in chunks} - refused
+    return report.model_copy(update={"added": len(kept - before), "unchanged": len(kept & before),
+                                     "removed": removed})
+
+
+_CHUNK_ID = re.compile(r"^(?P<source>.*)#\d+:[0-9a-f]{10}$", re.S)
+
+
+def source_of(chunk_id: str) -> str | None:
+    """The source id inside a chunk id made by :func:`~langrag_eval.retrieval.chunking.chunk_id`
+    (None for an id of another shape: chunks indexed as they were, which re-indexing leaves alone).
+
+    >>> source_of("docs/faq.md#250:0123456789"), source_of("my-own-id")
+    ('docs/faq.md', None)
+    """
+    found = _CHUNK_ID.match(chunk_id)
+    return found.group("source") if found else None
 
 
 def ingest(backend: SearchBackend, sources: Sequence[Source] | Sequence[Chunk], **options) -> IngestReport:
