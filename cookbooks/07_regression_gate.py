@@ -116,7 +116,7 @@ def evaluate(app, run_id: str, judge: Judge, store: RunStore) -> None:
         with capturing() as capture:
             answer = app.invoke(question)
         samples.append(RAGSample(id=f"lamp-{i:02d}", question=question, answer=answer,
-                                 contexts=capture.samples[0].sources, reference=reference))
+                                 contexts=[d.text for d in capture.samples[0].sources], reference=reference))
     store.open_run("cookbook-07", {"run": run_id}, run_id=run_id, judge=judge.model_id)
     VragGrader(judge).evaluate_batch_sync(samples, run_id=run_id)
     thelma = Thelma(judge.for_run(run_id), metrics=("gr", "rqc"), batched=True)
