@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict
 from ..errors import JudgeOutputError
 from ..prompts import PromptTemplate, load_prompt
 from ..results import Unscored
-from ..runtime import Judge
+from ..runtime import Judge, run_sync
 from ..verdicts import mask_quoted, single_verdict
 
 __all__ = ["Correctness", "CorrectnessFormat", "ReferenceGrader"]
@@ -96,4 +96,5 @@ class ReferenceGrader:
         return Correctness(correct=bool(answer.value), raw=answer.raw)
 
     def grade_sync(self, question: str, true_answer: str, response: str) -> Correctness | Unscored:
-        return asyncio.run(self.grade(question, true_answer, response))
+        # run_sync, not asyncio.run: this is also called from inside running loops (notebooks)
+        return run_sync(self.grade(question, true_answer, response))

@@ -183,3 +183,19 @@ async def test_function_verdict_thresholds_and_failures() -> None:
     assert report.verdicts == {"a": True, "b": False, "c": None}
     assert report.unscored == 1 and report.reliability.skipped == 1
     assert report.reliability.recall.value == 0.5
+
+
+def test_grade_sync_works_inside_a_running_event_loop() -> None:
+    """It used asyncio.run, which refuses to run inside a running loop (a notebook, an async app)."""
+    import asyncio
+
+    from langrag_eval.grammar.grading import ReferenceGrader
+    from langrag_eval.runtime import Judge
+    from langrag_eval.testing import ScriptedModel
+
+    grader = ReferenceGrader(Judge(ScriptedModel(["Names her.\nJudgement: [[Correct]]"])))
+
+    async def inside() -> object:
+        return grader.grade_sync("Who?", "Ada", "Ada Lovelace")
+
+    assert asyncio.run(inside()).correct is True
