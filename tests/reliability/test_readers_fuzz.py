@@ -35,8 +35,11 @@ json_value = st.recursive(json_leaf, lambda inner: st.one_of(
 def jsonl_text(draw: st.DrawFn) -> bytes:
     lines = []
     for _ in range(draw(st.integers(0, 6))):
-        kind = draw(st.sampled_from(["object", "object", "object", "special", "value", "cut", "bytes"]))
-        if kind == "object":
+        kind = draw(st.sampled_from(["full", "full", "object", "object", "special", "value", "cut", "bytes"]))
+        if kind == "full":  # every field a reader may look for, so rows get past the column checks
+            obj = {f: draw(st.one_of(st.text(max_size=15), json_value)) for f in FIELDS}
+            lines.append(json.dumps(obj).encode())
+        elif kind == "object":
             obj = draw(st.dictionaries(st.sampled_from(FIELDS), json_value, max_size=8))
             lines.append(json.dumps(obj).encode())
         elif kind == "special":  # a raw token where a value belongs: not producible by json.dumps
@@ -54,10 +57,10 @@ def jsonl_text(draw: st.DrawFn) -> bytes:
 
 @st.composite
 def csv_text(draw: st.DrawFn) -> bytes:
-    header = draw(st.lists(st.sampled_from(FIELDS), max_size=6))
+    header = draw(st.one_of(st.lists(st.sampled_from(FIELDS), max_size=6), st.just(FIELDS), st.just(FIELDS)))
     cell = st.one_of(st.text(alphabet=string.printable + "éü中\u2028\ufeff", max_size=12),
                      st.sampled_from(['"', '""', "a,b", "\n", "NaN", "9" * 4400, "-1", "3", "5"]))
-    rows = draw(st.lists(st.lists(cell, max_size=7), max_size=5))
+    rows = draw(st.lists(st.lists(cell, max_size=len(header) + 1), max_size=5))
     text = "\n".join([",".join(header)] + [",".join(r) for r in rows])
     data = text.encode("utf-8", "surrogatepass")
     if draw(st.booleans()):
@@ -138,6 +141,7 @@ def test_reader_never_raises_anything_but_a_clear_error(name: str, tmp_path_fact
             check.hypothesis.inner_test(data)  # type: ignore[attr-defined]
     check()
     assert TRIED[name] >= 200
+    print(f"\n{name}: {TRIED[name]} files, {REFUSED[name]} refused with a one-line error, 0 tracebacks")
 
 
 # ---- through the command line -------------------------------------------------------------------
