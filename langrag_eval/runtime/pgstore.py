@@ -14,6 +14,7 @@ stored, and every message shows the URL without them.
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 import weakref
@@ -110,7 +111,11 @@ class PostgresRunStore(StoreBase):
         self._start()
         self._claimed: set[tuple[str, str, str]] = set()
         self._claim_lock = threading.Lock()
-        self._finalizer = weakref.finalize(self, _shutdown, self._engine, self._leases, self._keeper)
+        self._log_rows: list[tuple[Any, ...]] = []
+        self._log_lock = threading.Lock()
+        self._log_timer: threading.Timer | None = None
+        self._finalizer = weakref.finalize(self, _shutdown, self._engine, self._leases, self._keeper,
+                                           self._log_rows, self._log_lock)
 
     # ---- connection
     def _run(self, sql: str, args: Sequence[Any] = (), *, fetch: bool = False) -> Any:
@@ -131,14 +136,55 @@ class PostgresRunStore(StoreBase):
 
     def put_judgment(self, run_id: str, item: str, task: str, result: Any, *, scored: bool,
                      fingerprint: str | None = None, claim: str | None = None) -> None:
-        super().put_judgment(run_id, item, task, result, scored=scored, fingerprint=fingerprint)
-        if claim is not None:
-            self.finish_claims(run_id, task, [claim])
+        if claim is None:
+            return super().put_judgment(run_id, item, task, result, scored=scored, fingerprint=fingerprint)
+        # the judgment and the end of its claim in one statement: one round trip, one commit
+        self._exec("WITH stored AS (INSERT INTO judgments (run_id, item, task, scored, result, created, "
+                   "fingerprint) VALUES (?,?,?,?,?,?,?) ON CONFLICT (run_id, item, task) DO UPDATE SET "
+                   "scored=excluded.scored, result=excluded.result, created=excluded.created, "
+                   "fingerprint=excluded.fingerprint RETURNING 1) "
+                   "UPDATE claims SET done=1 WHERE run_id=? AND task=? AND item=? AND owner=? "
+                   "AND EXISTS (SELECT 1 FROM stored)",
+                   (run_id, item, task, int(scored), json.dumps(result, default=str), time.time(), fingerprint,
+                    run_id, task, claim, OWNER))
+        with self._claim_lock:
+            self._claimed.discard((run_id, task, claim))
+
+    def log_call(self, run_id: str | None, model: str, key: str, *, cached: bool, ok: bool,
+                 attempts: int, usage: Any, cost: float | None, error: str | None) -> None:
+        """The call log is written in groups from a background thread, at most 50 ms late: a row
+        costs a round trip, and the log is a record, not a result (the reply itself is in the cache)."""
+        row = (run_id, model, key, int(cached), int(ok), attempts, usage.prompt_tokens,
+               usage.completion_tokens, cost, error, time.time())
+        with self._log_lock:
+            self._log_rows.append(row)
+            if self._log_timer is None:
+                self._log_timer = threading.Timer(0.05, self.flush)
+                self._log_timer.daemon = True
+                self._log_timer.start()
+
+    def flush(self) -> None:
+        with self._log_lock:
+            self._log_timer = None
+        try:
+            _flush_log(self._engine, self._log_rows, self._log_lock)
+        except self._errors as exc:
+            raise ConfigError(f"{self.path}: the run store cannot be used: "
+                              f"{redact(str(exc).splitlines()[0])}") from None
+
+    def usage(self, run_id: str) -> dict[str, Any]:
+        self.flush()
+        return super().usage(run_id)
+
+    def call_keys(self, run_id: str | None = None, *, cached: bool = False) -> Any:
+        self.flush()
+        return super().call_keys(run_id, cached=cached)
 
     def _rows(self, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         return [tuple(r) for r in self._run(sql, args, fetch=True)]
 
     def close(self) -> None:
+        self.flush()
         self._finalizer()
 
     def _prepare(self) -> None:
@@ -239,9 +285,22 @@ def _pg_errors() -> tuple[type[BaseException], ...]:
     return (sqlalchemy.exc.SQLAlchemyError,)
 
 
-def _shutdown(engine: Any, leases: set[str], keeper: Any) -> None:
+def _flush_log(engine: Any, rows: list[tuple[Any, ...]], lock: threading.Lock) -> None:
+    with lock:
+        taken = list(rows)
+        rows.clear()
+    if taken:
+        with engine.connect() as conn:
+            conn.exec_driver_sql("INSERT INTO calls (run_id, model, key, cached, ok, attempts, prompt_tokens, "
+                                 "completion_tokens, cost, error, created) "
+                                 "VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)", taken)
+
+
+def _shutdown(engine: Any, leases: set[str], keeper: Any, log_rows: list[tuple[Any, ...]],
+              log_lock: threading.Lock) -> None:
     keeper.stop()
     try:
+        _flush_log(engine, log_rows, log_lock)
         with engine.connect() as conn:
             for run_id in list(leases):
                 conn.exec_driver_sql("DELETE FROM leases WHERE run_id=%s AND owner=%s", (run_id, OWNER))
