@@ -65,7 +65,7 @@ class LlamaCppModel:
     def __init__(self, path: str | Path | None = None, *, n_ctx: int = 8192, n_threads: int | None = None,
                  default_max_tokens: int = 192) -> None:
         try:
-            from llama_cpp import Llama
+            from ._greedy_grammar import GreedyGrammarLlama
         except ImportError:
             raise ConfigError(_INSTALL_HINT) from None
         _silence_native_logs()
@@ -78,7 +78,7 @@ class LlamaCppModel:
         # Half the cores (llama.cpp's own default): its threads busy-wait, and on a small machine
         # shared with other work, more threads made generation over ten times slower here.
         threads = n_threads or max(1, (os.cpu_count() or 2) // 2)
-        self._llm = Llama(model_path=str(gguf), n_ctx=n_ctx, n_threads=threads, verbose=False)
+        self._llm = GreedyGrammarLlama(model_path=str(gguf), n_ctx=n_ctx, n_threads=threads, verbose=False)
         # Free the model before interpreter teardown: left to Llama.__del__, it runs after the
         # llama_cpp module globals are gone and prints a TypeError traceback at every exit.
         atexit.register(self._llm.close)

@@ -9,6 +9,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from langrag_eval.errors import ConfigError
 from langrag_eval.models import TINY_MODEL_WARNING, resolve_judge
@@ -149,3 +151,48 @@ def test_unknown_names_without_the_langchain_provider_list_the_installed_ones(mo
     monkeypatch.setattr(models, "judge_providers", lambda: providers)
     with pytest.raises(ConfigError, match="installed providers are .*local.*scripted"):
         resolve_judge("mystery:model", env={})
+
+
+# ---------------------------------------------------------------- check-first greedy decoding
+
+
+@pytest.fixture(scope="module")
+def two_decoders():  # noqa: ANN201
+    """llama-cpp-python's own sampler chain and the check-first one, on the same default GGUF."""
+    from llama_cpp import Llama
+
+    from langrag_eval.models._greedy_grammar import GreedyGrammarLlama
+    from langrag_eval.models.llamacpp import _silence_native_logs, default_gguf
+
+    _silence_native_logs()
+    path = str(default_gguf())
+    return (Llama(model_path=path, n_ctx=1024, n_threads=1, verbose=False),
+            GreedyGrammarLlama(model_path=path, n_ctx=1024, n_threads=1, verbose=False))
+
+
+_SCHEMAS = [ScoreFormat().json_schema(), ScoreFormat(confidence=True).json_schema(),
+            PairwiseFormat().json_schema(),
+            {"type": "object", "properties": {"claims": {"type": "array", "items": {"type": "string"}}},
+             "required": ["claims"]}]
+
+
+@needs_llama
+@pytest.mark.slow
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(question=st.text(st.characters(codec="utf-8", exclude_categories=["Cs", "Cc"]), min_size=1, max_size=40),
+       answer=st.text(min_size=0, max_size=40), schema=st.sampled_from(_SCHEMAS))
+def test_check_first_greedy_decoding_equals_llama_cpps_own_chain(two_decoders, question: str, answer: str,
+                                                                  schema: dict) -> None:  # noqa: ANN001
+    """Offering the grammar the best token first must not change a greedy reply by one token."""
+    from llama_cpp import LlamaGrammar
+
+    from langrag_eval.models.llamacpp import _cap
+
+    reference, fast = two_decoders
+    prompt = f"Grade the answer.\n<question>{question}</question>\n<answer>{answer}</answer>\nReply in JSON."
+    grammar = LlamaGrammar.from_json_schema(json.dumps(_cap(schema)), verbose=False)
+    outs = [m.create_completion(prompt, max_tokens=48, temperature=0.0, seed=0, grammar=grammar)
+            for m in (reference, fast)]
+    assert outs[0]["choices"][0]["text"] == outs[1]["choices"][0]["text"]
+    assert outs[0]["usage"] == outs[1]["usage"]
+    assert fast.last_sampler is not None  # the check-first path ran, not the fallback chain
