@@ -66,6 +66,7 @@ class LlamaCppModel:
                  default_max_tokens: int = 192) -> None:
         try:
             from ._greedy_grammar import GreedyGrammarLlama
+            from ._prefix_cache import PrefixCache
         except ImportError:
             raise ConfigError(_INSTALL_HINT) from None
         _silence_native_logs()
@@ -83,6 +84,7 @@ class LlamaCppModel:
         # llama_cpp module globals are gone and prints a TypeError traceback at every exit.
         atexit.register(self._llm.close)
         self._lock = threading.Lock()
+        self._prefixes = PrefixCache(self._llm)
 
     def _run(self, prompt: str, params: GenerationParams, schema: dict[str, Any] | None) -> Reply:
         from llama_cpp import LlamaGrammar
@@ -97,9 +99,11 @@ class LlamaCppModel:
             tokens = tokens[:keep_head] + tokens[len(tokens) - (room - keep_head):]
             prompt = self._llm.detokenize(tokens).decode("utf-8", errors="ignore")
         with self._lock:
+            self._prefixes.before(tokens)
             out = self._llm.create_completion(prompt, max_tokens=budget, temperature=params.temperature,
                                               seed=params.seed if params.seed is not None else 0,
                                               grammar=grammar)
+            self._prefixes.after()
         usage = out.get("usage") or {}
         return Reply(text=out["choices"][0]["text"],
                      usage=TokenUsage(prompt_tokens=usage.get("prompt_tokens", len(tokens)),

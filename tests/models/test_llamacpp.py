@@ -196,3 +196,29 @@ def test_check_first_greedy_decoding_equals_llama_cpps_own_chain(two_decoders, q
     assert outs[0]["choices"][0]["text"] == outs[1]["choices"][0]["text"]
     assert outs[0]["usage"] == outs[1]["usage"]
     assert fast.last_sampler is not None  # the check-first path ran, not the fallback chain
+
+
+@needs_llama
+@pytest.mark.slow
+@settings(max_examples=3, deadline=None)
+@given(facts=st.lists(st.text(st.characters(codec="utf-8", exclude_categories=["Cs", "Cc"]), min_size=1,
+                              max_size=30), min_size=4, max_size=4))
+def test_interleaved_tasks_reuse_kept_prefixes_and_reply_as_on_a_fresh_context(facts: list[str]) -> None:
+    """Two tasks taking turns: each call after the first two starts from its own task's kept KV
+    state, and every reply equals the one llama.cpp gives the same prompt on an emptied context."""
+    from langrag_eval.model import GenerationParams
+    from langrag_eval.models.llamacpp import LlamaCppModel
+
+    tasks = [(Path("prompts/thelma/decompose_claims.txt").read_text(encoding="utf-8"), ScoreFormat()),
+             (Path("prompts/tournament/relevance.txt").read_text(encoding="utf-8"), PairwiseFormat())]
+    calls = [(tasks[i % 2][0] + f"\n<text>{fact}</text>", tasks[i % 2][1].json_schema())
+             for i, fact in enumerate(facts)]
+    model = LlamaCppModel(n_ctx=2048, n_threads=1)
+    params = GenerationParams(max_tokens=24)
+    replies = [asyncio.run(model.generate(p, params, schema=s)).text for p, s in calls]
+    assert model._prefixes.restored == len(calls) - 2
+    for (prompt, schema), reply in zip(calls, replies):
+        model._llm.reset()
+        model._llm._ctx.kv_cache_clear()
+        model._prefixes._states.clear()
+        assert asyncio.run(model.generate(prompt, params, schema=schema)).text == reply
