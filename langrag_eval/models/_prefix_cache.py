@@ -15,17 +15,16 @@ from collections import OrderedDict
 from typing import Any
 
 import llama_cpp
+import numpy as np
 
 __all__ = ["PrefixCache"]
 
 
-def _common(a: Any, b: list[int]) -> int:
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        n += 1
-    return n
+def _common(a: np.ndarray, b: np.ndarray) -> int:
+    """Length of the common prefix of two token arrays."""
+    n = min(len(a), len(b))
+    differ = np.flatnonzero(a[:n] != b[:n])
+    return int(differ[0]) if len(differ) else n
 
 
 class PrefixCache:
@@ -35,21 +34,22 @@ class PrefixCache:
         self._llm = llm
         self._slots = slots
         self._min_gain = min_gain  # restoring costs a copy: worth it only for a real saving
-        self._states: OrderedDict[tuple[int, ...], bytes] = OrderedDict()
+        self._states: OrderedDict[bytes, tuple[np.ndarray, bytes]] = OrderedDict()
         self.restored = 0  # how many calls started from a kept state (for tests and benchmarks)
 
     def before(self, tokens: list[int]) -> None:
         """Load the kept state sharing the longest prefix with ``tokens``, if it beats the live one."""
         llm = self._llm
-        live = _common(llm.input_ids[:llm.n_tokens], tokens)
+        want = np.asarray(tokens, dtype=llm.input_ids.dtype)
+        live = _common(llm.input_ids[:llm.n_tokens], want)
         best, best_len = None, live
-        for key in self._states:
-            n = _common(key, tokens)
+        for key, (ids, _) in self._states.items():
+            n = _common(ids, want)
             if n > best_len:
                 best, best_len = key, n
         if best is None or best_len - live < self._min_gain:
             return
-        state = self._states[best]
+        ids, state = self._states[best]
         self._states.move_to_end(best)
         ctx = llm._ctx.ctx
         llm._ctx.kv_cache_clear()
@@ -58,8 +58,8 @@ class PrefixCache:
             llm._ctx.kv_cache_clear()  # unusable: start from nothing, as llama-cpp-python would
             llm.n_tokens = 0
             return
-        llm.input_ids[:len(best)] = best
-        llm.n_tokens = len(best)
+        llm.input_ids[:len(ids)] = ids
+        llm.n_tokens = len(ids)
         llm._requires_eval = True  # the logits are not this state's: evaluate at least one token
         self.restored += 1
 
@@ -74,8 +74,9 @@ class PrefixCache:
         written = llama_cpp.llama_state_seq_get_data(ctx, buf, size, 0)
         if not written:
             return
-        key = tuple(int(t) for t in llm.input_ids[:llm.n_tokens])
-        self._states[key] = bytes(buf[:written])
+        ids = llm.input_ids[:llm.n_tokens].copy()
+        key = ids.tobytes()
+        self._states[key] = (ids, ctypes.string_at(buf, written))
         self._states.move_to_end(key)
         while len(self._states) > self._slots:
             self._states.popitem(last=False)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import functools
 import json
 import os
 import threading
@@ -89,10 +90,7 @@ class LlamaCppModel:
         self._prefixes = PrefixCache(self._llm)
 
     def _run(self, prompt: str, params: GenerationParams, schema: dict[str, Any] | None) -> Reply:
-        from llama_cpp import LlamaGrammar
-
-        grammar = (LlamaGrammar.from_json_schema(json.dumps(_cap(schema)), verbose=False)
-                   if schema else None)
+        grammar = _grammar(json.dumps(_cap(schema))) if schema else None
         tokens = self._llm.tokenize(prompt.encode("utf-8"))
         budget = params.max_tokens or self.default_max_tokens
         room = self._llm.n_ctx() - budget - 8
@@ -129,6 +127,22 @@ def _cap(schema: Any) -> Any:
     if capped.get("type") == "array" and "maxItems" not in capped:
         capped["maxItems"] = max(MAX_LIST_ITEMS, int(capped.get("minItems", 0)))
     return capped
+
+
+# llama-cpp-python's JSON grammar lets a space follow every brace, colon and comma; a greedy small
+# model takes them, and each one is a generated token (a forward pass). Compact JSON says the same.
+_OPTIONAL_SPACE = 'space ::= " "?'
+
+
+@functools.lru_cache(maxsize=64)
+def _grammar(schema_json: str) -> Any:
+    """The GBNF grammar for a (capped) JSON schema, without optional spaces between tokens."""
+    from llama_cpp import LlamaGrammar
+
+    text = LlamaGrammar.from_json_schema(schema_json, verbose=False)._grammar
+    if _OPTIONAL_SPACE in text.splitlines():
+        text = "\n".join('space ::= ""' if line == _OPTIONAL_SPACE else line for line in text.splitlines())
+    return LlamaGrammar.from_string(text, verbose=False)
 
 
 _LOADED: dict[str, LlamaCppModel] = {}

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -47,6 +48,7 @@ def test_a_real_constrained_llamacpp_call_parses(local_default) -> None:  # noqa
     assert isinstance(answer.value, ScoreVerdict), answer  # not Unscored: the reply parsed
     assert 1 <= answer.value.score <= 5
     assert json.loads(answer.raw, strict=False)["score"] == answer.value.score  # JSON from the grammar
+    assert re.match(r'\{"score":[1-5],"reason":"', answer.raw)  # compact JSON: no spare spaces
     assert judge.usage.calls == 1 and judge.usage.repairs == 0
     assert judge.usage.prompt_tokens > 0 and judge.usage.completion_tokens > 0
 
