@@ -205,22 +205,31 @@ def test_check_first_greedy_decoding_equals_llama_cpps_own_chain(two_decoders, q
 @settings(max_examples=3, deadline=None)
 @given(facts=st.lists(st.text(st.characters(codec="utf-8", exclude_categories=["Cs", "Cc"]), min_size=1,
                               max_size=30), min_size=4, max_size=4))
-def test_interleaved_tasks_reuse_kept_prefixes_and_reply_as_on_a_fresh_context(facts: list[str]) -> None:
+def test_interleaved_tasks_reuse_kept_prefixes_and_reply_as_llama_cpps_own_reuse(facts: list[str]) -> None:
     """Two tasks taking turns: each call after the first two starts from its own task's kept KV
-    state, and every reply equals the one llama.cpp gives the same prompt on an emptied context."""
-    from langrag_eval.model import GenerationParams
-    from langrag_eval.models.llamacpp import LlamaCppModel
+    state, and every reply equals the one llama-cpp-python gives when the same task's calls come
+    one after another (its own reuse of the previous prompt's prefix), on a plain ``Llama``."""
+    from llama_cpp import Llama
 
-    tasks = [(Path("prompts/thelma/decompose_claims.txt").read_text(encoding="utf-8"), ScoreFormat()),
-             (Path("prompts/tournament/relevance.txt").read_text(encoding="utf-8"), PairwiseFormat())]
-    calls = [(tasks[i % 2][0] + f"\n<text>{fact}</text>", tasks[i % 2][1].json_schema())
-             for i, fact in enumerate(facts)]
+    from langrag_eval.model import GenerationParams
+    from langrag_eval.models.llamacpp import LlamaCppModel, _cap, _grammar
+
+    def body(path: str) -> str:  # without the file header, so the two tasks share no prefix
+        return Path(path).read_text(encoding="utf-8").split("#}\n", 1)[1]
+
+    tasks = [(body("prompts/thelma/decompose_claims.txt"), ScoreFormat().json_schema()),
+             (body("prompts/tournament/relevance.txt"), PairwiseFormat().json_schema())]
+    calls = [(i % 2, tasks[i % 2][0] + f"\n<text>{fact}</text>", tasks[i % 2][1]) for i, fact in enumerate(facts)]
     model = LlamaCppModel(n_ctx=2048, n_threads=1)
     params = GenerationParams(max_tokens=24)
-    replies = [asyncio.run(model.generate(p, params, schema=s)).text for p, s in calls]
+    replies = [asyncio.run(model.generate(p, params, schema=s)).text for _, p, s in calls]
     assert model._prefixes.restored == len(calls) - 2
-    for (prompt, schema), reply in zip(calls, replies):
-        model._llm.reset()
-        model._llm._ctx.kv_cache_clear()
-        model._prefixes._states.clear()
-        assert asyncio.run(model.generate(prompt, params, schema=schema)).text == reply
+
+    plain = Llama(model_path=str(model._llm.model_path), n_ctx=2048, n_threads=1, verbose=False)
+    for task in (0, 1):
+        plain.reset()
+        for (t, prompt, schema), reply in zip(calls, replies):
+            if t == task:
+                out = plain.create_completion(prompt, max_tokens=24, temperature=0.0, seed=0,
+                                              grammar=_grammar(json.dumps(_cap(schema))))
+                assert out["choices"][0]["text"] == reply
