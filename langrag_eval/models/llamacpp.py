@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import functools
 import json
 import os
 import threading
@@ -25,7 +26,7 @@ __all__ = ["LlamaCppModel", "default_gguf", "resolve"]
 
 # Free-text fields and open-ended lists of a constrained reply (reasons, decomposed claims) are
 # capped so that the JSON always closes well inside the token budget; an unclosed object would
-# never parse, and grammar-constrained sampling costs about 0.15 s a token here.
+# never parse, and every generated token costs a forward pass of the model.
 MAX_FIELD_CHARS = 32
 MAX_LIST_ITEMS = 6
 
@@ -59,14 +60,17 @@ def _silence_native_logs() -> None:
 
 class LlamaCppModel:
     """A GGUF model run in-process by llama-cpp-python. Calls are serialised (one context) and run
-    in a worker thread so the event loop stays free."""
+    in a worker thread so the event loop stays free; greedy constrained replies ask the grammar
+    about the best tokens first (_greedy_grammar), and kept prompt prefixes are reused across
+    interleaved tasks (_prefix_cache)."""
 
     constrained = True
 
     def __init__(self, path: str | Path | None = None, *, n_ctx: int = 8192, n_threads: int | None = None,
                  default_max_tokens: int = 192) -> None:
         try:
-            from llama_cpp import Llama
+            from ._greedy_grammar import GreedyGrammarLlama
+            from ._prefix_cache import PrefixCache
         except ImportError:
             raise ConfigError(_INSTALL_HINT) from None
         _silence_native_logs()
@@ -79,20 +83,18 @@ class LlamaCppModel:
         # Half the cores (llama.cpp's own default): its threads busy-wait, and on a small machine
         # shared with other work, more threads made generation over ten times slower here.
         threads = n_threads or max(1, (os.cpu_count() or 2) // 2)
-        self._llm = Llama(model_path=str(gguf), n_ctx=n_ctx, n_threads=threads, verbose=False)
+        self._llm = GreedyGrammarLlama(model_path=str(gguf), n_ctx=n_ctx, n_threads=threads, verbose=False)
         # Free the model before interpreter teardown: left to Llama.__del__, it runs after the
         # llama_cpp module globals are gone and prints a TypeError traceback at every exit.
         atexit.register(self._llm.close)
         self._lock = threading.Lock()
+        self._prefixes = PrefixCache(self._llm)
 
     def count_tokens(self, text: str) -> int:
         return len(self._llm.tokenize(text.encode("utf-8")))
 
     def _run(self, prompt: str, params: GenerationParams, schema: dict[str, Any] | None) -> Reply:
-        from llama_cpp import LlamaGrammar
-
-        grammar = (LlamaGrammar.from_json_schema(json.dumps(_cap(schema)), verbose=False)
-                   if schema else None)
+        grammar = _grammar(json.dumps(_cap(schema))) if schema else None
         budget = params.max_tokens or self.default_max_tokens
         # Too long for the context: shorten the inside of the prompt's blocks, never a delimiter
         # or the instructions (a cut token stream once dropped </label> and moved the answer
@@ -100,9 +102,11 @@ class LlamaCppModel:
         prompt = fit_prompt(prompt, self.count_tokens, self._llm.n_ctx() - budget - 8)
         tokens = self._llm.tokenize(prompt.encode("utf-8"))
         with self._lock:
+            self._prefixes.before(tokens)
             out = self._llm.create_completion(prompt, max_tokens=budget, temperature=params.temperature,
                                               seed=params.seed if params.seed is not None else 0,
                                               grammar=grammar)
+            self._prefixes.after()
         usage = out.get("usage") or {}
         return Reply(text=out["choices"][0]["text"],
                      usage=TokenUsage(prompt_tokens=usage.get("prompt_tokens", len(tokens)),
@@ -126,6 +130,22 @@ def _cap(schema: Any) -> Any:
     if capped.get("type") == "array" and "maxItems" not in capped:
         capped["maxItems"] = max(MAX_LIST_ITEMS, int(capped.get("minItems", 0)))
     return capped
+
+
+# llama-cpp-python's JSON grammar lets a space follow every brace, colon and comma; a greedy small
+# model takes them, and each one is a generated token (a forward pass). Compact JSON says the same.
+_OPTIONAL_SPACE = 'space ::= " "?'
+
+
+@functools.lru_cache(maxsize=64)
+def _grammar(schema_json: str) -> Any:
+    """The GBNF grammar for a (capped) JSON schema, without optional spaces between tokens."""
+    from llama_cpp import LlamaGrammar
+
+    text = LlamaGrammar.from_json_schema(schema_json, verbose=False)._grammar
+    if _OPTIONAL_SPACE in text.splitlines():
+        text = "\n".join('space ::= ""' if line == _OPTIONAL_SPACE else line for line in text.splitlines())
+    return LlamaGrammar.from_string(text, verbose=False)
 
 
 _LOADED: dict[str, LlamaCppModel] = {}

@@ -6,9 +6,12 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import json
+import re
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from langrag_eval.errors import ConfigError
 from langrag_eval.models import TINY_MODEL_WARNING, resolve_judge
@@ -45,6 +48,7 @@ def test_a_real_constrained_llamacpp_call_parses(local_default) -> None:  # noqa
     assert isinstance(answer.value, ScoreVerdict), answer  # not Unscored: the reply parsed
     assert 1 <= answer.value.score <= 5
     assert json.loads(answer.raw, strict=False)["score"] == answer.value.score  # JSON from the grammar
+    assert re.match(r'\{"score":[1-5],"reason":"', answer.raw)  # compact JSON: no spare spaces
     assert judge.usage.calls == 1 and judge.usage.repairs == 0
     assert judge.usage.prompt_tokens > 0 and judge.usage.completion_tokens > 0
 
@@ -149,3 +153,83 @@ def test_unknown_names_without_the_langchain_provider_list_the_installed_ones(mo
     monkeypatch.setattr(models, "judge_providers", lambda: providers)
     with pytest.raises(ConfigError, match="installed providers are .*local.*scripted"):
         resolve_judge("mystery:model", env={})
+
+
+# ---------------------------------------------------------------- check-first greedy decoding
+
+
+@pytest.fixture(scope="module")
+def two_decoders():  # noqa: ANN201
+    """llama-cpp-python's own sampler chain and the check-first one, on the same default GGUF."""
+    from llama_cpp import Llama
+
+    from langrag_eval.models._greedy_grammar import GreedyGrammarLlama
+    from langrag_eval.models.llamacpp import _silence_native_logs, default_gguf
+
+    _silence_native_logs()
+    path = str(default_gguf())
+    return (Llama(model_path=path, n_ctx=1024, n_threads=1, verbose=False),
+            GreedyGrammarLlama(model_path=path, n_ctx=1024, n_threads=1, verbose=False))
+
+
+_SCHEMAS = [ScoreFormat().json_schema(), ScoreFormat(confidence=True).json_schema(),
+            PairwiseFormat().json_schema(),
+            {"type": "object", "properties": {"claims": {"type": "array", "items": {"type": "string"}}},
+             "required": ["claims"]}]
+
+
+@needs_llama
+@pytest.mark.slow
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(question=st.text(st.characters(codec="utf-8", exclude_categories=["Cs", "Cc"]), min_size=1, max_size=40),
+       answer=st.text(min_size=0, max_size=40), schema=st.sampled_from(_SCHEMAS))
+def test_check_first_greedy_decoding_equals_llama_cpps_own_chain(two_decoders, question: str, answer: str,
+                                                                  schema: dict) -> None:  # noqa: ANN001
+    """Offering the grammar the best token first must not change a greedy reply by one token."""
+    from llama_cpp import LlamaGrammar
+
+    from langrag_eval.models.llamacpp import _cap
+
+    reference, fast = two_decoders
+    prompt = f"Grade the answer.\n<question>{question}</question>\n<answer>{answer}</answer>\nReply in JSON."
+    grammar = LlamaGrammar.from_json_schema(json.dumps(_cap(schema)), verbose=False)
+    outs = [m.create_completion(prompt, max_tokens=48, temperature=0.0, seed=0, grammar=grammar)
+            for m in (reference, fast)]
+    assert outs[0]["choices"][0]["text"] == outs[1]["choices"][0]["text"]
+    assert outs[0]["usage"] == outs[1]["usage"]
+    assert fast.last_sampler is not None  # the check-first path ran, not the fallback chain
+
+
+@needs_llama
+@pytest.mark.slow
+@settings(max_examples=3, deadline=None)
+@given(facts=st.lists(st.text(st.characters(codec="utf-8", exclude_categories=["Cs", "Cc"]), min_size=1,
+                              max_size=30), min_size=4, max_size=4))
+def test_interleaved_tasks_reuse_kept_prefixes_and_reply_as_llama_cpps_own_reuse(facts: list[str]) -> None:
+    """Two tasks taking turns: each call after the first two starts from its own task's kept KV
+    state, and every reply equals the one llama-cpp-python gives when the same task's calls come
+    one after another (its own reuse of the previous prompt's prefix), on a plain ``Llama``."""
+    from llama_cpp import Llama
+
+    from langrag_eval.model import GenerationParams
+    from langrag_eval.models.llamacpp import LlamaCppModel, _cap, _grammar
+
+    def body(path: str) -> str:  # without the file header, so the two tasks share no prefix
+        return Path(path).read_text(encoding="utf-8").split("#}\n", 1)[1]
+
+    tasks = [(body("prompts/thelma/decompose_claims.txt"), ScoreFormat().json_schema()),
+             (body("prompts/tournament/relevance.txt"), PairwiseFormat().json_schema())]
+    calls = [(i % 2, tasks[i % 2][0] + f"\n<text>{fact}</text>", tasks[i % 2][1]) for i, fact in enumerate(facts)]
+    model = LlamaCppModel(n_ctx=2048, n_threads=1)
+    params = GenerationParams(max_tokens=24)
+    replies = [asyncio.run(model.generate(p, params, schema=s)).text for _, p, s in calls]
+    assert model._prefixes.restored == len(calls) - 2
+
+    plain = Llama(model_path=str(model._llm.model_path), n_ctx=2048, n_threads=1, verbose=False)
+    for task in (0, 1):
+        plain.reset()
+        for (t, prompt, schema), reply in zip(calls, replies):
+            if t == task:
+                out = plain.create_completion(prompt, max_tokens=24, temperature=0.0, seed=0,
+                                              grammar=_grammar(json.dumps(_cap(schema))))
+                assert out["choices"][0]["text"] == reply
