@@ -28,7 +28,7 @@ from typing import Any, Literal
 
 from .errors import DataError
 
-__all__ = ["Row", "Table", "read_table", "read_text", "require_columns", "TableFormat", "parse_json"]
+__all__ = ["Row", "Table", "read_table", "read_bytes", "read_text", "require_columns", "TableFormat", "parse_json"]
 
 TableFormat = Literal["csv", "tsv", "jsonl"]
 _ESCAPED = re.compile(r"[\udc80-\udcff]")
@@ -98,6 +98,19 @@ def _not_utf8(value: str) -> str | None:
     return f"not UTF-8 (byte 0x{ord(m.group(0)) - 0xDC00:02x} at character {m.start() + 1})"
 
 
+def read_bytes(path: str | Path, *, what: str = "file") -> bytes:
+    """The bytes of a file, or a :class:`DataError` naming it: missing, a directory, unreadable."""
+    p = Path(path)
+    try:
+        return p.read_bytes()
+    except FileNotFoundError:
+        raise DataError(f"{what} not found", path=str(p)) from None
+    except IsADirectoryError:
+        raise DataError(f"{what} is a directory, not a file", path=str(p)) from None
+    except OSError as exc:
+        raise DataError(f"cannot read the {what}: {exc.strerror}", path=str(p)) from None
+
+
 def read_text(path: str | Path, *, what: str = "file") -> str:
     """The whole of a UTF-8 text file, or a :class:`DataError` naming the file and what is wrong
     with it (missing, a directory, unreadable, not UTF-8) instead of an ``OSError`` traceback.
@@ -108,14 +121,7 @@ def read_text(path: str | Path, *, what: str = "file") -> str:
     langrag_eval.errors.DataError: ...: examples file is a directory, not a file
     """
     p = Path(path)
-    try:
-        data = p.read_bytes()
-    except FileNotFoundError:
-        raise DataError(f"{what} not found", path=str(p)) from None
-    except IsADirectoryError:
-        raise DataError(f"{what} is a directory, not a file", path=str(p)) from None
-    except OSError as exc:
-        raise DataError(f"cannot read the {what}: {exc.strerror}", path=str(p)) from None
+    data = read_bytes(p, what=what)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

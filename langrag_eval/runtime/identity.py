@@ -18,7 +18,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
+from ..io import read_bytes
+
 
 __all__ = ["content_hash", "file_digest", "canonical"]
 
@@ -54,16 +55,5 @@ def content_hash(obj: Any) -> str:
 
 
 def file_digest(path: str | Path, *, what: str = "file") -> str:
-    """sha256 of a file's bytes, streamed; a file that cannot be read is a one-line error."""
-    digest = hashlib.sha256()
-    try:
-        with open(path, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                digest.update(block)
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: {what} not found") from None
-    except IsADirectoryError:
-        raise ConfigError(f"{path}: {what} is a folder, not a file") from None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the {what} ({exc.strerror})") from None
-    return digest.hexdigest()
+    """sha256 of a file's bytes; a file that cannot be read is a one-line error naming it."""
+    return hashlib.sha256(read_bytes(path, what=what)).hexdigest()
