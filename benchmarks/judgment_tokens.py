@@ -25,7 +25,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Callable
 
-from langrag_eval.quickstart import QuickstartSettings, load_questions, run_quickstart
+from langrag_eval.quickstart import QuickstartSettings, run_quickstart
 from langrag_eval.quickstart.scripted import quickstart_reply
 from langrag_eval.runtime import Judge, RunStore
 from langrag_eval.testing import ScriptedModel
