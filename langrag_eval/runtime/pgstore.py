@@ -15,6 +15,7 @@ stored, and every message shows the URL without them.
 from __future__ import annotations
 
 import json
+import random
 import threading
 import time
 import weakref
@@ -120,13 +121,21 @@ class PostgresRunStore(StoreBase):
     # ---- connection
     def _run(self, sql: str, args: Sequence[Any] = (), *, fetch: bool = False) -> Any:
         driver_sql = sql.replace("?", "%s")
-        try:
-            with self._engine.connect() as conn:
-                result = conn.exec_driver_sql(driver_sql, tuple(args))
-                return result.fetchall() if fetch else result.rowcount
-        except self._errors as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise ConfigError(f"{self.path}: the run store cannot be used: {redact(first)}") from None
+        for attempt in range(8):
+            try:
+                with self._engine.connect() as conn:
+                    result = conn.exec_driver_sql(driver_sql, tuple(args))
+                    return result.fetchall() if fetch else result.rowcount
+            except self._errors as exc:
+                # Two workers claiming or renewing overlapping items can deadlock; the server then
+                # aborts one statement. Every statement here is one idempotent autocommit upsert or
+                # update, so it is simply run again.
+                if _retryable(exc) and attempt < 7:
+                    time.sleep(random.uniform(0.005, 0.05) * (attempt + 1))
+                    continue
+                first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                raise ConfigError(f"{self.path}: the run store cannot be used: {redact(first)}") from None
+        raise AssertionError("unreachable")
 
     def _exec(self, sql: str, args: tuple[Any, ...] = ()) -> Any:
         return self._run(sql, args)
@@ -226,7 +235,7 @@ class PostgresRunStore(StoreBase):
         now = time.time()
         rows = self._rows(
             "INSERT INTO claims (run_id, task, item, owner, host, pid, expires, done) "
-            "SELECT ?, ?, k, ?, ?, ?, ?, 0 FROM unnest(?::text[]) AS k "
+            "SELECT ?, ?, k, ?, ?, ?, ?, 0 FROM unnest(?::text[]) AS k ORDER BY k "
             "ON CONFLICT (run_id, task, item) DO UPDATE SET owner=excluded.owner, host=excluded.host, "
             "pid=excluded.pid, expires=excluded.expires "
             "WHERE claims.done=0 AND (claims.expires<? OR claims.owner=excluded.owner) RETURNING item",
@@ -270,6 +279,11 @@ class PostgresRunStore(StoreBase):
             "FROM claims WHERE run_id=? GROUP BY host, pid ORDER BY host, pid", (time.time(), run_id))
         return [{"host": r[0], "pid": r[1], "finished": int(r[2] or 0), "holding": int(r[3] or 0),
                  "alive": (r[4] or 0) > time.time()} for r in rows]
+
+
+def _retryable(exc: BaseException) -> bool:
+    """A deadlock or serialization failure (SQLSTATE 40P01 / 40001): the server says try again."""
+    return getattr(getattr(exc, "orig", None), "sqlstate", None) in ("40P01", "40001")
 
 
 def _host() -> str:

@@ -142,3 +142,40 @@ def test_postgres_url_without_a_server_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as err:
         open_store("postgresql://nobody:secret@127.0.0.1:9/none")
     assert "secret" not in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_real_deadlock_is_recognised_as_worth_retrying(tmp_path: Path) -> None:
+    """Workers claiming overlapping items can deadlock; the store runs the aborted statement again.
+    Here the server produces a real deadlock between two connections locking rows in opposite
+    order, and the error it raises is the one the store retries."""
+    import threading as th
+
+    from store_backends import postgres_schema
+
+    from langrag_eval.runtime.pgstore import _retryable
+    with postgres_schema() as url:
+        store = open_store(url)
+        run = store.open_run("demo", {})
+        for item in ("a", "b"):
+            store.put_judgment(run, item, "t", {}, scored=True)
+        errors: list[BaseException] = []
+        barrier = th.Barrier(2)
+
+        def lock(first: str, second: str) -> None:
+            try:
+                # a transaction of its own (the store's engine commits every statement)
+                engine = store._engine.execution_options(isolation_level="READ COMMITTED")
+                with engine.connect() as conn, conn.begin():
+                    conn.exec_driver_sql("UPDATE judgments SET scored=1 WHERE item=%s", (first,))
+                    barrier.wait()
+                    conn.exec_driver_sql("UPDATE judgments SET scored=1 WHERE item=%s", (second,))
+            except Exception as exc:  # one of the two is chosen as the victim
+                errors.append(exc)
+
+        threads = [th.Thread(target=lock, args=pair) for pair in (("a", "b"), ("b", "a"))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        store.close()
+    assert len(errors) == 1 and _retryable(errors[0])
