@@ -19,7 +19,7 @@ langrag_eval.errors.ConfigError: --out ...out.jsonl: is also an input of this co
 from __future__ import annotations
 
 import os
-import tempfile
+import uuid
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Iterable, Iterator
@@ -33,21 +33,20 @@ __all__ = ["atomic_write", "write_text_atomic", "check_output"]
 def atomic_write(path: str | Path, *, encoding: str = "utf-8") -> Iterator[IO[str]]:
     """Open a temporary file beside ``path``; on success it replaces ``path`` in one rename."""
     target = Path(path)
+    # A plain exclusive create gets the permissions the user's umask gives any new file (mkstemp
+    # would make it private); the random part keeps two writers apart.
+    tmp = target.parent / f".{target.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
+        fh = open(tmp, "x", encoding=encoding, newline="")  # noqa: SIM115 - closed below
     except OSError as exc:
         raise ConfigError(f"{target}: cannot write here ({exc.strerror})") from None
     try:
-        with os.fdopen(fd, "w", encoding=encoding, newline="") as fh:
+        with fh:
             yield fh
             fh.flush()
             os.fsync(fh.fileno())
         if target.exists():  # keep the mode the user gave the file
             os.chmod(tmp, target.stat().st_mode & 0o7777)
-        else:
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, target)
     except BaseException:
         try:

@@ -30,6 +30,7 @@ from ..types import Document
 from . import opensearch_requests as osr
 from .base import Chunk, HybridSettings, IngestReport, Mode
 from .fusion import combine_documents, rrf_documents
+from .opensearch_maintenance import ids_plan, remove_plan
 from .opensearch_requests import Capabilities
 from .opensearch_transport import (
     Call,
@@ -192,35 +193,11 @@ class OpenSearchBackend:
 
     async def aids(self) -> list[str]:
         """The ids of every chunk in the index (for re-indexing: see ``ingest``)."""
-        return await self._arun(self._ids_plan())
+        return await self._arun(ids_plan(self.index_name))
 
     async def adelete(self, ids: Sequence[str]) -> int:
         """Remove the chunks ``ids``; returns how many the cluster removed."""
-        return await self._arun(self._remove_plan(list(ids)))
-
-    def _ids_plan(self) -> Plan[list[str]]:
-        exists = yield Call("indices.exists", {"index": self.index_name}, "check the index")
-        if not exists:
-            return []
-        body = {"query": {"match_all": {}}, "_source": False, "size": 1000, "sort": ["_doc"]}
-        reply = yield Call("search", {"index": self.index_name, "body": body, "scroll": "2m"}, "list chunk ids")
-        found: list[str] = []
-        while reply["hits"]["hits"]:
-            found += [hit["_id"] for hit in reply["hits"]["hits"]]
-            reply = yield Call("scroll", {"body": {"scroll_id": reply["_scroll_id"], "scroll": "2m"}},
-                               "list chunk ids")
-        yield Call("clear_scroll", {"body": {"scroll_id": reply["_scroll_id"]}}, "end the id listing")
-        return found
-
-    def _remove_plan(self, ids: list[str]) -> Plan[int]:
-        removed = 0
-        for start in range(0, len(ids), self.bulk_size):
-            body = [{"delete": {"_id": i}} for i in ids[start:start + self.bulk_size]]
-            reply = yield Call("bulk", {"index": self.index_name, "body": body}, "bulk-delete chunks")
-            removed += sum(1 for item in reply.get("items", []) if item.get("delete", {}).get("result") == "deleted")
-        if ids:
-            yield Call("indices.refresh", {"index": self.index_name}, "refresh the index")
-        return removed
+        return await self._arun(remove_plan(self.index_name, list(ids), self.bulk_size))
 
     def delete_index(self) -> bool:
         """Delete the index; True when it existed."""

@@ -134,8 +134,10 @@ async def _cooperate(items: Sequence[X], evaluate: Callable[[X], Awaitable[R | U
         _, scored, cause, created = record
         return not scored and cause in RETRY_ON_RESUME and created < started
 
+    before = store.task_index(run_id, task)  # read once: what is pending and what changed
+    counts.changed += sum(1 for k, d in zip(keys, digests) if k in before and before[k][0] != d)
+    pending: list[int] = [i for i in order if needs_judging(before, i)]
     cursor = [0]
-    pending: list[int] = []
 
     def claim_more() -> list[int] | None:
         # Walk the pending list a chunk at a time; a claim another worker holds or finished is
@@ -170,8 +172,6 @@ async def _cooperate(items: Sequence[X], evaluate: Callable[[X], Awaitable[R | U
                 mine.update(got)
                 queue.extend(got)
 
-    before = store.task_index(run_id, task)
-    counts.changed += sum(1 for k, d in zip(keys, digests) if k in before and before[k][0] != d)
     with BatchProgress(description or task, len(items)) as progress:
         async def worker() -> None:
             while (i := await next_index()) is not None:

@@ -21,6 +21,7 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field
+from typing import Callable
 
 __all__ = ["LeaseKeeper", "OWNER", "DEFAULT_TTL"]
 
@@ -34,7 +35,7 @@ DEFAULT_TTL = 30.0
 class LeaseKeeper:
     """Renews the leases a store holds, every third of their lifetime, on one daemon thread."""
 
-    renew: "callable[[], None]"  # type: ignore[valid-type]
+    renew: Callable[[], None]
     ttl: float = DEFAULT_TTL
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None

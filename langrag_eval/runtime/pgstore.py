@@ -121,7 +121,8 @@ class PostgresRunStore(StoreBase):
     # ---- connection
     def _run(self, sql: str, args: Sequence[Any] = (), *, fetch: bool = False) -> Any:
         driver_sql = sql.replace("?", "%s")
-        for attempt in range(8):
+        attempt = 0
+        while True:
             try:
                 with self._engine.connect() as conn:
                     result = conn.exec_driver_sql(driver_sql, tuple(args))
@@ -130,12 +131,11 @@ class PostgresRunStore(StoreBase):
                 # Two workers claiming or renewing overlapping items can deadlock; the server then
                 # aborts one statement. Every statement here is one idempotent autocommit upsert or
                 # update, so it is simply run again.
-                if _retryable(exc) and attempt < 7:
-                    time.sleep(random.uniform(0.005, 0.05) * (attempt + 1))
-                    continue
-                first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-                raise ConfigError(f"{self.path}: the run store cannot be used: {redact(first)}") from None
-        raise AssertionError("unreachable")
+                attempt += 1
+                if not _retryable(exc) or attempt == 8:
+                    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                    raise ConfigError(f"{self.path}: the run store cannot be used: {redact(first)}") from None
+                time.sleep(random.uniform(0.005, 0.05) * attempt)
 
     def _exec(self, sql: str, args: tuple[Any, ...] = ()) -> Any:
         return self._run(sql, args)

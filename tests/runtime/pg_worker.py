@@ -12,23 +12,14 @@ import asyncio
 import json
 import os
 import sys
-import zlib
 
-from pydantic import BaseModel
+from resume_worker import Grade, expected_score  # the same items and grades as the resume test
 
 from langrag_eval.model import GenerationParams, Reply
 from langrag_eval.results import Unscored
 from langrag_eval.runtime import Judge, RetryPolicy, open_store, run_batch
 from langrag_eval.testing import ScriptedModel
 from langrag_eval.verdicts import ScoreFormat
-
-
-class Grade(BaseModel):
-    score: int
-
-
-def expected_score(item: str) -> int:
-    return zlib.crc32(item.encode()) % 5 + 1
 
 
 class LoggingModel(ScriptedModel):
