@@ -14,15 +14,14 @@ run and makes no model call for items already judged.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
-from pathlib import Path
 
 from ..audit import BATTERIES, audit, audit_run_id, format_card, read_labelled_file
 from ..errors import ConfigError
 from ..grading.io import Columns
 from ..report import write_report
 from ..runtime import run_sync
+from ..runtime.identity import file_digest
 from ._common import add_judge_options, check_call_options, say, setup_judge
 from ._files import output_file
 from .agreement import report_issues
@@ -84,7 +83,7 @@ def handle_audit(args: argparse.Namespace) -> int:
                                              threshold=args.threshold)
         report_issues(issues)
         data_name = f"{args.data} ({len(answers)} items, human column {args.human_col})"
-        digest = hashlib.sha256(Path(args.data).read_bytes()).hexdigest()
+        digest = file_digest(args.data, what="labelled file")
     json_out = output_file(args.json_out, "--json") if args.json_out else None
     report = output_file(args.report, "--report") if args.report else None
     setup = setup_judge(args)
