@@ -16,7 +16,7 @@ import asyncio
 import time
 
 from langrag_eval.runtime import Judge
-from langrag_eval.thelma import Thelma, evaluate_dataset, synthetic_dataset
+from langrag_eval.thelma import Thelma, synthetic_dataset
 
 METRICS = ("sp1", "sp2", "sqc", "rp", "rqc", "gr")
 
@@ -24,7 +24,7 @@ METRICS = ("sp1", "sp2", "sqc", "rp", "rqc", "gr")
 async def measure(samples, script, batched):
     judge = Judge(script.model())
     start = time.perf_counter()
-    report = await evaluate_dataset(Thelma(judge, metrics=METRICS, batched=batched), samples, limit=16)
+    report = await Thelma(judge, metrics=METRICS, batched=batched).aevaluate_many(samples, limit=16)
     return report, judge.usage, time.perf_counter() - start
 
 
@@ -35,7 +35,7 @@ async def main(n: int, seed: int) -> None:
         report, usage, seconds = await measure(samples, script, batched)
         rows[batched] = (report, usage, seconds)
     per, bat = rows[False], rows[True]
-    mismatches = sum(a.score(m) != b.score(m) for a, b in zip(per[0].results, bat[0].results) for m in METRICS)
+    mismatches = sum(a.score(m) != b.score(m) for a, b in zip(per[0], bat[0]) for m in METRICS)
 
     def figures(usage):
         tokens = usage.prompt_tokens + usage.completion_tokens

@@ -6,7 +6,7 @@ Six agents have known Bradley-Terry strengths (Elo scale, 50 points apart by def
 probability ``--tie``, else a win drawn by the Bradley-Terry odds); each call it answers with that
 opinion, except that with probability ``--noise`` it names the answer shown first (position bias),
 so the both-orders rule turns some games into ties. The games go through the real runtime:
-``run_tournament`` -> ``PairwiseEvaluator`` -> ``Judge`` -> ``ScriptedModel``. The agents retrieve no
+``arun_tournament`` -> ``PairwiseEvaluator`` -> ``Judge`` -> ``ScriptedModel``. The agents retrieve no
 documents here, so every judge call is a game call.
 
 For each seed it reports Kendall tau between recovered and true ranking (Bradley-Terry and Elo) and
@@ -52,7 +52,7 @@ from langrag_eval.tournament import (
     TournamentData,
     bradley_terry_intervals,
     elo_ratings,
-    run_tournament,
+    arun_tournament,
 )
 
 __all__ = ["main", "scale", "simulate", "time_elo"]
@@ -114,7 +114,7 @@ async def simulate(seed: int, *, queries: int, gap: float, noise: float, tie: fl
     out: dict[str, Any] = {"seed": seed}
     for name, config in configs.items():
         model = ScriptedModel(make_judge(strength, seed=seed, noise=noise, tie=tie))
-        result = await run_tournament(data, Judge(model, concurrency=64), config, limit=64)
+        result = await arun_tournament(data, Judge(model, concurrency=64), config, limit=64)
         s = result.summary
         bt = {r["agent"]: r["bt_rating"] for r in s["ranking"]}
         elo = {r["agent"]: r["elo"] for r in s["ranking"]}

@@ -32,7 +32,7 @@ from langrag_eval.pipelines import Query, answer_record, run_agents, six_agents,
 from langrag_eval.retrieval import EmbeddedBackend, Source
 from langrag_eval.retrieval.ingest import ingest
 from langrag_eval.runtime import RunStore, run_id_for
-from langrag_eval.tournament import TournamentConfig, TournamentData, format_summary, run_tournament_sync
+from langrag_eval.tournament import TournamentConfig, TournamentData, format_summary, run_tournament
 
 # ---------------------------------------------------------------------------------------------
 # THE ONE LINE TO CHANGE for a real model ("provider:model", resolved like `--judge`; openai:...
@@ -130,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     # 3. The tournament: relevance judgments (qrels, MRR@5), then every pair of agents on every
     #    query in both orders; Bradley-Terry with bootstrap intervals and Elo over shuffled orders.
     data = TournamentData.from_records(answer_record(a) for a in answers)
-    result = run_tournament_sync(data, judge, config, store=store, run_id=run_id)
+    result = run_tournament(data, judge, config, store=store, run_id=run_id)
     store.put_artifact(run_id, "tournament", result.summary)     # what the HTML report reads
     (out / "tournament.json").write_text(json.dumps(result.summary, indent=2), encoding="utf-8")
     store.finish_run(run_id, {"answers": len(answers)})

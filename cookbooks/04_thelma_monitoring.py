@@ -34,7 +34,7 @@ from _scripted import build_judge, embedder, scripted_judge
 
 from langrag_eval.cli.thelma import read_samples
 from langrag_eval.runtime import RunStore, run_id_for
-from langrag_eval.thelma import METRIC_NAMES, Thelma, evaluate_dataset_sync
+from langrag_eval.thelma import METRIC_NAMES, Thelma
 
 # ---------------------------------------------------------------------------------------------
 # THE ONE LINE TO CHANGE for a real model ("provider:model", resolved like `--judge`; openai:...
@@ -108,13 +108,13 @@ def main(argv: list[str] | None = None) -> int:
     settings = {"log": str(log), "judge": judge.model_id, "batched": True}
     run_id = store.open_run("cookbook-04", settings, run_id_for("cookbook-04", settings), judge=judge.model_id)
     thelma = Thelma(judge.for_run(run_id), batched=True, embedder=embedder())
-    report = evaluate_dataset_sync(thelma, samples, store=store, run_id=run_id)
-    store.put_artifact(run_id, "thelma", report.summary)     # what the HTML report reads
+    results = thelma.evaluate_many(samples, store=store, run_id=run_id)
+    summary = thelma.summarize(results)
+    store.put_artifact(run_id, "thelma", summary)     # what the HTML report reads
     store.finish_run(run_id, {"samples": len(samples)})
 
     # 3. Read the results: per metric mean, spread and unscored count; then the diagnosis.
-    summary = report.summary
-    print(f"\n{len(report.results)} exchanges scored, {len(problems)} log line(s) skipped\n")
+    print(f"\n{len(results)} exchanges scored, {len(problems)} log line(s) skipped\n")
     print(f"{'metric':<30} {'mean':>5} {'std':>5} {'n':>3}  unscored")
     for metric, m in summary["metrics"].items():
         mean = "  -  " if m["mean"] is None else f"{m['mean']:.2f}"
@@ -132,14 +132,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {f['share']:.0%} {f['rule']} -> {f['component']}")
 
     # 4. What a person should read first: the exchanges whose claims the sources do not back.
-    flagged = [r for r in report.results if (r.score("gr") is not None and r.score("gr") < 1.0)]
+    flagged = [r for r in results if (r.score("gr") is not None and r.score("gr") < 1.0)]
     print("\nResponses with unsupported claims (groundedness < 1):")
     for r in flagged:
         print(f"  {r.id}: groundedness {r.score('gr'):.2f}; fix: "
               f"{', '.join(dict.fromkeys(f.component for f in r.diagnosis)) or '-'}")
 
     rows = [{"id": r.id, "scores": r.scores(), "diagnosis": [f.component for f in r.diagnosis],
-             "unscored": {m: u.cause for m, u in r.unscored().items()}} for r in report.results]
+             "unscored": {m: u.cause for m, u in r.unscored().items()}} for r in results]
     result = {"summary": summary, "samples": rows, "problems": [str(p) for p in problems],
               "judge_calls_this_run": judge.usage.calls}
     (out / "thelma.json").write_text(json.dumps(result, indent=2, ensure_ascii=False), encoding="utf-8")

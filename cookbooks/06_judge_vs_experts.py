@@ -30,8 +30,8 @@ from pathlib import Path
 
 from _scripted import build_judge, scripted_judge
 
-from langrag_eval.grading import Columns, VragGrade, VragGrader, read_grading_file, summarise
-from langrag_eval.runtime import RunStore, run_id_for, run_sync
+from langrag_eval.grading import Columns, VragGrade, VragGrader, read_grading_file, summarize
+from langrag_eval.runtime import RunStore, run_id_for
 from langrag_eval.stats import agreement, combine_median
 
 # ---------------------------------------------------------------------------------------------
@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     judge = build_judge(JUDGE, store=store)
     settings = {"file": str(path), "judge": judge.model_id}
     run_id = store.open_run("cookbook-06", settings, run_id_for("cookbook-06", settings), judge=judge.model_id)
-    grades = run_sync(VragGrader(judge).evaluate_batch(data.samples, run_id=run_id))
+    grades = VragGrader(judge).evaluate_many(data.samples, run_id=run_id)
     ids = [s.id for s in data.samples]
     judge_scores = {i: g.score if isinstance(g, VragGrade) else None for i, g in zip(ids, grades)}
 
@@ -141,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
         if not isinstance(g, VragGrade):
             print(f"  {s.id}: not graded ({g.cause}: {g.reason})")
 
-    summary = summarise(grades, ids=ids, agreement=report.as_dict())
+    summary = summarize(grades, ids=ids, agreement=report.as_dict())
     store.put_artifact(run_id, "vrag", summary)                 # what the HTML report reads
     store.finish_run(run_id, {"items": len(ids)})
     result = {"judge_scores": judge_scores, "experts": experts, "agreement": report.as_dict(),

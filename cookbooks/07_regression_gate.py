@@ -46,7 +46,7 @@ from langrag_eval.compare import format_gate, gate_runs, junit_xml
 from langrag_eval.grading import VragGrader
 from langrag_eval.report import write_report
 from langrag_eval.runtime import Judge, RunStore
-from langrag_eval.thelma import Thelma, ThelmaSample, evaluate_dataset_sync
+from langrag_eval.thelma import Thelma
 from langrag_eval.types import RAGSample
 
 # ---------------------------------------------------------------------------------------------
@@ -118,9 +118,9 @@ def evaluate(app, run_id: str, judge: Judge, store: RunStore) -> None:
         samples.append(RAGSample(id=f"lamp-{i:02d}", question=question, answer=answer,
                                  contexts=[d.text for d in capture.samples[0].sources], reference=reference))
     store.open_run("cookbook-07", {"run": run_id}, run_id=run_id, judge=judge.model_id)
-    VragGrader(judge).evaluate_batch_sync(samples, run_id=run_id)
+    VragGrader(judge).evaluate_many(samples, run_id=run_id)
     thelma = Thelma(judge.for_run(run_id), metrics=("gr", "rqc"), batched=True)
-    evaluate_dataset_sync(thelma, [ThelmaSample.from_rag(s) for s in samples], store=store, run_id=run_id)
+    thelma.evaluate_many(samples, store=store, run_id=run_id)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -37,6 +37,7 @@ from langrag_eval.grading import VragGrader
 from langrag_eval.runtime import Judge
 from langrag_eval.thelma import Thelma
 from langrag_eval.tournament import TournamentConfig
+from langrag_eval.types import RAGSample
 
 # ---------------------------------------------------------------------------------------------
 # THE ONE LINE TO CHANGE for a real model (any LangChain chat model that calls tools; openai:...
@@ -112,8 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     labels = dict(DATASET)
     rows = []
     for app_name, sample in zip([n for _ in DATASET for n in apps], capture.samples):
-        grade = grader.grade_sync(question=sample.query, answer=sample.response, label=labels[sample.query])
-        scores = thelma.evaluate_sync(sample)
+        grade = grader.evaluate(RAGSample(question=sample.query, answer=sample.response, reference=labels[sample.query]))
+        scores = thelma.evaluate(sample)
         rows.append({"app": app_name, "question": sample.query, "answer": sample.response,
                      "contexts": [{"id": d.id, "source": d.metadata.get("source")} for d in sample.sources],
                      "vrag": getattr(grade, "score", None), "thelma": scores.scores()})

@@ -25,8 +25,8 @@ from scripted_judge import AGENTS, Meter, Script, faithfulness_samples, grading_
 from langrag_eval.grading import VragGrade, VragGrader
 from langrag_eval.model import GenerationParams, Reply, TokenUsage, estimate_tokens
 from langrag_eval.runtime import Judge, RunStore
-from langrag_eval.thelma import MetricScore, Thelma, ThelmaSample, evaluate_dataset
-from langrag_eval.tournament import GameRecord, TournamentConfig, TournamentData, run_tournament
+from langrag_eval.thelma import MetricScore, Thelma, ThelmaSample
+from langrag_eval.tournament import GameRecord, TournamentConfig, TournamentData, arun_tournament
 from langrag_eval.types import RAGSample
 
 __all__ = ["ScriptedChatModel", "faithfulness", "grading", "tournament"]
@@ -90,9 +90,9 @@ async def faithfulness(spec: dict[str, Any], *, batched: bool = False) -> dict[s
                for s in raw]
 
     async def work(judge: Judge, store: RunStore, run_id: str) -> dict[str, Any]:
-        report = await evaluate_dataset(Thelma(judge, metrics=("gr",), batched=batched), samples,
-                                        store=store, run_id=run_id, limit=spec["concurrency"])
-        scores = [m.score if isinstance(m := r.metrics["gr"], MetricScore) else None for r in report.results]
+        results = await Thelma(judge, metrics=("gr",), batched=batched).aevaluate_many(
+            samples, store=store, run_id=run_id, limit=spec["concurrency"])
+        scores = [m.score if isinstance(m := r.metrics["gr"], MetricScore) else None for r in results]
         return {"scores": _split(raw, scores)}
 
     kind = f"bench-thelma-{'batched' if batched else 'per-claim'}"
@@ -107,7 +107,7 @@ async def grading(spec: dict[str, Any]) -> dict[str, Any]:
                for s in raw]
 
     async def work(judge: Judge, store: RunStore, run_id: str) -> dict[str, Any]:
-        grades = await VragGrader(judge).evaluate_batch(samples, run_id=run_id, limit=spec["concurrency"])
+        grades = await VragGrader(judge).aevaluate_many(samples, run_id=run_id, limit=spec["concurrency"])
         scores = [float(g.score) if isinstance(g, VragGrade) else None for g in grades]
         return {"scores": _split(raw, scores), "passing": sum(isinstance(g, VragGrade) and g.accepted
                                                              for g in grades)}
@@ -121,7 +121,7 @@ async def tournament(spec: dict[str, Any]) -> dict[str, Any]:
     data = TournamentData.from_records(tournament_answers(spec["n"]))
 
     async def work(judge: Judge, store: RunStore, run_id: str) -> dict[str, Any]:
-        result = await run_tournament(data, judge, TournamentConfig(schedule="all"), store=store,
+        result = await arun_tournament(data, judge, TournamentConfig(schedule="all"), store=store,
                                       run_id=run_id, limit=spec["concurrency"])
         names = {"a": "A", "b": "B", "tie": "C"}
         games = [[g.qid, g.agent_a, g.agent_b, names[g.outcome]] for g in result.games

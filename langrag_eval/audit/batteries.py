@@ -23,7 +23,7 @@ from ..model import GenerationParams
 from ..results import Unscored
 from ..runtime import Judge, run_batch
 from ..thelma.match import Matcher
-from ..tournament.evaluators import GameRecord, PairwiseEvaluator
+from ..tournament.evaluators import GameRecord, GameSample, PairwiseEvaluator
 from ..types import RAGSample
 from .attacks import ATTACKS, Attack, plant
 from .data import AnswerItem, PairItem
@@ -71,8 +71,8 @@ async def judge_pairs(judge: Judge, pairs: Sequence[PairItem], *, task: str,
             first = pad(first)
         elif side == "b":
             second = pad(second)
-        return await evaluator.compare(item.query, first, second, [], agent_a="response1",
-                                       agent_b="response2", qid=item.id)
+        return await evaluator.aevaluate(GameSample(query=item.query, answer_a=first, answer_b=second,
+                                                    agent_a="response1", agent_b="response2", qid=item.id))
 
     return await run_batch(pairs, one, key=lambda p: p.id, task=task, result_type=GameRecord,
                            store=judge.store, run_id=judge.run_id, limit=judge.concurrency,
@@ -88,7 +88,7 @@ async def grade_answers(judge: Judge, items: Sequence[AnswerItem], *,
                         task: str) -> list[VragGrade | Unscored]:
     """The vRAG-Eval grade of each answer against its reference (temperature 0, as the grader fixes)."""
     grader = VragGrader(judge)
-    return await run_batch(items, lambda i: grader.evaluate(_sample(i)), key=lambda i: i.id, task=task,
+    return await run_batch(items, lambda i: grader.aevaluate(_sample(i)), key=lambda i: i.id, task=task,
                            result_type=VragGrade, store=judge.store, run_id=judge.run_id,
                            limit=judge.concurrency, description=task)
 
@@ -139,7 +139,7 @@ async def inject(judge: Judge, items: Sequence[AnswerItem], *, task: str) -> lis
     :func:`attack_for(i) <attack_for>`."""
     grader = VragGrader(judge)
     planted = [(item, attack_for(i)) for i, item in enumerate(items)]
-    return await run_batch(planted, lambda p: grader.evaluate(_sample(p[0], plant(p[0].answer, p[1]))),
+    return await run_batch(planted, lambda p: grader.aevaluate(_sample(p[0], plant(p[0].answer, p[1]))),
                            key=lambda p: f"{p[0].id}|{p[1].name}", task=task, result_type=VragGrade,
                            store=judge.store, run_id=judge.run_id, limit=judge.concurrency,
                            description=task)

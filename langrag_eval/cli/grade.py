@@ -17,11 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, DataError
-from ..grading import ARTIFACT, Columns, GradedExample, VragGrade, VragGrader, read_grading_file, summarise
+from ..grading import ARTIFACT, Columns, GradedExample, VragGrade, VragGrader, read_grading_file
 from ..io import parse_json, read_table
 from ..results import Unscored
 from ..files import atomic_write
-from ..runtime import run_sync
 from ..runtime.identity import file_digest
 from ..stats import agreement, combine, describe_combination
 from ._common import add_judge_options, open_cli_run, say, say_reuse, setup_judge
@@ -156,7 +155,7 @@ def handle(args: argparse.Namespace) -> int:
               "prompt": grader.prompt_template.body}
     run_id = open_cli_run(setup.store, args, "grade", config, judge=setup.judge.model_id,
                           inputs={"file": file_digest(args.file, what="grading file")})
-    results = run_sync(grader.evaluate_batch(data.samples, run_id=run_id))
+    results = grader.evaluate_many(data.samples, run_id=run_id)
     ids = [s.id or "" for s in data.samples]
     judge_scores = {i: (r.score if isinstance(r, VragGrade) else None) for i, r in zip(ids, results)}
     combined: dict[str, int | None] = {}
@@ -170,8 +169,8 @@ def handle(args: argparse.Namespace) -> int:
         agreement_out["annotators"] = {
             h: agreement(judge_scores, combine(data.humans, h), names=("judge", h),
                          threshold=args.threshold).as_dict() for h in humans if len(humans) > 1}
-    summary = summarise(results, ids=ids, subjects=[data.subjects[i] for i in ids],
-                        threshold=args.threshold, agreement=agreement_out)
+    summary = grader.summarize(results, ids=ids, subjects=[data.subjects[i] for i in ids],
+                               agreement=agreement_out)
     summary["input"] = {"file": data.path, "rows_skipped": data.skipped, "problems": len(data.issues)}
     setup.store.put_artifact(run_id, ARTIFACT, summary)
     usage = setup.store.usage(run_id)["total"]

@@ -44,9 +44,8 @@ from ..embeddings import Embedder, default_embedder
 from ..errors import ConfigError, DataError
 from ..io import parse_json, read_table, require_columns
 from ..prompts import prompt_names
-from ..runtime import run_sync
 from ..runtime.identity import file_digest
-from ..thelma import METRICS, Thelma, ThelmaResult, ThelmaSample, Thresholds, evaluate_dataset
+from ..thelma import METRICS, Thelma, ThelmaResult, ThelmaSample, Thresholds
 from ..thelma.decompose import load_task_prompt
 from ..thelma.evaluator import DEFAULT_SD_THRESHOLD
 from ._common import add_judge_options, open_cli_run, say, say_reuse, setup_judge
@@ -234,21 +233,18 @@ def handle(args: argparse.Namespace) -> int:
                           for k, v in thelma.prompts.items()}}
     run_id = open_cli_run(setup.store, args, "thelma", config, judge=setup.judge.model_id,
                           inputs={"file": file_digest(args.file, what="THELMA file")})
-    judge = setup.judge.for_run(run_id)
-    thelma.judge = judge
-    report = run_sync(evaluate_dataset(thelma, samples, store=setup.store, run_id=run_id,
-                                       limit=args.samples_in_flight))
-    summary = dict(report.summary)
-    summary["samples"] = [_record(r, lines[r.id or ""]) for r in report.results]
+    results = thelma.evaluate_many(samples, run_id=run_id, store=setup.store, limit=args.samples_in_flight)
+    summary = thelma.summarize(results)
+    summary["samples"] = [_record(r, lines[r.id or ""]) for r in results]
     summary["input"] = {"file": args.file, "rows": len(samples) + len(issues), "rows_skipped": len(issues),
                         "problems": [{"line": i.line, "field": i.field, "message": i.message} for i in issues]}
     summary["settings"] = {"metrics": list(metrics), "sd_threshold": args.sd_threshold,
                            "embedder": config["embedder"]}
     setup.store.put_artifact(run_id, ARTIFACT, summary)
-    setup.store.finish_run(run_id, {"samples": len(report.results),
+    setup.store.finish_run(run_id, {"samples": len(results),
                                     "means": {m: s["mean"] for m, s in summary["metrics"].items()}})
     with atomic_write(out) as fh:
-        for result in report.results:
+        for result in results:
             fh.write(json.dumps({**_record(result, lines[result.id or ""]),
                                  "metrics": {m: v.model_dump(mode="json") for m, v in result.metrics.items()},
                                  "usage": result.usage.model_dump()}, ensure_ascii=False) + "\n")

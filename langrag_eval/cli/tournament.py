@@ -10,7 +10,6 @@ Prints the ranking with intervals, the win matrix and MRR@5; writes every judgme
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 from pathlib import Path
 
@@ -128,8 +127,8 @@ def handle(args: argparse.Namespace) -> int:
                           judge=setup.judge.model_id)
     say(f"run {run_id}: {len(data.agents)} agents, {len(data.queries)} queries "
         f"({setup.store.path})", err=True)
-    result = asyncio.run(run_tournament(data, setup.judge, config, store=setup.store, run_id=run_id,
-                                        limit=args.concurrency))
+    result = run_tournament(data, setup.judge, config, store=setup.store, run_id=run_id,
+                            limit=args.concurrency)
     say(format_summary(result.summary))
     say_reuse(setup.store, run_id)
     if json_out is not None:

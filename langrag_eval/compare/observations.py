@@ -2,11 +2,11 @@
 
 Three families of graded runs can be compared:
 
-- ``vrag`` (``langrag-eval grade``, ``VragGrader.evaluate_batch``): ``accept_rate`` (1 accepted,
+- ``vrag`` (``langrag-eval grade``, ``VragGrader.evaluate_many``): ``accept_rate`` (1 accepted,
   0 rejected) and ``grade`` (1-5), from the judgments of task ``vrag``; and ``scored_rate`` (1 when
   the item was graded at all), so a change that makes answers ungradable (empty, failing) shows
   instead of vanishing from the accept rate;
-- ``thelma`` (``langrag-eval thelma``, ``evaluate_dataset``): ``sp1 sp2 sqc rp rqc sd gr`` in 0..1;
+- ``thelma`` (``langrag-eval thelma``, ``Thelma.evaluate_many``): ``sp1 sp2 sqc rp rqc sd gr`` in 0..1;
 - ``grammar`` (``langrag-eval grammar evaluate``, ``evaluate_answers``): ``correct`` (1 or 0) of
   one agent, and ``grammar_scored_rate`` like ``scored_rate``.
 

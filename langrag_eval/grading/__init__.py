@@ -1,18 +1,19 @@
 """vRAG-Eval grading (Wang et al.): a 5-level rubric judged against a definitive label, mapped to
 accept/reject, with a per-dataset summary and a reader for CSV/JSONL grading files.
 
+>>> from langrag_eval import RAGSample
 >>> from langrag_eval.runtime import Judge
 >>> from langrag_eval.testing import ScriptedModel
 >>> grader = VragGrader(Judge(ScriptedModel(["Score: [[2]], Reason: [[Says it cannot answer.]]"])))
->>> grader.grade_sync(question="Who?", answer="I do not know.", label="Ada").accepted
+>>> grader.evaluate(RAGSample(question="Who?", answer="I do not know.", reference="Ada")).accepted
 False
 """
 
 from .grader import DEFAULT_TEMPLATE, TASK, GradedExample, VragGrade, VragGrader, load_rubric
 from .io import Columns, GradingData, parse_score, read_grading_file
-from .summary import ARTIFACT, NO_SUBJECT, summarise
+from .summary import ARTIFACT, NO_SUBJECT, summarize
 
 __all__ = [
     "VragGrader", "VragGrade", "GradedExample", "load_rubric", "DEFAULT_TEMPLATE", "TASK",
-    "summarise", "ARTIFACT", "NO_SUBJECT", "Columns", "GradingData", "read_grading_file", "parse_score",
+    "summarize", "ARTIFACT", "NO_SUBJECT", "Columns", "GradingData", "read_grading_file", "parse_score",
 ]

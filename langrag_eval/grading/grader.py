@@ -8,11 +8,10 @@ temperature 0 whatever the judge's own settings. A sample without a question, an
 ``Unscored`` with cause ``invalid_input`` and costs no model call; a reply that cannot be read after
 the runtime's one repair re-ask is ``Unscored`` with cause ``unparseable``.
 
->>> import asyncio
 >>> from langrag_eval.runtime import Judge
 >>> from langrag_eval.testing import ScriptedModel
 >>> grader = VragGrader(Judge(ScriptedModel(["Score: [[4]], Reason: [[Matches the label.]]"])))
->>> g = grader.grade_sync(question="Capital of France?", answer="Paris.", label="Paris")
+>>> g = grader.evaluate(RAGSample(question="Capital of France?", answer="Paris.", reference="Paris"))
 >>> g.score, g.accepted, g.reason
 (4, True, 'Matches the label.')
 """
@@ -22,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -30,9 +29,11 @@ from ..errors import ConfigError
 from ..model import GenerationParams
 from ..prompts import PromptTemplate, load_prompt, override_template
 from ..results import Unscored
-from ..runtime import Judge, put_item_index, run_batch, run_sync
+from ..evaluator import Evaluator
+from ..runtime import Judge
 from ..types import RAGSample
 from ..verdicts import ScoreFormat, ScoreVerdict
+from .summary import summarize
 
 __all__ = ["VragGrade", "GradedExample", "VragGrader", "DEFAULT_TEMPLATE", "TASK", "load_rubric"]
 
@@ -95,8 +96,9 @@ def _blank(value: str | None) -> bool:
 
 
 @dataclass
-class VragGrader:
-    """The vRAG-Eval grader. Fields are its settings; :meth:`evaluate` is the one async method.
+class VragGrader(Evaluator[RAGSample, VragGrade]):
+    """The vRAG-Eval grader, an :class:`~langrag_eval.evaluator.Evaluator` of :class:`RAGSample`
+    (question, answer, and the label as ``reference``). Fields are its settings.
 
     ``threshold``: lowest accepted score (default 4: 4-5 accept, 1-3 reject). ``confidence``: ask
     for verbalised confidence. ``rubric``: text, or a ``Path`` to a file, replacing the five levels.
@@ -113,6 +115,10 @@ class VragGrader:
     template: str | Path | PromptTemplate | None = None
     _prompt: PromptTemplate = field(init=False, repr=False)
     _rubric_text: str = field(init=False, repr=False)
+
+    task: ClassVar[str] = TASK
+    result_type: ClassVar[type[VragGrade]] = VragGrade
+    description: ClassVar[str] = "vRAG-Eval grading"
 
     def __post_init__(self) -> None:
         if not 1 <= self.threshold <= 5:
@@ -151,7 +157,7 @@ class VragGrader:
             "examples": [e.model_dump() for e in self.examples], "confidence": self.confidence}
         return self._prompt.render(**{k: values[k] for k in self._prompt.variables})
 
-    async def evaluate(self, sample: RAGSample) -> VragGrade | Unscored:
+    async def aevaluate(self, sample: RAGSample) -> VragGrade | Unscored:
         """Grade ``sample.answer`` against ``sample.reference`` (the label) for ``sample.question``."""
         missing = [name for name, value in (("question", sample.question), ("answer", sample.answer),
                                             ("label", sample.reference)) if _blank(value)]
@@ -170,43 +176,13 @@ class VragGrader:
         return VragGrade(score=verdict.score, accepted=verdict.score >= self.threshold,
                          reason=verdict.reason, raw=answer.raw, confidence=verdict.confidence)
 
-    async def grade(self, *, question: str | None, answer: str | None, label: str | None) -> VragGrade | Unscored:
-        """:meth:`evaluate` from three strings."""
-        return await self.evaluate(RAGSample(question=question or "", answer=answer, reference=label))
+    def index_item(self, sample: RAGSample) -> tuple[str | None, str | None, str | None]:
+        # what each item asks, so a later run of another app variant can be paired with this one
+        return sample.question, sample.reference, sample.metadata.get("subject")
 
-    def grade_sync(self, *, question: str | None, answer: str | None, label: str | None) -> VragGrade | Unscored:
-        return run_sync(self.grade(question=question, answer=answer, label=label))
-
-    def evaluate_sync(self, sample: RAGSample) -> VragGrade | Unscored:
-        return run_sync(self.evaluate(sample))
-
-    async def evaluate_batch(self, samples: Sequence[RAGSample], *, run_id: str | None = None,
-                             limit: int | None = None) -> list[VragGrade | Unscored]:
-        """Grade many samples, resumably: with a run store on the judge and a ``run_id``, each
-        result is stored under the sample's id as it finishes and read back on a re-run."""
-        ids = [s.id for s in samples]
-        if any(i is None for i in ids):
-            raise ConfigError("every sample in a batch needs an id (RAGSample.id)")
-        if len(set(ids)) != len(ids):
-            dup = sorted({i for i in ids if ids.count(i) > 1})[:5]
-            raise ConfigError(f"sample ids must be unique in a batch; repeated: {', '.join(map(str, dup))}")
-        judge = self.judge.for_run(run_id) if run_id else self.judge
-        grader = self if judge is self.judge else _with_judge(self, judge)
-        if judge.store is not None and run_id:
-            # what each item asks, so a later run of another app variant can be paired with this one
-            put_item_index(judge.store, run_id, TASK,
-                           ((s.id, s.question, s.reference, s.metadata.get("subject")) for s in samples))
-        return await run_batch(samples, grader.evaluate, key=lambda s: str(s.id), task=TASK,
-                               result_type=VragGrade, store=judge.store, run_id=run_id,
-                               limit=limit or judge.concurrency, description="vRAG-Eval grading")
-
-    def evaluate_batch_sync(self, samples: Sequence[RAGSample], *, run_id: str | None = None,
-                            limit: int | None = None) -> list[VragGrade | Unscored]:
-        return run_sync(self.evaluate_batch(samples, run_id=run_id, limit=limit))
-
-
-def _with_judge(grader: VragGrader, judge: Judge) -> VragGrader:
-    clone = VragGrader.__new__(VragGrader)
-    clone.__dict__.update(grader.__dict__)
-    clone.judge = judge
-    return clone
+    def summarize(self, results: Sequence[VragGrade | Unscored], *, ids: Sequence[str] | None = None,
+                  subjects: Sequence[str | None] | None = None,
+                  agreement: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Score distribution, accept rate at this grader's threshold, unscored causes and a
+        per-subject breakdown (see :func:`langrag_eval.grading.summarize`)."""
+        return summarize(results, ids=ids, subjects=subjects, threshold=self.threshold, agreement=agreement)

@@ -7,7 +7,7 @@ there is nothing to divide by; never NaN)::
     {
       "version": 1,
       "threshold": 4,                       # lowest accepted score
-      "items": 200,                         # results summarised (scored + unscored)
+      "items": 200,                         # results summarized (scored + unscored)
       "scored": 196,
       "distribution": {"1": 10, "2": 30, "3": 40, "4": 70, "5": 46},   # all five keys, always
       "accepted": 116, "rejected": 80,
@@ -34,7 +34,7 @@ each human column alone, when there are several), and to the summary ``input``:
 ``{"file": path, "rows_skipped": n, "problems": n}``.
 
 >>> from langrag_eval.grading import VragGrade
->>> s = summarise([VragGrade(score=4, accepted=True), VragGrade(score=2, accepted=False)],
+>>> s = summarize([VragGrade(score=4, accepted=True), VragGrade(score=2, accepted=False)],
 ...               subjects=["Fraud", "Token"])
 >>> s["distribution"], s["accept_rate"], s["subjects"]["Token"]["rejected"]
 ({'1': 0, '2': 1, '3': 0, '4': 1, '5': 0}, 0.5, 1)
@@ -44,19 +44,21 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..results import Unscored
-from .grader import VragGrade
 
-__all__ = ["summarise", "ARTIFACT", "NO_SUBJECT"]
+if TYPE_CHECKING:
+    from .grader import VragGrade
+
+__all__ = ["summarize", "ARTIFACT", "NO_SUBJECT"]
 
 ARTIFACT = "vrag"
 NO_SUBJECT = "(none)"
 
 
 def _block(results: Sequence[VragGrade | Unscored]) -> dict[str, Any]:
-    scored = [r for r in results if isinstance(r, VragGrade)]
+    scored = [r for r in results if not isinstance(r, Unscored)]
     unscored = [r for r in results if isinstance(r, Unscored)]
     dist = Counter(r.score for r in scored)
     accepted = sum(r.accepted for r in scored)
@@ -72,7 +74,7 @@ def _block(results: Sequence[VragGrade | Unscored]) -> dict[str, Any]:
     }
 
 
-def summarise(results: Sequence[VragGrade | Unscored], *, ids: Sequence[str] | None = None,
+def summarize(results: Sequence[VragGrade | Unscored], *, ids: Sequence[str] | None = None,
               subjects: Sequence[str | None] | None = None, threshold: int = 4,
               agreement: dict[str, Any] | None = None) -> dict[str, Any]:
     """Score distribution, accept rate, unscored count with causes, and a per-subject breakdown.

@@ -52,6 +52,7 @@ from pydantic import BaseModel
 
 from ..pipelines import AgentAnswer, Query
 from ..results import Unscored
+from ..types import RAGSample
 from ..runtime import RunStore, put_item_index, run_batch
 from .analysis import (
     ItemResult,
@@ -111,14 +112,15 @@ async def evaluate_answers(queries: Sequence[GrammarQuery], answers: Sequence[Ag
         async def grade(pair: _Pair) -> Correctness | Unscored:
             if pair.answer is None:
                 return Unscored(reason="the system gave no answer to this query", cause="invalid_input")
-            return await grader.grade(pair.query.question, pair.query.answer or "", pair.answer.answer)
+            return await grader.aevaluate(RAGSample(question=pair.query.question, reference=pair.query.answer or "",
+                                                    answer=pair.answer.answer))
 
         if store is not None and run_id is not None:
             # keyed by agent: one index per agent, the cluster as the item's subject
             put_item_index(store, run_id, f"grammar/correct/{agent}",
                            ((p.key, p.query.question, p.query.answer,
                              str(getattr(p.query, cluster_field, None) or "") or None) for p in pairs))
-        grades = await run_batch(pairs, grade, key=lambda p: p.key, task="grammar/correct",
+        grades = await run_batch(pairs, grade, key=lambda p: p.key, task=grader.task,
                                  result_type=Correctness, store=store, run_id=run_id, limit=limit,
                                  description=f"grading {agent}")
         items = [ItemResult(id=p.query.id, logic_id=p.query.logic_id,

@@ -1,11 +1,12 @@
 """Reference-based grading (GRAMMAR section 3.3, Table 6): a judge reads the question, the true
 answer from the database and the system's response, and says Correct or Incorrect.
 
->>> import asyncio
+>>> from langrag_eval import RAGSample
 >>> from langrag_eval.runtime import Judge
 >>> from langrag_eval.testing import ScriptedModel
 >>> grader = ReferenceGrader(Judge(ScriptedModel(["Same city.\\nJudgement: [[Correct]]"])))
->>> asyncio.run(grader.grade("Where is the Zürich office?", "Switzerland", "In Switzerland.")).correct
+>>> grader.evaluate(RAGSample(question="Where is the Zürich office?", reference="Switzerland",
+...                           answer="In Switzerland.")).correct
 True
 """
 
@@ -14,14 +15,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import JudgeOutputError
 from ..prompts import PromptTemplate, load_prompt
 from ..results import Unscored
-from ..runtime import Judge, run_sync
+from ..evaluator import Evaluator
+from ..runtime import Judge
+from ..types import RAGSample
 from ..verdicts import mask_quoted, single_verdict
 
 __all__ = ["Correctness", "CorrectnessFormat", "ReferenceGrader"]
@@ -72,28 +75,34 @@ class CorrectnessFormat:
 
 
 @dataclass
-class ReferenceGrader:
-    """Grades a response against the database's answer. ``prompt`` may name a user's template with
-    the variables ``question``, ``true_answer`` and ``response``."""
+class ReferenceGrader(Evaluator[RAGSample, Correctness]):
+    """Grades a response against the database's answer: an :class:`~langrag_eval.evaluator.Evaluator`
+    of :class:`RAGSample` whose ``answer`` is the system's response and ``reference`` the true answer.
+    ``prompt`` may name a user's template with the variables ``question``, ``true_answer`` and
+    ``response``."""
 
     judge: Judge
     prompt: str | Path = "grammar/correctness"
+
+    task: ClassVar[str] = "grammar/correct"
+    result_type: ClassVar[type[Correctness]] = Correctness
+    description: ClassVar[str] = "GRAMMAR grading"
 
     def __post_init__(self) -> None:
         self._template: PromptTemplate = load_prompt(self.prompt)
         self._template.check_variables({"question", "true_answer", "response"})
 
-    async def grade(self, question: str, true_answer: str, response: str) -> Correctness | Unscored:
+    def index_item(self, sample: RAGSample) -> tuple[str | None, str | None, str | None]:
+        return sample.question, sample.reference, None
+
+    async def aevaluate(self, sample: RAGSample) -> Correctness | Unscored:
+        response, true_answer = sample.answer, sample.reference
         if not response or not response.strip():
             return Unscored(reason="the response is empty", cause="invalid_input")
         if not true_answer:
             return Unscored(reason="the query has no true answer", cause="invalid_input")
-        prompt = self._template.render(question=question, true_answer=true_answer, response=response)
+        prompt = self._template.render(question=sample.question, true_answer=true_answer, response=response)
         answer = await self.judge.ask(prompt, CorrectnessFormat())
         if isinstance(answer.value, Unscored):
             return answer.value
         return Correctness(correct=bool(answer.value), raw=answer.raw)
-
-    def grade_sync(self, question: str, true_answer: str, response: str) -> Correctness | Unscored:
-        # run_sync, not asyncio.run: this is also called from inside running loops (notebooks)
-        return run_sync(self.grade(question, true_answer, response))

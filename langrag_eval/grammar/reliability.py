@@ -14,14 +14,13 @@ Any other reference-free verdict (THELMA groundedness, a vendor's score) joins t
 :class:`FunctionVerdict`. :func:`assess_reliability` scores each against the reference-based truth
 as a binary classifier (see :func:`~langrag_eval.grammar.analysis.binary_reliability`).
 
->>> import asyncio
 >>> from langrag_eval.runtime import Judge
 >>> from langrag_eval.testing import ScriptedModel
 >>> judge = Judge(ScriptedModel({"Break the answer": '{"statements": ["The Zürich office is in Switzerland."]}',
 ...                              "entails": '{"verdicts": [1]}'}))
 >>> s = ReliabilitySample(id="q1", question="Where is the Zürich office?", answer="In Switzerland.",
 ...                       documents=[Document(id="d1", text="Our Zürich office is in Switzerland.")])
->>> asyncio.run(RagasFact(judge).evaluate(s)).correct
+>>> RagasFact(judge).evaluate(s).correct
 True
 """
 
@@ -31,10 +30,11 @@ import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..evaluator import Evaluator
 from ..model import GenerationParams
 from ..prompts import load_prompt
 from ..results import Unscored
@@ -77,8 +77,11 @@ class FreeVerdict(BaseModel):
     detail: dict[str, Any] = Field(default_factory=dict)
 
 
-class ReferenceFreeEvaluator(Protocol):
-    async def evaluate(self, sample: ReliabilitySample) -> FreeVerdict | Unscored: ...
+class ReferenceFreeEvaluator(Evaluator[ReliabilitySample, FreeVerdict]):
+    """A reference-free verdict on one (question, answer, retrieved documents) sample."""
+
+    task: ClassVar[str] = "grammar/free"
+    result_type: ClassVar[type[FreeVerdict]] = FreeVerdict
 
 
 class _Statements(BaseModel):
@@ -90,7 +93,7 @@ class _Verdicts(BaseModel):
 
 
 @dataclass
-class RagasFact:
+class RagasFact(ReferenceFreeEvaluator):
     """Claim-level faithfulness against the retrieved context: two judge calls per answer."""
 
     judge: Judge
@@ -98,7 +101,7 @@ class RagasFact:
     statements_prompt: str | Path = "grammar/ragas_statements"
     verify_prompt: str | Path = "grammar/ragas_verify"
 
-    async def evaluate(self, sample: ReliabilitySample) -> FreeVerdict | Unscored:
+    async def aevaluate(self, sample: ReliabilitySample) -> FreeVerdict | Unscored:
         if not sample.documents:
             return Unscored(reason="no retrieved context to check the answer against", cause="invalid_input")
         split = await self.judge.ask(load_prompt(self.statements_prompt).render(
@@ -123,7 +126,7 @@ class RagasFact:
 
 
 @dataclass
-class SelfCheckQA:
+class SelfCheckQA(ReferenceFreeEvaluator):
     """Consistency of the RAG LM with itself. ``generator`` is the system's own LM (answering from
     the retrieved passages with ``answer_prompt``); ``checker`` compares two answers."""
 
@@ -135,7 +138,7 @@ class SelfCheckQA:
     compare_prompt: str | Path = "grammar/selfcheck_compare"
     regenerate_main: bool = False
 
-    async def evaluate(self, sample: ReliabilitySample) -> FreeVerdict | Unscored:
+    async def aevaluate(self, sample: ReliabilitySample) -> FreeVerdict | Unscored:
         prompt = load_prompt(self.answer_prompt).render(
             question=sample.question, passages=[{"id": d.id, "text": d.text} for d in sample.documents])
         main = sample.answer
@@ -170,14 +173,14 @@ class SelfCheckQA:
 
 
 @dataclass
-class FunctionVerdict:
+class FunctionVerdict(ReferenceFreeEvaluator):
     """Any other reference-free verdict: ``fn(sample)`` returns a bool, a score (compared with
     ``threshold``), Unscored, or an awaitable of one of these."""
 
     fn: Callable[[ReliabilitySample], Any]
     threshold: float = 0.5
 
-    async def evaluate(self, sample: ReliabilitySample) -> FreeVerdict | Unscored:
+    async def aevaluate(self, sample: ReliabilitySample) -> FreeVerdict | Unscored:
         try:
             value = self.fn(sample)
             if inspect.isawaitable(value):
@@ -210,7 +213,7 @@ async def assess_reliability(evaluators: Mapping[str, ReferenceFreeEvaluator],
     out: dict[str, EvaluatorReport] = {}
     truth = [s.correct for s in samples]
     for name, evaluator in evaluators.items():
-        results = await run_batch(samples, evaluator.evaluate, key=lambda s: s.id,
+        results = await run_batch(samples, evaluator.aevaluate, key=lambda s: s.id,
                                   task=f"grammar/free/{name}", result_type=FreeVerdict, store=store,
                                   run_id=run_id, limit=limit, description=f"reference-free: {name}")
         predicted = [None if isinstance(r, Unscored) else r.correct for r in results]

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from ..errors import ConfigError
 from ..results import Unscored
-from ..runtime import RunStore, run_batch, run_sync
+from ..runtime import RunStore, run_batch, synchronous
 from .agents import Agent, AgentAnswer
 from .io import Query
 
@@ -79,8 +79,4 @@ async def arun_agents(agents: Sequence[Agent], queries: Sequence[Query], *, stor
     return [AgentRun(agent=a.name, qid=q.qid, result=r) for (a, q), r in zip(pairs, results)]
 
 
-def run_agents(agents: Sequence[Agent], queries: Sequence[Query], *, store: RunStore | None = None,
-               run_id: str | None = None, limit: int = 8, description: str | None = None) -> list[AgentRun]:
-    """Sync form of :func:`arun_agents`."""
-    return run_sync(arun_agents(agents, queries, store=store, run_id=run_id, limit=limit,
-                                description=description))
+run_agents = synchronous(arun_agents)

@@ -23,14 +23,14 @@ from typing import Any, Callable
 
 from ..audit import JudgeCard, audit, audit_run_id
 from ..embeddings import Embedder, default_embedder
-from ..grading import VragGrader, summarise
+from ..grading import VragGrader
 from ..pipelines import AgentAnswer, Query, answer_record, run_agents, six_agents, write_answers
 from ..report import write_report
 from ..retrieval import EmbeddedBackend, run_sync
 from ..retrieval.chunking import Source
 from ..retrieval.ingest import ingest
 from ..runtime import Judge, RunStore, run_id_for
-from ..thelma import Thelma, ThelmaSample, evaluate_dataset
+from ..thelma import Thelma
 from ..tournament import TournamentConfig, TournamentData, run_tournament
 from ..types import RAGSample
 
@@ -134,28 +134,28 @@ def run_quickstart(judge: Judge, store: RunStore, out_dir: str | Path, *,
                          contexts=[d.text for d in a.documents], reference=reference[a.qid])
                for a in answers]
     progress(f"grading {len(samples)} answers with vRAG-Eval")
-    grades = run_sync(VragGrader(judge).evaluate_batch(samples, run_id=run_id))
-    vrag = summarise(grades, ids=[s.id for s in samples], subjects=[a.agent for a in answers])
+    grader = VragGrader(judge)
+    grades = grader.evaluate_many(samples, run_id=run_id)
+    vrag = grader.summarize(grades, ids=[s.id for s in samples], subjects=[a.agent for a in answers])
     vrag["group_by"] = "agent"
     store.put_artifact(run_id, "vrag", vrag)
 
     scored = [s for s, a in zip(samples, answers)
               if settings.thelma_agents is None or a.agent in settings.thelma_agents]
     progress(f"scoring {len(scored)} answers with THELMA (batched matching)")
-    thelma = run_sync(evaluate_dataset(Thelma(judge, batched=True, embedder=embedder),
-                                       [ThelmaSample.from_rag(s) for s in scored],
-                                       store=store, run_id=run_id, limit=judge.concurrency))
-    thelma_summary = {**thelma.summary, "samples": [
+    thelma = Thelma(judge, batched=True, embedder=embedder)
+    thelma_results = thelma.evaluate_many(scored, run_id=run_id, store=store, limit=judge.concurrency)
+    thelma_summary = {**thelma.summarize(thelma_results), "samples": [
         {"id": r.id, "scores": r.scores(),
          "unscored": {m: {"cause": u.cause, "reason": u.reason} for m, u in r.unscored().items()}}
-        for r in thelma.results]}
+        for r in thelma_results]}
     store.put_artifact(run_id, "thelma", thelma_summary)
 
     progress("playing the tournament between the six agents")
     data = TournamentData.from_records(answer_record(a) for a in answers)
-    tour = run_sync(run_tournament(data, judge, TournamentConfig(
+    tour = run_tournament(data, judge, TournamentConfig(
         schedule="sample", n_games_per_query=settings.games, tournaments=settings.tournaments),
-        store=store, run_id=run_id, limit=judge.concurrency))
+        store=store, run_id=run_id, limit=judge.concurrency)
 
     card = None
     if settings.audit:

@@ -32,7 +32,8 @@ import numpy as np
 from ..embeddings import Embedder
 from ..errors import DataError
 from ..io import parse_json
-from .base import Chunk, HybridSettings, IngestReport, Mode, Retriever, SearchBackend, run_sync
+from ..runtime.concurrency import synchronous
+from .base import Chunk, HybridSettings, IngestReport, Mode, Retriever, SearchBackend
 from .chunking import DEFAULT_OVERLAP, DEFAULT_SIZE, Source, chunk_sources
 
 __all__ = ["SUFFIXES", "Loaded", "aingest", "ingest", "load_jsonl", "load_path", "load_text", "retriever_over",
@@ -209,9 +210,7 @@ def source_of(chunk_id: str) -> str | None:
     return found.group("source") if found else None
 
 
-def ingest(backend: SearchBackend, sources: Sequence[Source] | Sequence[Chunk], **options) -> IngestReport:
-    """Sync form of :func:`aingest`."""
-    return run_sync(aingest(backend, sources, **options))
+ingest = synchronous(aingest)
 
 
 def retriever_over(documents: Any, *, backend: SearchBackend | None = None, mode: Mode = "bm25",

@@ -10,16 +10,18 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import functools
 import concurrent.futures
 import contextvars
 import threading
 from contextlib import asynccontextmanager
-from typing import AsyncIterator, Awaitable, Callable, Sequence, TypeVar
+from typing import AsyncIterator, Awaitable, Callable, ParamSpec, Sequence, TypeVar
 
-__all__ = ["gather_bounded", "Limiter", "run_sync"]
+__all__ = ["gather_bounded", "Limiter", "run_sync", "synchronous"]
 
 X = TypeVar("X")
 R = TypeVar("R")
+P = ParamSpec("P")
 
 
 async def gather_bounded(items: Sequence[X], fn: Callable[[X], Awaitable[R]], *, limit: int,
@@ -122,6 +124,24 @@ class Limiter:
                 waiter.granted = True  # the slot passes straight to it, never seen free by others
                 self._take()
                 return
+
+
+def synchronous(coroutine_function: Callable[P, Awaitable[R]]) -> Callable[P, R]:
+    """The synchronous twin of a coroutine function: same arguments, runs it to completion with
+    :func:`run_sync`. The package's sync entry points (``evaluate``, ``run_tournament``, ...) are
+    derived with it, here alone, instead of being written by hand.
+
+    >>> async def double(x: int) -> int:
+    ...     return 2 * x
+    >>> synchronous(double)(21)
+    42
+    """
+
+    @functools.wraps(coroutine_function)
+    def twin(*args: P.args, **kwargs: P.kwargs) -> R:
+        return run_sync(coroutine_function(*args, **kwargs))
+
+    return twin
 
 
 def run_sync(awaitable: Awaitable[R]) -> R:

@@ -5,13 +5,13 @@ retrieved sources, response) alone, with a diagnosis of which pipeline component
 >>> from langrag_eval.thelma import Thelma, ThelmaSample, ThelmaScript
 >>> script = ThelmaScript(questions={"Who built it?": ["Who built it?"]},
 ...                       answers={("Who built it?", "Ada built it."): 1})
->>> Thelma(Judge(script.model()), metrics=("sqc",)).evaluate_sync(
+>>> Thelma(Judge(script.model()), metrics=("sqc",)).evaluate(
 ...     ThelmaSample(query="Who built it?", sources=["Ada built it."])).score("sqc")
 1.0
 """
 
 from .aggregate import METRIC_NAMES, METRICS, MetricScore, coverage, macro_average, self_distinctness
-from .dataset import ThelmaReport, evaluate_dataset, evaluate_dataset_sync, summarize
+from .dataset import summarize
 from .decompose import Decomposer, split_sentences
 from .diagnosis import RULES, Finding, Rule, Thresholds, diagnose, diagnose_dataset
 from .evaluator import DEFAULT_SD_THRESHOLD, Thelma
@@ -39,7 +39,6 @@ __all__ = [
     "Rule",
     "SampleUsage",
     "Thelma",
-    "ThelmaReport",
     "ThelmaResult",
     "ThelmaSample",
     "ThelmaScript",
@@ -47,8 +46,6 @@ __all__ = [
     "coverage",
     "diagnose",
     "diagnose_dataset",
-    "evaluate_dataset",
-    "evaluate_dataset_sync",
     "macro_average",
     "self_distinctness",
     "split_sentences",

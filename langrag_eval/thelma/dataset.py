@@ -1,11 +1,13 @@
-"""THELMA over a dataset: a resumable batch (``run_batch``), then per-metric means with spread,
-the per-dataset Table 2 diagnosis and judge calls and tokens per sample.
+"""THELMA's dataset summary: per-metric means with spread, the per-dataset Table 2 diagnosis and
+judge calls and tokens per sample. The batch itself is :meth:`Thelma.aevaluate_many`.
 
 >>> from langrag_eval.runtime import Judge
->>> script = ThelmaScript(default=1)
+>>> from langrag_eval.thelma import Thelma, ThelmaSample
+>>> from langrag_eval.thelma.scripted import ThelmaScript
+>>> thelma = Thelma(Judge(ThelmaScript(default=1).model()), metrics=("rp", "gr"))
 >>> samples = [ThelmaSample(id=str(i), query="Who?", sources=["Ada."], response="Ada.") for i in range(3)]
->>> report = evaluate_dataset_sync(Thelma(Judge(script.model()), metrics=("rp", "gr")), samples)
->>> report.summary["metrics"]["rp"]["mean"], report.summary["metrics"]["rp"]["n"]
+>>> summary = thelma.summarize(thelma.evaluate_many(samples))
+>>> summary["metrics"]["rp"]["mean"], summary["metrics"]["rp"]["n"]
 (1.0, 3)
 """
 
@@ -16,57 +18,13 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
 
-from ..errors import DataError
 from ..results import Unscored
-from ..runtime import RunStore, put_item_index, run_batch, run_sync
 from .aggregate import METRIC_NAMES
 from .diagnosis import Thresholds, diagnose_dataset
-from .evaluator import Thelma
-from .sample import ThelmaResult, ThelmaSample
-from .scripted import ThelmaScript  # noqa: F401  (used by the doctest)
+from .sample import ThelmaResult
 
-__all__ = ["ThelmaReport", "evaluate_dataset", "evaluate_dataset_sync", "summarize"]
-
-
-class ThelmaReport(BaseModel):
-    """Per-sample results (input order) and the dataset summary (see :func:`summarize`)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    results: list[ThelmaResult]
-    summary: dict[str, Any]
-
-
-async def evaluate_dataset(thelma: Thelma, samples: Sequence[ThelmaSample], *, store: RunStore | None = None,
-                           run_id: str | None = None, limit: int = 8) -> ThelmaReport:
-    """Score every sample once per run; with a store and run id a restarted run reads finished
-    samples back instead of judging them again. Samples are keyed by id (else by content)."""
-    keys = [s.key() for s in samples]
-    duplicates = [k for k, c in Counter(keys).items() if c > 1]
-    if duplicates:
-        raise DataError(f"sample ids must be unique for a resumable run; repeated: {duplicates[:5]}",
-                        field="id")
-
-    async def one(sample: ThelmaSample) -> ThelmaResult:
-        result = await thelma.evaluate(sample)
-        return result if result.id else result.model_copy(update={"id": sample.key()})
-
-    task = f"thelma:{thelma.mode}"
-    if store is not None and run_id is not None:
-        # THELMA has no reference answer: an item is what it asks (sources and response are the app's)
-        put_item_index(store, run_id, task, ((s.key(), s.query, None, None) for s in samples))
-    results = await run_batch(samples, one, key=ThelmaSample.key, task=task,
-                              result_type=ThelmaResult, store=store, run_id=run_id, limit=limit,
-                              description="THELMA")
-    done = [r for r in results if isinstance(r, ThelmaResult)]  # evaluate() never returns Unscored
-    return ThelmaReport(results=done, summary=summarize(done, thelma.thresholds, mode=thelma.mode))
-
-
-def evaluate_dataset_sync(thelma: Thelma, samples: Sequence[ThelmaSample], **kwargs: Any) -> ThelmaReport:
-    """:func:`evaluate_dataset` from synchronous code."""
-    return run_sync(evaluate_dataset(thelma, samples, **kwargs))
+__all__ = ["summarize"]
 
 
 def _spread(values: list[float]) -> dict[str, float | None]:

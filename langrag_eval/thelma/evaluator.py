@@ -9,7 +9,7 @@ facts serve SP2. Identical prompts across samples are answered from the judge's 
 >>> from langrag_eval.testing import ScriptedModel
 >>> judge = Judge(ScriptedModel({"atomic claims": "<output>\\n- Ada was born in 1815.\\n</output>",
 ...                              "": "<output>1</output>"}))
->>> r = Thelma(judge, metrics=("rp", "gr")).evaluate_sync(
+>>> r = Thelma(judge, metrics=("rp", "gr")).evaluate(
 ...     ThelmaSample(query="When was Ada born?", sources=["Ada was born in 1815."],
 ...                  response="Ada was born in 1815."))
 >>> r.score("rp"), r.score("gr"), r.usage.calls
@@ -22,16 +22,18 @@ import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from ..embeddings import Embedder, cosine_matrix, default_embedder
-from ..errors import ConfigError, LangragError
+from ..errors import ConfigError, DataError, LangragError
+from ..evaluator import Evaluator
 from ..prompts import PromptTemplate
 from ..results import Unscored
-from ..runtime import Judge, UsageMeter, gather_bounded, run_sync
+from ..runtime import Judge, UsageMeter, gather_bounded
 from ..types import RAGSample
 from .aggregate import METRICS, MetricOutcome, MetricScore, macro_average, self_distinctness
 from .decompose import Decomposer, split_sentences
+from .dataset import summarize
 from .diagnosis import Thresholds, diagnose
 from .match import Matcher
 from .sample import SampleUsage, ThelmaResult, ThelmaSample
@@ -77,8 +79,9 @@ def _undefined(reason: str) -> Unscored:
 
 
 @dataclass
-class Thelma:
-    """Scores the requested ``metrics`` (ids from ``METRICS``: sp1, sp2, sqc, rp, rqc, sd, gr).
+class Thelma(Evaluator["ThelmaSample | RAGSample", ThelmaResult]):
+    """An :class:`~langrag_eval.evaluator.Evaluator` of :class:`ThelmaSample` (or :class:`RAGSample`:
+    question, contexts and answer are read as query, sources and response). Scores the requested ``metrics`` (ids from ``METRICS``: sp1, sp2, sqc, rp, rqc, sd, gr).
 
     ``batched``: one judge call per match task and sample instead of one per component.
     ``embedder``: sentence embeddings for self-distinctness (default: the packaged MiniLM, loaded
@@ -93,6 +96,9 @@ class Thelma:
     thresholds: Thresholds = field(default_factory=Thresholds)
     prompts: Mapping[str, str | Path | PromptTemplate] = field(default_factory=dict)
 
+    result_type: ClassVar[type[ThelmaResult]] = ThelmaResult
+    description: ClassVar[str] = "THELMA"
+
     def __post_init__(self) -> None:
         unknown = [m for m in self.metrics if m not in METRICS]
         if unknown or not self.metrics:
@@ -106,10 +112,42 @@ class Thelma:
     def mode(self) -> str:
         return "batched" if self.batched else "per_component"
 
-    async def evaluate(self, sample: ThelmaSample | RAGSample) -> ThelmaResult:
+    def task_name(self) -> str:
+        return f"thelma:{self.mode}"
+
+    def key(self, sample: ThelmaSample | RAGSample) -> str:
+        """The sample's id, else a digest of its content (:meth:`ThelmaSample.key`)."""
+        return _as_thelma(sample).key()
+
+    def fingerprint(self, sample: ThelmaSample | RAGSample) -> Any:
+        return _as_thelma(sample)
+
+    def index_item(self, sample: ThelmaSample | RAGSample) -> tuple[str | None, str | None, str | None]:
+        # THELMA has no reference answer: an item is what it asks (sources and response are the app's)
+        return _as_thelma(sample).query, None, None
+
+    async def aevaluate_many(self, samples: Sequence[ThelmaSample | RAGSample], **options: Any  # type: ignore[override]
+                             ) -> list[ThelmaResult]:
+        """Every sample scored once per run (see :meth:`Evaluator.aevaluate_many`); each result
+        carries its sample's key as ``id``. Never Unscored as a whole: failures are per metric."""
+        samples = [_as_thelma(s) for s in samples]
+        keys = [s.key() for s in samples]
+        repeated = sorted({k for k in keys if keys.count(k) > 1})
+        if repeated:
+            raise DataError(f"sample keys must be unique for a resumable run; repeated: {repeated[:5]}",
+                            field="id")
+        results = await super().aevaluate_many(samples, **options)
+        return [r if r.id else r.model_copy(update={"id": k})  # type: ignore[union-attr,misc]
+                for r, k in zip(results, keys)]
+
+    def summarize(self, results: Sequence[ThelmaResult | Unscored]) -> dict[str, Any]:  # type: ignore[override]
+        """Per metric mean, spread, counts and causes; the dataset diagnosis; usage per sample
+        (:func:`langrag_eval.thelma.summarize` with this evaluator's thresholds and mode)."""
+        return summarize([r for r in results if isinstance(r, ThelmaResult)], self.thresholds, mode=self.mode)
+
+    async def aevaluate(self, sample: ThelmaSample | RAGSample) -> ThelmaResult:
         """Score one sample. Never raises on bad data or judge failures: those are Unscored."""
-        if isinstance(sample, RAGSample):
-            sample = ThelmaSample.from_rag(sample)
+        sample = _as_thelma(sample)
         judge = self.judge.for_run(self.judge.run_id)  # type: ignore[arg-type]
         judge.usage = UsageMeter()  # this sample's calls alone; added to the shared meter below
         decomposer = Decomposer(judge, self.prompts)
@@ -148,10 +186,6 @@ class Thelma:
                               failed=judge.usage.failed, repairs=judge.usage.repairs,
                               prompt_tokens=judge.usage.prompt_tokens,
                               completion_tokens=judge.usage.completion_tokens))
-
-    def evaluate_sync(self, sample: ThelmaSample | RAGSample) -> ThelmaResult:
-        """:meth:`evaluate` from synchronous code."""
-        return run_sync(self.evaluate(sample))
 
     # ------------------------------------------------------------------ source metrics
 
@@ -249,6 +283,10 @@ class Thelma:
         except (LangragError, ValueError, RuntimeError) as exc:
             return Unscored(reason=f"embedding failed: {exc}", cause="model_error")
         return MetricScore(metric="sd", score=score, components=sentences, verdicts=repeated)
+
+
+def _as_thelma(sample: ThelmaSample | RAGSample) -> ThelmaSample:
+    return ThelmaSample.from_rag(sample) if isinstance(sample, RAGSample) else sample
 
 
 async def _facts_of(decomposer: Decomposer, text: str) -> list[str] | Unscored:

@@ -23,7 +23,7 @@ could not be built, or where either score is Unscored, is reported as unscored a
 >>> script = ThelmaScript(essential=lambda key: "blue" not in key[1],
 ...                       rewrite=lambda kind, text: text + " The hall is blue.")
 >>> meta = MetaEvaluation(Thelma(Judge(script.model())), metrics=("rp",))
->>> report = meta.run_sync([ThelmaSample(query="Who?", sources=["Ada."], response="Ada did it.")])
+>>> report = meta.run([ThelmaSample(query="Who?", sources=["Ada."], response="Ada did it.")])
 >>> report.rows[0].agreement
 1.0
 """
@@ -40,7 +40,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..prompts import PromptTemplate
 from ..results import Unscored
-from ..runtime import gather_bounded, run_sync
+from ..runtime import gather_bounded, synchronous
 from ..verdicts import TagFormat
 from .aggregate import METRICS
 from .decompose import load_task_prompt, split_sentences
@@ -57,7 +57,7 @@ __all__ = [
     "repeat_sentences",
 ]
 
-Outcome = Literal["agree", "tie", "disagree", "unscored"]
+PairVerdict = Literal["agree", "tie", "disagree", "unscored"]  # does the metric rank the original higher?
 
 
 class PairOutcome(BaseModel):
@@ -67,7 +67,7 @@ class PairOutcome(BaseModel):
 
     sample: str
     metric: str
-    outcome: Outcome
+    outcome: PairVerdict
     original: float | None = None
     negative: float | None = None
     reason: str | None = None
@@ -147,9 +147,9 @@ class MetaEvaluation:
     prompts: Mapping[str, str | Path | PromptTemplate] = field(default_factory=dict)
     limit: int = 4
 
-    async def run(self, samples: Sequence[ThelmaSample]) -> MetaReport:
+    async def arun(self, samples: Sequence[ThelmaSample]) -> MetaReport:
         """Every sample against its negatives, one per metric."""
-        originals = await gather_bounded(list(samples), self.thelma.evaluate, limit=self.limit)
+        originals = await gather_bounded(list(samples), self.thelma.aevaluate, limit=self.limit)
         jobs = [(i, m) for i in range(len(samples)) for m in self.metrics]
 
         async def pair(job: tuple[int, str]) -> PairOutcome:
@@ -163,21 +163,19 @@ class MetaEvaluation:
             single = Thelma(self.thelma.judge, metrics=(metric,), batched=self.thelma.batched,
                             embedder=self.thelma.embedder, sd_threshold=self.thelma.sd_threshold,
                             prompts=self.thelma.prompts)
-            a, b = original.score(metric), (await single.evaluate(negative)).score(metric)
+            a, b = original.score(metric), (await single.aevaluate(negative)).score(metric)
             if a is None or b is None:
                 why = "original" if a is None else "negative"
                 return PairOutcome(sample=key, metric=metric, outcome="unscored", original=a, negative=b,
                                    reason=f"the {why} was not scored", negative_sample=negative)
-            outcome: Outcome = "agree" if a > b else "tie" if a == b else "disagree"
+            outcome: PairVerdict = "agree" if a > b else "tie" if a == b else "disagree"
             return PairOutcome(sample=key, metric=metric, outcome=outcome, original=a, negative=b,
                                negative_sample=negative)
 
         pairs = await gather_bounded(jobs, pair, limit=self.limit)
         return MetaReport(rows=[_row(m, [p for p in pairs if p.metric == m]) for m in self.metrics], pairs=pairs)
 
-    def run_sync(self, samples: Sequence[ThelmaSample]) -> MetaReport:
-        """:meth:`run` from synchronous code."""
-        return run_sync(self.run(samples))
+    run = synchronous(arun)
 
     async def _rewrite(self, task: str, **values: object) -> str | Unscored:
         prompt = load_task_prompt(task, self.prompts).render(**values)

@@ -13,7 +13,7 @@ your own may not be recognised (then :class:`KeyError`).
 ...                               ["Ada was born in 1815.", "Ada liked cats."]},
 ...                       essential={"Ada was born in 1815.": 1})
 >>> t = Thelma(Judge(script.model()), metrics=("rp",))
->>> t.evaluate_sync(ThelmaSample(query="When was Ada born?",
+>>> t.evaluate(ThelmaSample(query="When was Ada born?",
 ...                              response="Ada was born in 1815. She liked cats.")).score("rp")
 0.5
 """

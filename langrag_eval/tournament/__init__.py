@@ -21,7 +21,7 @@ The summary stored as the run's ``tournament`` artifact is documented in
 ...         return '{"reason": "It names the capital.", "relevance": 2}'
 ...     first = prompt.split("<answer_a>")[1]
 ...     return "[[A]]" if first.strip().startswith("Paris") else "[[B]]"
->>> result = run_tournament_sync(data, Judge(ScriptedModel(reply)), TournamentConfig(tournaments=20, n_boot=20))
+>>> result = run_tournament(data, Judge(ScriptedModel(reply)), TournamentConfig(tournaments=20, n_boot=20))
 >>> [row["agent"] for row in result.summary["ranking"]], result.summary["retrieval"]["per_agent"]["good"]["mrr"]
 (['good', 'bad'], {'somewhat': 1.0, 'very': 1.0})
 """
@@ -31,12 +31,16 @@ from .data import AgentAnswer, Problem, TournamentData, load_answers_jsonl, load
 from .evaluators import (
                          CRITERIA,
                          DEFAULT_FACTORS,
+                         GameOutcome,
                          GameRecord,
+                         GameSample,
                          PairwiseEvaluator,
                          PointwiseEvaluator,
+                         PointwiseSample,
                          PointwiseScores,
                          RelevanceEvaluator,
                          RelevanceJudgment,
+                         RelevanceSample,
                          combine_orders,
                          reference_documents,
 )
@@ -53,9 +57,9 @@ from .ranking import (
                          expected_score,
                          win_matrix,
 )
-from .run import TournamentConfig, TournamentResult, run_tournament, run_tournament_sync
+from .run import TournamentConfig, TournamentResult, arun_tournament, run_tournament
 from .schedule import AdaptiveScheduler, Pairing, available_games, sample_games
-from .summary import build_summary, format_summary
+from .summary import format_summary, summarize
 
 __all__ = [
                          "CRITERIA",
@@ -66,23 +70,27 @@ __all__ = [
                          "BTFit",
                          "BTIntervals",
                          "EloResult",
+                         "GameOutcome",
                          "GameRecord",
+                         "GameSample",
                          "Pairing",
                          "PairwiseEvaluator",
                          "PointwiseEvaluator",
+                         "PointwiseSample",
                          "PointwiseScores",
                          "Problem",
                          "RelevanceEvaluator",
                          "RelevanceJudgment",
+                         "RelevanceSample",
                          "TournamentConfig",
                          "TournamentData",
                          "TournamentResult",
+                         "arun_tournament",
                          "as_queries",
                          "available_games",
                          "bradley_terry",
                          "bradley_terry_intervals",
                          "build_qrels",
-                         "build_summary",
                          "collect_answers",
                          "combine_orders",
                          "elo_ratings",
@@ -95,7 +103,7 @@ __all__ = [
                          "reference_documents",
                          "retrieval_metrics",
                          "run_tournament",
-                         "run_tournament_sync",
+                         "summarize",
                          "sample_games",
                          "tournament_over_apps",
                          "win_matrix",

@@ -23,7 +23,7 @@ from typing import Any
 from ..runtime import Judge, RunStore, gather_bounded
 from ..types import Document
 from .data import Problem, TournamentData
-from .run import TournamentConfig, TournamentResult, run_tournament
+from .run import TournamentConfig, TournamentResult, arun_tournament
 
 __all__ = ["App", "as_queries", "collect_answers", "tournament_over_apps"]
 
@@ -73,4 +73,4 @@ async def tournament_over_apps(apps: Mapping[str, App], queries: Sequence[str] |
                                limit: int = 8) -> TournamentResult:
     """Collect every app's answers, then run the tournament on them."""
     data = await collect_answers(apps, queries, limit=limit)
-    return await run_tournament(data, judge, config, store=store, run_id=run_id, limit=limit)
+    return await arun_tournament(data, judge, config, store=store, run_id=run_id, limit=limit)

@@ -15,15 +15,15 @@
   position bias by its name's place in the alphabet, and the record keeps the one verdict under
   ``forward`` (agent a shown first) or ``backward`` (agent b shown first).
 
->>> import asyncio
 >>> from langrag_eval.runtime import Judge
 >>> from langrag_eval.testing import ScriptedModel
 >>> ev = PairwiseEvaluator(Judge(ScriptedModel(["The first one is sharper.\\n[[A]]"])))
->>> game = asyncio.run(ev.compare("q?", "one", "two", [], agent_a="x", agent_b="y"))
+>>> game = ev.evaluate(GameSample(query="q?", answer_a="one", answer_b="two", agent_a="x", agent_b="y"))
 >>> game.outcome, game.forward, game.backward   # both orders prefer the answer shown first: a tie
 ('tie', 'A', 'A')
 >>> one = PairwiseEvaluator(Judge(ScriptedModel(["[[A]]"])), orders=1)
->>> game = asyncio.run(one.compare("q?", "one", "two", [], agent_a="x", agent_b="y", qid="q1"))
+>>> game = one.evaluate(GameSample(query="q?", answer_a="one", answer_b="two", agent_a="x", agent_b="y",
+...                                qid="q1"))
 >>> game.orders, game.outcome == ("a" if game.forward else "b")
 (1, True)
 """
@@ -35,30 +35,34 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..contexts import as_documents
 from ..prompts import PromptTemplate, load_prompt, override_template
 from ..results import Unscored
-from ..runtime import Judge, gather_bounded, run_sync
+from ..evaluator import Evaluator
+from ..runtime import Judge, gather_bounded
 from ..types import Document
 from ..verdicts import JsonFormat, PairwiseFormat
 
 __all__ = [
     "CRITERIA",
     "DEFAULT_FACTORS",
+    "GameOutcome",
     "GameRecord",
+    "GameSample",
     "PairwiseEvaluator",
     "PointwiseEvaluator",
+    "PointwiseSample",
     "PointwiseScores",
     "RelevanceEvaluator",
     "RelevanceJudgment",
+    "RelevanceSample",
     "a_shown_first",
     "combine_orders",
     "reference_documents",
-    "run_sync",
     "single_order",
 ]
 
@@ -100,53 +104,92 @@ def _invalid(reason: str) -> Unscored:
     return Unscored(reason=reason, cause="invalid_input")
 
 
+class RelevanceSample(BaseModel):
+    """One retrieved document for one query: what a relevance judgment reads."""
+
+    model_config = ConfigDict(frozen=True)
+
+    query: str
+    document: Document
+    id: str | None = None
+
+    @field_validator("document", mode="before")
+    @classmethod
+    def _document(cls, value: Any) -> Any:
+        return value if isinstance(value, (Document, dict)) else as_documents([value], field="document")[0]
+
+
+class PointwiseSample(BaseModel):
+    """One agent's answer to one query with the documents it retrieved, best first."""
+
+    model_config = ConfigDict(frozen=True)
+
+    query: str
+    answer: str
+    documents: list[Document] = Field(default_factory=list)
+    id: str | None = None
+
+    @field_validator("documents", mode="before")
+    @classmethod
+    def _documents(cls, value: Any) -> Any:
+        return as_documents(value, field="documents")
+
+
 @dataclass
-class RelevanceEvaluator:
+class RelevanceEvaluator(Evaluator[RelevanceSample, RelevanceJudgment]):
     """Judges one retrieved document for one query."""
 
     judge: Judge
     prompt: str | Path | PromptTemplate = "tournament/relevance"
 
+    task: ClassVar[str] = "tournament/relevance"
+    result_type: ClassVar[type[RelevanceJudgment]] = RelevanceJudgment
+    description: ClassVar[str] = "relevance"
+
     def __post_init__(self) -> None:
         self._template = _template(self.prompt, "tournament/relevance", {"query", "document"})
 
-    async def evaluate(self, query: str, document: str) -> RelevanceJudgment | Unscored:
-        if not document.strip():
+    def fingerprint(self, sample: RelevanceSample) -> Any:
+        return sample.query, sample.document.text  # the judgment reads the text, not the id
+
+    async def aevaluate(self, sample: RelevanceSample) -> RelevanceJudgment | Unscored:
+        if not sample.document.text.strip():
             return _invalid("the document is empty")
-        answer = await self.judge.ask(self._template.render(query=query, document=document),
+        answer = await self.judge.ask(self._template.render(query=sample.query, document=sample.document.text),
                                       JsonFormat(RelevanceJudgment))
         return answer.value
 
-    def evaluate_sync(self, query: str, document: str) -> RelevanceJudgment | Unscored:
-        return run_sync(self.evaluate(query, document))
-
 
 @dataclass
-class PointwiseEvaluator:
+class PointwiseEvaluator(Evaluator[PointwiseSample, PointwiseScores]):
     """Scores one answer on relevance, accuracy, completeness and precision (0-2 each)."""
 
     judge: Judge
     prompt: str | Path | PromptTemplate = "tournament/pointwise"
 
+    task: ClassVar[str] = "tournament/pointwise"
+    result_type: ClassVar[type[PointwiseScores]] = PointwiseScores
+    description: ClassVar[str] = "pointwise"
+
     def __post_init__(self) -> None:
         self._template = _template(self.prompt, "tournament/pointwise", {"query", "answer", "documents"})
 
-    async def evaluate(self, query: str, answer: str, documents: Sequence[Document]) -> PointwiseScores | Unscored:
-        if not answer.strip():
-            return _invalid("the answer is empty")
-        docs = [{"id": d.id, "text": d.text} for d in as_documents(documents, field="documents")]
-        prompt = self._template.render(query=query, answer=answer, documents=docs)
-        return (await self.judge.ask(prompt, JsonFormat(PointwiseScores))).value
+    def fingerprint(self, sample: PointwiseSample) -> Any:
+        return sample.query, sample.answer, sample.documents
 
-    def evaluate_sync(self, query: str, answer: str, documents: Sequence[Document]) -> PointwiseScores | Unscored:
-        return run_sync(self.evaluate(query, answer, documents))
+    async def aevaluate(self, sample: PointwiseSample) -> PointwiseScores | Unscored:
+        if not sample.answer.strip():
+            return _invalid("the answer is empty")
+        docs = [{"id": d.id, "text": d.text} for d in sample.documents]
+        prompt = self._template.render(query=sample.query, answer=sample.answer, documents=docs)
+        return (await self.judge.ask(prompt, JsonFormat(PointwiseScores))).value
 
 
 Verdict = Literal["A", "B", "C"]
-Outcome = Literal["a", "b", "tie"]
+GameOutcome = Literal["a", "b", "tie"]
 
 
-def combine_orders(forward: Verdict, backward: Verdict) -> Outcome:
+def combine_orders(forward: Verdict, backward: Verdict) -> GameOutcome:
     """The position-bias rule. ``forward`` was given with agent a shown as A; ``backward`` with agent
     b shown as A. A winner counts only when both orders name it; any disagreement is a tie.
 
@@ -158,7 +201,7 @@ def combine_orders(forward: Verdict, backward: Verdict) -> Outcome:
     return first if first == second else "tie"  # type: ignore[return-value]
 
 
-def single_order(forward: Verdict | None, backward: Verdict | None) -> Outcome:
+def single_order(forward: Verdict | None, backward: Verdict | None) -> GameOutcome:
     """The outcome of a game judged in one order: the one verdict, read from agent a's side.
 
     >>> single_order("A", None), single_order(None, "A"), single_order(None, "C")
@@ -189,7 +232,7 @@ class GameRecord(BaseModel):
     qid: str = ""
     agent_a: str
     agent_b: str
-    outcome: Outcome
+    outcome: GameOutcome
     forward: Verdict | None   # verdict with agent_a's answer shown as A
     backward: Verdict | None  # verdict with agent_b's answer shown as A
     raw_forward: str | None = None
@@ -229,13 +272,46 @@ def reference_documents(documents: Sequence[Document],
     return kept, len(documents) - len(kept)
 
 
+class GameSample(BaseModel):
+    """Two agents' answers to one query, with the reference documents pooled from what both
+    retrieved. ``judgments`` holds each pooled document's relevance judgment by id; left ``None``,
+    the :class:`PairwiseEvaluator` judges the documents itself (each once, through the judge's
+    cache) before the game."""
+
+    model_config = ConfigDict(frozen=True)
+
+    query: str
+    answer_a: str
+    answer_b: str
+    documents: list[Document] = Field(default_factory=list)
+    judgments: dict[str, RelevanceJudgment | Unscored] | None = None
+    agent_a: str = "a"
+    agent_b: str = "b"
+    qid: str = ""
+    id: str | None = None
+
+    @field_validator("documents", mode="before")
+    @classmethod
+    def _documents(cls, value: Any) -> Any:
+        return as_documents(value, field="documents")
+
+    @classmethod
+    def pooled(cls, query: str, answer_a: str, answer_b: str, documents_a: Any = (), documents_b: Any = (),
+               **fields: Any) -> "GameSample":
+        """A game whose reference documents are both agents' retrieved documents, each once (by id)."""
+        docs = [*as_documents(documents_a, field="documents_a"), *as_documents(documents_b, field="documents_b")]
+        return cls(query=query, answer_a=answer_a, answer_b=answer_b,
+                   documents=list({d.id: d for d in docs}.values()), **fields)
+
+
 @dataclass
-class PairwiseEvaluator:
+class PairwiseEvaluator(Evaluator[GameSample, GameRecord]):
     """Plays answer A against answer B for one query, in both orders (``orders=2``) or in one
     (``orders=1``, the shown-first agent a seeded coin per game).
 
     ``threshold``: the least relevance level (0-2) a pooled document needs to be shown (2 in the
     paper). ``factors``: what the judge should weigh, in words (the paper's configurable factors).
+    ``relevance_prompt``: the prompt for judging pooled documents a game arrives without judgments.
     """
 
     judge: Judge
@@ -244,6 +320,11 @@ class PairwiseEvaluator:
     prompt: str | Path | PromptTemplate = "tournament/pairwise"
     orders: int = 2
     seed: int = 0
+    relevance_prompt: str | Path | PromptTemplate = "tournament/relevance"
+
+    task: ClassVar[str] = "tournament/game"
+    result_type: ClassVar[type[GameRecord]] = GameRecord
+    description: ClassVar[str] = "games"
 
     def __post_init__(self) -> None:
         if self.threshold not in (0, 1, 2):
@@ -252,11 +333,26 @@ class PairwiseEvaluator:
             raise ValueError("orders must be 1 (one judgment per game) or 2 (both orders)")
         self._template = _template(self.prompt, "tournament/pairwise",
                                    {"query", "documents", "answer_a", "answer_b", "factors"})
+        self._relevance = RelevanceEvaluator(self.judge, prompt=self.relevance_prompt)
 
     @property
     def template(self) -> PromptTemplate:
         """The parsed prompt template in use."""
         return self._template
+
+    def for_judge(self, judge: Judge) -> "PairwiseEvaluator":
+        clone = super().for_judge(judge)
+        clone._relevance = self._relevance.for_judge(judge)  # type: ignore[attr-defined]
+        return clone  # type: ignore[return-value]
+
+    def key(self, game: GameSample) -> str:
+        return game.id if game.id is not None else "\t".join((game.qid, game.agent_a, game.agent_b))
+
+    def fingerprint(self, game: GameSample) -> Any:
+        # a game's judgment depends on the texts and relevance labels behind it
+        labels = game.judgments or {}
+        return ((game.qid, game.agent_a, game.agent_b), game.query, game.answer_a, game.answer_b,
+                game.documents, {d: labels.get(d) for d in sorted(doc.id for doc in game.documents)})
 
     def prompts(self, query: str, answer_a: str, answer_b: str,
                 documents: Sequence[dict[str, Any]]) -> tuple[str, str]:
@@ -265,14 +361,23 @@ class PairwiseEvaluator:
             query=query, documents=list(documents), answer_a=x, answer_b=y, factors=self.factors)
         return render(answer_a, answer_b), render(answer_b, answer_a)
 
-    async def compare(self, query: str, answer_a: str, answer_b: str,
-                      documents: Sequence[dict[str, Any]], *, agent_a: str = "a", agent_b: str = "b",
-                      qid: str = "", dropped: int = 0) -> GameRecord | Unscored:
-        """``documents`` as :func:`reference_documents` returns them (already filtered)."""
-        if not answer_a.strip() or not answer_b.strip():
-            return _invalid(f"an empty answer ({agent_a if not answer_a.strip() else agent_b})")
-        forward_prompt, backward_prompt = self.prompts(query, answer_a, answer_b, documents)
+    async def aevaluate(self, game: GameSample) -> GameRecord | Unscored:
+        judgments = game.judgments
+        if judgments is None:
+            judged = await gather_bounded(
+                game.documents, lambda d: self._relevance.aevaluate(RelevanceSample(query=game.query, document=d)),
+                limit=max(1, min(len(game.documents), self.judge.concurrency)))
+            judgments = {d.id: j for d, j in zip(game.documents, judged)}
+        kept, dropped = reference_documents(game.documents, judgments, self.threshold)
+        return await self._play(game, kept, dropped)
+
+    async def _play(self, game: GameSample, documents: list[dict[str, Any]], dropped: int) -> GameRecord | Unscored:
+        agent_a, agent_b, qid = game.agent_a, game.agent_b, game.qid
+        if not game.answer_a.strip() or not game.answer_b.strip():
+            return _invalid(f"an empty answer ({agent_a if not game.answer_a.strip() else agent_b})")
+        forward_prompt, backward_prompt = self.prompts(game.query, game.answer_a, game.answer_b, documents)
         fmt = PairwiseFormat()
+        shown = [d["id"] for d in documents]
         if self.orders == 1:
             first = a_shown_first(self.seed, qid, agent_a, agent_b)
             name = "forward" if first else "backward"
@@ -283,8 +388,7 @@ class PairwiseEvaluator:
             fwd, bwd = (ans.value, None) if first else (None, ans.value)
             return GameRecord(qid=qid, agent_a=agent_a, agent_b=agent_b, outcome=single_order(fwd, bwd),
                               forward=fwd, backward=bwd, raw_forward=ans.raw if first else None,
-                              raw_backward=None if first else ans.raw,
-                              documents=[d["id"] for d in documents], dropped=dropped)
+                              raw_backward=None if first else ans.raw, documents=shown, dropped=dropped)
         forward, backward = await gather_bounded([forward_prompt, backward_prompt],
                                                  lambda p: self.judge.ask(p, fmt), limit=2)
         failed = [(name, ans) for name, ans in (("forward", forward), ("backward", backward))
@@ -298,18 +402,4 @@ class PairwiseEvaluator:
         return GameRecord(qid=qid, agent_a=agent_a, agent_b=agent_b,
                           outcome=combine_orders(forward.value, backward.value),
                           forward=forward.value, backward=backward.value, raw_forward=forward.raw,
-                          raw_backward=backward.raw, documents=[d["id"] for d in documents],
-                          dropped=dropped)
-
-    async def compare_with_relevance(self, query: str, answer_a: str, answer_b: str,
-                                     documents: Sequence[Document],
-                                     judgments: Mapping[str, RelevanceJudgment | Unscored],
-                                     **names: str) -> GameRecord | Unscored:
-        """Filter pooled ``documents`` by their judgments and the threshold, then compare."""
-        kept, dropped = reference_documents(as_documents(documents, field="documents"), judgments,
-                                            self.threshold)
-        return await self.compare(query, answer_a, answer_b, kept, dropped=dropped, **names)
-
-    def compare_sync(self, query: str, answer_a: str, answer_b: str,
-                     documents: Sequence[dict[str, Any]], **names: Any) -> GameRecord | Unscored:
-        return run_sync(self.compare(query, answer_a, answer_b, documents, **names))
+                          raw_backward=backward.raw, documents=shown, dropped=dropped)

@@ -2,13 +2,12 @@
 scheduled games, rank the agents, and store everything in the run store (resumable: every
 judgment goes through ``run_batch``; a rerun with the same settings reads finished ones back).
 
->>> import asyncio
 >>> from langrag_eval.runtime import Judge
 >>> from langrag_eval.testing import ScriptedModel
 >>> data = TournamentData.from_records(
 ...     [{"qid": "q1", "query": "Who?", "agent": a, "answer": f"{a} says Ada."} for a in ("x", "y")])
 >>> judge = Judge(ScriptedModel({"assistant A's answer is better": "[[A]]"}))
->>> result = asyncio.run(run_tournament(data, judge, TournamentConfig(tournaments=5, n_boot=10)))
+>>> result = run_tournament(data, judge, TournamentConfig(tournaments=5, n_boot=10))
 >>> result.summary["games"]["played"], result.summary["win_matrix"]["x"]["y"]["tie"]
 (1, 1.0)
 """
@@ -22,26 +21,28 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..results import Unscored
-from ..runtime import Judge, RunStore, run_batch
+from ..runtime import Judge, RunStore, synchronous
 from .data import Problem, TournamentData
 from .evaluators import (
     DEFAULT_FACTORS,
     GameRecord,
+    GameSample,
     PairwiseEvaluator,
     PointwiseEvaluator,
+    PointwiseSample,
     PointwiseScores,
     RelevanceEvaluator,
     RelevanceJudgment,
-    run_sync,
+    RelevanceSample,
 )
 from ..stats.ranking_metrics import Gain
 from .qrels import build_qrels, retrieval_metrics
 from .schedule import AdaptiveScheduler, Pairing, available_games, sample_games
-from .summary import build_summary
+from .summary import summarize
 
-__all__ = ["TournamentConfig", "TournamentResult", "run_tournament", "run_tournament_sync"]
+__all__ = ["TournamentConfig", "TournamentResult", "arun_tournament", "run_tournament"]
 
-TASK_RELEVANCE, TASK_POINTWISE, TASK_GAME = "tournament/relevance", "tournament/pointwise", "tournament/game"
+TASK_RELEVANCE, TASK_POINTWISE, TASK_GAME = RelevanceEvaluator.task, PointwiseEvaluator.task, PairwiseEvaluator.task
 
 
 class TournamentConfig(BaseModel):
@@ -88,15 +89,11 @@ class TournamentResult(BaseModel):
     games: list[GameRecord | Unscored] = Field(default_factory=list)
 
 
-def _doc_id(doc: Any) -> str:
-    return str(getattr(doc, "id", doc))
-
-
 def _key(*parts: str) -> str:
     return json.dumps(list(parts), ensure_ascii=False)
 
 
-async def run_tournament(data: TournamentData, judge: Judge, config: TournamentConfig | None = None, *,
+async def arun_tournament(data: TournamentData, judge: Judge, config: TournamentConfig | None = None, *,
                          store: RunStore | None = None, run_id: str | None = None,
                          limit: int = 16) -> TournamentResult:
     """Run a tournament; with a ``store`` and ``run_id`` every judgment and the summary are stored."""
@@ -111,10 +108,9 @@ async def run_tournament(data: TournamentData, judge: Judge, config: TournamentC
 
     # 1. every pooled document once per query, however many agents retrieved it
     pool = [(qid, doc) for qid in sorted(data.pool) for doc in data.pool[qid].values()]
-    judged = await run_batch(pool, lambda item: relevance_ev.evaluate(data.queries[item[0]], item[1].text),
-                             key=lambda item: _key(item[0], item[1].id), task=TASK_RELEVANCE,
-                             fingerprint=lambda item: (data.queries[item[0]], item[1].text),
-                             result_type=RelevanceJudgment, description="relevance", **batch)
+    judged = await relevance_ev.aevaluate_many(
+        [RelevanceSample(id=_key(qid, doc.id), query=data.queries[qid], document=doc) for qid, doc in pool],
+        **batch)
     relevance = {(qid, doc.id): j for (qid, doc), j in zip(pool, judged)}
     by_query: dict[str, dict[str, RelevanceJudgment | Unscored]] = {}
     for (qid, did), j in relevance.items():
@@ -126,36 +122,25 @@ async def run_tournament(data: TournamentData, judge: Judge, config: TournamentC
     if config.pointwise:
         pointwise_ev = PointwiseEvaluator(judge, prompt=config.pointwise_prompt)
         items = [(qid, agent) for qid in sorted(data.answers) for agent in sorted(data.answers[qid])]
-        scores = await run_batch(
-            items, lambda it: pointwise_ev.evaluate(data.queries[it[0]], data.answers[it[0]][it[1]].answer,
-                                                    data.documents(*it)),
-            key=lambda it: _key(*it), task=TASK_POINTWISE, result_type=PointwiseScores,
-            fingerprint=lambda it: (data.queries[it[0]], data.answers[it[0]][it[1]].answer,
-                                    data.documents(*it)),
-            description="pointwise", **batch)
+        scores = await pointwise_ev.aevaluate_many(
+            [PointwiseSample(id=_key(qid, agent), query=data.queries[qid], answer=data.answers[qid][agent].answer,
+                             documents=data.documents(qid, agent)) for qid, agent in items], **batch)
         point = dict(zip(items, scores))
 
     # 3. games
     candidates, skipped, missing = available_games(data)
     agents = data.agents
 
-    async def play(game: Pairing) -> GameRecord | Unscored:
-        answers = data.answers[game.qid]
-        return await pairwise_ev.compare_with_relevance(
-            data.queries[game.qid], answers[game.agent_a].answer, answers[game.agent_b].answer,
-            data.pooled(game.qid, (game.agent_a, game.agent_b)), by_query.get(game.qid, {}),
-            agent_a=game.agent_a, agent_b=game.agent_b, qid=game.qid)
-
-    def game_content(game: Pairing) -> Any:
-        # A game is ids; its judgment depends on the texts and relevance labels behind them.
-        answers, docs = data.answers[game.qid], data.pooled(game.qid, (game.agent_a, game.agent_b))
-        labels = by_query.get(game.qid, {})
-        return (tuple(game), data.queries[game.qid], answers[game.agent_a].answer,
-                answers[game.agent_b].answer, docs, {d: labels.get(d) for d in sorted(map(_doc_id, docs))})
+    def game(pairing: Pairing) -> GameSample:
+        answers = data.answers[pairing.qid]
+        return GameSample(query=data.queries[pairing.qid], answer_a=answers[pairing.agent_a].answer,
+                          answer_b=answers[pairing.agent_b].answer,
+                          documents=data.pooled(pairing.qid, (pairing.agent_a, pairing.agent_b)),
+                          judgments=by_query.get(pairing.qid, {}), agent_a=pairing.agent_a,
+                          agent_b=pairing.agent_b, qid=pairing.qid, id=_key(*pairing))
 
     async def play_all(games: list[Pairing]) -> list[GameRecord | Unscored]:
-        return await run_batch(games, play, key=lambda g: _key(*g), task=TASK_GAME, result_type=GameRecord,
-                               fingerprint=game_content, description="games", **batch)
+        return await pairwise_ev.aevaluate_many([game(g) for g in games], **batch)
 
     adaptive: AdaptiveScheduler | None = None
     if len(agents) < 2:
@@ -188,7 +173,7 @@ async def run_tournament(data: TournamentData, judge: Judge, config: TournamentC
                                     f"{qid!r} could not be judged: {s.reason}"))
     data_with_problems = data.model_copy(update={"problems": problems})
     qrels = build_qrels(relevance)
-    summary = build_summary(
+    summary = summarize(
         data_with_problems, config, relevance=relevance,
         retrieval=retrieval_metrics(data, qrels, k=config.k, unjudged=unjudged, gain=config.ndcg_gain), pointwise=point,
         played=played, available=len(candidates), skipped=skipped,
@@ -204,6 +189,4 @@ async def run_tournament(data: TournamentData, judge: Judge, config: TournamentC
                             games=[r for _, r in played])
 
 
-def run_tournament_sync(data: TournamentData, judge: Judge, config: TournamentConfig | None = None,
-                        **kwargs: Any) -> TournamentResult:
-    return run_sync(run_tournament(data, judge, config, **kwargs))
+run_tournament = synchronous(arun_tournament)

@@ -46,7 +46,7 @@ from .data import TournamentData
 from .evaluators import CRITERIA, GameRecord, PointwiseScores, RelevanceJudgment
 from .ranking import bradley_terry_intervals, elo_ratings, elo_table, outcome_counts, win_matrix
 
-__all__ = ["SHAPE_KEYS", "build_summary", "format_summary"]
+__all__ = ["SHAPE_KEYS", "summarize", "format_summary"]
 
 SHAPE_KEYS = ("agents", "config", "ranking", "bradley_terry", "elo_table", "win_matrix", "retrieval",
               "pointwise", "games", "adaptive", "left_out", "judge_calls", "usage")
@@ -73,7 +73,7 @@ def _pointwise(data: TournamentData, point: Mapping[tuple[str, str], PointwiseSc
             "means": means, "t_tests": tests}
 
 
-def build_summary(data: TournamentData, config: Any, *, relevance: Mapping[tuple[str, str], Any],
+def summarize(data: TournamentData, config: Any, *, relevance: Mapping[tuple[str, str], Any],
                   retrieval: dict[str, Any], pointwise: Mapping[tuple[str, str], Any],
                   played: Sequence[tuple[Any, GameRecord | Unscored]], available: int, skipped: int,
                   adaptive: dict[str, Any] | None) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from langrag_eval.testing import ScriptedModel
 from langrag_eval.thelma import Thelma, ThelmaSample, ThelmaScript
 from langrag_eval.thelma.scripted import blocks
 from langrag_eval.tournament import TournamentResult
+from langrag_eval.types import RAGSample
 
 RELEVANCE = "You annotate search results"
 
@@ -22,7 +23,7 @@ RELEVANCE = "You annotate search results"
 def vrag_grades(sample: ThelmaSample, label: str) -> ScriptedModel:
     """Grade the captured answer against ``label``: one judge call, seeing that answer."""
     model = ScriptedModel(lambda prompt: "Score: [[5]], Reason: [[Matches the label.]]")
-    grade = VragGrader(Judge(model)).grade_sync(question=sample.query, answer=sample.response, label=label)
+    grade = VragGrader(Judge(model)).evaluate(RAGSample(question=sample.query, answer=sample.response, reference=label))
     assert grade.score == 5 and model.calls == 1
     assert blocks(model.prompts[0], "answer") == [sample.response.strip()]
     assert blocks(model.prompts[0], "question") == [sample.query.strip()]
@@ -33,7 +34,7 @@ def thelma_scores(sample: ThelmaSample) -> ScriptedModel:
     """SP1 and GR on the captured sample: one source check per retrieved document, one claim
     extraction and one support check per claim (the answer's sentences)."""
     model = ThelmaScript(default=1).model()
-    result = Thelma(Judge(model), metrics=("sp1", "gr")).evaluate_sync(sample)
+    result = Thelma(Judge(model), metrics=("sp1", "gr")).evaluate(sample)
     assert result.score("sp1") == 1.0 and result.score("gr") == 1.0
     texts = [d.text for d in sample.sources]
     claims = result.claims or []

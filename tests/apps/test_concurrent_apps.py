@@ -1,6 +1,6 @@
 """A ``create_agent`` app evaluated the way teams run evaluations: LangSmith ``evaluate`` with
 ``num_repetitions=2, max_concurrency=4`` (message-shaped inputs and outputs read by the evaluator),
-and a 16-thread pool calling ``evaluate_sync`` on captured samples with one shared judge. Each makes
+and a 16-thread pool calling ``evaluate`` on captured samples with one shared judge. Each makes
 exactly one model call per distinct prompt."""
 
 from __future__ import annotations
@@ -93,10 +93,10 @@ def test_sixteen_threads_score_captured_agent_samples_with_one_judge(agent) -> N
     assert [s.query for s in samples] == list(ROWS) and all(len(s.sources) == 1 for s in samples)
     script = ThelmaScript(default=1)
     alone = Judge(script.model())
-    expected = [Thelma(alone, metrics=("sp1", "gr")).evaluate_sync(s).scores() for s in samples]
+    expected = [Thelma(alone, metrics=("sp1", "gr")).evaluate(s).scores() for s in samples]
     shared_model = script.model(latency=0.005)
     thelma = Thelma(Judge(shared_model, concurrency=4), metrics=("sp1", "gr"))
     with ThreadPoolExecutor(16) as pool:
-        got = list(pool.map(lambda i: thelma.evaluate_sync(samples[i % len(samples)]), range(48)))
+        got = list(pool.map(lambda i: thelma.evaluate(samples[i % len(samples)]), range(48)))
     assert [g.scores() for g in got] == [expected[i % len(samples)] for i in range(48)]
     assert shared_model.calls == alone.model.calls and shared_model.peak_concurrency <= 4

@@ -19,7 +19,7 @@ from langrag_eval.grammar import GrammarQuery, ReferenceGrader, evaluate_answers
 from langrag_eval.pipelines import AgentAnswer
 from langrag_eval.runtime import Judge, RunStore, run_sync
 from langrag_eval.testing import ScriptedModel
-from langrag_eval.thelma import Thelma, ThelmaSample, evaluate_dataset_sync
+from langrag_eval.thelma import Thelma, ThelmaSample
 from langrag_eval.thelma.scripted import ThelmaScript
 
 JUDGE = {"GOOD": "Score: [[5]], Reason: [[states the label]]",
@@ -102,7 +102,7 @@ def test_thelma_runs_compare_every_metric_with_wilcoxon(tmp_path):
         store.open_run("thelma", {"run": run}, run_id=run)
         script = ThelmaScript(default=1, supported=lambda k, g=grounded: g)
         thelma = Thelma(Judge(script.model(model_id=f"scripted:{run}"), store=store), metrics=("rp", "gr"))
-        evaluate_dataset_sync(thelma, samples, store=store, run_id=run)
+        thelma.evaluate_many(samples, store=store, run_id=run)
     c = compare_runs(store, "thelma-a", "thelma-b")
     assert [m.metric for m in c.metrics] == ["rp", "gr"] and c.pairing["thelma"]["by"] == "content"
     gr, rp = c.metric("gr"), c.metric("rp")
@@ -157,7 +157,7 @@ def test_a_metric_only_one_run_computed_is_named_not_compared(tmp_path):
     for run, metrics in (("t-a", ("rp", "gr")), ("t-b", ("gr", "rqc"))):
         store.open_run("thelma", {"run": run}, run_id=run)
         thelma = Thelma(Judge(ThelmaScript(default=1).model(), store=store), metrics=metrics)
-        evaluate_dataset_sync(thelma, samples, store=store, run_id=run)
+        thelma.evaluate_many(samples, store=store, run_id=run)
     c = compare_runs(store, "t-a", "t-b")
     assert [m.metric for m in c.metrics] == ["gr"] and c.unscored == []
     assert c.pairing["thelma"]["metrics_only_a"] == ["rp"] and c.pairing["thelma"]["metrics_only_b"] == ["rqc"]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from langrag_eval.errors import DataError
-from langrag_eval.grading import ARTIFACT, Columns, VragGrade, read_grading_file, summarise
+from langrag_eval.grading import ARTIFACT, Columns, VragGrade, read_grading_file, summarize
 from langrag_eval.io import read_table
 from langrag_eval.results import Unscored
 from langrag_eval.runtime import RunStore
@@ -24,7 +24,7 @@ def test_summary_counts_distribution_accept_rate_unscored_and_subjects() -> None
                                                                cause="invalid_input"),
                Unscored(reason="unparseable reply", cause="unparseable")]
     subjects = ["Fraud", "Fraud", "Token", None, "Token", "Fraud", " "]
-    s = summarise(results, ids=[f"q{i}" for i in range(7)], subjects=subjects)
+    s = summarize(results, ids=[f"q{i}" for i in range(7)], subjects=subjects)
     assert s["items"] == 7 and s["scored"] == 5
     assert s["distribution"] == {"1": 1, "2": 1, "3": 0, "4": 1, "5": 2}
     assert (s["accepted"], s["rejected"], s["accept_rate"]) == (3, 2, 0.6)
@@ -43,7 +43,7 @@ def test_summary_counts_distribution_accept_rate_unscored_and_subjects() -> None
 
 
 def test_summary_of_nothing_scored_has_no_nan() -> None:
-    s = summarise([Unscored(reason="x", cause="timeout")])
+    s = summarize([Unscored(reason="x", cause="timeout")])
     assert s["accept_rate"] is None and s["mean_score"] is None and s["subjects"] == {}
     text = json.dumps(s)
     assert "NaN" not in text and not any(isinstance(v, float) and math.isnan(v) for v in s.values())
@@ -52,7 +52,7 @@ def test_summary_of_nothing_scored_has_no_nan() -> None:
 def test_summary_is_stored_as_the_vrag_artifact() -> None:
     store = RunStore(":memory:")
     run = store.open_run("grade", {"file": "x"})
-    store.put_artifact(run, ARTIFACT, summarise([g(4), g(3)], threshold=4))
+    store.put_artifact(run, ARTIFACT, summarize([g(4), g(3)], threshold=4))
     assert store.get_artifact(run, "vrag")["accept_rate"] == 0.5
 
 

@@ -28,6 +28,7 @@ from langrag_eval.results import Unscored
 from langrag_eval.runtime import Judge, RunStore
 from langrag_eval.testing import ScriptedModel
 from langrag_eval.types import Document
+from langrag_eval.types import RAGSample
 
 
 def grading_model() -> ScriptedModel:
@@ -51,9 +52,9 @@ def test_correctness_format_reads_own_verdict() -> None:
 
 async def test_unparseable_grade_is_unscored_not_a_crash() -> None:
     grader = ReferenceGrader(Judge(ScriptedModel(["no verdict here"])))
-    result = await grader.grade("Q?", "Lyon", "Lyon")
+    result = await grader.aevaluate(RAGSample(question="Q?", reference="Lyon", answer="Lyon"))
     assert isinstance(result, Unscored) and result.cause == "unparseable"
-    assert isinstance(await grader.grade("Q?", "Lyon", "  "), Unscored)
+    assert isinstance(await grader.aevaluate(RAGSample(question="Q?", reference="Lyon", answer="  ")), Unscored)
 
 
 async def test_evaluate_answers_end_to_end_with_artifact() -> None:
@@ -128,9 +129,9 @@ async def test_ragas_fact_is_optimistic_about_faithful_but_wrong_answers() -> No
 
 async def test_ragas_fact_undefined_without_statements_or_context() -> None:
     judge = Judge(ScriptedModel(['{"statements": []}']))
-    assert (await RagasFact(judge).evaluate(sample("x", "Hmm", "ctx", True))).cause == "undefined"
+    assert (await RagasFact(judge).aevaluate(sample("x", "Hmm", "ctx", True))).cause == "undefined"
     no_ctx = ReliabilitySample(id="y", question="Q", answer="A", documents=[])
-    assert (await RagasFact(judge).evaluate(no_ctx)).cause == "invalid_input"
+    assert (await RagasFact(judge).aevaluate(no_ctx)).cause == "invalid_input"
 
 
 async def test_selfcheck_uses_temperature_one_samples_and_needs_all_to_agree() -> None:
@@ -151,7 +152,7 @@ async def test_selfcheck_uses_temperature_one_samples_and_needs_all_to_agree() -
         return "Yes" if a == b else "No"
 
     check = SelfCheckQA(Judge(generator), Judge(ScriptedModel(compare, model_id="checker")), samples=4)
-    verdict = await check.evaluate(sample("s", "Switzerland", "The office is in Switzerland.", True))
+    verdict = await check.aevaluate(sample("s", "Switzerland", "The office is in Switzerland.", True))
     assert sorted((p.temperature, p.seed) for p in seen) == [(1.0, 0), (1.0, 1), (1.0, 2), (1.0, 3)]
     assert verdict.correct is False and verdict.score == 0.75 and verdict.detail["agree"].count(0) == 1
 
@@ -166,7 +167,7 @@ async def test_selfcheck_regenerates_main_answer_at_temperature_zero() -> None:
 
     check = SelfCheckQA(Judge(Generator(["Switzerland"])), Judge(ScriptedModel(["Yes"])), samples=2,
                         regenerate_main=True)
-    verdict = await check.evaluate(sample("s", "", "ctx", True))
+    verdict = await check.aevaluate(sample("s", "", "ctx", True))
     assert seen.count(0.0) == 1 and seen.count(1.0) == 2 and verdict.correct is True
 
 
@@ -185,8 +186,8 @@ async def test_function_verdict_thresholds_and_failures() -> None:
     assert report.reliability.recall.value == 0.5
 
 
-def test_grade_sync_works_inside_a_running_event_loop() -> None:
-    """It used asyncio.run, which refuses to run inside a running loop (a notebook, an async app)."""
+def test_sync_evaluate_works_inside_a_running_event_loop() -> None:
+    """It once used asyncio.run, which refuses to run inside a running loop (a notebook, an async app)."""
     import asyncio
 
     from langrag_eval.grammar.grading import ReferenceGrader
@@ -196,6 +197,6 @@ def test_grade_sync_works_inside_a_running_event_loop() -> None:
     grader = ReferenceGrader(Judge(ScriptedModel(["Names her.\nJudgement: [[Correct]]"])))
 
     async def inside() -> object:
-        return grader.grade_sync("Who?", "Ada", "Ada Lovelace")
+        return grader.evaluate(RAGSample(question="Who?", reference="Ada", answer="Ada Lovelace"))
 
     assert asyncio.run(inside()).correct is True

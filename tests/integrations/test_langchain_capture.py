@@ -92,5 +92,5 @@ async def test_captured_samples_feed_thelma():
     with capturing() as cap:
         app(["Paris is the capital of France."]).invoke("What is the capital of France?")
     script = ThelmaScript(supported=lambda key: int(key[0] in " ".join(key[1])), default=1)
-    result = await Thelma(Judge(script.model()), metrics=("gr", "sp1")).evaluate(cap.samples[0])
+    result = await Thelma(Judge(script.model()), metrics=("gr", "sp1")).aevaluate(cap.samples[0])
     assert result.score("gr") == 1.0 and result.score("sp1") == 1.0

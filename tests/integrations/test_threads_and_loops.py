@@ -96,10 +96,10 @@ def test_a_failing_evaluation_is_reported_under_its_own_key() -> None:
     judge = Judge(ScriptedModel(grade_reply))
     vrag = vrag_langsmith_evaluator(judge, key="grade")
 
-    async def broken(**kwargs):
+    async def broken(sample):
         raise RuntimeError("the grader broke")
 
-    vrag.grader.grade = broken  # type: ignore[attr-defined]
+    vrag.grader.aevaluate = broken  # type: ignore[attr-defined]
     rows = run_evaluate([vrag], max_concurrency=2)
     for row in rows:
         got = {r.key: r for r in row["evaluation_results"]["results"]}

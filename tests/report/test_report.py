@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from langrag_eval.cli import main
-from langrag_eval.grading import VragGrade, summarise
+from langrag_eval.grading import VragGrade, summarize
 from langrag_eval.report import SECTIONS, build_report, write_report
 from langrag_eval.report.svg import bar_chart, heatmap, interval_chart
 from langrag_eval.results import Unscored
@@ -30,7 +30,7 @@ def _hostile_store(tmp_path: Path) -> tuple[RunStore, str]:
     grades = [VragGrade(score=5, accepted=True, reason=HOSTILE[1], raw=HOSTILE[0]),
               Unscored(reason=HOSTILE[0] + HOSTILE[5], cause="unparseable", raw=HOSTILE[2]),
               VragGrade(score=1, accepted=False, reason=HOSTILE[4])]
-    summary = summarise(grades, ids=["a<1>", "b", "c"], subjects=[HOSTILE[0], HOSTILE[4], HOSTILE[3]])
+    summary = summarize(grades, ids=["a<1>", "b", "c"], subjects=[HOSTILE[0], HOSTILE[4], HOSTILE[3]])
     store.put_artifact(run, "vrag", summary)
     for item, grade in zip(["a<1>", "b", "c"], grades):
         store.put_judgment(run, item, "vrag/grade", grade.model_dump(mode="json"),

@@ -32,7 +32,7 @@ def test_sixteen_threads_share_one_judge_with_no_duplicate_paid_call() -> None:
     grader = VragGrader(judge)
     items = samples(64)  # 10 distinct (question, answer) pairs, each asked by several threads
     with ThreadPoolExecutor(16) as pool:
-        results = list(pool.map(grader.evaluate_sync, items))
+        results = list(pool.map(grader.evaluate, items))
     assert [r.score for r in results] == [5 if s.answer == "Paris" else 2 for s in items]
     distinct = {(s.question, s.answer) for s in items}
     assert model.calls == len(distinct) == 10
@@ -49,7 +49,7 @@ def test_asyncio_run_per_thread_shares_in_flight_calls() -> None:
 
     def one(_: int):
         start.wait()
-        return asyncio.run(grader.grade(question="Capital of France?", answer="Paris", label="Paris"))
+        return asyncio.run(grader.aevaluate(RAGSample(question="Capital of France?", answer="Paris", reference="Paris")))
 
     with ThreadPoolExecutor(8) as pool:
         results = list(pool.map(one, range(8)))
@@ -121,7 +121,7 @@ def test_a_cancelled_owner_leaves_the_waiter_to_make_the_call() -> None:
     assert model.calls == 2 and judge.usage.calls == 1
 
 
-def test_thelma_evaluate_sync_from_sixteen_threads() -> None:
+def test_thelma_sync_evaluate_from_sixteen_threads() -> None:
     from langrag_eval.thelma import ThelmaScript
 
     script = ThelmaScript(questions={"When was Ada born?": ["When was Ada born?"]},
@@ -132,9 +132,9 @@ def test_thelma_evaluate_sync_from_sixteen_threads() -> None:
     thelma = Thelma(judge, metrics=("rp", "gr", "sp1"))
     sample = ThelmaSample(query="When was Ada born?", sources=["Ada was born in 1815."],
                           response="Ada was born in 1815.")
-    alone = Thelma(Judge(script.model()), metrics=("rp", "gr", "sp1")).evaluate_sync(sample)
+    alone = Thelma(Judge(script.model()), metrics=("rp", "gr", "sp1")).evaluate(sample)
     with ThreadPoolExecutor(16) as pool:
-        results = list(pool.map(lambda _: thelma.evaluate_sync(sample), range(16)))
+        results = list(pool.map(lambda _: thelma.evaluate(sample), range(16)))
     assert all(r.scores() == alone.scores() for r in results)
     assert model.calls == alone.usage.calls  # sixteen evaluations, one evaluation's calls
     assert judge.usage.calls == alone.usage.calls and model.peak_concurrency <= 3
@@ -145,7 +145,7 @@ def test_run_sync_inside_a_running_loop_uses_the_shared_judge() -> None:
     grader = VragGrader(Judge(model))
 
     async def app() -> int:  # a sync callback called from inside an async framework
-        return run_sync(grader.grade(question="q", answer="Paris", label="Paris")).score
+        return run_sync(grader.aevaluate(RAGSample(question="q", answer="Paris", reference="Paris"))).score
 
     assert asyncio.run(app()) == 5
     assert asyncio.run(app()) == 5 and model.calls == 1
@@ -160,7 +160,7 @@ def test_store_backed_judge_from_threads(tmp_path, threads: int) -> None:
     judge = Judge(model, store=store, run_id=store.open_run("grade", {"t": threads}))
     grader = VragGrader(judge)
     with ThreadPoolExecutor(threads) as pool:
-        list(pool.map(grader.evaluate_sync, samples(40)))
+        list(pool.map(grader.evaluate, samples(40)))
     store.flush()
     usage = store.usage(judge.run_id)["total"]
     assert model.calls == usage["calls"] == 10 and usage["cached"] == 30

@@ -89,7 +89,7 @@ async def test_meta_evaluation_end_to_end_agreement_table(capsys):
     samples, script = domain()
     model = script.model()
     meta = MetaEvaluation(Thelma(Judge(model), embedder=BAG), seed=3)
-    report = await meta.run(samples)
+    report = await meta.arun(samples)
     print(report.table())
     table = capsys.readouterr().out
     assert table.splitlines()[0].split() == ["metric", "pairs", "agree", "ties", "worse", "unscored", "agreement"]
@@ -120,7 +120,7 @@ async def test_failed_rewrites_and_weak_metrics_are_reported_not_hidden():
 
     meta = MetaEvaluation(Thelma(Judge(ScriptedModel(reply)), embedder=BAG), metrics=("rp", "sp2", "sd"),
                           sd_mode="repeat")
-    report = await meta.run(samples)
+    report = await meta.arun(samples)
     rows = {r.metric: r for r in report.rows}
     assert rows["rp"].unscored == 4 and rows["rp"].agreement is None
     assert rows["sp2"].ties == 4 and rows["sp2"].agreement == 0.0
@@ -139,5 +139,5 @@ def test_deterministic_perturbations():
 
 async def test_single_sample_has_no_pool_for_source_negatives():
     samples, script = domain()
-    report = await MetaEvaluation(Thelma(Judge(script.model()), embedder=BAG), metrics=("sp1",)).run(samples[:1])
+    report = await MetaEvaluation(Thelma(Judge(script.model()), embedder=BAG), metrics=("sp1",)).arun(samples[:1])
     assert report.pairs[0].outcome == "unscored" and "no other sample" in report.pairs[0].reason

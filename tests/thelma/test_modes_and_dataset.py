@@ -7,15 +7,23 @@ import pytest
 
 from langrag_eval.embeddings import FunctionEmbedder
 from langrag_eval.runtime import Judge, RunStore
-from langrag_eval.thelma import METRICS, Thelma, ThelmaSample, evaluate_dataset, summarize, synthetic_dataset
+from typing import Any, NamedTuple
+
+from langrag_eval.thelma import METRICS, Thelma, ThelmaSample, summarize, synthetic_dataset
 
 WORDS = FunctionEmbedder(lambda ts: [[t.count("value"), t.count("Works"), 1.0] for t in ts], model_id="bag")
+
+
+class Report(NamedTuple):
+    results: list[Any]
+    summary: dict[str, Any]
 
 
 async def run(samples, script, batched, store=None, run_id=None):
     judge = Judge(script.model(), store=store, run_id=run_id)
     thelma = Thelma(judge, batched=batched, embedder=WORDS)
-    return await evaluate_dataset(thelma, samples, store=store, run_id=run_id), judge
+    results = await thelma.aevaluate_many(samples, store=store, run_id=run_id)
+    return Report(results, thelma.summarize(results)), judge
 
 
 async def test_batched_agrees_with_per_component_on_every_sample_and_metric():
@@ -46,7 +54,7 @@ async def test_multi_hop_question_asks_the_whole_source_set():
     assert hops, "the synthetic data should hold a multi-hop question"
     model = script.model()
     sample = next(s for s in samples if any(q in s.query for q in hops))
-    r = await Thelma(Judge(model), metrics=("sqc",)).evaluate(sample)
+    r = await Thelma(Judge(model), metrics=("sqc",)).aevaluate(sample)
     whole_set = [p for p in model.prompts if p.count("<source n=") == len(sample.sources) > 1 and "<question>" in p]
     assert whole_set and 1 in r.metrics["sqc"].verdicts
 
@@ -80,7 +88,7 @@ async def test_duplicate_ids_are_refused():
     from langrag_eval.errors import DataError
     samples = [ThelmaSample(id="a", query="q?"), ThelmaSample(id="a", query="p?")]
     with pytest.raises(DataError, match="repeated"):
-        await evaluate_dataset(Thelma(Judge(synthetic_dataset(1)[1].model())), samples)
+        await Thelma(Judge(synthetic_dataset(1)[1].model())).aevaluate_many(samples)
 
 
 async def test_identical_checks_within_a_sample_are_asked_once():
@@ -88,7 +96,7 @@ async def test_identical_checks_within_a_sample_are_asked_once():
     from langrag_eval.thelma import ThelmaScript
     fact = "Ada was born in 1815."
     model = ThelmaScript(default=1).model(latency=0.02)   # the two checks overlap in time
-    await Thelma(Judge(model), metrics=("rp", "sp2")).evaluate(
+    await Thelma(Judge(model), metrics=("rp", "sp2")).aevaluate(
         ThelmaSample(query="When was Ada born?", sources=[fact], response=fact))
     essential = [p for p in model.prompts if "<fact>" in p]
     assert len(essential) == 1

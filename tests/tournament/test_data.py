@@ -16,7 +16,7 @@ from langrag_eval.tournament import (
     TournamentData,
     load_answers_jsonl,
     load_ragelo_csv,
-    run_tournament,
+    arun_tournament,
 )
 
 
@@ -57,7 +57,7 @@ def test_missing_column_raises_with_file_and_line(tmp_path: Path) -> None:
 
 async def test_tournament_runs_on_valid_rows_and_summary_lists_what_was_left_out(csv_files) -> None:
     data = load_ragelo_csv(*csv_files)
-    result = await run_tournament(data, Judge(ScriptedModel(marker_judge)),
+    result = await arun_tournament(data, Judge(ScriptedModel(marker_judge)),
                                   TournamentConfig(tournaments=10, n_boot=10))
     s = result.summary
     assert s["games"]["played"] == 1 and s["games"]["skipped_missing_answer"] == 1
@@ -82,7 +82,7 @@ def test_answers_jsonl_bad_lines(tmp_path: Path) -> None:
 async def test_single_agent_still_judges_documents_and_pointwise() -> None:
     data = TournamentData.from_records([{"qid": "q1", "query": "?", "agent": "solo", "answer": "quality=2",
                                          "documents": [{"id": "d1", "text": "rel=2"}]}])
-    result = await run_tournament(data, Judge(ScriptedModel(marker_judge)), TournamentConfig(pointwise=True))
+    result = await arun_tournament(data, Judge(ScriptedModel(marker_judge)), TournamentConfig(pointwise=True))
     s = result.summary
     assert s["ranking"] == [] and s["games"]["played"] == 0
     assert s["left_out"]["counts"] == {"single_agent": 1}

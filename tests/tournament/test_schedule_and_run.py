@@ -16,7 +16,7 @@ from langrag_eval.tournament import (
     TournamentConfig,
     TournamentData,
     available_games,
-    run_tournament,
+    arun_tournament,
     sample_games,
 )
 
@@ -70,13 +70,13 @@ async def test_adaptive_scheduler_stops_when_equal_agents_exhaust_their_queries(
 
 async def test_seeded_tournament_is_reproducible_and_ranks_by_quality(three_agents) -> None:
     config = TournamentConfig(tournaments=50, n_boot=50, seed=4, schedule="sample", n_games_per_query=2)
-    one = await run_tournament(three_agents, Judge(ScriptedModel(marker_judge)), config)
-    two = await run_tournament(three_agents, Judge(ScriptedModel(marker_judge)), config)
+    one = await arun_tournament(three_agents, Judge(ScriptedModel(marker_judge)), config)
+    two = await arun_tournament(three_agents, Judge(ScriptedModel(marker_judge)), config)
     assert one.summary["ranking"] == two.summary["ranking"]
     assert one.summary["elo_table"] == two.summary["elo_table"]
     assert [r.model_dump() for r in one.games] == [r.model_dump() for r in two.games]
     assert one.summary["games"]["played"] == 6
-    full = await run_tournament(three_agents, Judge(ScriptedModel(marker_judge)),
+    full = await arun_tournament(three_agents, Judge(ScriptedModel(marker_judge)),
                                 TournamentConfig(tournaments=50, n_boot=50))
     assert [r["agent"] for r in full.summary["ranking"]] == ["strong", "middle", "weak"]
     assert full.summary["win_matrix"]["strong"]["weak"]["win"] == 1.0
@@ -88,7 +88,7 @@ async def test_seeded_tournament_is_reproducible_and_ranks_by_quality(three_agen
 async def test_adaptive_schedule_through_the_runner(three_agents) -> None:
     data = TournamentData.from_records(records({"strong": 3, "middle": 2, "weak": 1}, queries=30, docs=1))
     model = ScriptedModel(marker_judge)
-    result = await run_tournament(data, Judge(model), TournamentConfig(
+    result = await arun_tournament(data, Judge(model), TournamentConfig(
         schedule="adaptive", adaptive_initial=3, adaptive_batch=3, tournaments=20, n_boot=20))
     s = result.summary
     assert s["adaptive"]["stopped"] in {"settled", "exhausted"}
@@ -99,7 +99,7 @@ async def test_adaptive_schedule_through_the_runner(three_agents) -> None:
 async def test_pointwise_t_tests_in_summary() -> None:
     data = TournamentData.from_records(records({"good": 2, "poor": 0}, queries=4, docs=1)
                                        + [{"qid": "q9", "query": "?", "agent": "good", "answer": "quality=1"}])
-    result = await run_tournament(data, Judge(ScriptedModel(marker_judge)),
+    result = await arun_tournament(data, Judge(ScriptedModel(marker_judge)),
                                   TournamentConfig(pointwise=True, tournaments=10, n_boot=10))
     p = result.summary["pointwise"]
     assert p["means"]["good"]["relevance"] == pytest.approx((2 * 4 + 1) / 5)

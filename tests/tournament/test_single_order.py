@@ -12,7 +12,7 @@ from tournament_helpers import marker_judge, records
 from langrag_eval.cli import main
 from langrag_eval.runtime import Judge
 from langrag_eval.testing import ScriptedModel
-from langrag_eval.tournament import PairwiseEvaluator, TournamentConfig, TournamentData, run_tournament
+from langrag_eval.tournament import GameSample, PairwiseEvaluator, TournamentConfig, TournamentData, arun_tournament
 from langrag_eval.tournament.evaluators import a_shown_first
 
 
@@ -27,7 +27,7 @@ async def test_one_call_per_game_and_the_outcome_follows_the_shown_order() -> No
     games = [(f"q{i}", "x", "y") for i in range(200)]
     outcomes = []
     for qid, a, b in games:
-        record = await ev.compare(f"question {qid}?", "one", "two", [], agent_a=a, agent_b=b, qid=qid)
+        record = await ev.aevaluate(GameSample(query=f"question {qid}?", answer_a="one", answer_b="two", agent_a=a, agent_b=b, qid=qid))
         assert record.orders == 1 and record.consistent
         first = a_shown_first(3, qid, a, b)
         assert (record.forward, record.backward) == (("A", None) if first else (None, "A"))
@@ -36,21 +36,21 @@ async def test_one_call_per_game_and_the_outcome_follows_the_shown_order() -> No
     assert len(model.prompts) == len(games)                   # one judge call per game
     assert 0.4 < outcomes.count("a") / len(outcomes) < 0.6    # a fair coin: no alphabetical advantage
     again = PairwiseEvaluator(Judge(ScriptedModel(first_shown_judge)), orders=1, seed=3)
-    assert [(await again.compare(f"question {q}?", "one", "two", [], agent_a=a, agent_b=b, qid=q)).outcome
+    assert [(await again.aevaluate(GameSample(query=f"question {q}?", answer_a="one", answer_b="two", agent_a=a, agent_b=b, qid=q))).outcome
             for q, a, b in games] == outcomes                 # seeded: the same coin for the same game
 
 
 async def test_both_orders_turn_the_same_bias_into_ties() -> None:
     model = ScriptedModel(first_shown_judge)
-    record = await PairwiseEvaluator(Judge(model)).compare("q?", "one", "two", [], agent_a="x", agent_b="y")
+    record = await PairwiseEvaluator(Judge(model)).aevaluate(GameSample(query="q?", answer_a="one", answer_b="two", agent_a="x", agent_b="y"))
     assert record.orders == 2 and record.outcome == "tie" and not record.consistent
     assert len(model.prompts) == 2
 
 
 async def test_single_order_tournament_halves_the_calls_and_keeps_content_verdicts() -> None:
     data = TournamentData.from_records(records({"hi": 3, "mid": 2, "lo": 1}, queries=4))
-    both = await run_tournament(data, Judge(ScriptedModel(marker_judge)), TournamentConfig(tournaments=20, n_boot=0))
-    one = await run_tournament(data, Judge(ScriptedModel(marker_judge)),
+    both = await arun_tournament(data, Judge(ScriptedModel(marker_judge)), TournamentConfig(tournaments=20, n_boot=0))
+    one = await arun_tournament(data, Judge(ScriptedModel(marker_judge)),
                                TournamentConfig(tournaments=20, n_boot=0, orders=1))
     relevance_calls = both.summary["retrieval"]["documents_judged"] + both.summary["retrieval"]["documents_unscored"]
     games = both.summary["games"]["played"]

@@ -23,6 +23,7 @@ from typing import Any
 
 from langchain_classic.evaluation import StringEvaluator
 
+from langrag_eval.types import RAGSample
 from langrag_eval.grading import GradedExample, VragGrade, VragGrader
 from langrag_eval.prompts import PromptTemplate
 from langrag_eval.results import Unscored
@@ -79,7 +80,7 @@ class VragStringEvaluator(StringEvaluator):
         """``callbacks`` (LangChain's): the grading becomes a run with the judge's calls as children."""
         with traced(self.evaluation_name, {"input": input, "prediction": prediction, "reference": reference},
                     callbacks) as run:
-            run.outputs = _as_dict(await self.grader.grade(question=input, answer=prediction, label=reference))
+            run.outputs = _as_dict(await self.grader.aevaluate(RAGSample(question=input or "", answer=prediction, reference=reference)))
         return run.outputs
 
     def _evaluate_strings(self, *, prediction: str, reference: str | None = None,
@@ -107,7 +108,7 @@ def vrag_langsmith_evaluator(judge: JudgeLike, *, question_key: str | None = Non
         question = read_question(inputs, question_key)
         answer = read_answer(outputs, answer_key)
         label = text_of(pick(reference_outputs, label_key, ("label", "answer", "reference", "output")))
-        r = _as_dict(await grader.grade(question=question, answer=answer, label=label))
+        r = _as_dict(await grader.aevaluate(RAGSample(question=question or "", answer=answer, reference=label)))
         main = {"key": key, "score": r["score"], "value": r["value"], "comment": r["reasoning"]}
         if r.get("confidence") is not None or r.get("unscored"):
             main["metadata"] = {k: r[k] for k in ("confidence", "unscored") if r.get(k) is not None}

@@ -108,7 +108,7 @@ class ThelmaStringEvaluator(StringEvaluator):
     async def _aevaluate_strings(self, *, prediction: str, reference: str | None = None,
                                  input: str | None = None, **kwargs: Any) -> dict:
         with traced(self.evaluation_name, {"input": input, "prediction": prediction}, kwargs.get("callbacks")):
-            result = await self.thelma.evaluate(ThelmaSample(query=input or "", response=prediction,
+            result = await self.thelma.aevaluate(ThelmaSample(query=input or "", response=prediction,
                                                              sources=contexts_of(kwargs.get("contexts"))))
         if self.metric:
             return {"score": result.score(self.metric), "value": None,
@@ -144,7 +144,7 @@ def thelma_langsmith_evaluator(judge: JudgeLike, *, metrics: Sequence[str] = MET
         # never the only value: an output holding just the answer has no contexts, not the answer
         raw = pick(outputs, contexts_key, ("context", "contexts", "documents", "source_documents"),
                    sole=False) if isinstance(outputs, Mapping) else None
-        result = await thelma.evaluate(ThelmaSample(query=query or "", response=answer,
+        result = await thelma.aevaluate(ThelmaSample(query=query or "", response=answer,
                                                     sources=contexts_of(raw)))
         out = [{"key": f"{key_prefix}{m}", "score": result.score(m), "comment": _comment(result, m)}
                for m in result.metrics]

@@ -23,12 +23,12 @@ from langchain_classic.evaluation import PairwiseStringEvaluator
 from langchain_core.runnables import Runnable
 
 from langrag_eval.results import Unscored
-from langrag_eval.runtime import RunStore, gather_bounded, run_sync
+from langrag_eval.runtime import RunStore, run_sync, synchronous
 from langrag_eval.tournament import (
     DEFAULT_FACTORS,
     GameRecord,
+    GameSample,
     PairwiseEvaluator,
-    RelevanceEvaluator,
     TournamentConfig,
     TournamentResult,
     tournament_over_apps,
@@ -68,24 +68,6 @@ def _result(game: GameRecord | Unscored) -> dict[str, Any]:
             "documents": game.documents, "dropped_documents": game.dropped}
 
 
-class _Comparer:
-    """Judges the pooled contexts, then plays the two answers (shared by all three interfaces)."""
-
-    def __init__(self, judge: JudgeLike, threshold: int, factors: str) -> None:
-        self.judge = as_judge(judge)
-        self.relevance = RelevanceEvaluator(self.judge)
-        self.pairwise = PairwiseEvaluator(self.judge, threshold=threshold, factors=factors)
-
-    async def compare(self, query: str, answer_a: str, answer_b: str, docs_a: Sequence[Document],
-                      docs_b: Sequence[Document]) -> GameRecord | Unscored:
-        pooled = list({d.id: d for d in [*docs_a, *docs_b]}.values())
-        # the judge's cache makes a document seen in an earlier comparison free the second time
-        judged = await gather_bounded(pooled, lambda d: self.relevance.evaluate(query, d.text),
-                                      limit=self.judge.concurrency)
-        return await self.pairwise.compare_with_relevance(
-            query, answer_a, answer_b, pooled, {d.id: j for d, j in zip(pooled, judged)})
-
-
 class RAGEloPairwiseEvaluator(PairwiseStringEvaluator):
     """RAGElo's pairwise judge as a ``langchain_classic`` pairwise string evaluator (needs input).
 
@@ -95,7 +77,7 @@ class RAGEloPairwiseEvaluator(PairwiseStringEvaluator):
     """
 
     def __init__(self, judge: JudgeLike, *, threshold: int = 2, factors: str = DEFAULT_FACTORS) -> None:
-        self._comparer = _Comparer(judge, threshold, factors)
+        self.pairwise = PairwiseEvaluator(as_judge(judge), threshold=threshold, factors=factors)
 
     @property
     def requires_input(self) -> bool:
@@ -111,8 +93,8 @@ class RAGEloPairwiseEvaluator(PairwiseStringEvaluator):
                                       contexts_b: Sequence[Any] | None = None, **kwargs: Any) -> dict:
         with traced(self.evaluation_name, {"input": input, "prediction": prediction,
                                            "prediction_b": prediction_b}, kwargs.get("callbacks")) as run:
-            run.outputs = _result(await self._comparer.compare(
-                input or "", prediction, prediction_b, to_documents(contexts), to_documents(contexts_b)))
+            run.outputs = _result(await self.pairwise.aevaluate(GameSample.pooled(
+                input or "", prediction, prediction_b, to_documents(contexts), to_documents(contexts_b))))
         return run.outputs
 
     def _evaluate_string_pairs(self, *, prediction: str, prediction_b: str, reference: str | None = None,
@@ -131,7 +113,7 @@ def ragelo_comparative_evaluator(judge: JudgeLike, *, threshold: int = 2, factor
     the only value); each run's answer and contexts from its outputs (``answer_key`` /
     ``context_key``, else the usual names: answer, output ... and context, documents ...).
     """
-    comparer = _Comparer(judge, threshold, factors)
+    pairwise = PairwiseEvaluator(as_judge(judge), threshold=threshold, factors=factors)
 
     def ragelo_preference(runs: Sequence[Any], example: Any) -> dict[str, Any]:
         if len(runs) != 2:
@@ -149,7 +131,7 @@ def ragelo_comparative_evaluator(judge: JudgeLike, *, threshold: int = 2, factor
             return {"key": key, "scores": {r.id: None for r in runs},
                     "comment": "a run has no answer in its outputs (looked for "
                                f"{answer_key or ', '.join(ANSWER_KEYS)})"}
-        game = run_sync(comparer.compare(str(question or ""), answers[0], answers[1], docs[0], docs[1]))
+        game = pairwise.evaluate(GameSample.pooled(str(question or ""), answers[0], answers[1], docs[0], docs[1]))
         out = _result(game)
         if out["score"] is None:
             return {"key": key, "scores": {r.id: None for r in runs}, "comment": out["reasoning"]}
@@ -214,8 +196,4 @@ async def atournament_from_runnables(runnables: Mapping[str, Runnable], queries:
                                       limit=limit)
 
 
-def tournament_from_runnables(runnables: Mapping[str, Runnable], queries: Sequence[str] | Mapping[str, str],
-                              judge: JudgeLike, config: TournamentConfig | None = None,
-                              **kwargs: Any) -> TournamentResult:
-    """Sync form of :func:`atournament_from_runnables`."""
-    return run_sync(atournament_from_runnables(runnables, queries, judge, config, **kwargs))
+tournament_from_runnables = synchronous(atournament_from_runnables)

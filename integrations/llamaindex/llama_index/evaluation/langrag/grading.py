@@ -28,6 +28,7 @@ from typing import Any
 from llama_index.core.evaluation import BaseEvaluator, EvaluationResult
 from llama_index.core.prompts import BasePromptTemplate
 
+from langrag_eval.types import RAGSample
 from langrag_eval.grading import GradedExample, VragGrade, VragGrader
 from langrag_eval.prompts import PromptTemplate
 from langrag_eval.results import Unscored
@@ -66,7 +67,7 @@ class VragEvaluator(BaseEvaluator):
     async def aevaluate(self, query: str | None = None, response: str | None = None,
                         contexts: Sequence[str] | None = None, reference: str | None = None,
                         sleep_time_in_seconds: int = 0, **kwargs: Any) -> EvaluationResult:
-        result = await self.grader.grade(question=query, answer=response, label=reference)
+        result = await self.grader.aevaluate(RAGSample(question=query or "", answer=response, reference=reference))
         if isinstance(result, Unscored):
             return EvaluationResult(query=query, response=response, contexts=context_texts(contexts), invalid_result=True,
                                     invalid_reason=f"{result.cause}: {result.reason}")

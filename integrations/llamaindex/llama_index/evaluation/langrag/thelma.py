@@ -108,7 +108,7 @@ class _ThelmaBase(BaseEvaluator):
 
     async def _result(self, query: str | None, response: str | None,
                       contexts: Sequence[Any] | None) -> ThelmaResult:
-        return await self.thelma.evaluate(ThelmaSample(query=query or "", response=response,
+        return await self.thelma.aevaluate(ThelmaSample(query=query or "", response=response,
                                                        sources=list(contexts or [])))
 
 

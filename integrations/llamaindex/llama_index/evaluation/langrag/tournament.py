@@ -28,11 +28,11 @@ from llama_index.core.evaluation.pairwise import EvaluationSource
 from llama_index.core.prompts import BasePromptTemplate
 
 from langrag_eval.results import Unscored
-from langrag_eval.runtime import RunStore, gather_bounded, run_sync
+from langrag_eval.runtime import RunStore, synchronous
 from langrag_eval.tournament import (
     DEFAULT_FACTORS,
     PairwiseEvaluator,
-    RelevanceEvaluator,
+    GameSample,
     TournamentConfig,
     TournamentResult,
     tournament_over_apps,
@@ -55,7 +55,6 @@ class RAGEloPairwiseEvaluator(BaseEvaluator):
     def __init__(self, judge: JudgeLike, *, threshold: int = 2,
                  factors: str = DEFAULT_FACTORS) -> None:
         self.judge = as_judge(judge)
-        self.relevance = RelevanceEvaluator(self.judge)
         self.pairwise = PairwiseEvaluator(self.judge, threshold=threshold, factors=factors)
 
     def _get_prompts(self) -> dict[str, BasePromptTemplate]:
@@ -86,11 +85,7 @@ class RAGEloPairwiseEvaluator(BaseEvaluator):
         if query is None or response is None or second_response is None:
             return EvaluationResult(query=query, response=response, invalid_result=True,
                                     invalid_reason="invalid_input: query, response and second_response are needed")
-        pooled = list({d.id: d for d in [*docs_a, *docs_b]}.values())
-        judged = await gather_bounded(pooled, lambda d: self.relevance.evaluate(query, d.text),
-                                      limit=self.judge.concurrency)
-        game = await self.pairwise.compare_with_relevance(
-            query, response, second_response, pooled, {d.id: j for d, j in zip(pooled, judged)})
+        game = await self.pairwise.aevaluate(GameSample.pooled(query, response, second_response, docs_a, docs_b))
         all_contexts = [d.text for d in [*docs_a, *docs_b]]
         if isinstance(game, Unscored):
             return EvaluationResult(query=query, response=response, contexts=all_contexts, invalid_result=True,
@@ -136,8 +131,4 @@ async def atournament_from_query_engines(engines: Mapping[str, BaseQueryEngine],
                                       limit=limit)
 
 
-def tournament_from_query_engines(engines: Mapping[str, BaseQueryEngine], queries: Sequence[str] | Mapping[str, str],
-                                  judge: JudgeLike, config: TournamentConfig | None = None,
-                                  **kwargs: Any) -> TournamentResult:
-    """Sync form of :func:`atournament_from_query_engines`."""
-    return run_sync(atournament_from_query_engines(engines, queries, judge, config, **kwargs))
+tournament_from_query_engines = synchronous(atournament_from_query_engines)

@@ -1,0 +1,152 @@
+"""The one evaluator contract every capability implements.
+
+An :class:`Evaluator` turns one sample into a result or an :class:`~langrag_eval.results.Unscored`
+with the reason; it never raises over bad data or a judge's failure. An evaluator writes a single
+method, ``aevaluate(sample)``; the rest is derived here, once for every capability:
+
+- ``evaluate(sample)``: the same from synchronous code (also inside a running event loop);
+- ``aevaluate_many(samples)`` / ``evaluate_many(samples)``: a bounded batch with progress, resumable
+  when the judge has a run store and a ``run_id`` is given (finished items are read back while their
+  content is unchanged);
+- ``summarize(results)``: the capability's dataset summary, where it has one.
+
+Names follow one convention across the package, the one LangChain (``invoke`` / ``ainvoke``) and
+LlamaIndex (``evaluate`` / ``aevaluate``) users already know: the ``a`` prefix marks the coroutine,
+the plain name is synchronous. Retrievers, agents and tournaments follow it too.
+
+>>> from pydantic import BaseModel
+>>> class Length(BaseModel):
+...     n: int
+>>> class Counter(Evaluator[str, Length]):
+...     task, result_type = "length", Length
+...     async def aevaluate(self, sample):
+...         return Length(n=len(sample)) if sample else Unscored(reason="empty", cause="invalid_input")
+>>> Counter().evaluate("four").n
+4
+>>> [r.n if isinstance(r, Length) else r.cause for r in Counter().evaluate_many(["ab", ""])]
+[2, 'invalid_input']
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections import Counter as _Tally
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+
+from pydantic import BaseModel
+
+from .errors import ConfigError
+from .results import Unscored
+from .runtime import put_item_index, run_batch
+from .runtime.identity import content_hash
+from .runtime.concurrency import synchronous
+
+if TYPE_CHECKING:
+    from .runtime import Judge, RunStore
+
+__all__ = ["Evaluator", "synchronous"]
+
+S = TypeVar("S")
+R = TypeVar("R", bound=BaseModel)
+
+
+class Evaluator(ABC, Generic[S, R]):
+    """Sample in, result or ``Unscored`` out, async first.
+
+    A subclass sets ``task`` (the name its judgments are stored under in a run store) and
+    ``result_type`` (the pydantic model of a scored result), writes :meth:`aevaluate`, and may
+    refine the batch hooks: :meth:`key` (an item's identity in a run), :meth:`fingerprint` (the
+    content a stored judgment depends on), :meth:`task_name`, :meth:`index_item` (what each item
+    asks, so runs of two app variants can be paired) and :meth:`for_judge`.
+    """
+
+    task: ClassVar[str]
+    result_type: ClassVar[type[BaseModel]]
+    description: ClassVar[str] = ""
+    judge: "Judge"  # the judge its calls go through (evaluators without one may leave it unset)
+
+    @abstractmethod
+    async def aevaluate(self, sample: S) -> R | Unscored:
+        """Judge one sample. Returns the result, or ``Unscored`` with the reason; never raises over
+        the sample's content or the judge's reply."""
+
+    def evaluate(self, sample: S) -> R | Unscored:
+        """:meth:`aevaluate` from synchronous code."""
+        return synchronous(self.aevaluate)(sample)
+
+    # ------------------------------------------------------------------ batch hooks
+
+    def key(self, sample: S) -> str:
+        """The sample's identity within a run: its ``id`` when it has one, else a digest of its content."""
+        ident = getattr(sample, "id", None)
+        if ident is not None:
+            return str(ident)
+        key = getattr(sample, "key", None)
+        if callable(key):
+            return str(key())
+        return content_hash(sample)
+
+    def fingerprint(self, sample: S) -> Any:
+        """What a stored judgment of ``sample`` depends on; a changed fingerprint means judge again."""
+        return sample
+
+    def task_name(self) -> str:
+        """The store's task name for this evaluator's judgments (settings that change what a
+        judgment means belong in it)."""
+        return self.task
+
+    def index_item(self, sample: S) -> tuple[str | None, str | None, str | None] | None:
+        """``(question, reference, subject)`` for the run's item index, or None to keep none."""
+        return None
+
+    def for_judge(self, judge: "Judge") -> "Evaluator[S, R]":
+        """A copy of this evaluator judging with ``judge`` (the same settings)."""
+        clone = self.__class__.__new__(self.__class__)
+        clone.__dict__.update(self.__dict__)
+        clone.judge = judge
+        return clone
+
+    # ------------------------------------------------------------------ derived
+
+    async def aevaluate_many(self, samples: Sequence[S], *, run_id: str | None = None,
+                             store: "RunStore | None" = None, limit: int | None = None
+                             ) -> list[R | Unscored]:
+        """Evaluate every sample, at most ``limit`` at once (default: the judge's concurrency), in
+        input order. With a run store (the judge's, unless ``store`` is given) and a ``run_id``, each
+        result is stored as it finishes and a re-run reads finished items back instead of judging
+        them again, as long as their content is unchanged."""
+        keys = [self.key(s) for s in samples]
+        explicit = [str(getattr(s, "id")) for s in samples if getattr(s, "id", None) is not None]
+        repeated = sorted(k for k, n in _Tally(explicit).items() if n > 1)
+        if repeated:
+            raise ConfigError(f"sample ids must be unique in a batch; repeated: {', '.join(repeated[:5])}")
+        evaluator: Evaluator[S, R] = self
+        judge = getattr(self, "judge", None)
+        if judge is not None and run_id is not None:
+            judge = judge.for_run(run_id)
+            evaluator = self.for_judge(judge)
+        store = store if store is not None else getattr(judge, "store", None)
+        task = self.task_name()
+        if store is not None and run_id is not None:
+            rows = [(k, *item) for k, s in zip(keys, samples) if (item := self.index_item(s)) is not None]
+            if rows:
+                put_item_index(store, run_id, task, rows)
+        by_sample = {id(s): k for k, s in zip(keys, samples)}
+        concurrency = getattr(judge, "concurrency", 16)
+        return await run_batch(samples, evaluator.aevaluate, key=lambda s: by_sample[id(s)], task=task,
+                               result_type=self.result_type, store=store, run_id=run_id,  # type: ignore[arg-type]
+                               limit=limit or concurrency, description=self.description or task,
+                               fingerprint=self.fingerprint)
+
+    def evaluate_many(self, samples: Sequence[S], *, run_id: str | None = None,
+                      store: "RunStore | None" = None, limit: int | None = None) -> list[R | Unscored]:
+        """:meth:`aevaluate_many` from synchronous code."""
+        return synchronous(self.aevaluate_many)(samples, run_id=run_id, store=store, limit=limit)
+
+    def summarize(self, results: Sequence[R | Unscored]) -> dict[str, Any]:
+        """The dataset summary of ``results``: counts of scored and unscored (by cause) unless the
+        capability defines a richer one."""
+        causes = _Tally(r.cause for r in results if isinstance(r, Unscored))
+        return {"n": len(results), "scored": len(results) - sum(causes.values()),
+                "unscored": sum(causes.values()), "causes": dict(causes)}
