@@ -32,7 +32,7 @@ from pathlib import Path
 
 from _scripted import build_judge, embedder, scripted_judge
 
-from langrag_eval.cli.thelma import read_samples
+from langrag_eval.thelma.io import read_samples
 from langrag_eval.runtime import RunStore, run_id_for
 from langrag_eval.thelma import METRIC_NAMES, Thelma
 

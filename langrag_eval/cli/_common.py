@@ -1,19 +1,21 @@
-"""Options every judging command shares, and building a Judge and run store from them."""
+"""Options every judging command shares, building a Judge and run store from them, opening the
+command's run, and the lines every command prints the same way."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from ..errors import ConfigError
-from ..io import parse_json
 from ..models import ResolvedJudge, resolve_judge
 from ..runtime import DEFAULT_STORE, Judge, PriceTable, RetryPolicy, RunStore, open_store
 
-__all__ = ["add_judge_options", "add_store_options", "JudgeSetup", "setup_judge", "check_call_options",
-           "make_judge", "say", "open_cli_run", "say_reuse"]
+__all__ = ["add_judge_options", "add_store_options", "add_call_options", "JudgeSetup", "setup_judge",
+           "check_call_options", "make_judge", "say", "open_cli_run", "say_reuse", "report_issues",
+           "quiet_model_loading"]
 
 
 def add_store_options(p: argparse.ArgumentParser) -> None:
@@ -31,15 +33,21 @@ def add_store_options(p: argparse.ArgumentParser) -> None:
                         "waiting for it to finish")
 
 
+def add_call_options(p: argparse.ArgumentParser, *, concurrency: int = 16, what: str = "judge calls") -> None:
+    """How model calls are made: how many at once, how long each may take, how often tried."""
+    p.add_argument("--concurrency", type=int, default=concurrency,
+                   help=f"{what} in flight (default {concurrency})")
+    p.add_argument("--timeout", type=float, default=120.0, help="seconds per model call (default 120)")
+    p.add_argument("--max-attempts", type=int, default=6, help="tries per call, first included (default 6)")
+
+
 def add_judge_options(p: argparse.ArgumentParser) -> None:
     add_store_options(p)
     p.add_argument("--judge", default=None,
                    help="provider:model (openai:gpt-4o), local, local:/path/model.gguf, "
                         "scripted:replies.json; default: $LANGRAG_JUDGE, else openai:gpt-4o when "
                         "OPENAI_API_KEY is set, else the local 270M model")
-    p.add_argument("--concurrency", type=int, default=16, help="judge calls in flight (default 16)")
-    p.add_argument("--timeout", type=float, default=120.0, help="seconds per judge call (default 120)")
-    p.add_argument("--max-attempts", type=int, default=6, help="tries per call, first included (default 6)")
+    add_call_options(p)
     p.add_argument("--prices", default=None,
                    help='JSON price table, per million tokens: {"openai:gpt-4o": [2.5, 10.0]}')
 
@@ -49,23 +57,6 @@ class JudgeSetup:
     judge: Judge
     store: RunStore
     warning: str | None
-
-
-def _prices(path: str | None) -> PriceTable | None:
-    if path is None:
-        return None
-    try:
-        raw = parse_json(Path(path).read_text(encoding="utf-8"))
-        if not isinstance(raw, dict) or not all(isinstance(v, list) and len(v) == 2 for v in raw.values()):
-            raise TypeError("not an object of [input, output] pairs")
-        return PriceTable.from_mapping(raw, source=str(path))
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: price table not found") from None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the price table: {exc.strerror}") from None
-    except (ValueError, TypeError, IndexError, KeyError, AttributeError) as exc:
-        raise ConfigError(f'{path}: a price table maps model ids to [input, output] prices per '
-                          f'million tokens, e.g. {{"openai:gpt-4o": [2.5, 10.0]}} ({exc})') from None
 
 
 def check_call_options(args: argparse.Namespace) -> None:
@@ -82,7 +73,7 @@ def make_judge(resolved: ResolvedJudge, args: argparse.Namespace, store: RunStor
     """A Judge over a resolved model with the command's call options; warns about a tiny judge."""
     judge = Judge(resolved.model, store=store, concurrency=args.concurrency,
                   retry=RetryPolicy(max_attempts=args.max_attempts, timeout=args.timeout),
-                  prices=_prices(getattr(args, "prices", None)))
+                  prices=PriceTable.read(args.prices) if getattr(args, "prices", None) else None)
     if resolved.warning:
         say(f"WARNING: {resolved.warning}", err=True)
     return judge
@@ -96,10 +87,12 @@ def setup_judge(args: argparse.Namespace) -> JudgeSetup:
 
 
 def open_cli_run(store: RunStore, args: argparse.Namespace, kind: str, config: dict, *,
-                 inputs: dict[str, str] | None = None, judge: str | None = None) -> str:
-    """Open (or resume) the command's run under its lease, keyed by settings and input contents."""
-    return store.open_run(kind, config, getattr(args, "run_id", None), judge=judge, inputs=inputs,
-                          allow_changed=getattr(args, "continue_run", False),
+                 inputs: dict[str, str] | None = None, judge: str | None = None,
+                 default_id: str | None = None) -> str:
+    """Open (or resume) the command's run under its lease, keyed by settings and input contents
+    (``default_id``: the run id when ``--run`` names none, instead of one derived from them)."""
+    return store.open_run(kind, config, getattr(args, "run_id", None) or default_id, judge=judge,
+                          inputs=inputs, allow_changed=getattr(args, "continue_run", False),
                           wait=not getattr(args, "no_wait", False), on_wait=lambda m: say(m, err=True))
 
 
@@ -108,6 +101,26 @@ def say_reuse(store: RunStore, run_id: str, indent: str = "  ") -> None:
     counts = store.batch_counts(run_id)
     if counts is not None:
         say(f"{indent}{counts.describe()}")
+
+
+def report_issues(issues: Sequence[object], *, limit: int = 20, more: str = "in the input") -> None:
+    """One warning line per problem found in the input (the first ``limit`` of them), on stderr."""
+    for issue in issues[:limit]:
+        say(f"warning: {issue}", err=True)
+    if len(issues) > limit:
+        say(f"warning: ... and {len(issues) - limit} more problem(s) {more}", err=True)
+
+
+def quiet_model_loading() -> None:
+    """Keep the embedding model's loading progress bars off the terminal: the command prints one
+    summary line, and an error must stay one line."""
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    try:
+        from transformers.utils import logging as hf_logging
+    except ImportError:
+        return
+    hf_logging.disable_progress_bar()
 
 
 def say(text: str, *, err: bool = False) -> None:

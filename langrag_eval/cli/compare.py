@@ -12,23 +12,15 @@ both judges' reasons. ``--json`` writes all of it (every unscored and flipped it
 from __future__ import annotations
 
 import argparse
-import json
 
 from ..compare import compare_runs, format_comparison
 from ..errors import ConfigError
 from ..runtime import open_store
 from ._common import add_store_options, say
-from ._files import output_file
+from ._options import (add_comparison_options, add_json_option, check_comparison_options, json_output,
+                       write_json)
 
-__all__ = ["register", "add_comparison_options"]
-
-
-def add_comparison_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--seed", type=int, default=0, help="seed of the paired bootstrap (default 0)")
-    p.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (default 2000)")
-    p.add_argument("--agent", default=None, help="the GRAMMAR agent to compare, when a run graded several")
-    p.add_argument("--agent-b", default=None,
-                   help="the GRAMMAR agent of the compared run, when it is named otherwise than --agent")
+__all__ = ["register"]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -41,27 +33,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--level", type=float, default=0.95,
                    help="confidence level of the intervals (default 0.95)")
     p.add_argument("--flips", type=int, default=10, help="flipped items to print (default 10)")
-    p.add_argument("--json", default=None, help="write the whole comparison to this JSON file")
+    add_json_option(p, "the whole comparison")
     add_comparison_options(p)
     add_store_options(p)
     p.set_defaults(handler=handle)
-
-
-def check_comparison_options(args: argparse.Namespace) -> None:
-    if args.resamples < 100:
-        raise ConfigError("--resamples must be at least 100")
 
 
 def handle(args: argparse.Namespace) -> int:
     check_comparison_options(args)
     if not 0.0 < args.level < 1.0:
         raise ConfigError(f"--level {args.level}: expected a confidence level between 0 and 1, e.g. 0.95")
-    out = output_file(args.json, "--json") if args.json else None
+    out = json_output(args)
     store = open_store(args.store)
     comparison = compare_runs(store, args.run_a, args.run_b, level=args.level, seed=args.seed,
                               resamples=args.resamples, agent=args.agent, agent_b=args.agent_b)
     say(format_comparison(comparison, flips=max(0, args.flips)))
     if out is not None:
-        out.write_text(json.dumps(comparison.as_dict(), indent=2, ensure_ascii=False), encoding="utf-8")
+        write_json(out, comparison.as_dict())
         say(f"  comparison: {out}")
     return 0

@@ -18,7 +18,7 @@ from ..errors import LangragError
 from ..runtime import open_store
 from ._common import add_store_options, say
 from ._files import output_file
-from .compare import add_comparison_options, check_comparison_options
+from ._options import add_comparison_options, check_comparison_options
 
 __all__ = ["register"]
 

@@ -17,17 +17,18 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, DataError
-from ..grading import ARTIFACT, Columns, GradedExample, VragGrade, VragGrader, read_grading_file
-from ..io import parse_json, read_table
-from ..results import Unscored
 from ..files import atomic_write
+from ..grading import ARTIFACT, Columns, VragGrade, VragGrader, read_grading_file
+from ..grading.io import read_examples
+from ..results import Unscored
 from ..runtime.identity import file_digest
-from ..stats import agreement, combine, describe_combination
-from ._common import add_judge_options, open_cli_run, say, say_reuse, setup_judge
-from ._files import output_file
-from .agreement import format_agreement, report_issues
+from ..stats import agreement, combine, describe_combination, format_agreement
+from ._common import add_judge_options, open_cli_run, report_issues, say, say_reuse, setup_judge
+from ._options import add_results_option, add_table_options, column_names, results_file
 
 __all__ = ["register"]
+
+_COLUMNS = {"question": "", "answer": "", "label": "the ground-truth answer"}
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -36,12 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Grade each answer 1-5 against its label (the label is definitive), accept 4-5 "
                     "and reject 1-3, and compare with human grades when the file has them.")
     p.add_argument("file", metavar="FILE", help="CSV, TSV or JSONL: question, answer, label per row")
-    p.add_argument("--format", choices=("csv", "tsv", "jsonl"), default=None,
-                   help="file format (default: from the file name)")
-    p.add_argument("--id-col", default=None, help="id column (default: id when present, else line numbers)")
-    p.add_argument("--question-col", default="question", help="question column (default question)")
-    p.add_argument("--answer-col", default="answer", help="answer column (default answer)")
-    p.add_argument("--label-col", default="label", help="label (ground-truth answer) column (default label)")
+    add_table_options(p, _COLUMNS)
     p.add_argument("--human-cols", default="", help="human score columns, comma-separated (a,b,c)")
     p.add_argument("--subject-col", default=None, help="subject-area column for a per-subject breakdown")
     p.add_argument("--combine", default="median",
@@ -58,36 +54,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="graded few-shot examples: JSON list or JSONL/CSV with question, label, "
                         "answer, score, reason")
     p.add_argument("--prompt", default=None, help="prompt template replacing vrag/grade (a file path)")
-    p.add_argument("--out", default=None, help="per-item results JSONL (default: FILE's name + .vrag.jsonl)")
+    add_results_option(p, ".vrag.jsonl")
     add_judge_options(p)
     p.set_defaults(handler=handle)
-
-
-def _examples(path: str | None) -> list[GradedExample]:
-    if path is None:
-        return []
-    p = Path(path)
-    if p.suffix.lower() == ".json":
-        try:
-            rows = [(i + 1, r) for i, r in enumerate(parse_json(p.read_text(encoding="utf-8")))]
-        except FileNotFoundError:
-            raise ConfigError(f"{p}: examples file not found") from None
-        except (ValueError, TypeError) as exc:
-            raise ConfigError(f"{p}: examples must be a JSON list of objects ({exc})") from None
-    else:
-        table = read_table(p)
-        if table.issues:
-            raise table.issues[0]
-        rows = [(r.line, r.values) for r in table.rows]
-    out = []
-    for line, row in rows:
-        try:
-            out.append(GradedExample.model_validate(row))
-        except ValueError as exc:
-            first = exc.errors()[0] if hasattr(exc, "errors") else {"loc": (), "msg": str(exc)}
-            field = ".".join(str(x) for x in first["loc"]) or None
-            raise DataError(f"not a graded example: {first['msg']}", path=str(p), line=line, field=field) from None
-    return out
 
 
 def _record(item: Any, result: VragGrade | Unscored, data: Any, human: int | None) -> dict[str, Any]:
@@ -135,17 +104,16 @@ def handle(args: argparse.Namespace) -> int:
     if args.combine != "median" and args.combine not in humans:
         raise ConfigError(f"--combine {args.combine!r}: expected median or one of --human-cols "
                           f"({', '.join(humans) or 'none given'})")
-    columns = Columns(question=args.question_col, answer=args.answer_col, label=args.label_col,
-                      id=args.id_col, humans=humans, subject=args.subject_col)
-    out = output_file(args.out or Path(args.file).with_name(Path(args.file).name + ".vrag.jsonl"), "--out",
-                      inputs=[args.file, args.rubric, args.examples, args.prompt])
+    columns = Columns(**column_names(args, _COLUMNS), id=args.id_col, humans=humans, subject=args.subject_col)
+    out = results_file(args, ".vrag.jsonl", inputs=[args.rubric, args.examples, args.prompt])
     data = read_grading_file(args.file, columns, format=args.format)
     report_issues(data.issues)
     if not data.samples:
         raise DataError("no row could be read; nothing to grade", path=data.path)
     grader_options = dict(threshold=args.threshold, confidence=args.confidence,
                           rubric=Path(args.rubric) if args.rubric else None,
-                          examples=_examples(args.examples), template=args.prompt)
+                          examples=read_examples(args.examples) if args.examples else [],
+                          template=args.prompt)
     setup = setup_judge(args)
     grader = VragGrader(setup.judge, **grader_options)  # type: ignore[arg-type]
     config = {"file": str(Path(args.file).resolve()),

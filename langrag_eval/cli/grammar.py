@@ -13,20 +13,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import ConfigError, DataError
-from ..io import parse_json, read_text
 from ..runtime.identity import file_digest
 from ._common import add_judge_options, open_cli_run, say, say_reuse, setup_judge
-from ..files import write_text_atomic
 from ._files import output_file
+from ._options import write_json
 
 if TYPE_CHECKING:
     from ..grammar import Style
-    from ..grammar.reliability import ReliabilitySample
 
 __all__ = ["register"]
 
@@ -198,37 +195,10 @@ def _generate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _verdict_table(path: str) -> dict[str, dict[str, object]]:
-    table: dict[str, dict[str, object]] = {}
-    for n, line in enumerate(read_text(path, what="verdicts file").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = parse_json(line)
-        except json.JSONDecodeError as exc:
-            raise DataError(f"not valid JSON ({exc.msg})", path=path, line=n) from None
-        if not isinstance(obj, dict):
-            raise DataError(f"expected a JSON object, got {type(obj).__name__}", path=path, line=n)
-        for f in ("qid", "evaluator", "verdict"):
-            if f not in obj:
-                raise DataError("is missing", path=path, line=n, field=f)
-        if not isinstance(obj["verdict"], (bool, int, float)) or obj["verdict"] is None:
-            raise DataError("must be true, false or a number", path=path, line=n, field="verdict")
-        key = f"{obj['agent']}/{obj['qid']}" if obj.get("agent") else str(obj["qid"])
-        table.setdefault(str(obj["evaluator"]), {})[key] = obj["verdict"]
-    return table
-
-
-def _lookup(table: dict[str, object]):
-    def verdict(sample: ReliabilitySample) -> object:
-        qid = sample.id.split("/", 1)[1] if "/" in sample.id else sample.id
-        return table.get(sample.id, table.get(qid))
-    return verdict
-
-
 def _analyze(args: argparse.Namespace) -> int:
     from ..grammar import RagasFact, SelfCheckQA, evaluate_answers, read_dataset
     from ..grammar.grading import ReferenceGrader
+    from ..grammar.io import read_verdicts, verdict_lookup
     from ..grammar.reliability import FunctionVerdict
     from ..models import resolve_judge
     from ..pipelines import read_answers
@@ -273,15 +243,15 @@ def _analyze(args: argparse.Namespace) -> int:
                          retry=RetryPolicy(max_attempts=args.max_attempts, timeout=args.timeout))
         free["selfcheck_qa"] = SelfCheckQA(answerer, judge, samples=args.selfcheck_samples)
     if args.verdicts:
-        for name, table in _verdict_table(args.verdicts).items():
-            free[name] = FunctionVerdict(_lookup(table))
+        for name, table in read_verdicts(args.verdicts).items():
+            free[name] = FunctionVerdict(verdict_lookup(table))
     summary = asyncio.run(evaluate_answers(
         queries, answers, ReferenceGrader(judge), cluster_field=args.cluster_field,
         compare=tuple(args.compare) if args.compare else None, reference_free=free or None,  # type: ignore[arg-type]
         store=setup.store, run_id=run_id, limit=args.concurrency))
     setup.store.finish_run(run_id, {a: r["overall"] for a, r in summary["agents"].items()})
     if args.out:
-        write_text_atomic(args.out, json.dumps(summary, indent=2, ensure_ascii=False))
+        write_json(args.out, summary)
     say(f"run {run_id} (artifact 'grammar')")
     say_reuse(setup.store, run_id, indent="")
     for agent, r in summary["agents"].items():

@@ -14,7 +14,6 @@ run and makes no model call for items already judged.
 from __future__ import annotations
 
 import argparse
-import json
 
 from ..audit import BATTERIES, audit, audit_run_id, format_card, read_labelled_file
 from ..errors import ConfigError
@@ -22,11 +21,13 @@ from ..grading.io import Columns
 from ..report import write_report
 from ..runtime import run_sync
 from ..runtime.identity import file_digest
-from ._common import add_judge_options, check_call_options, say, setup_judge
+from ._common import add_judge_options, check_call_options, open_cli_run, report_issues, say, setup_judge
 from ._files import output_file
-from .agreement import report_issues
+from ._options import add_json_option, add_table_options, column_names, json_output, write_json
 
 __all__ = ["register"]
+
+_COLUMNS = {"question": "", "answer": "", "label": ""}
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -49,15 +50,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="your own graded file (CSV, TSV or JSONL: question, answer, label and a 1-5 human "
                         "score) replacing the shipped correctness items")
     a.add_argument("--human-col", default="score", help="human score column of --data (default score)")
-    a.add_argument("--id-col", default=None, help="id column of --data (default: id, else line numbers)")
-    a.add_argument("--question-col", default="question", help="question column of --data")
-    a.add_argument("--answer-col", default="answer", help="answer column of --data")
-    a.add_argument("--label-col", default="label", help="label column of --data")
+    add_table_options(a, _COLUMNS, of="--data", format=False)
     a.add_argument("--threshold", type=int, default=4,
                    help="lowest accepted human score in --data (default 4)")
     a.add_argument("--seed", type=int, default=0, help="seed of the sampling and the bootstrap (default 0)")
     a.add_argument("--report", default=None, help="also write the HTML report of the audit run here")
-    a.add_argument("--json", dest="json_out", default=None, help="also write the card as JSON here")
+    add_json_option(a, "the card")
     add_judge_options(a)
     a.set_defaults(handler=handle_audit)
     p.set_defaults(handler=lambda args: (p.print_help(), 2)[1])
@@ -77,27 +75,26 @@ def handle_audit(args: argparse.Namespace) -> int:
         raise ConfigError(f"--batteries {args.batteries!r}: choose from {', '.join(BATTERIES)}")
     answers, data_name, digest = None, None, None
     if args.data:
-        columns = Columns(question=args.question_col, answer=args.answer_col, label=args.label_col,
-                          id=args.id_col)
+        columns = Columns(**column_names(args, _COLUMNS), id=args.id_col)
         answers, issues = read_labelled_file(args.data, human_col=args.human_col, columns=columns,
                                              threshold=args.threshold)
         report_issues(issues)
         data_name = f"{args.data} ({len(answers)} items, human column {args.human_col})"
         digest = file_digest(args.data, what="labelled file")
-    json_out = output_file(args.json_out, "--json") if args.json_out else None
+    json_out = json_output(args)
     report = output_file(args.report, "--report") if args.report else None
     setup = setup_judge(args)
     default_id, config = audit_run_id(setup.judge.model_id, limit=args.limit, temperature=args.temperature,
                                       batteries=batteries, seed=args.seed, data=digest,
                                       human_col=args.human_col if args.data else None,
                                       threshold=args.threshold)
-    run_id = setup.store.open_run("judge-audit", config, args.run_id or default_id,
-                                  judge=setup.judge.model_id)
+    run_id = open_cli_run(setup.store, args, "judge-audit", config, judge=setup.judge.model_id,
+                          default_id=default_id)
     card = run_sync(audit(setup.judge, run_id=run_id, limit=args.limit, temperature=args.temperature,
                           answers=answers, batteries=batteries, seed=args.seed, data_name=data_name))
     say(format_card(card))
     if json_out is not None:
-        json_out.write_text(json.dumps(card.model_dump(mode="json"), indent=2), encoding="utf-8")
+        write_json(json_out, card.model_dump(mode="json"))
         say(f"card: {json_out}")
     if report is not None:
         say(f"report: {write_report(setup.store, run_id, report)}")

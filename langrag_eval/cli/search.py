@@ -19,10 +19,13 @@ import json
 
 from ..errors import ConfigError
 from ..retrieval import HybridSettings, Retriever
-from ._common import say
-from .index import add_backend_options, open_backend, quiet_model_loading
+from ._backend import add_backend_options, open_backend
+from ._common import quiet_model_loading, say
+from ._options import SettingsOptions
 
 __all__ = ["format_table", "register"]
+
+_HYBRID = SettingsOptions(HybridSettings)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -33,24 +36,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_backend_options(p)
     p.add_argument("--mode", choices=("bm25", "knn", "hybrid"), default="bm25",
                    help="bm25 (default), knn or hybrid")
-    p.add_argument("--fusion", choices=("rrf", "server_rrf", "normalization"), default="rrf",
-                   help="hybrid fusion: rrf (client-side, default), server_rrf, normalization")
     p.add_argument("-k", type=int, default=10, help="chunks to return (default 10)")
-    p.add_argument("--rank-constant", type=int, default=60, help="RRF rank constant (default 60)")
-    p.add_argument("--weights", default="1,1", help="hybrid weights bm25,knn (default 1,1)")
-    p.add_argument("--normalization", choices=("min_max", "l2"), default="min_max",
-                   help="score normalization for --fusion normalization (default min_max)")
-    p.add_argument("--depth", type=int, default=50, help="candidates per hybrid sub-query (default 50)")
+    _HYBRID.add_to(p)
     p.add_argument("--json", action="store_true", help="print one JSON object per hit instead of a table")
     p.set_defaults(handler=handle)
-
-
-def _weights(text: str) -> tuple[float, float]:
-    try:
-        bm25, knn = (float(part) for part in text.split(","))
-    except ValueError:
-        raise ConfigError(f"--weights takes two numbers bm25,knn such as 0.3,0.7; got {text!r}") from None
-    return bm25, knn
 
 
 def format_table(docs: list, *, width: int = 72) -> str:
@@ -77,9 +66,7 @@ def format_table(docs: list, *, width: int = 72) -> str:
 def handle(args: argparse.Namespace) -> int:
     if args.k < 1:
         raise ConfigError("-k must be at least 1")
-    hybrid = HybridSettings(fusion=args.fusion, rank_constant=args.rank_constant,
-                            weights=_weights(args.weights), normalization=args.normalization,
-                            depth=args.depth)
+    hybrid = _HYBRID.build(args)
     backend = open_backend(args, must_exist=True)
     if args.mode != "bm25" and args.backend == "embedded" and backend.dimension is None:
         # Say so before loading the embedding model, which takes seconds.

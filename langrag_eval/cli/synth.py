@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..errors import ConfigError
 from ..runtime.identity import content_hash
-from ._common import add_store_options, check_call_options, make_judge, open_cli_run, say
+from ._common import add_call_options, add_store_options, check_call_options, make_judge, open_cli_run, say
 from ._files import output_file
 
 __all__ = ["register"]
@@ -54,9 +54,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     q.add_argument("--embedding-threshold", type=float, default=0.92)
     q.add_argument("--prompt", default="synth/queries", help="prompt template name or file")
     q.add_argument("--seed", type=int, default=0)
-    q.add_argument("--concurrency", type=int, default=8, help="model calls in flight per generator")
-    q.add_argument("--timeout", type=float, default=120.0)
-    q.add_argument("--max-attempts", type=int, default=6)
+    add_call_options(q, concurrency=8, what="model calls per generator")
     add_store_options(q)
     q.set_defaults(handler=_queries)
 

@@ -42,20 +42,21 @@ from typing import Any
 
 from ..embeddings import Embedder, default_embedder
 from ..errors import ConfigError, DataError
-from ..io import parse_json, read_table, require_columns
+from ..files import atomic_write
 from ..prompts import prompt_names
 from ..runtime.identity import file_digest
-from ..thelma import METRICS, Thelma, ThelmaResult, ThelmaSample, Thresholds
+from ..thelma import METRICS, Thelma, ThelmaResult, Thresholds
 from ..thelma.decompose import load_task_prompt
 from ..thelma.evaluator import DEFAULT_SD_THRESHOLD
-from ._common import add_judge_options, open_cli_run, say, say_reuse, setup_judge
-from ..files import atomic_write
-from ._files import output_file
-from .agreement import report_issues
-from .index import quiet_model_loading
+from ..thelma.io import read_samples
+from ._common import (add_judge_options, open_cli_run, quiet_model_loading, report_issues, say, say_reuse,
+                      setup_judge)
+from ._options import SettingsOptions, add_results_option, add_table_options, results_file
 
-__all__ = ["ARTIFACT", "read_samples", "register"]
+__all__ = ["ARTIFACT", "register"]
 
+_THRESHOLDS = SettingsOptions(Thresholds, flags={"default_low": "--low", "default_high": "--high"},
+                              exclude=("low", "high"))
 ARTIFACT = "thelma"
 
 
@@ -65,12 +66,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Score source precision, source query coverage, response precision, response query "
                     "coverage, self-distinctness and groundedness, and name the component to improve.")
     p.add_argument("file", metavar="FILE", help="JSONL, CSV or TSV: query, sources (JSON list), response")
-    p.add_argument("--format", choices=("csv", "tsv", "jsonl"), default=None,
-                   help="file format (default: from the file name)")
-    p.add_argument("--id-col", default=None, help="id column (default: id when present, else line numbers)")
-    p.add_argument("--query-col", default="query", help="query column (default query)")
-    p.add_argument("--sources-col", default="sources", help="sources column, a JSON list (default sources)")
-    p.add_argument("--response-col", default="response", help="response column (default response)")
+    add_table_options(p, {"query": "", "sources": "a JSON list", "response": ""})
     p.add_argument("--metrics", default=",".join(METRICS),
                    help=f"comma-separated subset of {','.join(METRICS)} (default: all)")
     p.add_argument("--batched", action="store_true",
@@ -81,61 +77,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--embedder", choices=("minilm", "none"), default="minilm",
                    help="sentence embeddings for self-distinctness: the packaged all-MiniLM-L6-v2 "
                         "(default) or none (self-distinctness is skipped)")
-    p.add_argument("--low", type=float, default=0.5, help="a score below this is low (default 0.5)")
-    p.add_argument("--high", type=float, default=0.7, help="a score from this up is high (default 0.7)")
+    _THRESHOLDS.add_to(p)
     p.add_argument("--threshold", action="append", default=[], metavar="METRIC=LOW[:HIGH]",
                    help="per-metric diagnosis thresholds, e.g. gr=0.9:0.95 (repeatable)")
     p.add_argument("--prompt", action="append", default=[], metavar="TASK=FILE",
                    help="your template for a THELMA task, e.g. match_essential=mine.txt (repeatable)")
     p.add_argument("--samples-in-flight", type=int, default=8, help="samples scored at once (default 8)")
-    p.add_argument("--out", default=None, help="per-sample JSONL (default: FILE's name + .thelma.jsonl)")
+    add_results_option(p, ".thelma.jsonl", "per-sample JSONL")
     add_judge_options(p)
     p.set_defaults(handler=handle)
 
 
-def read_samples(path: str, *, query: str = "query", sources: str = "sources", response: str = "response",
-                 id_col: str | None = None, format: str | None = None
-                 ) -> tuple[list[ThelmaSample], dict[str, int], list[DataError]]:
-    """The readable rows as samples, each sample's line by id, and one DataError per skipped row."""
-    table = read_table(path, format=format)  # type: ignore[arg-type]
-    require_columns(table, {"query": query, "sources": sources, "response": response,
-                            **({"id": id_col} if id_col else {})})
-    id_col = id_col or ("id" if "id" in table.columns else None)
-    issues = list(table.issues)
-    samples: list[ThelmaSample] = []
-    lines: dict[str, int] = {}
-    for row in table.rows:
-        def bad(message: str, field: str, line: int = row.line) -> None:
-            issues.append(DataError(f"{message}; row skipped", path=table.path, line=line, field=field))
-        q, s, r = row.values.get(query), row.values.get(sources), row.values.get(response)
-        if not isinstance(q, str):
-            bad(f"the query must be text, not {type(q).__name__}", query)
-            continue
-        if r is not None and not isinstance(r, str):
-            bad(f"the response must be text or null, not {type(r).__name__}", response)
-            continue
-        if isinstance(s, str):
-            try:
-                s = parse_json(s) if s.strip() else []
-            except json.JSONDecodeError as exc:
-                bad(f"not a JSON list of sources ({exc.msg} at character {exc.pos + 1})", sources)
-                continue
-        if s is None:
-            s = []
-        if not isinstance(s, list):
-            bad(f"the sources must be a JSON list, not {type(s).__name__}", sources)
-            continue
-        sid = str(row.values.get(id_col)) if id_col and row.values.get(id_col) not in (None, "") \
-            else f"line-{row.line}"
-        if sid in lines:
-            bad(f"id {sid!r} already used on line {lines[sid]}", id_col or "id")
-            continue
-        lines[sid] = row.line
-        samples.append(ThelmaSample(id=sid, query=q, sources=s, response=r))
-    return samples, lines, issues
-
-
 def _thresholds(args: argparse.Namespace) -> Thresholds:
+    default_high = _THRESHOLDS.values(args)["default_high"]
     low: dict[str, float] = {}
     high: dict[str, float] = {}
     for spec in args.threshold:
@@ -146,13 +100,10 @@ def _thresholds(args: argparse.Namespace) -> Thresholds:
                               f"{', '.join(METRICS)}")
         try:
             low[metric] = float(lo)
-            high[metric] = float(hi) if hi else max(float(lo), args.high)
+            high[metric] = float(hi) if hi else max(float(lo), default_high)
         except ValueError:
             raise ConfigError(f"--threshold {spec!r}: LOW and HIGH must be numbers") from None
-    try:
-        return Thresholds(default_low=args.low, default_high=args.high, low=low, high=high)
-    except ValueError as exc:
-        raise ConfigError(f"diagnosis {exc}") from None
+    return _THRESHOLDS.build(args, low=low, high=high)
 
 
 def _prompts(specs: list[str]) -> dict[str, str]:
@@ -212,8 +163,7 @@ def handle(args: argparse.Namespace) -> int:
         say("note: --embedder none: self-distinctness (sd) is skipped", err=True)
     thresholds = _thresholds(args)
     prompts = _prompts(args.prompt)
-    out = output_file(args.out or Path(args.file).with_name(Path(args.file).name + ".thelma.jsonl"), "--out",
-                      inputs=[args.file])
+    out = results_file(args, ".thelma.jsonl")
     samples, lines, issues = read_samples(args.file, query=args.query_col, sources=args.sources_col,
                                           response=args.response_col, id_col=args.id_col, format=args.format)
     report_issues(issues)

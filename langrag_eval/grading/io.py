@@ -1,4 +1,5 @@
-"""Reading a grading file (CSV/TSV/JSONL) into samples, human grades and subjects.
+"""Reading a grading file (CSV/TSV/JSONL) into samples, human grades and subjects; also a file of
+scores by id (:func:`read_scores`) and a file of graded few-shot examples (:func:`read_examples`).
 
 Column names are configurable (:class:`Columns`). A missing required column (question, answer,
 label, or any human or subject column asked for) raises :class:`DataError`: nothing could be graded.
@@ -28,11 +29,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import DataError
-from ..io import Row, Table, read_table, require_columns
-from ..types import RAGSample
+from pydantic import ValidationError
 
-__all__ = ["Columns", "GradingData", "read_grading_file", "parse_score"]
+from ..errors import DataError
+from ..io import Row, Table, parse_json, read_table, read_text, require_columns
+from ..types import RAGSample
+from .grader import GradedExample
+
+__all__ = ["Columns", "GradingData", "read_grading_file", "parse_score", "read_scores", "read_examples"]
 
 _INT = re.compile(r"^\s*([1-9]\d*)(?:\.0*)?\s*$")
 
@@ -145,3 +149,77 @@ def read_grading_file(path: str | Path, columns: Columns = Columns(), *, format:
             data.humans[item_id] = humans
         data.subjects[item_id] = subject.strip() if subject and subject.strip() else None
     return data
+
+
+def read_scores(path: str | Path, id_col: str = "id", score_col: str = "score"
+                ) -> tuple[dict[str, int | None], list[DataError]]:
+    """``{id: score or None}`` from a CSV, TSV or JSONL file, with the problems found in it.
+
+    An empty or ``null`` score is unscored (None); one that is not an integer from 1 to 5 is
+    reported and counted as unscored; an empty or repeated id is reported and its row skipped.
+
+    >>> import pathlib, tempfile
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "scores.csv"
+    >>> _ = p.write_text("id,score\\nq1,4\\nq2,\\nq3,9\\nq1,2\\n")
+    >>> scores, issues = read_scores(p)
+    >>> scores, [(i.line, i.field) for i in issues]
+    ({'q1': 4, 'q2': None, 'q3': None}, [(4, 'score'), (5, 'id')])
+    """
+    table = read_table(path)
+    require_columns(table, {"id": id_col, "score": score_col})
+    scores: dict[str, int | None] = {}
+    lines: dict[str, int] = {}
+    issues = list(table.issues)
+    for row in table.rows:
+        raw_id = row.values.get(id_col)
+        item = str(raw_id).strip() if raw_id is not None else ""
+        if not item:
+            issues.append(DataError("empty id; row skipped", path=table.path, line=row.line, field=id_col))
+            continue
+        if item in scores:
+            issues.append(DataError(f"repeated id {item!r} (first on line {lines[item]}); row skipped",
+                                    path=table.path, line=row.line, field=id_col))
+            continue
+        value = row.values.get(score_col)
+        try:
+            scores[item] = parse_score(value)
+        except ValueError:
+            scores[item] = None
+            issues.append(DataError(f"score {value!r} is not an integer from 1 to 5; counted as unscored",
+                                    path=table.path, line=row.line, field=score_col))
+        lines[item] = row.line
+    return scores, issues
+
+
+def read_examples(path: str | Path) -> list[GradedExample]:
+    """Graded few-shot examples (question, label, answer, score, reason): a ``.json`` file holding a
+    list of objects, or a CSV, TSV or JSONL table with one example a row. The first row that is not an
+    example is a :class:`DataError` naming its line and field.
+
+    >>> import pathlib, tempfile
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "shots.jsonl"
+    >>> _ = p.write_text('{"question": "Q?", "label": "A", "answer": "A.", "score": 5, "reason": "same"}\\n')
+    >>> [e.score for e in read_examples(p)]
+    [5]
+    """
+    p = Path(path)
+    if p.suffix.lower() == ".json":
+        try:
+            rows = [(i + 1, r) for i, r in enumerate(parse_json(read_text(p, what="examples file")))]
+        except (ValueError, TypeError) as exc:
+            raise DataError(f"examples must be a JSON list of objects ({exc})", path=str(p)) from None
+    else:
+        table = read_table(p)
+        if table.issues:
+            raise table.issues[0]
+        rows = [(r.line, r.values) for r in table.rows]
+    out = []
+    for line, row in rows:
+        try:
+            out.append(GradedExample.model_validate(row))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            field_name = ".".join(str(x) for x in first["loc"]) or None
+            raise DataError(f"not a graded example: {first['msg']}", path=str(p), line=line,
+                            field=field_name) from None
+    return out

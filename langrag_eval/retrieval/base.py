@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeVar, get_args, runtime_checkable
 
 import numpy as np
@@ -74,16 +74,19 @@ class IngestReport(BaseModel):
 
 @dataclass(frozen=True)
 class HybridSettings:
-    """How a hybrid search combines its BM25 and KNN sub-results.
+    """How a hybrid search combines its BM25 and KNN sub-results (each field's description says
+    what it sets; ``langrag-eval search`` offers each as an option)."""
 
-    ``weights`` is ``(bm25, knn)``; ``depth`` is how many candidates each sub-query contributes.
-    """
-
-    fusion: Fusion = "rrf"
-    rank_constant: int = 60
-    weights: tuple[float, float] = (1.0, 1.0)
-    normalization: Normalization = "min_max"
-    depth: int = 50
+    fusion: Fusion = field(default="rrf", metadata={
+        "description": "hybrid fusion: rrf (client-side RRF), server_rrf (OpenSearch's score-ranker RRF) "
+                       "or normalization (OpenSearch's score normalization); the embedded backend "
+                       "computes all three itself"})
+    rank_constant: int = field(default=60, metadata={"description": "RRF rank constant"})
+    weights: tuple[float, float] = field(default=(1.0, 1.0),
+                                         metadata={"description": "hybrid weights bm25,knn"})
+    normalization: Normalization = field(default="min_max", metadata={
+        "description": "score normalization for the normalization fusion"})
+    depth: int = field(default=50, metadata={"description": "candidates per hybrid sub-query"})
 
     def __post_init__(self) -> None:
         if self.fusion not in get_args(Fusion):

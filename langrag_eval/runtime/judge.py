@@ -17,9 +17,11 @@ import json
 import random
 import threading
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Generic, Literal, TypeVar
 
 from ..errors import AmbiguousVerdictError, ConfigError, JudgeOutputError, ModelCallError
+from ..io import parse_json, read_text
 from ..model import ChatModel, GenerationParams, Reply, TokenUsage, call_key
 from ..prompts import load_prompt
 from ..results import Unscored
@@ -76,6 +78,21 @@ class PriceTable:
             return cls({str(k): (v[0], v[1]) for k, v in raw.items()})
         except ConfigError as exc:
             raise ConfigError(f"{source}: {exc}") from None
+
+    @classmethod
+    def read(cls, path: str | Path) -> "PriceTable":
+        """From a JSON file ``{"model": [input, output]}``; a file that is missing, unreadable or not
+        such an object is a one-line error naming it."""
+        raw = read_text(path, what="price table")
+        try:
+            table = parse_json(raw)
+            if not isinstance(table, dict) or not all(isinstance(v, list) and len(v) == 2
+                                                      for v in table.values()):
+                raise TypeError("not an object of [input, output] pairs")
+        except (ValueError, TypeError) as exc:
+            raise ConfigError(f'{path}: a price table maps model ids to [input, output] prices per '
+                              f'million tokens, e.g. {{"openai:gpt-4o": [2.5, 10.0]}} ({exc})') from None
+        return cls.from_mapping(table, source=str(path))
 
     def cost(self, model_id: str, usage: TokenUsage) -> float | None:
         if model_id not in self.prices:

@@ -16,6 +16,7 @@ from .agreement import (
     cohen_kappa,
     confusion_matrix,
     exact_agreement,
+    format_agreement,
     kendall_tau,
     pair_scores,
     reject_rate,
@@ -25,7 +26,7 @@ from .combine import EvenRule, combine, combine_annotator, combine_median, descr
 
 __all__ = [
     "LEVELS", "AgreementReport", "Correlation", "Paired", "agreement", "binary_agreement",
-    "binary_confusion", "cohen_kappa", "confusion_matrix", "exact_agreement", "kendall_tau",
-    "pair_scores", "reject_rate", "spearman", "EvenRule", "combine", "combine_annotator",
+    "binary_confusion", "cohen_kappa", "confusion_matrix", "exact_agreement", "format_agreement",
+    "kendall_tau", "pair_scores", "reject_rate", "spearman", "EvenRule", "combine", "combine_annotator",
     "combine_median", "describe_combination",
 ]

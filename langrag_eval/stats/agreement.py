@@ -30,7 +30,7 @@ import numpy as np
 __all__ = [
     "Paired", "Correlation", "AgreementReport", "pair_scores", "exact_agreement", "binary_agreement",
     "confusion_matrix", "binary_confusion", "reject_rate", "cohen_kappa", "kendall_tau", "spearman",
-    "agreement", "LEVELS",
+    "agreement", "format_agreement", "LEVELS",
 ]
 
 LEVELS: tuple[int, ...] = (1, 2, 3, 4, 5)
@@ -301,3 +301,43 @@ def agreement(a: Scores, b: Scores, *, names: tuple[str, str] = ("a", "b"), thre
         binary_confusion=binary_confusion(p.a, p.b, threshold),
         reject_rate={na: reject_rate(p.a, threshold), nb: reject_rate(p.b, threshold)},
         kappa=kappa, weighted_kappa=wkappa, kendall_tau=tau, spearman=rho, notes=notes)
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:.1f}%"
+
+
+def _num(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.3f}"
+
+
+def format_agreement(r: dict[str, Any], *, indent: str = "") -> str:
+    """Plain-text rendering of ``AgreementReport.as_dict()``, one line per statistic, then the
+    confusion matrices; every line starts with ``indent``.
+
+    >>> text = format_agreement(agreement({"q1": 4, "q2": 2}, {"q1": 5, "q2": 2}).as_dict())
+    >>> print(text.splitlines()[1])
+    exact agreement (5 levels)     50.0%
+    """
+    a, b = r["names"]
+    lines = [
+        f"items {r['items']}, compared {r['compared']} (scored by both); unscored: {a} "
+        f"{r['unscored'][a]}, {b} {r['unscored'][b]}; without a score: {a} {r['missing'][a]}, "
+        f"{b} {r['missing'][b]}",
+        f"exact agreement (5 levels)     {_pct(r['exact'])}",
+        f"binary agreement (accept >= {r['threshold']}) {_pct(r['binary'])}",
+        f"reject rate                    {a} {_pct(r['reject_rate'][a])}, {b} {_pct(r['reject_rate'][b])}",
+        f"Cohen's kappa                  {_num(r['kappa'])} (quadratic-weighted {_num(r['weighted_kappa'])})",
+    ]
+    for label, key in (("Kendall tau-b", "kendall_tau"), ("Spearman rho", "spearman")):
+        c = r[key]
+        lines.append(f"{label:<31}" + ("n/a" if c is None else f"{c['statistic']:.3f} (p = {c['pvalue']:.3g})"))
+    levels = r["labels"]
+    lines.append(f"confusion (rows {a}, columns {b}):")
+    lines.append("      " + "".join(f"{lv:>6}" for lv in levels))
+    lines += [f"{lv:>6}" + "".join(f"{n:>6}" for n in row) for lv, row in zip(levels, r["confusion"])]
+    (rr, ra), (ar, aa) = r["binary_confusion"]
+    lines += [f"accept/reject (rows {a}, columns {b}):", "            reject  accept",
+              f"    reject  {rr:>6}  {ra:>6}", f"    accept  {ar:>6}  {aa:>6}"]
+    lines += [f"note: {n}" for n in r["notes"]]
+    return "\n".join(indent + line for line in lines)

@@ -27,8 +27,8 @@ class Thresholds:
     per-metric overrides, e.g. ``Thresholds(low={"gr": 0.9})`` for a use case that tolerates no
     ungrounded claim."""
 
-    default_low: float = 0.5
-    default_high: float = 0.7
+    default_low: float = field(default=0.5, metadata={"description": "a score below this is low"})
+    default_high: float = field(default=0.7, metadata={"description": "a score from this up is high"})
     low: Mapping[str, float] = field(default_factory=dict)
     high: Mapping[str, float] = field(default_factory=dict)
 

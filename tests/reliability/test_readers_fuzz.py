@@ -69,16 +69,17 @@ def csv_text(draw: st.DrawFn) -> bytes:
 
 
 def _readers() -> dict[str, tuple[str, Callable[[Path], Any]]]:
-    from langrag_eval.cli.grammar import _verdict_table
-    from langrag_eval.cli.thelma import read_samples
     from langrag_eval.grading import read_grading_file
+    from langrag_eval.grading.io import read_examples, read_scores
     from langrag_eval.grammar import read_dataset
+    from langrag_eval.grammar.io import read_verdicts
     from langrag_eval.grammar.templates import load_templates
     from langrag_eval.io import read_table
     from langrag_eval.pipelines import read_answers, read_queries
     from langrag_eval.retrieval.ingest import load_path
     from langrag_eval.synth.passages import load_corpus
     from langrag_eval.testing import resolve
+    from langrag_eval.thelma.io import read_samples
     from langrag_eval.tournament import load_answers_jsonl, load_ragelo_csv
 
     return {
@@ -86,8 +87,8 @@ def _readers() -> dict[str, tuple[str, Callable[[Path], Any]]]:
         "table.csv": (".csv", read_table),
         "grading.jsonl": (".jsonl", read_grading_file),
         "grading.csv": (".csv", read_grading_file),
-        "thelma.jsonl": (".jsonl", lambda p: read_samples(str(p))),
-        "thelma.csv": (".csv", lambda p: read_samples(str(p))),
+        "thelma.jsonl": (".jsonl", read_samples),
+        "thelma.csv": (".csv", read_samples),
         "answers": (".jsonl", lambda p: read_answers(p, errors=[])),
         "answers-strict": (".jsonl", read_answers),
         "queries": (".jsonl", read_queries),
@@ -95,7 +96,11 @@ def _readers() -> dict[str, tuple[str, Callable[[Path], Any]]]:
         "ragelo.csv": (".csv", lambda p: load_ragelo_csv(p, p, p)),
         "grammar-dataset": (".jsonl", read_dataset),
         "grammar-templates": (".json", load_templates),
-        "grammar-verdicts": (".jsonl", lambda p: _verdict_table(str(p))),
+        "grammar-verdicts": (".jsonl", read_verdicts),
+        "scores.jsonl": (".jsonl", read_scores),
+        "scores.csv": (".csv", read_scores),
+        "examples.json": (".json", read_examples),
+        "examples.jsonl": (".jsonl", read_examples),
         "ingest": (".jsonl", load_path),
         "synth-corpus.jsonl": (".jsonl", load_corpus),
         "synth-corpus.json": (".json", load_corpus),
