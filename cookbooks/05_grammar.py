@@ -46,7 +46,7 @@ from langrag_eval.grammar import (
 from langrag_eval.pipelines import run_agents, select_agents, six_agents
 from langrag_eval.retrieval import EmbeddedBackend, Source
 from langrag_eval.retrieval.ingest import ingest
-from langrag_eval.runtime import RunStore, run_id_for, run_sync
+from langrag_eval.runtime import RunStore, run_id_for
 
 # ---------------------------------------------------------------------------------------------
 # THE ONE LINE TO CHANGE for a real model ("provider:model", resolved like `--judge`; openai:...
@@ -112,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     answers = [r.result for r in runs if r.ok]
 
     # 3. Grade against the database's answers, group, attribute. Stored as the 'grammar' artifact.
-    summary = run_sync(evaluate_answers(queries, answers, ReferenceGrader(judge), store=store, run_id=run_id))
+    summary = evaluate_answers(queries, answers, ReferenceGrader(judge), store=store, run_id=run_id)
     store.finish_run(run_id, {"answers": len(answers)})
     (out / "grammar.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False), encoding="utf-8")
 

@@ -9,9 +9,10 @@ from .errors import DataError, JudgeOutputError, LangragError
 from .model import ChatModel, GenerationParams, Reply, TokenUsage
 from .results import Unscored
 from .runtime import Judge, RunStore
-from .types import Document, RAGSample
+from .evaluator import Evaluator
+from .types import AgentAnswer, Document, RAGSample
 
 __version__ = "0.1.0"
 
 __all__ = ["ChatModel", "GenerationParams", "Reply", "TokenUsage", "Judge", "RunStore", "Unscored",
-           "Document", "RAGSample", "LangragError", "DataError", "JudgeOutputError", "__version__"]
+           "Document", "RAGSample", "AgentAnswer", "Evaluator", "LangragError", "DataError", "JudgeOutputError", "__version__"]

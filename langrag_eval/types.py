@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["Document", "RAGSample"]
+__all__ = ["AgentAnswer", "Document", "RAGSample"]
 
 
 class Document(BaseModel):
@@ -36,3 +36,22 @@ class RAGSample(BaseModel):
     contexts: list[str] = Field(default_factory=list)
     reference: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class AgentAnswer(BaseModel):
+    """One app variant's (agent's) answer to one query, with the passages it was given, best first:
+    what the pipelines produce and what tournaments and GRAMMAR read.
+
+    ``variations`` holds the rewrites a Fusion agent retrieved with (the original query excluded);
+    it is empty for a plain RAG agent and for answers read from a file. ``documents[i].score`` is
+    the retriever's score for RAG and the fused RRF score for Fusion.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    qid: str | None = None
+    query: str = ""
+    agent: str
+    answer: str
+    documents: list[Document] = Field(default_factory=list)
+    variations: list[str] = Field(default_factory=list)

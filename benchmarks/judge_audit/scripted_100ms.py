@@ -13,7 +13,6 @@ pass resumes the same run and shows what a re-run costs.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 import tempfile
 import time
@@ -23,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "audit"))
 
 from audit_judges import honest  # noqa: E402
 
-from langrag_eval.audit import audit  # noqa: E402
+from langrag_eval.audit import run_audit  # noqa: E402
 from langrag_eval.runtime import Judge, RunStore  # noqa: E402
 from langrag_eval.testing import ScriptedModel  # noqa: E402
 
@@ -40,7 +39,7 @@ def main() -> None:
             model = ScriptedModel(honest, latency=args.latency)
             judge = Judge(model, store=store, concurrency=args.concurrency)
             start = time.perf_counter()
-            card = asyncio.run(audit(judge, run_id="bench", limit=args.limit))
+            card = run_audit(judge, run_id="bench", limit=args.limit)
             wall = time.perf_counter() - start
             tasks = {}
             for j in store.judgments("bench"):

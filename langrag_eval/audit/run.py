@@ -6,7 +6,7 @@
 >>> def reply(prompt):          # a judge that accepts everything and prefers the first answer
 ...     return "<output>1</output>" if "<claim>" in prompt else (
 ...         "[[A]]" if "<answer_a>" in prompt else "Score: [[5]], Reason: [[fine]]")
->>> card = asyncio.run(audit(Judge(ScriptedModel(reply)), limit=6))
+>>> card = run_audit(Judge(ScriptedModel(reply)), limit=6)
 >>> card.measure("pairwise.position_flips").estimate.value, card.verdict("grading").verdict
 (1.0, 'unfit')
 """
@@ -22,14 +22,14 @@ from typing import Any
 from ..grading import VragGrade
 from ..model import ChatModel, GenerationParams, Reply
 from ..results import Unscored
-from ..runtime import Judge, run_id_for
+from ..runtime import Judge, run_id_for, synchronous
 from ..tournament.evaluators import GameRecord
 from . import batteries as B
 from . import measures as M
 from .card import ARTIFACT, USES, JudgeCard, Measure, decide
 from .data import AnswerItem, PairItem, load_answers, load_pairs, stratified_sample
 
-__all__ = ["audit", "audit_run_id", "BATTERIES", "TimedModel"]
+__all__ = ["arun_audit", "run_audit", "audit_run_id", "BATTERIES", "TimedModel"]
 
 BATTERIES = ("pairwise", "correctness", "groundedness")
 
@@ -160,7 +160,7 @@ async def _groundedness(j: Judge, card: JudgeCard, limit: int | None, seed: int)
     return M.groundedness_measures(chosen, support, seed=seed), list(support)
 
 
-async def audit(judge: Judge, *, run_id: str | None = None, limit: int | None = None,
+async def arun_audit(judge: Judge, *, run_id: str | None = None, limit: int | None = None,
                 temperature: float = 0.7, answers: Sequence[AnswerItem] | None = None,
                 pairs: Sequence[PairItem] | None = None, batteries: Sequence[str] = BATTERIES,
                 seed: int = 0, data_name: str | None = None) -> JudgeCard:
@@ -224,3 +224,6 @@ async def audit(judge: Judge, *, run_id: str | None = None, limit: int | None = 
         judge.store.put_artifact(run_id, ARTIFACT, card.model_dump(mode="json"))
         judge.store.finish_run(run_id, {v.use: v.verdict for v in card.verdicts})
     return card
+
+
+run_audit = synchronous(arun_audit)

@@ -245,10 +245,10 @@ def _analyze(args: argparse.Namespace) -> int:
     if args.verdicts:
         for name, table in read_verdicts(args.verdicts).items():
             free[name] = FunctionVerdict(verdict_lookup(table))
-    summary = asyncio.run(evaluate_answers(
+    summary = evaluate_answers(
         queries, answers, ReferenceGrader(judge), cluster_field=args.cluster_field,
         compare=tuple(args.compare) if args.compare else None, reference_free=free or None,  # type: ignore[arg-type]
-        store=setup.store, run_id=run_id, limit=args.concurrency))
+        store=setup.store, run_id=run_id, limit=args.concurrency)
     setup.store.finish_run(run_id, {a: r["overall"] for a, r in summary["agents"].items()})
     if args.out:
         write_json(args.out, summary)

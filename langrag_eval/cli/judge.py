@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import argparse
 
-from ..audit import BATTERIES, audit, audit_run_id, format_card, read_labelled_file
+from ..audit import BATTERIES, audit_run_id, format_card, read_labelled_file, run_audit
 from ..errors import ConfigError
 from ..grading.io import Columns
 from ..report import write_report
-from ..runtime import run_sync
 from ..runtime.identity import file_digest
 from ._common import add_judge_options, check_call_options, open_cli_run, report_issues, say, setup_judge
 from ._files import output_file
@@ -90,8 +89,8 @@ def handle_audit(args: argparse.Namespace) -> int:
                                       threshold=args.threshold)
     run_id = open_cli_run(setup.store, args, "judge-audit", config, judge=setup.judge.model_id,
                           default_id=default_id)
-    card = run_sync(audit(setup.judge, run_id=run_id, limit=args.limit, temperature=args.temperature,
-                          answers=answers, batteries=batteries, seed=args.seed, data_name=data_name))
+    card = run_audit(setup.judge, run_id=run_id, limit=args.limit, temperature=args.temperature,
+                          answers=answers, batteries=batteries, seed=args.seed, data_name=data_name)
     say(format_card(card))
     if json_out is not None:
         write_json(json_out, card.model_dump(mode="json"))

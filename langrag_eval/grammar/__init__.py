@@ -50,7 +50,7 @@ from .authoring import (
 from .dataset import GrammarDataset, GrammarQuery, TemplateReport, build_dataset, read_dataset, stratify
 from .db import guard_select, readonly_engine, run_select
 from .demo import demo_database, demo_templates_path
-from .evaluate import ARTIFACT, as_pipeline_queries, evaluate_answers
+from .evaluate import ARTIFACT, aevaluate_answers, as_pipeline_queries, evaluate_answers
 from .grading import Correctness, CorrectnessFormat, ReferenceGrader
 from .reliability import (
                        EvaluatorReport,
@@ -59,6 +59,7 @@ from .reliability import (
                        RagasFact,
                        ReliabilitySample,
                        SelfCheckQA,
+                       aassess_reliability,
                        assess_reliability,
 )
 from .schema import DatabaseSchema, introspect
@@ -102,6 +103,7 @@ __all__ = [
                        "TextTemplate",
                        "TextTemplateGenerator",
                        "as_pipeline_queries",
+                       "aassess_reliability",
                        "assess_reliability",
                        "attribute_failures",
                        "author_templates",
@@ -111,6 +113,7 @@ __all__ = [
                        "compare_clusters",
                        "demo_database",
                        "demo_templates_path",
+                       "aevaluate_answers",
                        "evaluate_answers",
                        "group_results",
                        "guard_select",

@@ -38,7 +38,7 @@ Artifact ``grammar`` (JSON)::
 ...                  style="short", question="Where is HQ?", answer="Lyon", sql="SELECT 1", params={})
 >>> a = AgentAnswer(qid=q.id, query=q.question, agent="rag", answer="Lyon.")
 >>> grader = ReferenceGrader(Judge(ScriptedModel(["Judgement: [[Correct]]"])))
->>> asyncio.run(evaluate_answers([q], [a], grader))["agents"]["rag"]["overall"]["robustness"]
+>>> evaluate_answers([q], [a], grader)["agents"]["rag"]["overall"]["robustness"]
 1.0
 """
 
@@ -53,7 +53,7 @@ from pydantic import BaseModel
 from ..pipelines import AgentAnswer, Query
 from ..results import Unscored
 from ..types import RAGSample
-from ..runtime import RunStore, put_item_index, run_batch
+from ..runtime import RunStore, put_item_index, run_batch, synchronous
 from .analysis import (
     ItemResult,
     attribute_failures,
@@ -64,9 +64,9 @@ from .analysis import (
 )
 from .dataset import GrammarQuery
 from .grading import Correctness, ReferenceGrader
-from .reliability import ReferenceFreeEvaluator, ReliabilitySample, assess_reliability
+from .reliability import ReferenceFreeEvaluator, ReliabilitySample, aassess_reliability
 
-__all__ = ["ARTIFACT", "as_pipeline_queries", "evaluate_answers"]
+__all__ = ["ARTIFACT", "aevaluate_answers", "as_pipeline_queries", "evaluate_answers"]
 
 ARTIFACT = "grammar"
 
@@ -82,7 +82,7 @@ class _Pair(BaseModel):
     answer: AgentAnswer | None
 
 
-async def evaluate_answers(queries: Sequence[GrammarQuery], answers: Sequence[AgentAnswer],
+async def aevaluate_answers(queries: Sequence[GrammarQuery], answers: Sequence[AgentAnswer],
                            grader: ReferenceGrader, *, cluster_field: str = "style",
                            compare: tuple[str, str] | None = None,
                            reference_free: Mapping[str, ReferenceFreeEvaluator] | None = None,
@@ -133,7 +133,7 @@ async def evaluate_answers(queries: Sequence[GrammarQuery], answers: Sequence[Ag
             samples = [ReliabilitySample(id=p.key, question=p.query.question, answer=p.answer.answer,
                                          documents=p.answer.documents, correct=i.correct)
                        for p, i in zip(pairs, items) if p.answer is not None]
-            free = await assess_reliability(reference_free, samples, store=store, run_id=run_id)
+            free = await aassess_reliability(reference_free, samples, store=store, run_id=run_id)
             report["reference_free"] = {
                 name: {**r.reliability.model_dump(mode="json"), "unscored": r.unscored}
                 for name, r in free.items()}
@@ -176,3 +176,6 @@ def _analyse(items: list[ItemResult], pairs: list[_Pair], compare: tuple[str, st
         "failures": [{"id": k, "logic_id": by_id[k].logic_id, "cluster": by_id[k].cluster, "attribution": v}
                      for k, v in attribution.items()],
     }
+
+
+evaluate_answers = synchronous(aevaluate_answers)

@@ -38,7 +38,7 @@ from ..evaluator import Evaluator
 from ..model import GenerationParams
 from ..prompts import load_prompt
 from ..results import Unscored
-from ..runtime import Judge, RunStore, gather_bounded, run_batch
+from ..runtime import Judge, RunStore, gather_bounded, run_batch, synchronous
 from ..types import Document
 from ..verdicts import BinaryFormat, JsonFormat, TextFormat
 from .analysis import Reliability, binary_reliability
@@ -51,6 +51,7 @@ __all__ = [
     "ReferenceFreeEvaluator",
     "ReliabilitySample",
     "SelfCheckQA",
+    "aassess_reliability",
     "assess_reliability",
 ]
 
@@ -205,7 +206,7 @@ class EvaluatorReport(BaseModel):
     verdicts: dict[str, bool | None] = Field(default_factory=dict)
 
 
-async def assess_reliability(evaluators: Mapping[str, ReferenceFreeEvaluator],
+async def aassess_reliability(evaluators: Mapping[str, ReferenceFreeEvaluator],
                              samples: Sequence[ReliabilitySample], *, store: RunStore | None = None,
                              run_id: str | None = None, limit: int = 8) -> dict[str, EvaluatorReport]:
     """Run every evaluator on every sample (resumable when a store and run id are given) and score
@@ -223,3 +224,5 @@ async def assess_reliability(evaluators: Mapping[str, ReferenceFreeEvaluator],
             verdicts={s.id: p for s, p in zip(samples, predicted)})
     return out
 
+
+assess_reliability = synchronous(aassess_reliability)

@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field
 
 from ..embeddings import Embedder
 from ..errors import ConfigError, ModelCallError, RetrievalError
@@ -37,7 +36,7 @@ from ..results import Unscored
 from ..retrieval.base import HybridSettings, Mode, Retriever, SearchBackend, run_sync
 from ..retrieval.fusion import rrf_documents
 from ..runtime import Judge, gather_bounded
-from ..types import Document
+from ..types import AgentAnswer, Document
 from .variations import parse_variations
 
 __all__ = ["AgentAnswer", "Agent", "RAGAgent", "FusionAgent", "six_agents", "AGENT_NAMES",
@@ -45,24 +44,6 @@ __all__ = ["AgentAnswer", "Agent", "RAGAgent", "FusionAgent", "six_agents", "AGE
 
 MODES: tuple[Mode, ...] = ("bm25", "knn", "hybrid")
 AGENT_NAMES: tuple[str, ...] = tuple(f"{kind}-{mode}" for kind in ("rag", "fusion") for mode in MODES)
-
-
-class AgentAnswer(BaseModel):
-    """One agent's answer to one query, with the passages it was given, best first.
-
-    ``variations`` holds the rewrites a Fusion agent retrieved with (the original query excluded);
-    it is empty for a plain RAG agent. ``documents[i].score`` is the retriever's score for RAG and
-    the fused RRF score for Fusion.
-    """
-
-    model_config = ConfigDict(frozen=True)
-
-    qid: str | None = None
-    query: str
-    agent: str
-    answer: str
-    documents: list[Document] = Field(default_factory=list)
-    variations: list[str] = Field(default_factory=list)
 
 
 @runtime_checkable

@@ -21,12 +21,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Callable
 
-from ..audit import JudgeCard, audit, audit_run_id
+from ..audit import JudgeCard, audit_run_id, run_audit
 from ..embeddings import Embedder, default_embedder
 from ..grading import VragGrader
 from ..pipelines import AgentAnswer, Query, answer_record, run_agents, six_agents, write_answers
 from ..report import write_report
-from ..retrieval import EmbeddedBackend, run_sync
+from ..retrieval import EmbeddedBackend
 from ..retrieval.chunking import Source
 from ..retrieval.ingest import ingest
 from ..runtime import Judge, RunStore, run_id_for
@@ -163,8 +163,8 @@ def run_quickstart(judge: Judge, store: RunStore, out_dir: str | Path, *,
         # so its calls and usage stay apart and every later report by this judge finds its card
         audit_id, _ = audit_run_id(judge.model_id, limit=settings.audit, temperature=judge.params.temperature)
         progress(f"auditing the judge on {settings.audit} human-labelled items per battery")
-        card = run_sync(audit(judge, run_id=audit_id, limit=settings.audit,
-                              temperature=judge.params.temperature))
+        card = run_audit(judge, run_id=audit_id, limit=settings.audit,
+                              temperature=judge.params.temperature)
 
     report = write_report(store, run_id, out / "report.html")
     store.finish_run(run_id, {"answers": len(answers), "report": str(report)})

@@ -26,7 +26,7 @@ The summary stored as the run's ``tournament`` artifact is documented in
 (['good', 'bad'], {'somewhat': 1.0, 'very': 1.0})
 """
 
-from .apps import App, as_queries, collect_answers, tournament_over_apps
+from .apps import App, acollect_answers, as_queries, atournament_over_apps, collect_answers, tournament_over_apps
 from .data import AgentAnswer, Problem, TournamentData, load_answers_jsonl, load_ragelo_csv
 from .evaluators import (
                          CRITERIA,
@@ -91,6 +91,8 @@ __all__ = [
                          "bradley_terry",
                          "bradley_terry_intervals",
                          "build_qrels",
+                         "acollect_answers",
+                         "atournament_over_apps",
                          "collect_answers",
                          "combine_orders",
                          "elo_ratings",

@@ -9,8 +9,8 @@ returns no answer for a query loses its games on that query; the summary lists i
 >>> from langrag_eval.testing import ScriptedModel
 >>> async def short(q): return "Paris.", []
 >>> async def broken(q): raise RuntimeError("index offline")
->>> result = asyncio.run(tournament_over_apps({"short": short, "broken": broken}, ["Capital?"],
-...                                           Judge(ScriptedModel(["[[C]]"]))))
+>>> result = tournament_over_apps({"short": short, "broken": broken}, ["Capital?"],
+...                                           Judge(ScriptedModel(["[[C]]"])))
 >>> result.summary["left_out"]["counts"]
 {'app_error': 1, 'single_agent': 1}
 """
@@ -20,12 +20,12 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
-from ..runtime import Judge, RunStore, gather_bounded
+from ..runtime import Judge, RunStore, gather_bounded, synchronous
 from ..types import Document
 from .data import Problem, TournamentData
 from .run import TournamentConfig, TournamentResult, arun_tournament
 
-__all__ = ["App", "as_queries", "collect_answers", "tournament_over_apps"]
+__all__ = ["App", "acollect_answers", "as_queries", "atournament_over_apps", "collect_answers", "tournament_over_apps"]
 
 App = Callable[[str], Awaitable[tuple[str | None, Sequence[Document]]]]
 
@@ -37,7 +37,7 @@ def as_queries(queries: Sequence[str] | Mapping[str, str]) -> dict[str, str]:
     return {f"q{i}": q for i, q in enumerate(queries, start=1)}
 
 
-async def collect_answers(apps: Mapping[str, App], queries: Sequence[str] | Mapping[str, str], *,
+async def acollect_answers(apps: Mapping[str, App], queries: Sequence[str] | Mapping[str, str], *,
                           limit: int = 8) -> TournamentData:
     """Ask every app every query (at most ``limit`` at once) and validate the answers."""
     qs = as_queries(queries)
@@ -67,10 +67,14 @@ async def collect_answers(apps: Mapping[str, App], queries: Sequence[str] | Mapp
     return data
 
 
-async def tournament_over_apps(apps: Mapping[str, App], queries: Sequence[str] | Mapping[str, str],
+async def atournament_over_apps(apps: Mapping[str, App], queries: Sequence[str] | Mapping[str, str],
                                judge: Judge, config: TournamentConfig | None = None, *,
                                store: RunStore | None = None, run_id: str | None = None,
                                limit: int = 8) -> TournamentResult:
     """Collect every app's answers, then run the tournament on them."""
-    data = await collect_answers(apps, queries, limit=limit)
+    data = await acollect_answers(apps, queries, limit=limit)
     return await arun_tournament(data, judge, config, store=store, run_id=run_id, limit=limit)
+
+
+collect_answers = synchronous(acollect_answers)
+tournament_over_apps = synchronous(atournament_over_apps)

@@ -33,7 +33,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import DataError
-from ..types import Document
+from ..types import AgentAnswer, Document
 
 __all__ = ["AgentAnswer", "Problem", "TournamentData", "load_answers_jsonl", "load_ragelo_csv"]
 
@@ -48,17 +48,6 @@ class Problem(BaseModel):
 
     kind: ProblemKind
     message: str
-
-
-class AgentAnswer(BaseModel):
-    """One agent's answer to one query, with the documents it retrieved, best first."""
-
-    model_config = ConfigDict(frozen=True)
-
-    qid: str
-    agent: str
-    answer: str
-    documents: list[Document] = Field(default_factory=list)
 
 
 class TournamentData(BaseModel):
@@ -140,8 +129,8 @@ class _Builder:
             self.problem("duplicate", line, "agent", f"a second answer of agent {agent!r} to query "
                          f"{qid!r}; the first one is kept", path)
             return
-        self.answers.setdefault(qid, {})[agent] = AgentAnswer(qid=qid, agent=agent, answer=answer,
-                                                             documents=docs)
+        self.answers.setdefault(qid, {})[agent] = AgentAnswer(qid=qid, query=self.queries.get(qid, ""),
+                                                             agent=agent, answer=answer, documents=docs)
 
     def add_record(self, record: Any, line: int | None, path: str | None = None) -> None:
         path = path or self.source

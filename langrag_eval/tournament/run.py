@@ -144,7 +144,7 @@ async def arun_tournament(data: TournamentData, judge: Judge, config: Tournament
     candidates, skipped, missing = available_games(data)
     agents = data.agents
 
-    def game(pairing: Pairing) -> GameSample:
+    def game_of(pairing: Pairing) -> GameSample:
         answers = data.answers[pairing.qid]
         return GameSample(query=data.queries[pairing.qid], answer_a=answers[pairing.agent_a].answer,
                           answer_b=answers[pairing.agent_b].answer,
@@ -153,7 +153,7 @@ async def arun_tournament(data: TournamentData, judge: Judge, config: Tournament
                           agent_b=pairing.agent_b, qid=pairing.qid, id=_key(*pairing))
 
     async def play_all(games: list[Pairing]) -> list[GameRecord | Unscored]:
-        return await pairwise_ev.aevaluate_many([game(g) for g in games], **batch)
+        return await pairwise_ev.aevaluate_many([game_of(g) for g in games], **batch)
 
     adaptive: AdaptiveScheduler | None = None
     if len(agents) < 2:

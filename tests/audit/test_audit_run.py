@@ -3,7 +3,6 @@ and the ``langrag-eval judge audit`` command."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections import Counter
 from pathlib import Path
@@ -13,7 +12,7 @@ from audit_judges import honest, perfect
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from langrag_eval.audit import ARTIFACT, audit, load_answers, load_pairs, stratified_sample
+from langrag_eval.audit import ARTIFACT, load_answers, load_pairs, run_audit, stratified_sample
 from langrag_eval.cli import main
 from langrag_eval.report import build_report
 from langrag_eval.runtime import Judge, RetryPolicy, RunStore
@@ -47,11 +46,11 @@ def test_shipped_data_is_as_documented() -> None:
 def test_the_audit_resumes_from_the_store_without_a_model_call(tmp_path: Path) -> None:
     store = RunStore(tmp_path / "runs.sqlite")
     first_model = perfect()
-    first = asyncio.run(audit(Judge(first_model, store=store), run_id="audit-1", limit=12))
+    first = run_audit(Judge(first_model, store=store), run_id="audit-1", limit=12)
     assert first_model.calls > 0
     again = perfect()
-    second = asyncio.run(audit(Judge(again, store=RunStore(tmp_path / "runs.sqlite")),
-                               run_id="audit-1", limit=12))
+    second = run_audit(Judge(again, store=RunStore(tmp_path / "runs.sqlite")),
+                               run_id="audit-1", limit=12)
     assert again.calls == 0
     keep = ("grading.binary_agreement", "pairwise.accuracy", "groundedness.agreement",
             "pairwise.verbosity", "grading.injection", "reliability.latency_p50")
@@ -67,7 +66,7 @@ def test_the_audit_resumes_from_the_store_without_a_model_call(tmp_path: Path) -
 def test_failed_calls_are_unscored_by_cause_and_counted(tmp_path: Path) -> None:
     model = ScriptedModel(honest, timeout_rate=0.2, seed=4, latency=0.001)
     judge = Judge(model, retry=RetryPolicy(max_attempts=1, base_delay=0.0))
-    card = asyncio.run(audit(judge, limit=20, batteries=("correctness", "groundedness")))
+    card = run_audit(judge, limit=20, batteries=("correctness", "groundedness"))
     assert card.unscored.get("timeout", 0) > 0
     unscored = card.measure("reliability.unscored").estimate
     assert unscored.value > 0 and unscored.successes == sum(card.unscored.values())
@@ -82,7 +81,7 @@ def test_failed_calls_are_unscored_by_cause_and_counted(tmp_path: Path) -> None:
 
 def test_latency_and_tokens_are_measured_per_call() -> None:
     model = ScriptedModel(honest, latency=0.02)
-    card = asyncio.run(audit(Judge(model), limit=8, batteries=("groundedness",)))
+    card = run_audit(Judge(model), limit=8, batteries=("groundedness",))
     p50 = card.measure("reliability.latency_p50").estimate
     assert p50.n == model.calls == 8 and 0.02 <= p50.value < 0.2
     tokens = card.measure("reliability.tokens_per_100").estimate
@@ -92,7 +91,7 @@ def test_latency_and_tokens_are_measured_per_call() -> None:
 def test_the_report_shows_the_card_of_the_judge_in_use(tmp_path: Path) -> None:
     store = RunStore(tmp_path / "runs.sqlite")
     audit_run = "judge-audit-x"
-    asyncio.run(audit(Judge(perfect(), store=store), run_id=audit_run, limit=6))
+    run_audit(Judge(perfect(), store=store), run_id=audit_run, limit=6)
     assert store.run(audit_run)["finished"] and store.run(audit_run)["judge"] == "scripted:perfect"
     html = build_report(store, audit_run)
     assert 'id="judge-verdicts"' in html and "grading: FIT" in html
@@ -168,7 +167,7 @@ def test_card_text_from_a_user_is_escaped_in_the_report(tmp_path: Path) -> None:
     hostile = "<script>alert(1)</script>"
     model = ScriptedModel(honest, model_id=f"scripted:{hostile}")
     run = store.open_run("judge-audit", {}, "judge-audit-h", judge=model.model_id)
-    asyncio.run(audit(Judge(model, store=store), run_id=run, limit=4, batteries=("correctness",),
-                      answers=load_answers()[:8], data_name=f"{hostile}.csv"))
+    run_audit(Judge(model, store=store), run_id=run, limit=4, batteries=("correctness",),
+                      answers=load_answers()[:8], data_name=f"{hostile}.csv")
     html = build_report(store, run)
     assert "<script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;.csv" in html

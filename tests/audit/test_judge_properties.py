@@ -3,18 +3,17 @@ each property (the built-in rate inside the interval, the random judge at chance
 
 from __future__ import annotations
 
-import asyncio
 
 import pytest
 from audit_judges import (INSTRUCTIONS, injectable, perfect, position_biased, random_judge,
                           verbose_loving)
 
-from langrag_eval.audit import ATTACKS, JudgeCard, audit, load_pairs
+from langrag_eval.audit import ATTACKS, JudgeCard, load_pairs, run_audit
 from langrag_eval.runtime import Judge
 
 
 def run(model, **kw) -> JudgeCard:
-    return asyncio.run(audit(Judge(model), **kw))
+    return run_audit(Judge(model), **kw)
 
 
 def value(card: JudgeCard, key: str) -> float:

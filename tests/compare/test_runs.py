@@ -17,7 +17,7 @@ from langrag_eval.compare import compare_runs, load_observations
 from langrag_eval.errors import ConfigError
 from langrag_eval.grammar import GrammarQuery, ReferenceGrader, evaluate_answers
 from langrag_eval.pipelines import AgentAnswer
-from langrag_eval.runtime import Judge, RunStore, run_sync
+from langrag_eval.runtime import Judge, RunStore
 from langrag_eval.testing import ScriptedModel
 from langrag_eval.thelma import Thelma, ThelmaSample
 from langrag_eval.thelma.scripted import ThelmaScript
@@ -134,7 +134,7 @@ def test_grammar_runs_compare_correctness_of_an_agent(tmp_path):
                                answer=f"City{i}" if i in good else "Unknown") for i, q in enumerate(queries)]
         answers += [AgentAnswer(qid=q.id, query=q.question, agent="other", answer="x") for q in queries[:2]] \
             if run == "g-b" else []
-        run_sync(evaluate_answers(queries, answers, grader, store=store, run_id=run))
+        evaluate_answers(queries, answers, grader, store=store, run_id=run)
     with pytest.raises(ConfigError, match="name one with --agent"):
         load_observations(store, "g-b")
     assert [o.id for o in load_observations(store, "g-b", agent="rag-v2")["grammar"]][:2] == [

@@ -13,7 +13,7 @@ import pytest
 from sql_servers import Oracle, copy_sqlite, mariadb_scratch, postgres_scratch, sqlite_oracle
 
 from langrag_eval.errors import ConfigError
-from langrag_eval.grammar import ReferenceGrader, build_dataset, demo_database, evaluate_answers, load_templates
+from langrag_eval.grammar import ReferenceGrader, build_dataset, demo_database, aevaluate_answers, load_templates
 from langrag_eval.grammar.dataset import GrammarDataset, _json_value
 from langrag_eval.grammar.demo import demo_templates_path
 from langrag_eval.pipelines import AgentAnswer
@@ -133,6 +133,6 @@ async def test_null_answers_kept_as_unknown_are_graded_other_flags_are_not() -> 
     assert nulls and multiple
     answers = [AgentAnswer(qid=q.id, query=q.question, agent="rag", answer="That is unknown.") for q in data.queries]
     grader = ReferenceGrader(Judge(ScriptedModel(lambda p: "Judgement: [[Correct]]")))
-    summary = await evaluate_answers(data.queries, answers, grader)
+    summary = await aevaluate_answers(data.queries, answers, grader)
     assert summary["agents"]["rag"]["items"] == len(data.queries) - len(multiple)
     assert any(f"{len(multiple)} flagged quer" in p for p in summary["problems"])

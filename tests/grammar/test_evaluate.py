@@ -15,11 +15,11 @@ from langrag_eval.grammar import (
     ReferenceGrader,
     ReliabilitySample,
     SelfCheckQA,
-    assess_reliability,
+    aassess_reliability,
     build_dataset,
     demo_database,
     demo_templates_path,
-    evaluate_answers,
+    aevaluate_answers,
     load_templates,
 )
 from langrag_eval.model import GenerationParams
@@ -76,7 +76,7 @@ async def test_evaluate_answers_end_to_end_with_artifact() -> None:
     store = RunStore(":memory:")
     run = store.open_run("grammar", {"t": 1})
     model = grading_model()
-    summary = await evaluate_answers(queries, answers, ReferenceGrader(Judge(model, store=store, run_id=run)),
+    summary = await aevaluate_answers(queries, answers, ReferenceGrader(Judge(model, store=store, run_id=run)),
                                      store=store, run_id=run)
     r = summary["agents"]["rag-bm25"]
     # 4 office logics x 2 forms + 7 budget logics x 2 forms = 22 items; correct: 4 short + Zürich long = 5.
@@ -91,7 +91,7 @@ async def test_evaluate_answers_end_to_end_with_artifact() -> None:
     assert any("unknown or flagged query id 'nope'" in p for p in summary["problems"])
     assert store.get_artifact(run, ARTIFACT) == summary
     calls = model.calls
-    again = await evaluate_answers(queries, answers, ReferenceGrader(Judge(model, store=store, run_id=run)),
+    again = await aevaluate_answers(queries, answers, ReferenceGrader(Judge(model, store=store, run_id=run)),
                                    store=store, run_id=run)
     assert model.calls == calls and again["agents"] == summary["agents"]  # resumed, no new calls
 
@@ -119,7 +119,7 @@ async def test_ragas_fact_is_optimistic_about_faithful_but_wrong_answers() -> No
         sample("unfaithful", "The office is in Austria", "The office is in Switzerland", False),
         sample("partly", "The office is in Switzerland. It has 900 staff", "The office is in Switzerland", True),
     ]
-    reports = await assess_reliability({"ragas_fact": RagasFact(Judge(ragas_model()))}, samples)
+    reports = await aassess_reliability({"ragas_fact": RagasFact(Judge(ragas_model()))}, samples)
     r = reports["ragas_fact"]
     assert r.verdicts == {"right": True, "faithful-wrong": True, "unfaithful": False, "partly": False}
     rel = r.reliability
@@ -180,7 +180,7 @@ async def test_function_verdict_thresholds_and_failures() -> None:
         return scores[s.id]
 
     samples = [sample("a", "x", "y", True), sample("b", "x", "y", True), sample("c", "x", "y", False)]
-    report = (await assess_reliability({"thelma": FunctionVerdict(groundedness, threshold=0.5)}, samples))["thelma"]
+    report = (await aassess_reliability({"thelma": FunctionVerdict(groundedness, threshold=0.5)}, samples))["thelma"]
     assert report.verdicts == {"a": True, "b": False, "c": None}
     assert report.unscored == 1 and report.reliability.skipped == 1
     assert report.reliability.recall.value == 0.5

@@ -31,7 +31,7 @@ from langrag_eval.tournament import (
     PairwiseEvaluator,
     TournamentConfig,
     TournamentResult,
-    tournament_over_apps,
+    atournament_over_apps,
 )
 from langrag_eval.contexts import as_documents
 from langrag_eval.types import Document
@@ -192,7 +192,7 @@ async def atournament_from_runnables(runnables: Mapping[str, Runnable], queries:
     the output dict instead. ``input`` turns a question into the runnable's input (default: from its
     input schema, see :func:`app_input`). ``queries`` is a list (ids q1, q2 ...) or ``{qid: query}``."""
     apps = {name: _app(r, answer_key, context_key, input) for name, r in runnables.items()}
-    return await tournament_over_apps(apps, queries, as_judge(judge), config, store=store, run_id=run_id,
+    return await atournament_over_apps(apps, queries, as_judge(judge), config, store=store, run_id=run_id,
                                       limit=limit)
 
 

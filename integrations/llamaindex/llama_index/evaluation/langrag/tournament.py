@@ -35,7 +35,7 @@ from langrag_eval.tournament import (
     GameSample,
     TournamentConfig,
     TournamentResult,
-    tournament_over_apps,
+    atournament_over_apps,
 )
 from langrag_eval.contexts import as_documents, as_text
 from langrag_eval.types import Document
@@ -127,7 +127,7 @@ async def atournament_from_query_engines(engines: Mapping[str, BaseQueryEngine],
     response's ``source_nodes`` or an agent's tool outputs, node ids as document ids), then run the
     tournament. ``queries`` is a list (ids q1, q2 ...) or ``{qid: query}``."""
     apps = {name: _app(e) for name, e in engines.items()}
-    return await tournament_over_apps(apps, queries, as_judge(judge), config, store=store, run_id=run_id,
+    return await atournament_over_apps(apps, queries, as_judge(judge), config, store=store, run_id=run_id,
                                       limit=limit)
 
 
