@@ -23,7 +23,7 @@ from ..model import GenerationParams
 from ..results import Unscored
 from ..runtime import Judge, run_batch
 from ..thelma.match import Matcher
-from ..tournament.evaluators import GameRecord, GameSample, PairwiseEvaluator
+from ..tournament.pairwise import GameRecord, GameSample, PairwiseEvaluator
 from ..types import RAGSample
 from .attacks import ATTACKS, Attack, plant
 from .data import AnswerItem, PairItem

@@ -21,7 +21,7 @@ from ..grading import VragGrade
 from ..results import Unscored
 from ..stats.agreement import cohen_kappa
 from ..stats.intervals import Estimate, bootstrap, bootstrap_values, wilson
-from ..tournament.evaluators import GameRecord
+from ..tournament.pairwise import GameRecord
 from .batteries import Support
 from .card import Measure
 from .data import AnswerItem, PairItem

@@ -23,7 +23,7 @@ from ..grading import VragGrade
 from ..model import ChatModel, GenerationParams, Reply
 from ..results import Unscored
 from ..runtime import Judge, run_id_for, synchronous
-from ..tournament.evaluators import GameRecord
+from ..tournament.pairwise import GameRecord
 from . import batteries as B
 from . import measures as M
 from .card import ARTIFACT, USES, JudgeCard, Measure, decide

@@ -31,19 +31,14 @@ from .data import AgentAnswer, Problem, TournamentData, load_answers_jsonl, load
 from .evaluators import (
                          CRITERIA,
                          DEFAULT_FACTORS,
-                         GameOutcome,
-                         GameRecord,
-                         GameSample,
-                         PairwiseEvaluator,
                          PointwiseEvaluator,
                          PointwiseSample,
                          PointwiseScores,
                          RelevanceEvaluator,
                          RelevanceJudgment,
                          RelevanceSample,
-                         combine_orders,
-                         reference_documents,
 )
+from .pairwise import GameOutcome, GameRecord, GameSample, PairwiseEvaluator, combine_orders, reference_documents
 from .qrels import build_qrels, retrieval_metrics
 from .ranking import (
                          BTFit,

@@ -25,9 +25,6 @@ from ..runtime import Judge, RunStore, synchronous
 from .data import Problem, TournamentData
 from .evaluators import (
     DEFAULT_FACTORS,
-    GameRecord,
-    GameSample,
-    PairwiseEvaluator,
     PointwiseEvaluator,
     PointwiseSample,
     PointwiseScores,
@@ -35,6 +32,7 @@ from .evaluators import (
     RelevanceJudgment,
     RelevanceSample,
 )
+from .pairwise import GameRecord, GameSample, PairwiseEvaluator
 from ..stats.ranking_metrics import Gain
 from .qrels import build_qrels, retrieval_metrics
 from .schedule import AdaptiveScheduler, Pairing, available_games, sample_games

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from .data import Problem, TournamentData
-from .evaluators import GameRecord
+from .pairwise import GameRecord
 from .ranking import bradley_terry
 
 __all__ = [

@@ -43,7 +43,8 @@ from typing import Any
 from ..results import Unscored
 from ..stats.significance import paired_t_test
 from .data import TournamentData
-from .evaluators import CRITERIA, GameRecord, PointwiseScores, RelevanceJudgment
+from .evaluators import CRITERIA, PointwiseScores, RelevanceJudgment
+from .pairwise import GameRecord
 from .ranking import bradley_terry_intervals, elo_ratings, elo_table, outcome_counts, win_matrix
 
 __all__ = ["SHAPE_KEYS", "summarize", "format_summary"]

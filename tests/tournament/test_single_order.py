@@ -13,7 +13,7 @@ from langrag_eval.cli import main
 from langrag_eval.runtime import Judge
 from langrag_eval.testing import ScriptedModel
 from langrag_eval.tournament import GameSample, PairwiseEvaluator, TournamentConfig, TournamentData, arun_tournament
-from langrag_eval.tournament.evaluators import a_shown_first
+from langrag_eval.tournament.pairwise import a_shown_first
 
 
 def first_shown_judge(prompt: str) -> str:
