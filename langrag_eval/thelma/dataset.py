@@ -2,6 +2,7 @@
 the per-dataset Table 2 diagnosis and judge calls and tokens per sample.
 
 >>> from langrag_eval.runtime import Judge
+>>> from langrag_eval.testing import ThelmaScript
 >>> script = ThelmaScript(default=1)
 >>> samples = [ThelmaSample(id=str(i), query="Who?", sources=["Ada."], response="Ada.") for i in range(3)]
 >>> report = evaluate_dataset_sync(Thelma(Judge(script.model()), metrics=("rp", "gr")), samples)
@@ -25,7 +26,6 @@ from .aggregate import METRIC_NAMES
 from .diagnosis import Thresholds, diagnose_dataset
 from .evaluator import Thelma
 from .sample import ThelmaResult, ThelmaSample
-from .scripted import ThelmaScript  # noqa: F401  (used by the doctest)
 
 __all__ = ["ThelmaReport", "evaluate_dataset", "evaluate_dataset_sync", "summarize"]
 
