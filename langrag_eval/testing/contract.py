@@ -28,7 +28,8 @@ What it checks, and the use in the package that requires it:
   :func:`~langrag_eval.runtime.retry.classify` reads a rate limit as ``RateLimitError`` and a timeout
   as ``ModelTimeoutError`` (so the retry policy waits and tries again).
 - many calls at once on one event loop, and from several threads each running its own loop (one
-  judge serves batches in worker threads), each get the reply to their own prompt.
+  judge serves batches in worker threads), each get the reply to their own prompt; a slow call
+  leaves the event loop free (the runtime's per-call timeout and its other calls need it).
 - the judge runtime drives it: a call through :class:`~langrag_eval.runtime.Judge` returns the
   model's reply and meters its tokens.
 
@@ -51,7 +52,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from ..errors import ModelTimeoutError, RateLimitError
+from ..errors import LangragError, ModelTimeoutError, RateLimitError
 from ..model import ChatModel, GenerationParams, Reply, TokenUsage
 from ..runtime import Judge
 from ..runtime.retry import RetryPolicy, classify
@@ -104,6 +105,10 @@ class ChatModelContract:
 
     def failing_model(self, error: Exception) -> ChatModel | None:
         """A model whose backend raises ``error`` on every call (None: it cannot be made to)."""
+        return None
+
+    def slow_model(self) -> ChatModel | None:
+        """A model whose calls take a tenth of a second or more (None: use :meth:`make_model`)."""
         return None
 
     # ------------------------------------------------------------------ helpers
@@ -188,7 +193,11 @@ class ChatModelContract:
         assert isinstance(reply, Reply) and isinstance(reply.text, str)
         if model.constrained:
             # what the judge runtime does with a constrained reply: JSON, then the format's reading
-            assert fmt.from_json(json.loads(reply.text, strict=False)) in ("A", "B", "C"), reply.text
+            try:
+                fmt.from_json(json.loads(reply.text, strict=False))
+            except (ValueError, LangragError) as exc:
+                raise AssertionError(f"a constrained model's reply {reply.text!r} does not fit the "
+                                     f"schema: {exc}") from None
 
     def test_a_backend_failure_is_raised_and_classified(self) -> None:
         cases = [(ProviderError("Error code: 429 - rate limit reached", status_code=429), RateLimitError),
@@ -230,6 +239,33 @@ class ChatModelContract:
         assert len(results) == self.threads * self.calls
         for prompt, reply in results:
             self._check_reply(reply, prompt)
+
+    def test_a_slow_call_leaves_the_event_loop_free(self) -> None:
+        model = self.slow_model() or self.make_model()
+
+        async def call_and_count() -> tuple[int, float]:
+            ticks, done = 0, False
+
+            async def ticker() -> None:
+                nonlocal ticks
+                while not done:
+                    await asyncio.sleep(0.01)
+                    ticks += 1
+            task = asyncio.create_task(ticker())
+            await asyncio.sleep(0)  # the ticker starts before the call
+            start = asyncio.get_running_loop().time()
+            try:
+                await model.generate(PROMPT, self.params)
+            finally:
+                elapsed, done = asyncio.get_running_loop().time() - start, True
+                await task
+            return ticks, elapsed
+
+        ticks, elapsed = _run(call_and_count())
+        if elapsed < 0.1:
+            self._skip(f"the call took {elapsed:.3f} s: too quick to tell (give a slow_model)")
+        # per-call timeouts and the limiter's other calls need the loop while a call is out
+        assert ticks >= 3, f"the event loop ran {ticks} times in a {elapsed:.2f} s call: generate blocks it"
 
     def test_the_judge_runtime_drives_it(self) -> None:
         model = self.make_model()
