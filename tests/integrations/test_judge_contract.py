@@ -49,7 +49,8 @@ class TestLangChainJudge(ChatModelContract):
         message = AIMessage(content=REPLY, usage_metadata={"input_tokens": 17, "output_tokens": 5,
                                                            "total_tokens": 22})
         recorder = _Recorder()
-        judge = LangChainJudge(GenericFakeChatModel(messages=itertools.cycle([message]), callbacks=[recorder]))
+        llm = GenericFakeChatModel(messages=itertools.cycle([message]), callbacks=[recorder])
+        judge = LangChainJudge(llm)
         judge.recorder = recorder  # type: ignore[attr-defined]
         return judge
 
