@@ -75,6 +75,12 @@ def _run(coro: Any) -> Any:
     return asyncio.run(coro)
 
 
+def _expect(condition: bool, message: str) -> None:
+    """A check that holds under ``python -O`` too (a bare ``assert`` would vanish there)."""
+    if not condition:
+        raise AssertionError(message)
+
+
 class ChatModelContract:
     """Subclass it in a test module (name the subclass ``Test...``) and override the hooks."""
 
@@ -120,26 +126,27 @@ class ChatModelContract:
         return [f"{PROMPT} ({tag}, call {i})" for i in range(n)]
 
     def _check_reply(self, reply: Any, prompt: str) -> None:
-        assert isinstance(reply, Reply), f"generate returned {type(reply).__name__}, not a Reply"
-        assert isinstance(reply.text, str)
+        _expect(isinstance(reply, Reply), f"generate returned {type(reply).__name__}, not a Reply")
+        _expect(isinstance(reply.text, str), f"the reply text is a {type(reply.text).__name__}")
         expected = self.reply_for(prompt)
         if expected is not None:
-            assert reply.text == expected, f"reply {reply.text!r} is not the backend's {expected!r}"
+            _expect(reply.text == expected, f"reply {reply.text!r} is not the backend's {expected!r}")
 
     # ------------------------------------------------------------------ the checks
 
     def test_model_id_is_a_non_empty_string(self) -> None:
         model = self.make_model()
-        assert isinstance(model.model_id, str) and model.model_id.strip(), model.model_id
+        _expect(isinstance(model.model_id, str) and bool(model.model_id.strip()),
+                f"model_id {model.model_id!r} is not a non-empty string")
 
     def test_it_has_the_chat_model_shape(self) -> None:
         model = self.make_model()
-        assert isinstance(model, ChatModel)
-        assert isinstance(model.constrained, bool)
-        assert inspect.iscoroutinefunction(model.generate)
-        signature = inspect.signature(model.generate)
-        assert signature.parameters["schema"].kind is inspect.Parameter.KEYWORD_ONLY
-        assert signature.parameters["schema"].default is None
+        _expect(isinstance(model, ChatModel), "no model_id, constrained or generate")
+        _expect(isinstance(model.constrained, bool), f"constrained is {model.constrained!r}, not a bool")
+        _expect(inspect.iscoroutinefunction(model.generate), "generate is not a coroutine function")
+        schema = inspect.signature(model.generate).parameters.get("schema")
+        keyword_only = schema is not None and schema.kind is inspect.Parameter.KEYWORD_ONLY
+        _expect(keyword_only and schema.default is None, "generate takes no keyword-only schema=None")
 
     def test_generate_returns_the_backends_reply(self) -> None:
         model = self.make_model()
@@ -149,11 +156,12 @@ class ChatModelContract:
         model = self.make_model()
         reply = _run(model.generate(PROMPT, self.params))
         usage = reply.usage
-        assert isinstance(usage, TokenUsage)
-        assert usage.prompt_tokens >= 1, "a non-empty prompt counts at least one token"
-        assert usage.completion_tokens >= (1 if reply.text else 0), usage
+        _expect(isinstance(usage, TokenUsage), f"usage is a {type(usage).__name__}, not a TokenUsage")
+        _expect(usage.prompt_tokens >= 1, f"a non-empty prompt counts at least one token: {usage}")
+        _expect(usage.completion_tokens >= (1 if reply.text else 0),
+                f"a reply counts at least one token, none is never negative: {usage}")
         if self.reported_usage is not None:
-            assert usage == self.reported_usage, f"{usage} is not the backend's {self.reported_usage}"
+            _expect(usage == self.reported_usage, f"{usage} is not the backend's {self.reported_usage}")
 
     def test_the_prompt_reaches_the_backend_unchanged(self) -> None:
         model = self.make_model()
@@ -161,7 +169,7 @@ class ChatModelContract:
         calls = self.backend_calls(model)
         if calls is None:
             self._skip("the backend's calls cannot be observed")
-        assert calls and calls[-1]["prompt"] == PROMPT, calls
+        _expect(bool(calls) and calls[-1]["prompt"] == PROMPT, f"the backend received {calls!r}")
 
     def test_generation_settings_are_accepted_and_passed_as_documented(self) -> None:
         model = self.make_model()
@@ -174,15 +182,16 @@ class ChatModelContract:
             self._skip("the adapter passes no generation setting, or its backend cannot be observed")
         for params, seen in zip(settings, calls[-len(settings):]):
             for name in self.passed_params:
-                assert seen.get(name) == getattr(params, name), f"{name}: sent {getattr(params, name)!r}, " \
-                                                                f"the backend saw {seen.get(name)!r}"
+                _expect(seen.get(name) == getattr(params, name),
+                        f"{name}: sent {getattr(params, name)!r}, the backend saw {seen.get(name)!r}")
 
     def test_max_tokens_bounds_the_reply(self) -> None:
         if not self.bounds_max_tokens:
             self._skip("the backend replies in full whatever the budget (a fake)")
         model = self.make_model()
         reply = _run(model.generate(PROMPT, self.params.model_copy(update={"max_tokens": 3})))
-        assert reply.usage.completion_tokens <= 3, reply
+        used = reply.usage.completion_tokens
+        _expect(used <= 3, f"{used} tokens on a budget of 3")
 
     def test_a_schema_is_accepted_and_a_constrained_reply_fits_it(self) -> None:
         model = self.make_model()
@@ -190,7 +199,7 @@ class ChatModelContract:
         params = self.params.model_copy(update={"max_tokens": max(32, self.params.max_tokens or 0)})
         reply = _run(model.generate("Which answer is better, A or B? <answer_a>Paris</answer_a> "
                                     "<answer_b>Lyon</answer_b>", params, schema=fmt.json_schema()))
-        assert isinstance(reply, Reply) and isinstance(reply.text, str)
+        _expect(isinstance(reply, Reply) and isinstance(reply.text, str), f"{reply!r} is not a Reply")
         if model.constrained:
             # what the judge runtime does with a constrained reply: JSON, then the format's reading
             try:
@@ -209,7 +218,7 @@ class ChatModelContract:
             try:
                 reply = _run(model.generate(PROMPT, self.params))
             except Exception as exc:  # noqa: BLE001 - any exception type; classify reads it
-                assert isinstance(classify(exc), kind), f"{exc!r} is read as {classify(exc)!r}, not {kind}"
+                _expect(isinstance(classify(exc), kind), f"{exc!r} is read as {classify(exc)!r}, not {kind}")
             else:
                 raise AssertionError(f"a failing backend ({error!r}) gave a reply: {reply!r}")
 
@@ -236,7 +245,7 @@ class ChatModelContract:
 
         with ThreadPoolExecutor(self.threads) as pool:
             results = [pair for pairs in pool.map(one_thread, range(self.threads)) for pair in pairs]
-        assert len(results) == self.threads * self.calls
+        _expect(len(results) == self.threads * self.calls, f"{len(results)} replies")
         for prompt, reply in results:
             self._check_reply(reply, prompt)
 
@@ -265,13 +274,15 @@ class ChatModelContract:
         if elapsed < 0.1:
             self._skip(f"the call took {elapsed:.3f} s: too quick to tell (give a slow_model)")
         # per-call timeouts and the limiter's other calls need the loop while a call is out
-        assert ticks >= 3, f"the event loop ran {ticks} times in a {elapsed:.2f} s call: generate blocks it"
+        _expect(ticks >= 3, f"the event loop ran {ticks} times in a {elapsed:.2f} s call: generate blocks it")
 
     def test_the_judge_runtime_drives_it(self) -> None:
         model = self.make_model()
         judge = Judge(model, params=self.params, retry=RetryPolicy(max_attempts=1))
         reply = _run(judge.complete(PROMPT))
         self._check_reply(reply, PROMPT)
-        assert judge.usage.calls == 1 and judge.usage.failed == 0
-        assert judge.usage.prompt_tokens == reply.usage.prompt_tokens
-        assert judge.usage.completion_tokens == reply.usage.completion_tokens
+        meter = judge.usage
+        _expect(meter.calls == 1 and meter.failed == 0, f"the judge metered {meter}")
+        _expect((meter.prompt_tokens, meter.completion_tokens) == (reply.usage.prompt_tokens,
+                                                                   reply.usage.completion_tokens),
+                f"the judge metered {meter}, the reply says {reply.usage}")
