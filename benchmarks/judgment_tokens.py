@@ -3,11 +3,12 @@
     python benchmarks/judgment_tokens.py                # the quickstart's offline profile
     python benchmarks/judgment_tokens.py --questions 8  # every shipped question
 
-Runs the quickstart with its scripted judge (no model, seconds), records every judge prompt, and
-counts, per capability: prompts, prompt tokens per judgment, and the leading tokens a prompt shares
-with the previous prompt of the same task (what llama.cpp's prefix reuse and providers' prompt
-caches can skip). Tokens are the default local model's (Gemma 3 tokenizer, read from the GGUF
-without loading weights); without the ``local`` extra they are estimated as characters / 4.
+Runs the quickstart with the scripted judge of langrag_eval.testing (``overlap_model``: no model,
+seconds), records every judge prompt, and counts, per capability: prompts, prompt tokens per
+judgment, and the leading tokens a prompt shares with the previous prompt of the same task (what
+llama.cpp's prefix reuse and providers' prompt caches can skip). Tokens are the default local
+model's (Gemma 3 tokenizer, read from the GGUF without loading weights); without the ``local`` extra
+they are estimated as characters / 4.
 
 Peers, on the same items: LlamaIndex ``CorrectnessEvaluator`` (system + user prompt) beside vRAG-Eval
 grading. ragas (beside THELMA) and RAGElo (beside pairwise games and relevance) are not
@@ -26,9 +27,8 @@ from pathlib import Path
 from typing import Callable
 
 from langrag_eval.quickstart import QuickstartSettings, run_quickstart
-from langrag_eval.quickstart.scripted import quickstart_reply
 from langrag_eval.runtime import Judge, RunStore
-from langrag_eval.testing import ScriptedModel
+from langrag_eval.testing import overlap_model
 
 CAPABILITIES = {  # how each judge prompt opens; the agents' own generation calls are not judgments
     "vRAG-Eval grade": "Your job is to grade one answer",
@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--questions", type=int, default=QuickstartSettings.small().questions)
     args = ap.parse_args(argv)
     unit, count = tokenizer()
-    model = ScriptedModel(quickstart_reply, model_id="scripted:quickstart")
+    model = overlap_model()
     settings = QuickstartSettings(**{**QuickstartSettings.small().__dict__, "questions": args.questions})
     with tempfile.TemporaryDirectory() as tmp:
         store = RunStore(Path(tmp) / "runs.sqlite")

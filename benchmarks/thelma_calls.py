@@ -16,7 +16,8 @@ import asyncio
 import time
 
 from langrag_eval.runtime import Judge
-from langrag_eval.thelma import Thelma, synthetic_dataset
+from langrag_eval.testing import synthetic_dataset
+from langrag_eval.thelma import Thelma
 
 METRICS = ("sp1", "sp2", "sqc", "rp", "rqc", "gr")
 

@@ -41,7 +41,8 @@ import jinja2
 import jinja2.meta
 
 from .delimiters import QUOTE_TAGS, neutralise_tags
-from .errors import PromptError
+from .errors import DataError, PromptError
+from .io import read_text
 
 __all__ = ["PromptTemplate", "as_template", "from_format_string", "override_template", "load_prompt", "prompt_names", "prompts_root"]
 
@@ -71,11 +72,9 @@ class PromptTemplate:
     def from_file(cls, path: str | Path) -> "PromptTemplate":
         p = Path(path)
         try:
-            text = p.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise PromptError(f"{p}: prompt file not found") from None
-        except UnicodeDecodeError as exc:
-            raise PromptError(f"{p}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+            text = read_text(p, what="prompt file")
+        except DataError as exc:  # missing, a directory, unreadable, not UTF-8
+            raise PromptError(str(exc)) from None
         return cls.from_text(text, source=str(p))
 
     def check_variables(self, allowed: set[str]) -> None:

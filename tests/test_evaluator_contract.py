@@ -19,8 +19,8 @@ from langrag_eval.grading import VragGrader
 from langrag_eval.grammar.grading import ReferenceGrader
 from langrag_eval.grammar.reliability import FunctionVerdict, RagasFact, ReliabilitySample, SelfCheckQA
 from langrag_eval.runtime import Judge, RunStore
-from langrag_eval.testing import ScriptedModel
-from langrag_eval.thelma import Thelma, ThelmaScript
+from langrag_eval.testing import ScriptedModel, ThelmaScript
+from langrag_eval.thelma import Thelma
 from langrag_eval.tournament import (
     GameSample,
     PairwiseEvaluator,

@@ -1,5 +1,6 @@
 """Our side of benchmarks/peers.py, run in the project's interpreter: the same workloads as
-run_peer.py, through langrag_eval's public API, with the scripted judge behind a ``ChatModel``.
+run_peer.py, through langrag_eval's public API, with the benchmark's script behind the package's
+scripted model (``langrag_eval.testing.ScriptedModel``).
 
 Every workload runs cold against a fresh SQLite run store, then warm: the store is opened again
 and the same run is started with the same settings, as a user re-running a command would.
@@ -13,7 +14,6 @@ and the same run is started with the same settings, as a user re-running a comma
 
 from __future__ import annotations
 
-import asyncio
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
@@ -23,32 +23,23 @@ from typing import Any
 from scripted_judge import AGENTS, Meter, Script, faithfulness_samples, grading_samples, tournament_answers
 
 from langrag_eval.grading import VragGrade, VragGrader
-from langrag_eval.model import GenerationParams, Reply, TokenUsage, estimate_tokens
 from langrag_eval.runtime import Judge, RunStore
+from langrag_eval.testing import ScriptedModel
 from langrag_eval.thelma import MetricScore, Thelma, ThelmaSample
 from langrag_eval.tournament import GameRecord, TournamentConfig, TournamentData, arun_tournament
 from langrag_eval.types import RAGSample
 
-__all__ = ["ScriptedChatModel", "faithfulness", "grading", "tournament"]
+__all__ = ["faithfulness", "grading", "scripted_model", "tournament"]
 
 
-class ScriptedChatModel:
-    """The scripted judge as a langrag-eval ``ChatModel``: fixed latency, replies from ``Script``."""
+def scripted_model(script: Script, meter: Meter, latency: float) -> ScriptedModel:
+    """The benchmark's script as a langrag-eval ``ChatModel``: fixed latency, every reply metered."""
+    def reply(prompt: str) -> str:
+        kind, text = script.reply(prompt)
+        meter.record(kind, prompt, text)
+        return text
 
-    model_id = "scripted-bench"
-    constrained = False
-
-    def __init__(self, script: Script, meter: Meter, latency: float) -> None:
-        self.script, self.meter, self.latency = script, meter, latency
-
-    async def generate(self, prompt: str, params: GenerationParams, *,
-                       schema: dict[str, Any] | None = None) -> Reply:
-        self.meter.start()
-        await asyncio.sleep(self.latency)
-        kind, text = self.script.reply(prompt)
-        self.meter.done(kind, prompt, text)
-        return Reply(text=text, usage=TokenUsage(prompt_tokens=estimate_tokens(prompt),
-                                                 completion_tokens=estimate_tokens(text)))
+    return ScriptedModel(reply, model_id="scripted-bench", latency=latency)
 
 
 Work = Callable[[Judge, RunStore, str], Awaitable[dict[str, Any]]]
@@ -63,9 +54,10 @@ async def _cold_and_warm(spec: dict[str, Any], script: Script, kind: str, work: 
             start, cpu = time.perf_counter(), time.process_time()
             store = RunStore(path)
             run_id = store.open_run(kind, {"n": spec["n"], "concurrency": spec["concurrency"]})
-            judge = Judge(ScriptedChatModel(script, meter, spec["latency"]), store=store, run_id=run_id,
-                          concurrency=spec["concurrency"])
+            model = scripted_model(script, meter, spec["latency"])
+            judge = Judge(model, store=store, run_id=run_id, concurrency=spec["concurrency"])
             extra = await work(judge, store, run_id)
+            meter.peak = model.peak_concurrency
             store.close()
             wall, cpu = time.perf_counter() - start, time.process_time() - cpu
             usage = judge.usage

@@ -140,6 +140,10 @@ class Meter:
 
     def done(self, kind: str, prompt: str, reply: str) -> None:
         self.in_flight -= 1
+        self.record(kind, prompt, reply)
+
+    def record(self, kind: str, prompt: str, reply: str) -> None:
+        """One finished call (for a model that counts its concurrent calls itself)."""
         self.calls += 1
         self.kinds[kind] += 1
         self.prompt_tokens += estimate_tokens(prompt)

@@ -31,7 +31,7 @@ import numpy as np
 
 from ..embeddings import Embedder
 from ..errors import DataError
-from ..io import parse_json
+from ..io import parse_json, read_text
 from ..runtime.concurrency import synchronous
 from .base import Chunk, HybridSettings, IngestReport, Mode, Retriever, SearchBackend
 from .chunking import DEFAULT_OVERLAP, DEFAULT_SIZE, Source, chunk_sources
@@ -54,13 +54,6 @@ class Loaded:
         self.errors.extend(other.errors)
 
 
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise DataError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", path=str(path)) from None
-
-
 def _markdown(text: str) -> tuple[str, dict[str, str]]:
     if text.startswith("---\n"):  # YAML front matter is configuration, not content
         end = text.find("\n---\n", 3)
@@ -78,7 +71,7 @@ def load_text(path: str | Path, *, source_id: str | None = None) -> Loaded:
     """One plain-text or Markdown file as one source."""
     path = Path(path)
     try:
-        text = _read(path)
+        text = read_text(path)
     except DataError as exc:
         return Loaded(errors=[exc])
     meta: dict[str, str] = {"path": str(path)}
@@ -95,7 +88,7 @@ def load_jsonl(path: str | Path, *, text_field: str = "text", id_field: str = "i
     path = Path(path)
     out = Loaded()
     try:
-        content = _read(path)
+        content = read_text(path)
     except DataError as exc:
         return Loaded(errors=[exc])
     seen: set[str] = set()

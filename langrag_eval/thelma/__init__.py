@@ -2,7 +2,8 @@
 retrieved sources, response) alone, with a diagnosis of which pipeline component to improve.
 
 >>> from langrag_eval.runtime import Judge
->>> from langrag_eval.thelma import Thelma, ThelmaSample, ThelmaScript
+>>> from langrag_eval.testing import ThelmaScript
+>>> from langrag_eval.thelma import Thelma, ThelmaSample
 >>> script = ThelmaScript(questions={"Who built it?": ["Who built it?"]},
 ...                       answers={("Who built it?", "Ada built it."): 1})
 >>> Thelma(Judge(script.model()), metrics=("sqc",)).evaluate(
@@ -19,7 +20,6 @@ from .formats import BinaryListFormat, ListFormat
 from .match import Matcher
 from .meta import MetaEvaluation, MetaReport, MetaRow, PairOutcome
 from .sample import SampleUsage, ThelmaResult, ThelmaSample
-from .scripted import ThelmaScript, synthetic_dataset
 
 __all__ = [
     "DEFAULT_SD_THRESHOLD",
@@ -41,7 +41,6 @@ __all__ = [
     "Thelma",
     "ThelmaResult",
     "ThelmaSample",
-    "ThelmaScript",
     "Thresholds",
     "coverage",
     "diagnose",
@@ -50,5 +49,4 @@ __all__ = [
     "self_distinctness",
     "split_sentences",
     "summarize",
-    "synthetic_dataset",
 ]

@@ -2,8 +2,8 @@
 judge calls and tokens per sample. The batch itself is :meth:`Thelma.aevaluate_many`.
 
 >>> from langrag_eval.runtime import Judge
+>>> from langrag_eval.testing import ThelmaScript
 >>> from langrag_eval.thelma import Thelma, ThelmaSample
->>> from langrag_eval.thelma.scripted import ThelmaScript
 >>> thelma = Thelma(Judge(ThelmaScript(default=1).model()), metrics=("rp", "gr"))
 >>> samples = [ThelmaSample(id=str(i), query="Who?", sources=["Ada."], response="Ada.") for i in range(3)]
 >>> summary = thelma.summarize(thelma.evaluate_many(samples))

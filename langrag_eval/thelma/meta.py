@@ -19,7 +19,7 @@ could not be built, or where either score is Unscored, is reported as unscored a
 >>> from langrag_eval.runtime import Judge
 >>> from .evaluator import Thelma
 >>> from .sample import ThelmaSample
->>> from .scripted import ThelmaScript
+>>> from langrag_eval.testing import ThelmaScript
 >>> script = ThelmaScript(essential=lambda key: "blue" not in key[1],
 ...                       rewrite=lambda kind, text: text + " The hall is blue.")
 >>> meta = MetaEvaluation(Thelma(Judge(script.model())), metrics=("rp",))

@@ -11,9 +11,8 @@ import pytest
 
 from langrag_eval.grading import VragGrader
 from langrag_eval.runtime import Judge
-from langrag_eval.testing import ScriptedModel
-from langrag_eval.thelma import Thelma, ThelmaSample, ThelmaScript
-from langrag_eval.thelma.scripted import blocks
+from langrag_eval.testing import ScriptedModel, ThelmaScript, blocks
+from langrag_eval.thelma import Thelma, ThelmaSample
 from langrag_eval.tournament import TournamentResult
 from langrag_eval.types import RAGSample
 

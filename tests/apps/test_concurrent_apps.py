@@ -26,8 +26,8 @@ from langsmith import Client, evaluate
 from langsmith.schemas import Example
 
 from langrag_eval.runtime import Judge
-from langrag_eval.testing import ScriptedModel
-from langrag_eval.thelma import Thelma, ThelmaScript
+from langrag_eval.testing import ScriptedModel, ThelmaScript
+from langrag_eval.thelma import Thelma
 
 ROWS = {"How long is the pump warranty?": "two years", "How fast do seals ship?": "five days",
         "How much power does the pump draw?": "40 watts"}

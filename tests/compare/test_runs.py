@@ -18,9 +18,8 @@ from langrag_eval.errors import ConfigError
 from langrag_eval.grammar import GrammarQuery, ReferenceGrader, evaluate_answers
 from langrag_eval.pipelines import AgentAnswer
 from langrag_eval.runtime import Judge, RunStore
-from langrag_eval.testing import ScriptedModel
+from langrag_eval.testing import ScriptedModel, ThelmaScript
 from langrag_eval.thelma import Thelma, ThelmaSample
-from langrag_eval.thelma.scripted import ThelmaScript
 
 JUDGE = {"GOOD": "Score: [[5]], Reason: [[states the label]]",
          "": "Score: [[2]], Reason: [[misses the label]]"}

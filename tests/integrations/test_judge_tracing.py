@@ -23,8 +23,7 @@ from llama_index.evaluation.langrag import VragEvaluator
 
 from langrag_eval.model import estimate_tokens
 from langrag_eval.runtime import Judge
-from langrag_eval.testing import ScriptedModel
-from langrag_eval.thelma import ThelmaScript
+from langrag_eval.testing import ScriptedModel, ThelmaScript
 
 GRADE = "Score: [[4]], Reason: [[Close to the label.]]"
 

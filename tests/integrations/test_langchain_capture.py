@@ -20,7 +20,8 @@ from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 from langchain_langrag import RAGCapture, capturing
 
 from langrag_eval.runtime import Judge
-from langrag_eval.thelma import Thelma, ThelmaScript
+from langrag_eval.testing import ThelmaScript
+from langrag_eval.thelma import Thelma
 
 DOCS = [Document(page_content="Paris is the capital of France."),
         Document(page_content="France is known for its wine."),

@@ -22,7 +22,8 @@ from langsmith.schemas import Example
 
 from langrag_eval.errors import ConfigError
 from langrag_eval.runtime import Judge
-from langrag_eval.thelma import METRICS, ThelmaScript, Thresholds
+from langrag_eval.testing import ThelmaScript
+from langrag_eval.thelma import METRICS, Thresholds
 
 SOURCE = "Ada was born in 1815. Ada wrote the first program."
 QUERY = "When was Ada born?"
@@ -109,10 +110,10 @@ def test_langsmith_evaluator_reports_unscored_with_reason():
 async def test_an_output_holding_only_the_answer_has_no_contexts() -> None:
     """The answer must never be read back as its own retrieved context."""
     from langchain_langrag.thelma import thelma_langsmith_evaluator
-    from langrag_eval.quickstart.scripted import quickstart_model
     from langrag_eval.runtime import Judge
+    from langrag_eval.testing import overlap_model
 
-    evaluate = thelma_langsmith_evaluator(Judge(quickstart_model()), metrics=("sp1", "gr"), asynchronous=True)
+    evaluate = thelma_langsmith_evaluator(Judge(overlap_model()), metrics=("sp1", "gr"), asynchronous=True)
     results = {r["key"]: r for r in (await evaluate({"question": "q?"}, {"answer": "A claim."}))["results"]}
     assert results["thelma_sp1"]["score"] is None and "no sources" in results["thelma_sp1"]["comment"]
     assert results["thelma_gr"]["score"] is None

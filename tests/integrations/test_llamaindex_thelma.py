@@ -32,7 +32,8 @@ from llama_index.evaluation.langrag import (
 
 from langrag_eval.errors import ConfigError
 from langrag_eval.runtime import Judge
-from langrag_eval.thelma import METRICS, ThelmaScript
+from langrag_eval.testing import ThelmaScript
+from langrag_eval.thelma import METRICS
 
 DOCS = ["Ada was born in 1815.", "Ada wrote the first program.", "Paris is in France."]
 QUERY = "When was Ada born?"

@@ -23,8 +23,7 @@ from langsmith.schemas import Example
 from llama_index.evaluation.langrag import VragEvaluator
 
 from langrag_eval.runtime import Judge
-from langrag_eval.testing import ScriptedModel
-from langrag_eval.thelma import ThelmaScript
+from langrag_eval.testing import ScriptedModel, ThelmaScript
 
 ROWS = [("Where are invoice lines stored?", "invoice_items", "They are in the invoice_items table."),
         ("Where are refund disputes filed?", "disputes", "In the disputes table."),

@@ -10,14 +10,14 @@ import pytest
 from langrag_eval.cli import main
 from langrag_eval.models import TINY_MODEL_WARNING
 from langrag_eval.quickstart import QuickstartSettings, run_quickstart
-from langrag_eval.quickstart.scripted import quickstart_model
 from langrag_eval.runtime import Judge, RunStore
+from langrag_eval.testing import overlap_model
 
 
 def test_every_step_runs_and_a_second_run_costs_no_model_call(tmp_path: Path) -> None:
     store = RunStore(tmp_path / "runs.sqlite")
     settings = QuickstartSettings(questions=4, games=2, tournaments=50)
-    model = quickstart_model()
+    model = overlap_model()
     first = run_quickstart(Judge(model, store=store), store, tmp_path / "out", settings=settings)
     calls = model.calls
     assert calls > 0 and len(first.lines) == 5
@@ -29,7 +29,7 @@ def test_every_step_runs_and_a_second_run_costs_no_model_call(tmp_path: Path) ->
     assert artifacts["vrag"]["scored"] == 24 and len(artifacts["tournament"]["ranking"]) == 6
     assert first.report.is_file()
 
-    again_model = quickstart_model()
+    again_model = overlap_model()
     second = run_quickstart(Judge(again_model, store=store), store, tmp_path / "out", settings=settings)
     assert second.run_id == first.run_id
     assert again_model.calls == 0  # every judgment read back from the run store
@@ -39,7 +39,7 @@ def test_every_step_runs_and_a_second_run_costs_no_model_call(tmp_path: Path) ->
 def test_small_profile_limits_thelma_to_two_agents(tmp_path: Path) -> None:
     store = RunStore(tmp_path / "runs.sqlite")
     settings = QuickstartSettings.small()
-    result = run_quickstart(Judge(quickstart_model(), store=store), store, tmp_path, settings=settings)
+    result = run_quickstart(Judge(overlap_model(), store=store), store, tmp_path, settings=settings)
     thelma = store.get_artifact(result.run_id, "thelma")
     assert {s["id"].split("/")[0] for s in thelma["samples"]} == {"rag-hybrid", "fusion-hybrid"}
     assert len(thelma["samples"]) == 2 * settings.questions

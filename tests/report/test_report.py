@@ -85,12 +85,12 @@ def test_hostile_report_renders_safely_in_chromium(tmp_path: Path, open_report) 
 @pytest.fixture(scope="module")
 def quickstart_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[RunStore, str, Path]:
     from langrag_eval.quickstart import run_quickstart
-    from langrag_eval.quickstart.scripted import quickstart_model
     from langrag_eval.runtime import Judge
+    from langrag_eval.testing import overlap_model
 
     folder = tmp_path_factory.mktemp("qs")
     store = RunStore(folder / "runs.sqlite")
-    judge = Judge(quickstart_model(), store=store)
+    judge = Judge(overlap_model(), store=store)
     result = run_quickstart(judge, store, folder)
     return store, result.run_id, result.report
 

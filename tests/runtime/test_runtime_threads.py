@@ -122,7 +122,7 @@ def test_a_cancelled_owner_leaves_the_waiter_to_make_the_call() -> None:
 
 
 def test_thelma_sync_evaluate_from_sixteen_threads() -> None:
-    from langrag_eval.thelma import ThelmaScript
+    from langrag_eval.testing import ThelmaScript
 
     script = ThelmaScript(questions={"When was Ada born?": ["When was Ada born?"]},
                           essential=lambda key: 1, supported=lambda key: 1, source=lambda key: 1,

@@ -11,8 +11,8 @@ from langrag_eval.embeddings import FunctionEmbedder
 from langrag_eval.errors import ConfigError
 from langrag_eval.results import Unscored
 from langrag_eval.runtime import Judge, RetryPolicy
-from langrag_eval.testing import ScriptedModel
-from langrag_eval.thelma import METRICS, Thelma, ThelmaSample, ThelmaScript
+from langrag_eval.testing import ScriptedModel, ThelmaScript
+from langrag_eval.thelma import METRICS, Thelma, ThelmaSample
 from langrag_eval.types import Document
 
 # Sentences sharing their first word are "similar" (cosine 1), others orthogonal.

@@ -13,8 +13,8 @@ import pytest
 
 from langrag_eval.embeddings import FunctionEmbedder
 from langrag_eval.runtime import Judge
-from langrag_eval.testing import ScriptedModel
-from langrag_eval.thelma import METRICS, MetaEvaluation, Thelma, ThelmaSample, ThelmaScript, split_sentences
+from langrag_eval.testing import ScriptedModel, ThelmaScript
+from langrag_eval.thelma import METRICS, MetaEvaluation, Thelma, ThelmaSample, split_sentences
 from langrag_eval.thelma.meta import add_sources, pollute_sources, repeat_sentences
 
 COMPANIES = [("Aldren", 1901, "Leeds", "rope"), ("Brisk", 1950, "Turin", "kettles"),

@@ -9,7 +9,8 @@ from langrag_eval.embeddings import FunctionEmbedder
 from langrag_eval.runtime import Judge, RunStore
 from typing import Any, NamedTuple
 
-from langrag_eval.thelma import METRICS, Thelma, ThelmaSample, summarize, synthetic_dataset
+from langrag_eval.testing import synthetic_dataset
+from langrag_eval.thelma import METRICS, Thelma, ThelmaSample, summarize
 
 WORDS = FunctionEmbedder(lambda ts: [[t.count("value"), t.count("Works"), 1.0] for t in ts], model_id="bag")
 
@@ -93,7 +94,7 @@ async def test_duplicate_ids_are_refused():
 
 async def test_identical_checks_within_a_sample_are_asked_once():
     # The response repeats a source fact: RP and SP2 need the same essentiality check, asked once.
-    from langrag_eval.thelma import ThelmaScript
+    from langrag_eval.testing import ThelmaScript
     fact = "Ada was born in 1815."
     model = ThelmaScript(default=1).model(latency=0.02)   # the two checks overlap in time
     await Thelma(Judge(model), metrics=("rp", "sp2")).aevaluate(

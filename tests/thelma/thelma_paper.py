@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from langrag_eval.thelma.scripted import ThelmaScript
+from langrag_eval.testing import ThelmaScript
 
 QUERY = "When was the Chimnabai Clock Tower completed, and who was it named after?"
 SUB_QUESTIONS = ["When was the Chimnabai Clock Tower completed?", "Who was Chimnabai Clock Tower named after?"]

@@ -6,7 +6,7 @@ Contexts are passed as ``contexts=`` (texts or LangChain ``Document``\\ s). A me
 be scored has ``score`` None and the reason; never a silent 0.
 
 >>> from langrag_eval.runtime import Judge
->>> from langrag_eval.thelma import ThelmaScript
+>>> from langrag_eval.testing import ThelmaScript
 >>> ev = ThelmaStringEvaluator(Judge(ThelmaScript(default=1).model()), metric="gr")
 >>> ev.evaluate_strings(prediction="Ada was born in 1815.", input="When was Ada born?",
 ...                     contexts=["Ada was born in 1815."])["score"]

@@ -6,20 +6,31 @@ any installed ``llama-index-llms-<provider>`` package works the same way.
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import inspect
+import threading
 from typing import Any
 
 from langrag_eval.errors import ConfigError
 from langrag_eval.model import GenerationParams, Reply, TokenUsage, estimate_tokens
-from llama_index.core.llms import LLM
+from llama_index.core.llms import LLM, CustomLLM
 
 __all__ = ["LlamaIndexJudge", "resolve"]
 
 
+def _owner(cls: type, name: str) -> type | None:
+    """The class whose body defines ``name`` (LlamaIndex wraps methods, so identity checks fail)."""
+    return next((c for c in cls.__mro__ if name in c.__dict__), None)
+
+
 class LlamaIndexJudge:
     """Wraps any LlamaIndex ``LLM``; calls ``acomplete``. Temperature is passed per call when
-    ``pass_params`` (LLMs that do not accept it should be built with it and ``pass_params=False``)."""
+    ``pass_params`` (LLMs that do not accept it should be built with it and ``pass_params=False``).
+
+    A ``CustomLLM`` that implements only the synchronous ``complete`` (LlamaIndex's ``acomplete``
+    then runs it inside the event loop) is called in a worker thread instead, one call at a time as
+    before, so the loop stays free for the judge's timeouts and other calls."""
 
     constrained = False
 
@@ -27,11 +38,20 @@ class LlamaIndexJudge:
         self.llm = llm
         self.model_id = model_id or f"llamaindex:{llm.metadata.model_name}"
         self.pass_params = pass_params
+        self._sync_only = isinstance(llm, CustomLLM) and _owner(type(llm), "acomplete") is CustomLLM
+        self._sync_lock = threading.Lock()  # a synchronous LLM is not assumed to be thread-safe
+
+    def _complete(self, prompt: str, kwargs: dict[str, Any]) -> Any:
+        with self._sync_lock:
+            return self.llm.complete(prompt, **kwargs)
 
     async def generate(self, prompt: str, params: GenerationParams, *,
                        schema: dict[str, Any] | None = None) -> Reply:
         kwargs: dict[str, Any] = {"temperature": params.temperature} if self.pass_params else {}
-        response = await self.llm.acomplete(prompt, **kwargs)
+        if self._sync_only:
+            response = await asyncio.to_thread(self._complete, prompt, kwargs)
+        else:
+            response = await self.llm.acomplete(prompt, **kwargs)
         text = response.text
         raw = response.raw if isinstance(response.raw, dict) else {}
         usage = raw.get("usage") or {}

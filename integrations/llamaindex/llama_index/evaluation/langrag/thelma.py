@@ -8,7 +8,7 @@ directly. A metric that could not be scored is ``invalid_result=True`` with ``in
 diagnosis threshold of the metric, 0.5 by default). Nothing here reads ``Settings.llm``.
 
 >>> from langrag_eval.runtime import Judge
->>> from langrag_eval.thelma import ThelmaScript
+>>> from langrag_eval.testing import ThelmaScript
 >>> ev = GroundednessEvaluator(Judge(ThelmaScript(default=1).model()))
 >>> r = ev.evaluate(query="When was Ada born?", response="Ada was born in 1815.",
 ...                 contexts=["Ada was born in 1815."])

@@ -1,8 +1,8 @@
-"""Test doubles, shipped for users' own tests too.
+"""The scripted model: a deterministic stand-in for any :class:`~langrag_eval.model.ChatModel`.
 
-:class:`ScriptedModel` stands in for an LLM: it replies from a list, a mapping or a function, can add
-latency, injects rate-limit errors, timeouts and malformed replies at given rates (deterministically,
-from a seed), and records every prompt it saw.
+:class:`ScriptedModel` replies from a list, a mapping or a function, can add latency, injects
+rate-limit errors, timeouts and malformed replies at given rates (deterministically, from a seed),
+and records every prompt, schema and set of generation settings it saw.
 
 >>> import asyncio
 >>> from langrag_eval.model import GenerationParams
@@ -24,11 +24,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from .errors import ConfigError, ModelTimeoutError, RateLimitError
-from .io import parse_json
-from .model import GenerationParams, Reply, TokenUsage, estimate_tokens
+from ..errors import ConfigError, DataError, ModelTimeoutError, RateLimitError
+from ..io import parse_json, read_text
+from ..model import GenerationParams, Reply, TokenUsage, estimate_tokens
 
-__all__ = ["ScriptedModel", "assert_no_regression", "resolve"]
+__all__ = ["MALFORMED", "ScriptedModel", "resolve"]
 
 Script = Sequence[str] | Mapping[str, str] | Callable[[str], str]
 MALFORMED = "I am not sure how to answer in that format."
@@ -60,6 +60,7 @@ class ScriptedModel:
         self.schema_replies = schema_replies
         self.prompts: list[str] = []
         self.schemas: list[dict[str, Any] | None] = []
+        self.params: list[GenerationParams] = []
         self.failures: Counter[str] = Counter()
         self.in_flight = 0
         self.peak_concurrency = 0
@@ -110,6 +111,7 @@ class ScriptedModel:
         with self._lock:
             self.prompts.append(prompt)
             self.schemas.append(schema)
+            self.params.append(params)
             self.in_flight += 1
             self.peak_concurrency = max(self.peak_concurrency, self.in_flight)
         try:
@@ -129,14 +131,10 @@ def resolve(spec: str) -> ScriptedModel:
     from prompt substring to reply (an empty key matches any prompt)."""
     path = Path(spec)
     try:
-        data = parse_json(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"scripted judge file not found: {path}") from None
-    except IsADirectoryError:
-        raise ConfigError(f"{path}: the scripted judge file is a directory, not a file") from None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the scripted judge file: {exc.strerror}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        data = parse_json(read_text(path, what="scripted judge file"))
+    except DataError as exc:  # missing, a directory, unreadable, not UTF-8: a judge setting at fault
+        raise ConfigError(str(exc)) from None
+    except json.JSONDecodeError as exc:
         raise ConfigError(f"{path}: a scripted judge file must be a JSON list or object ({exc})") from None
     if isinstance(data, list) and data and all(isinstance(x, str) for x in data):
         return ScriptedModel(data, model_id=f"scripted:{path.name}")
@@ -144,29 +142,3 @@ def resolve(spec: str) -> ScriptedModel:
         return ScriptedModel(data, model_id=f"scripted:{path.name}")
     raise ConfigError(f"{path}: a scripted judge file must be a non-empty JSON list of strings "
                       "or an object mapping prompt substrings to replies")
-
-
-def assert_no_regression(run: str, baseline: str, max_drop: Mapping[str, float] | Sequence[str], *,
-                         store: Any = None, confidence: float = 0.95, seed: int = 0) -> Any:
-    """``langrag-eval gate`` inside a test suite: raise ``AssertionError`` (with the gate's summary)
-    when ``run`` drops below ``baseline`` by more than ``max_drop`` allows with confidence, or when
-    the gate cannot decide. ``store`` is a ``RunStore`` or a path (default: the CLI's store).
-    Returns the :class:`~langrag_eval.compare.GateResult` when the gate passes.
-
-    >>> from langrag_eval.runtime import RunStore
-    >>> store = RunStore(":memory:")
-    >>> for run in ("main", "branch"):
-    ...     _ = store.open_run("grade", {}, run_id=run)
-    ...     for i in range(50):
-    ...         store.put_judgment(run, f"q{i}", "vrag", {"score": 5, "accepted": True}, scored=True)
-    >>> assert_no_regression("branch", "main", {"accept_rate": 0.02}, store=store).exit_code
-    0
-    """
-    from .compare import format_gate, gate_runs  # the gate needs the stores and stats; tests often do not
-    from .runtime import DEFAULT_STORE, RunStore
-
-    opened = store if isinstance(store, RunStore) else RunStore(store or DEFAULT_STORE)
-    result = gate_runs(opened, run, baseline, max_drop, confidence=confidence, seed=seed)
-    if result.exit_code != 0:
-        raise AssertionError("regression gate did not pass\n" + format_gate(result))
-    return result

@@ -1,21 +1,22 @@
-"""A scripted THELMA judge for tests and benchmarks: answers the shipped THELMA prompts from
-tables of decompositions and 0/1 verdicts, in per-component and batched form alike, so the two modes
-can be compared on the same ground truth. Shipped so users can test their own setups offline.
+"""A reply script for THELMA's prompts: decompositions and 0/1 verdicts from tables, in
+per-component and batched form alike, so the two modes can be compared on the same ground truth.
 
 The task of a prompt is recognised from the tag blocks the shipped templates write; templates of
 your own may not be recognised (then :class:`KeyError`).
 
->>> import asyncio
->>> from langrag_eval.runtime import Judge
->>> from .evaluator import Thelma
->>> from .sample import ThelmaSample
 >>> script = ThelmaScript(claims={"Ada was born in 1815. She liked cats.":
 ...                               ["Ada was born in 1815.", "Ada liked cats."]},
 ...                       essential={"Ada was born in 1815.": 1})
->>> t = Thelma(Judge(script.model()), metrics=("rp",))
->>> t.evaluate(ThelmaSample(query="When was Ada born?",
-...                              response="Ada was born in 1815. She liked cats.")).score("rp")
-0.5
+>>> print(script.reply("<passage>\\nAda was born in 1815. She liked cats.\\n</passage>"))
+<output>
+- Ada was born in 1815.
+- Ada liked cats.
+</output>
+>>> script.reply('<query>\\nWhen was Ada born?\\n</query>\\n<fact n="1">\\nAda was born in 1815.\\n</fact>'
+...              '\\n<fact n="2">\\nAda liked cats.\\n</fact>')
+'<output>[1, 0]</output>'
+>>> script.model().model_id
+'scripted:thelma'
 """
 
 from __future__ import annotations
@@ -24,11 +25,11 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Union
 
-from ..testing import ScriptedModel
-from .decompose import split_sentences
+from ..thelma.decompose import split_sentences
+from .scripted import ScriptedModel
 
 if TYPE_CHECKING:
-    from .sample import ThelmaSample
+    from ..thelma.sample import ThelmaSample
 
 __all__ = ["ThelmaScript", "blocks", "synthetic_dataset"]
 
@@ -148,7 +149,7 @@ def synthetic_dataset(n: int, *, seed: int = 0) -> tuple[list[ThelmaSample], The
     now and then a question answered only by two sources together (multi-hop)."""
     import random
 
-    from .sample import ThelmaSample
+    from ..thelma.sample import ThelmaSample
 
     rng = random.Random(seed)
     claims: dict[str, list[str]] = {}
