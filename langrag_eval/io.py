@@ -24,11 +24,12 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Iterator, Literal
 
 from .errors import DataError
 
-__all__ = ["Row", "Table", "read_table", "read_bytes", "read_text", "require_columns", "TableFormat", "parse_json"]
+__all__ = ["Row", "Table", "read_table", "read_bytes", "read_text", "require_columns", "TableFormat", "parse_json",
+           "jsonl_objects"]
 
 TableFormat = Literal["csv", "tsv", "jsonl"]
 _ESCAPED = re.compile(r"[\udc80-\udcff]")
@@ -128,6 +129,35 @@ def read_text(path: str | Path, *, what: str = "file") -> str:
         line = data.count(b"\n", 0, exc.start) + 1
         raise DataError(f"not UTF-8 text (byte 0x{data[exc.start]:02x}); save it as UTF-8",
                         path=str(p), line=line) from None
+
+
+def jsonl_objects(path: str | Path, text: str | None = None, *, what: str = "file"
+                  ) -> Iterator[tuple[int, dict[str, Any] | DataError]]:
+    """Each non-blank line of a JSONL file as ``(line number, object)``, or ``(line number, DataError)``
+    naming the file and line where the line is not JSON or not a JSON object: a strict reader raises
+    the error, a forgiving one reports it and goes on. ``text``: the file's content, when already read.
+
+    >>> import pathlib, tempfile
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "a.jsonl"
+    >>> _ = p.write_text('{"q": 1}\\n\\n[2]\\n{"q": 3', encoding="utf-8")
+    >>> [(n, o if isinstance(o, dict) else o.message) for n, o in jsonl_objects(p)]  # doctest: +NORMALIZE_WHITESPACE
+    [(1, {'q': 1}), (3, 'expected a JSON object, got list'),
+     (4, "not valid JSON (Expecting ',' delimiter at column 8)")]
+    """
+    p = Path(path)
+    content = read_text(p, what=what) if text is None else text
+    for number, line in enumerate(content.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = parse_json(line)
+        except json.JSONDecodeError as exc:
+            yield number, DataError(f"not valid JSON ({exc.msg} at column {exc.colno})", path=str(p), line=number)
+            continue
+        if not isinstance(obj, dict):
+            yield number, DataError(f"expected a JSON object, got {type(obj).__name__}", path=str(p), line=number)
+            continue
+        yield number, obj
 
 
 def read_table(path: str | Path, *, format: TableFormat | None = None) -> Table:

@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import ConfigError
+from ..io import read_text
 from ..model import GenerationParams
 from ..prompts import PromptTemplate, load_prompt, override_template
 from ..results import Unscored
@@ -76,14 +77,7 @@ def load_rubric(rubric: str | Path | None) -> str:
     if rubric is None:
         text = load_prompt("vrag/rubric").render()
     elif isinstance(rubric, Path):
-        try:
-            text = rubric.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise ConfigError(f"{rubric}: rubric file not found") from None
-        except IsADirectoryError:
-            raise ConfigError(f"{rubric}: the rubric file is a directory, not a file") from None
-        except UnicodeDecodeError as exc:
-            raise ConfigError(f"{rubric}: rubric file is not UTF-8 ({exc.reason} at byte {exc.start})") from None
+        text = read_text(rubric, what="rubric file")
     else:
         text = rubric
     if not text.strip():

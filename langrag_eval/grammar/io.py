@@ -15,13 +15,12 @@ A verdicts file is JSONL, one verdict a line: ``qid`` (the dataset id), ``evalua
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import DataError
-from ..io import parse_json, read_text
+from ..io import jsonl_objects
 
 if TYPE_CHECKING:
     from .reliability import ReliabilitySample
@@ -32,15 +31,9 @@ __all__ = ["read_verdicts", "verdict_lookup"]
 def read_verdicts(path: str | Path) -> dict[str, dict[str, object]]:
     """``{evaluator: {"agent/qid" or "qid": verdict}}`` from a verdicts file."""
     table: dict[str, dict[str, object]] = {}
-    for n, line in enumerate(read_text(path, what="verdicts file").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = parse_json(line)
-        except json.JSONDecodeError as exc:
-            raise DataError(f"not valid JSON ({exc.msg})", path=str(path), line=n) from None
-        if not isinstance(obj, dict):
-            raise DataError(f"expected a JSON object, got {type(obj).__name__}", path=str(path), line=n)
+    for n, obj in jsonl_objects(path, what="verdicts file"):
+        if isinstance(obj, DataError):
+            raise obj
         for f in ("qid", "evaluator", "verdict"):
             if f not in obj:
                 raise DataError("is missing", path=str(path), line=n, field=f)

@@ -26,9 +26,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sqlglot import exp
 
-from ..errors import ConfigError, DataError
+from ..errors import DataError
 from ..files import write_text_atomic
-from ..io import parse_json
+from ..io import parse_json, read_text
 from .db import guard_select
 from .schema import DatabaseSchema
 
@@ -264,12 +264,7 @@ def load_templates(path: str | Path) -> TemplateSet:
     """Read a (possibly hand-edited) template file. A malformed template is skipped with a message
     naming file, line and field in ``problems``; the others load."""
     source = Path(path)
-    try:
-        text = source.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{source}: template file not found") from None
-    except UnicodeDecodeError as exc:
-        raise DataError(f"not UTF-8 text ({exc.reason})", path=str(source)) from None
+    text = read_text(source, what="template file")
     try:
         raw = parse_json(text)
     except json.JSONDecodeError as exc:

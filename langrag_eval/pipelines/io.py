@@ -39,7 +39,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..errors import DataError
 from ..files import atomic_write
-from ..io import parse_json, read_text
+from ..io import jsonl_objects, read_text
 from ..types import Document
 from .agents import AgentAnswer
 
@@ -55,13 +55,9 @@ class Query(BaseModel):
     query: str
 
 
-def _load_line(path: str, number: int, line: str) -> dict[str, Any]:
-    try:
-        obj = parse_json(line)
-    except json.JSONDecodeError as exc:
-        raise DataError(f"not valid JSON ({exc.msg} at column {exc.colno})", path=path, line=number) from None
-    if not isinstance(obj, dict):
-        raise DataError(f"expected a JSON object, got {type(obj).__name__}", path=path, line=number)
+def _strict(obj: dict[str, Any] | DataError) -> dict[str, Any]:
+    if isinstance(obj, DataError):
+        raise obj
     return obj
 
 
@@ -77,8 +73,16 @@ def _text(obj: dict[str, Any], names: tuple[str, ...], path: str, number: int) -
                     path=path, line=number, field=names[0])
 
 
-def _open(path: str | Path) -> list[str]:
-    return read_text(path).splitlines()
+def _query(obj: dict[str, Any], p: str, number: int) -> Query:
+    qid = obj.get("qid", obj.get("id"))
+    if isinstance(qid, (int, float)) and not isinstance(qid, bool):
+        qid = str(qid)
+    if "qid" not in obj and "id" not in obj:
+        raise DataError("is missing (also accepted: id)", path=p, line=number, field="qid")
+    if not isinstance(qid, str) or not qid.strip():
+        raise DataError(f"must be a non-empty string, got {qid!r}", path=p, line=number,
+                        field="qid" if "qid" in obj else "id")
+    return Query(qid=qid, query=_text(obj, ("query", "question"), p, number))
 
 
 def read_queries(path: str | Path) -> list[Query]:
@@ -86,25 +90,15 @@ def read_queries(path: str | Path) -> list[Query]:
 
     Raises :class:`DataError` naming file, line and field; a repeated ``qid`` is an error.
     """
-    p, lines = str(path), _open(path)
+    p, text = str(path), read_text(path)
     queries: list[Query] = []
     first_line: dict[str, int] = {}
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        if Path(p).suffix.lower() in (".jsonl", ".json", ".ndjson"):
-            obj = _load_line(p, number, line)
-            qid = obj.get("qid", obj.get("id"))
-            if isinstance(qid, (int, float)) and not isinstance(qid, bool):
-                qid = str(qid)
-            if "qid" not in obj and "id" not in obj:
-                raise DataError("is missing (also accepted: id)", path=p, line=number, field="qid")
-            if not isinstance(qid, str) or not qid.strip():
-                raise DataError(f"must be a non-empty string, got {qid!r}", path=p, line=number,
-                                field="qid" if "qid" in obj else "id")
-            query = Query(qid=qid, query=_text(obj, ("query", "question"), p, number))
-        else:
-            query = Query(qid=f"q{number}", query=line.strip())
+    if Path(p).suffix.lower() in (".jsonl", ".json", ".ndjson"):
+        rows = ((number, _query(_strict(obj), p, number)) for number, obj in jsonl_objects(p, text))
+    else:
+        rows = ((number, Query(qid=f"q{number}", query=line.strip()))
+                for number, line in enumerate(text.splitlines(), start=1) if line.strip())
+    for number, query in rows:
         if query.qid in first_line:
             raise DataError(f"qid {query.qid!r} repeats line {first_line[query.qid]}", path=p,
                             line=number, field="qid")
@@ -179,11 +173,9 @@ def read_answers(path: str | Path, *, errors: list[DataError] | None = None) -> 
     p = str(path)
     answers: list[AgentAnswer] = []
     first_line: dict[tuple[str, str], int] = {}
-    for number, line in enumerate(_open(path), start=1):
-        if not line.strip():
-            continue
+    for number, obj in jsonl_objects(p, read_text(path)):
         try:
-            answer = _record(_load_line(p, number, line), p, number)
+            answer = _record(_strict(obj), p, number)
             key = (answer.qid or "", answer.agent)
             if key in first_line:
                 raise DataError(f"agent {answer.agent!r} answers qid {answer.qid!r} twice "

@@ -15,7 +15,7 @@ Embedding goes through any :class:`~langrag_eval.embeddings.Embedder` (default: 
 >>> _ = (folder / "faq.jsonl").write_text(json.dumps({"id": "q1", "text": "Refunds take 5 days."}) + "\\n{oops\\n")
 >>> loaded = load_path(folder)
 >>> [s.id for s in loaded.sources], [str(e) for e in loaded.errors]  # doctest: +ELLIPSIS
-(['q1'], ['...faq.jsonl:2: not valid JSON: ...'])
+(['q1'], ['...faq.jsonl:2: not valid JSON (...)'])
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import numpy as np
 
 from ..embeddings import Embedder
 from ..errors import DataError
-from ..io import parse_json, read_text
+from ..io import jsonl_objects, read_text
 from ..runtime.concurrency import synchronous
 from .base import Chunk, HybridSettings, IngestReport, Mode, Retriever, SearchBackend
 from .chunking import DEFAULT_OVERLAP, DEFAULT_SIZE, Source, chunk_sources
@@ -92,16 +92,9 @@ def load_jsonl(path: str | Path, *, text_field: str = "text", id_field: str = "i
     except DataError as exc:
         return Loaded(errors=[exc])
     seen: set[str] = set()
-    for number, line in enumerate(content.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = parse_json(line)
-        except ValueError as exc:
-            out.errors.append(DataError(f"not valid JSON: {exc}", path=str(path), line=number))
-            continue
-        if not isinstance(row, dict):
-            out.errors.append(DataError("expected a JSON object", path=str(path), line=number))
+    for number, row in jsonl_objects(path, content):
+        if isinstance(row, DataError):
+            out.errors.append(row)
             continue
         text = row.get(text_field)
         if not isinstance(text, str) or not text.strip():

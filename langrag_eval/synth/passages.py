@@ -17,12 +17,12 @@ import json
 import random
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import ConfigError, DataError
-from ..io import parse_json
+from ..io import jsonl_objects, parse_json
 
 __all__ = [
     "CorpusDocument",
@@ -80,8 +80,7 @@ def load_corpus(path: str | Path) -> list[CorpusDocument]:
     elif not p.is_file():
         raise ConfigError(f"{p}: corpus not found")
     elif p.suffix.lower() == ".jsonl":
-        docs = [_record(_json_line(p, n, line), str(p), n, n - 1)
-                for n, line in enumerate(_read(p).splitlines(), start=1) if line.strip()]
+        docs = [_record(_strict(obj), str(p), n, n - 1) for n, obj in jsonl_objects(p, _read(p))]
     elif p.suffix.lower() == ".json":
         try:
             raw = parse_json(_read(p))
@@ -113,11 +112,10 @@ def _read(path: Path) -> str:
         raise DataError(f"not UTF-8 text ({exc.reason})", path=str(path)) from None
 
 
-def _json_line(path: Path, number: int, line: str) -> object:
-    try:
-        return parse_json(line)
-    except json.JSONDecodeError as exc:
-        raise DataError(f"not valid JSON ({exc.msg})", path=str(path), line=number) from None
+def _strict(obj: dict[str, Any] | DataError) -> dict[str, Any]:
+    if isinstance(obj, DataError):
+        raise obj
+    return obj
 
 
 def _record(obj: object, path: str, line: int | None, index: int) -> CorpusDocument:

@@ -25,6 +25,7 @@ tournament runs on what is valid. Only an unreadable file or a missing column ra
 from __future__ import annotations
 
 import csv
+import io
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
@@ -33,6 +34,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import DataError
+from ..io import read_text
 from ..types import AgentAnswer, Document
 
 __all__ = ["AgentAnswer", "Problem", "TournamentData", "load_answers_jsonl", "load_ragelo_csv"]
@@ -182,18 +184,9 @@ class _Builder:
 
 
 def _read_csv(path: Path, required: tuple[str, ...]) -> Iterable[tuple[int, dict[str, str]]]:
-    try:
-        handle = path.open(newline="", encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise DataError("file not found", path=str(path)) from None
-    except IsADirectoryError:
-        raise DataError("is a directory, not a file", path=str(path)) from None
-    with handle:
+    with io.StringIO(read_text(path, what="CSV file"), newline="") as handle:
         reader = csv.DictReader(handle)
-        try:
-            header = [h.strip() for h in (reader.fieldnames or [])]
-        except UnicodeDecodeError as exc:
-            raise DataError(f"not UTF-8 text ({exc.reason})", path=str(path)) from None
+        header = [h.strip() for h in (reader.fieldnames or [])]
         missing = [c for c in required if c not in header]
         if missing:
             raise DataError(f"missing column(s) {', '.join(missing)}; found {', '.join(header) or 'none'}",
@@ -202,7 +195,7 @@ def _read_csv(path: Path, required: tuple[str, ...]) -> Iterable[tuple[int, dict
         try:
             for row in reader:
                 yield reader.line_num, {k: (v or "") for k, v in row.items() if k is not None}
-        except (UnicodeDecodeError, csv.Error) as exc:
+        except csv.Error as exc:
             raise DataError(f"unreadable CSV ({exc})", path=str(path), line=reader.line_num) from None
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from langrag_eval.errors import ConfigError, PromptError
+from langrag_eval.errors import ConfigError, DataError, PromptError
 from langrag_eval.grading import GradedExample, VragGrade, VragGrader
 from langrag_eval.model import GenerationParams, Reply
 from langrag_eval.results import Unscored
@@ -177,7 +177,7 @@ async def test_user_rubric_as_text_and_as_file(tmp_path: Path) -> None:
     grader, model = grader_with(["Score: [[5]], Reason: [[r]]"], rubric=path)
     await grader.aevaluate(RAGSample(question=Q, answer=A, reference=L))
     assert "5: from a file" in model.prompts[0]
-    with pytest.raises(ConfigError, match="not found"):
+    with pytest.raises(DataError, match="nope.txt.*rubric file not found"):
         grader_with(["x"], rubric=tmp_path / "nope.txt")
     with pytest.raises(ConfigError, match="empty"):
         grader_with(["x"], rubric="  ")
