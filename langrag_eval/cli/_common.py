@@ -8,13 +8,14 @@ import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import ConfigError
 from ..models import ResolvedJudge, resolve_judge
 from ..runtime import DEFAULT_STORE, Judge, PriceTable, RetryPolicy, RunStore, open_store
 
 __all__ = ["add_judge_options", "add_store_options", "add_call_options", "JudgeSetup", "setup_judge",
-           "check_call_options", "make_judge", "say", "open_cli_run", "say_reuse", "report_issues",
+           "check_call_options", "make_judge", "say", "open_cli_run", "say_reuse", "say_usage", "report_issues",
            "quiet_model_loading"]
 
 
@@ -101,6 +102,14 @@ def say_reuse(store: RunStore, run_id: str, indent: str = "  ") -> None:
     counts = store.batch_counts(run_id)
     if counts is not None:
         say(f"{indent}{counts.describe()}")
+
+
+def say_usage(meter: Any, usage: dict[str, Any], indent: str = "  ") -> None:
+    """The judge's calls in this process (``meter``: a UsageMeter) and over the whole run (``usage``:
+    the store's totals for it, with tokens and cost)."""
+    say(f"{indent}model calls now: {meter.calls} (cached {meter.cached}, failed {meter.failed}); over this run: "
+        f"{usage['calls']} calls, {usage['prompt_tokens']} + {usage['completion_tokens']} tokens"
+        + ("" if usage["cost"] is None else f", cost {usage['cost']:.4f}"))
 
 
 def report_issues(issues: Sequence[object], *, limit: int = 20, more: str = "in the input") -> None:

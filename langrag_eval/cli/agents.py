@@ -32,7 +32,7 @@ from ..retrieval import EmbeddedBackend
 from ..retrieval.chunking import DEFAULT_OVERLAP, DEFAULT_SIZE, chunk_sources
 from ..retrieval.ingest import Loaded, ingest, load_path
 from ..runtime.identity import file_digest
-from ._common import add_judge_options, open_cli_run, say, say_reuse, setup_judge
+from ._common import add_judge_options, open_cli_run, say, say_reuse, say_usage, setup_judge
 from ._files import output_file
 
 __all__ = ["register"]
@@ -142,9 +142,7 @@ def handle(args: argparse.Namespace) -> int:
     say(f"agents on {len(queries)} queries (run {run_id}, generator {generator.model_id})")
     for name, ok in per_agent.items():
         say(f"  {name:<14} {ok}/{len(queries)} answered")
-    say(f"  model calls now: {meter.calls} (cached {meter.cached}, failed {meter.failed}); over this run: "
-        f"{usage['calls']} calls, {usage['prompt_tokens']} + {usage['completion_tokens']} tokens"
-        + ("" if usage["cost"] is None else f", cost {usage['cost']:.4f}"))
+    say_usage(meter, usage)
     say_reuse(setup.store, run_id)
     say(f"  answers: {args.out} ({written} written, {len(failed)} failed)")
     return 0

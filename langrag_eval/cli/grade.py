@@ -23,7 +23,7 @@ from ..grading.io import read_examples
 from ..results import Unscored
 from ..runtime.identity import file_digest
 from ..stats import agreement, combine, describe_combination, format_agreement
-from ._common import add_judge_options, open_cli_run, report_issues, say, say_reuse, setup_judge
+from ._common import add_judge_options, open_cli_run, report_issues, say, say_reuse, say_usage, setup_judge
 from ._options import add_results_option, add_table_options, column_names, results_file
 
 __all__ = ["register"]
@@ -159,9 +159,7 @@ def handle(args: argparse.Namespace) -> int:
             say(f"    against {name} alone: exact {_rate(r['exact'])}, binary {_rate(r['binary'])}, "
                 f"compared {r['compared']}")
     meter = setup.judge.usage
-    say(f"  model calls now: {meter.calls} (cached {meter.cached}, failed {meter.failed}); over this run: "
-        f"{usage['calls']} calls, {usage['prompt_tokens']} + {usage['completion_tokens']} tokens"
-        + ("" if usage["cost"] is None else f", cost {usage['cost']:.4f}"))
+    say_usage(meter, usage)
     say_reuse(setup.store, run_id)
     say(f"  results: {out}")
     return 0
