@@ -14,7 +14,7 @@ from .aggregate import METRIC_NAMES, METRICS, MetricScore, coverage, macro_avera
 from .dataset import summarize
 from .decompose import Decomposer, split_sentences
 from .diagnosis import RULES, Finding, Rule, Thresholds, diagnose, diagnose_dataset
-from .evaluator import DEFAULT_SD_THRESHOLD, Thelma
+from .evaluator import DEFAULT_SD_THRESHOLD, METRIC_TASKS, Thelma, select_metrics
 from .formats import BinaryListFormat, ListFormat
 from .match import Matcher
 from .meta import MetaEvaluation, MetaReport, MetaRow, PairOutcome
@@ -24,6 +24,7 @@ from .scripted import ThelmaScript, synthetic_dataset
 __all__ = [
     "DEFAULT_SD_THRESHOLD",
     "METRICS",
+    "METRIC_TASKS",
     "METRIC_NAMES",
     "RULES",
     "BinaryListFormat",
@@ -47,6 +48,7 @@ __all__ = [
     "diagnose",
     "diagnose_dataset",
     "macro_average",
+    "select_metrics",
     "self_distinctness",
     "split_sentences",
     "summarize",
