@@ -75,7 +75,8 @@ def as_documents(contexts: Any, *, field: str = "contexts") -> list[Document]:
     if contexts is None:
         return []
     if isinstance(contexts, (str, Document, Mapping)) or hasattr(contexts, "page_content") \
-            or hasattr(getattr(contexts, "node", None), "get_content") or callable(getattr(contexts, "get_content", None)):
+            or hasattr(getattr(contexts, "node", None), "get_content") \
+            or callable(getattr(contexts, "get_content", None)):
         # one document alone (a LlamaIndex node is a pydantic model: iterating it gives its fields)
         found = _one(contexts, field)
         return [found] if found is not None else []

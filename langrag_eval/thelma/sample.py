@@ -51,7 +51,8 @@ class ThelmaSample(BaseModel):
         if value is None:
             return []
         if isinstance(value, (str, Mapping, Document)) or hasattr(value, "page_content") or \
-                hasattr(getattr(value, "node", None), "get_content") or callable(getattr(value, "get_content", None)):
+                hasattr(getattr(value, "node", None), "get_content") or \
+                callable(getattr(value, "get_content", None)):
             return [value]
         return value
 

@@ -47,9 +47,9 @@ def _as_dict(result: VragGrade | Unscored, scale: Scale) -> dict[str, Any]:
     if isinstance(result, Unscored):
         return {"score": None, "grade": None, "normalised": None, "raw_score": None, "value": None,
                 "reasoning": result.reason, "unscored": result.cause}
-    out: dict[str, Any] = {"score": result.on_scale(scale), "grade": result.score, "normalised": result.normalised,
-                           "raw_score": result.score, "value": "accept" if result.accepted else "reject",
-                           "reasoning": result.reason}
+    out: dict[str, Any] = {"score": result.on_scale(scale), "grade": result.score,
+                           "normalised": result.normalised, "raw_score": result.score,
+                           "value": "accept" if result.accepted else "reject", "reasoning": result.reason}
     if result.confidence is not None:
         out["confidence"] = result.confidence
     return out
@@ -114,9 +114,10 @@ def vrag_langsmith_evaluator(judge: JudgeLike, *, question_key: str | None = Non
     async def grade(inputs: dict, outputs: dict, reference_outputs: dict) -> dict:
         question = read_question(inputs, question_key)
         answer = read_answer(outputs, answer_key)
-        label = as_text(pick(reference_outputs, label_key, ("label", "answer", "reference", "output")), strict=False)
-        r = _as_dict(await grader.aevaluate(RAGSample(question=question or "", answer=answer, reference=label)),
-                     "0-1")
+        label = as_text(pick(reference_outputs, label_key, ("label", "answer", "reference", "output")),
+                        strict=False)
+        sample = RAGSample(question=question or "", answer=answer, reference=label)
+        r = _as_dict(await grader.aevaluate(sample), "0-1")
         main = {"key": key, "score": r["score"], "value": r["value"], "comment": r["reasoning"]}
         if r.get("confidence") is not None or r.get("unscored"):
             main["metadata"] = {k: r[k] for k in ("confidence", "unscored") if r.get(k) is not None}

@@ -40,7 +40,8 @@ class LangChainEmbedder(FunctionEmbedder):
     (its ``embed_documents``)."""
 
     def __init__(self, embeddings: Embeddings, *, model_id: str | None = None) -> None:
-        super().__init__(embeddings.embed_documents, model_id=model_id or f"langchain:{type(embeddings).__name__}")
+        super().__init__(embeddings.embed_documents,
+                         model_id=model_id or f"langchain:{type(embeddings).__name__}")
         self.embeddings = embeddings
 
 
@@ -83,7 +84,8 @@ class ThelmaStringEvaluator(StringEvaluator):
             result = await self.thelma.aevaluate(ThelmaSample(query=input or "", response=prediction,
                                                              sources=kwargs.get("contexts")))
         if self.metric:
-            return {"score": result.score(self.metric), "value": None, "reasoning": result.comment(self.metric)}
+            return {"score": result.score(self.metric), "value": None,
+                    "reasoning": result.comment(self.metric)}
         return {"score": result.mean(), "value": ", ".join(result.components_to_improve()) or None,
                 "reasoning": result.feedback(), "metrics": result.scores(),
                 "diagnosis": [f.model_dump() for f in result.diagnosis]}
@@ -114,7 +116,8 @@ def thelma_langsmith_evaluator(judge: JudgeLike, *, metrics: Sequence[str] = MET
         result = await thelma.aevaluate(ThelmaSample(query=query or "", response=answer, sources=raw))
         out = [{"key": f"{key_prefix}{m}", "score": result.score(m), "comment": result.comment(m)}
                for m in result.metrics]
-        out.append({"key": f"{key_prefix}diagnosis", "value": ", ".join(result.components_to_improve()) or "none",
+        out.append({"key": f"{key_prefix}diagnosis",
+                    "value": ", ".join(result.components_to_improve()) or "none",
                     "comment": result.diagnosis_text()})
         return {"results": out}
 

@@ -161,8 +161,8 @@ def _app(runnable: Runnable, answer_key: str | None, context_key: str | None,
                                      config={"callbacks": [capture]})
         sample = capture.samples[-1] if capture.samples else None
         if answer_key or context_key:
-            answer = as_text(pick(out, answer_key, ANSWER_KEYS, sole=False) if isinstance(out, Mapping) else out,
-                             strict=False)
+            picked = pick(out, answer_key, ANSWER_KEYS, sole=False) if isinstance(out, Mapping) else out
+            answer = as_text(picked, strict=False)
             docs = as_documents(pick(out, context_key, CONTEXT_KEYS, sole=False)) \
                 if isinstance(out, Mapping) else []
             return answer, docs

@@ -7,8 +7,9 @@ back to ``update_prompts`` as it is; the evaluators read it (or a LlamaIndex ``P
 back through the core's template checks.
 
 >>> from langrag_eval.prompts import load_prompt
->>> text = template_prompt(load_prompt("vrag/grade")).get_template()
->>> text.startswith("{#\\ntask: vrag/grade"), PromptTemplate.from_text(text).body == load_prompt("vrag/grade").body
+>>> shipped = load_prompt("vrag/grade")
+>>> text = template_prompt(shipped).get_template()
+>>> text.startswith("{#\\ntask: vrag/grade"), PromptTemplate.from_text(text, source=shipped.source) == shipped
 (True, True)
 """
 

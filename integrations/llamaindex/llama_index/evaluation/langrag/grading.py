@@ -89,11 +89,12 @@ class VragEvaluator(BaseEvaluator):
                         sleep_time_in_seconds: int = 0, **kwargs: Any) -> VragResult:
         result = await self.grader.aevaluate(RAGSample(question=query or "", answer=response, reference=reference))
         if isinstance(result, Unscored):
-            return VragResult(query=query, response=response, contexts=context_texts(contexts), invalid_result=True,
-                              invalid_reason=f"{result.cause}: {result.reason}")
+            return VragResult(query=query, response=response, contexts=context_texts(contexts),
+                              invalid_result=True, invalid_reason=f"{result.cause}: {result.reason}")
         return VragResult(query=query, response=response, contexts=context_texts(contexts),
                           score=result.on_scale(self.scale), grade=result.score, normalised=result.normalised,
-                          confidence=result.confidence, passing=result.accepted, feedback=self._feedback(result))
+                          confidence=result.confidence, passing=result.accepted,
+                          feedback=self._feedback(result))
 
     @staticmethod
     def _feedback(grade: VragGrade) -> str | None:

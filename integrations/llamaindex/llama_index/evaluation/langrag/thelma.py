@@ -104,7 +104,8 @@ class ThelmaEvaluator(BaseEvaluator):
     @traced_evaluation
     async def aevaluate(self, query: str | None = None, response: str | None = None,
                         contexts: Sequence[str] | None = None, **kwargs: Any) -> EvaluationResult:
-        result = await self.thelma.aevaluate(ThelmaSample(query=query or "", response=response, sources=contexts))
+        sample = ThelmaSample(query=query or "", response=response, sources=contexts)
+        result = await self.thelma.aevaluate(sample)
         self.last_result = result
         texts = context_texts(contexts)
         score = result.score(self.metric) if self.metric else result.mean()
