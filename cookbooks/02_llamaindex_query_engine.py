@@ -7,7 +7,7 @@ right, are they grounded in what it retrieved, and would BM25 or hybrid retrieva
 Three steps:
   1. your query engine, as you have it: a ``VectorStoreIndex`` over documents, ``as_query_engine``;
   2. ``BatchEvalRunner`` with our evaluators: vRAG-Eval (``VragEvaluator``, against reference
-     answers) and THELMA (``ThelmaEvaluator``, all metrics, and ``GroundednessEvaluator`` alone),
+     answers) and THELMA (``ThelmaEvaluator``, all metrics, and ``metric="gr"`` alone),
      contexts taken from each response's ``source_nodes``;
   3. the same documents in langrag-eval's embedded backend (BM25, KNN, hybrid RRF), plugged into a
      LlamaIndex ``RetrieverQueryEngine`` through ``LangragRetriever``, plus the RAG-Fusion agent as a
@@ -35,7 +35,6 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.evaluation import BatchEvalRunner
 from llama_index.core.query_engine import RetrieverQueryEngine
 from llama_index.evaluation.langrag import (
-    GroundednessEvaluator,
     LangragRetriever,
     LlamaIndexJudge,
     ThelmaEvaluator,
@@ -114,7 +113,7 @@ async def evaluate_engines(engines: dict, judge: Judge) -> dict:
     runner = BatchEvalRunner({
         "vrag": VragEvaluator(judge),                                  # 1-5, passing = accepted (>= 4)
         "thelma": ThelmaEvaluator(judge, embedder=embedder(), batched=True),  # mean of the 7 scores
-        "groundedness": GroundednessEvaluator(judge),                  # one THELMA metric on its own
+        "groundedness": ThelmaEvaluator(judge, metric="gr"),           # one THELMA metric on its own
     }, workers=4)
     questions = [q for q, _ in QUESTIONS]
     out = {}

@@ -75,7 +75,9 @@ def as_documents(contexts: Any, *, field: str = "contexts") -> list[Document]:
     if contexts is None:
         return []
     if isinstance(contexts, (str, Document, Mapping)) or hasattr(contexts, "page_content") \
-            or hasattr(getattr(contexts, "node", None), "get_content"):
+            or hasattr(getattr(contexts, "node", None), "get_content") \
+            or callable(getattr(contexts, "get_content", None)):
+        # one document alone (a LlamaIndex node is a pydantic model: iterating it gives its fields)
         found = _one(contexts, field)
         return [found] if found is not None else []
     if hasattr(contexts, "source_nodes"):
@@ -86,9 +88,16 @@ def as_documents(contexts: Any, *, field: str = "contexts") -> list[Document]:
     return [d for d in out if d is not None]
 
 
-def as_text(value: Any, *, field: str = "answer") -> str | None:
-    """An answer as text: a string as it is; a chat message's text content; a LlamaIndex
-    ``Response``'s ``response`` (a streaming one is read to its end); None stays None."""
+def as_text(value: Any, *, field: str = "answer", strict: bool = True) -> str | None:
+    """An answer or a question as text: a string as it is; a chat message's text content; a
+    LlamaIndex ``Response``'s ``response`` (a streaming one is read to its end) or ``QueryBundle``'s
+    ``query_str``; a number as its digits; None stays None. Anything else is refused (a
+    :class:`ConfigError` naming ``field``), or with ``strict=False`` given as ``str(value)``:
+    what the adapters do with a value a framework handed over in a shape of its own.
+
+    >>> as_text({"answer": "Paris"}, strict=False)
+    "{'answer': 'Paris'}"
+    """
     if value is None or isinstance(value, str):
         return value
     if hasattr(value, "response_gen") or hasattr(value, "async_response_gen"):
@@ -96,11 +105,13 @@ def as_text(value: Any, *, field: str = "answer") -> str | None:
         return None if text == "None" else text
     if hasattr(value, "source_nodes") and hasattr(value, "response"):
         return None if value.response is None else str(value.response)
+    if isinstance(getattr(value, "query_str", None), str):  # a LlamaIndex QueryBundle
+        return value.query_str
     content = getattr(value, "content", None)
     if isinstance(content, str):
         return content
     if isinstance(content, list):  # message content blocks
         return "".join(p.get("text", "") if isinstance(p, Mapping) else str(p) for p in content)
-    if isinstance(value, (int, float)):
+    if isinstance(value, (int, float)) or not strict:
         return str(value)
     raise ConfigError(f"{field} is a {type(value).__name__}, not text")

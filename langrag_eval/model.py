@@ -41,6 +41,15 @@ class TokenUsage(BaseModel):
         return TokenUsage(prompt_tokens=self.prompt_tokens + other.prompt_tokens,
                           completion_tokens=self.completion_tokens + other.completion_tokens)
 
+    def as_dict(self) -> dict[str, int]:
+        """The counts as the ``usage`` mapping LLM APIs and tracers report (with ``total_tokens``).
+
+        >>> TokenUsage(prompt_tokens=7, completion_tokens=2).as_dict()["total_tokens"]
+        9
+        """
+        return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+                "total_tokens": self.prompt_tokens + self.completion_tokens}
+
 
 class Reply(BaseModel):
     """What a model returned: its text and the tokens it reported (estimated when it reports none)."""

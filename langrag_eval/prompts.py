@@ -77,6 +77,20 @@ class PromptTemplate:
             raise PromptError(str(exc)) from None
         return cls.from_text(text, source=str(p))
 
+    def to_text(self) -> str:
+        """The template as the text of its file, header then body: what :meth:`from_text` reads
+        back into the same template (the form a framework's prompt editor shows and takes back).
+
+        >>> t = load_prompt("vrag/grade")
+        >>> PromptTemplate.from_text(t.to_text(), source=t.source) == t
+        True
+        """
+        lines = [f"task: {self.task}"] + ([f"paper: {self.paper}"] if self.paper else []) + [
+            f"variables: {', '.join(self.variables)}", f"output: {self.output}"]
+        if self.trusted:
+            lines.append(f"trusted: {', '.join(sorted(self.trusted))}")
+        return "{#\n" + "\n".join(lines) + "\n#}\n" + self.body
+
     def check_variables(self, allowed: set[str]) -> None:
         """Raise when this template (a user's override, say) declares variables a task cannot fill."""
         unknown = sorted(set(self.variables) - allowed)

@@ -9,11 +9,13 @@ accept/reject, with a per-dataset summary and a reader for CSV/JSONL grading fil
 False
 """
 
-from .grader import DEFAULT_TEMPLATE, TASK, GradedExample, VragGrade, VragGrader, load_rubric
+from .grader import (DEFAULT_TEMPLATE, TASK, GradedExample, Scale, VragGrade, VragGrader, check_scale,
+                     load_rubric)
 from .io import Columns, GradingData, parse_score, read_grading_file
 from .summary import ARTIFACT, NO_SUBJECT, summarize
 
 __all__ = [
-    "VragGrader", "VragGrade", "GradedExample", "load_rubric", "DEFAULT_TEMPLATE", "TASK",
+    "VragGrader", "VragGrade", "GradedExample", "load_rubric", "DEFAULT_TEMPLATE", "TASK", "Scale",
+    "check_scale",
     "summarize", "ARTIFACT", "NO_SUBJECT", "Columns", "GradingData", "read_grading_file", "parse_score",
 ]

@@ -14,6 +14,13 @@ the runtime's one repair re-ask is ``Unscored`` with cause ``unparseable``.
 >>> g = grader.evaluate(RAGSample(question="Capital of France?", answer="Paris.", reference="Paris"))
 >>> g.score, g.accepted, g.reason
 (4, True, 'Matches the label.')
+
+A grade reads on two scales, the same in both framework adapters: the paper's ``1-5`` (LlamaIndex's
+``CorrectnessEvaluator`` reports this one) and ``0-1``, ``(grade - 1) / 4`` (LangSmith feedback's
+convention).
+
+>>> g.on_scale("1-5"), g.on_scale("0-1")
+(4.0, 0.75)
 """
 
 from __future__ import annotations
@@ -21,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -36,7 +43,10 @@ from ..types import RAGSample
 from ..verdicts import ScoreFormat, ScoreVerdict
 from .summary import summarize
 
-__all__ = ["VragGrade", "GradedExample", "VragGrader", "DEFAULT_TEMPLATE", "TASK", "load_rubric"]
+__all__ = ["VragGrade", "GradedExample", "VragGrader", "DEFAULT_TEMPLATE", "TASK", "Scale", "check_scale",
+           "load_rubric"]
+
+Scale = Literal["1-5", "0-1"]
 
 DEFAULT_TEMPLATE = "vrag/grade"
 TASK = "vrag"
@@ -58,6 +68,17 @@ class VragGrade(BaseModel):
     def normalised(self) -> float:
         """The score on 0..1, ``(score - 1) / 4``."""
         return (self.score - 1) / 4
+
+    def on_scale(self, scale: Scale) -> float:
+        """The grade on ``scale``: ``"1-5"`` the paper's grade, ``"0-1"`` the normalised score."""
+        return float(self.score) if check_scale(scale) == "1-5" else self.normalised
+
+
+def check_scale(scale: str) -> Scale:
+    """``scale`` when it names a scale a grade reads on, else a :class:`ConfigError` naming them."""
+    if scale not in get_args(Scale):
+        raise ConfigError(f"unknown score scale {scale!r}; choose from {', '.join(get_args(Scale))}")
+    return scale  # type: ignore[return-value]
 
 
 class GradedExample(BaseModel):

@@ -15,7 +15,7 @@ from .aggregate import METRIC_NAMES, METRICS, MetricScore, coverage, macro_avera
 from .dataset import summarize
 from .decompose import Decomposer, split_sentences
 from .diagnosis import RULES, Finding, Rule, Thresholds, diagnose, diagnose_dataset
-from .evaluator import DEFAULT_SD_THRESHOLD, Thelma
+from .evaluator import DEFAULT_SD_THRESHOLD, METRIC_TASKS, Thelma, select_metrics
 from .formats import BinaryListFormat, ListFormat
 from .match import Matcher
 from .meta import MetaEvaluation, MetaReport, MetaRow, PairOutcome
@@ -24,6 +24,7 @@ from .sample import SampleUsage, ThelmaResult, ThelmaSample
 __all__ = [
     "DEFAULT_SD_THRESHOLD",
     "METRICS",
+    "METRIC_TASKS",
     "METRIC_NAMES",
     "RULES",
     "BinaryListFormat",
@@ -46,6 +47,7 @@ __all__ = [
     "diagnose",
     "diagnose_dataset",
     "macro_average",
+    "select_metrics",
     "self_distinctness",
     "split_sentences",
     "summarize",

@@ -14,6 +14,8 @@ facts serve SP2. Identical prompts across samples are answered from the judge's 
 ...                  response="Ada was born in 1815."))
 >>> r.score("rp"), r.score("gr"), r.usage.calls
 (1.0, 1.0, 3)
+>>> Thelma(judge, metrics=("gr",)).prompt_tasks()    # the prompt files groundedness renders
+['decompose_claims', 'match_supported', 'batch_supported']
 """
 
 from __future__ import annotations
@@ -32,17 +34,45 @@ from ..results import Unscored
 from ..runtime import Judge, UsageMeter, gather_bounded
 from ..types import RAGSample
 from .aggregate import METRICS, MetricOutcome, MetricScore, macro_average, self_distinctness
-from .decompose import Decomposer, split_sentences
+from .decompose import Decomposer, load_task_prompt, split_sentences
 from .dataset import summarize
 from .diagnosis import Thresholds, diagnose
 from .match import Matcher
 from .sample import SampleUsage, ThelmaResult, ThelmaSample
 
-__all__ = ["DEFAULT_SD_THRESHOLD", "Thelma"]
+__all__ = ["DEFAULT_SD_THRESHOLD", "METRIC_TASKS", "Thelma", "select_metrics"]
 
 # all-MiniLM-L6-v2 gives paraphrases of one fact 0.9 and more, and the repeated sentence pair of
 # Appendix A.5 0.79, while distinct facts about the same entity stay near 0.4-0.6.
 DEFAULT_SD_THRESHOLD = 0.75
+
+# The prompt tasks (files under prompts/thelma/) each metric renders: the decompositions it reads,
+# then its match task per component and batched. Self-distinctness makes no model call.
+METRIC_TASKS: dict[str, tuple[str, ...]] = {
+    "sp1": ("match_source", "batch_source"),
+    "sp2": ("decompose_claims", "match_essential", "batch_essential"),
+    "sqc": ("decompose_query", "match_answers", "batch_answers"),
+    "rp": ("decompose_claims", "match_essential", "batch_essential"),
+    "rqc": ("decompose_query", "match_addresses", "batch_addresses"),
+    "sd": (),
+    "gr": ("decompose_claims", "match_supported", "batch_supported"),
+}
+
+
+def select_metrics(metric: str | None = None, metrics: Sequence[str] | None = None) -> tuple[str, ...]:
+    """The metrics an evaluator scores when set up the adapters' way: ``metric`` alone, the set
+    ``metrics`` scored together, or all seven; both at once is an error.
+
+    >>> select_metrics("gr"), len(select_metrics())
+    (('gr',), 7)
+    """
+    if metric is not None and metrics is not None:
+        raise ConfigError("give metric= (one metric) or metrics= (several scored together), not both")
+    if metric is not None:
+        if metric not in METRICS:
+            raise ConfigError(f"unknown THELMA metric {metric!r}; choose from {', '.join(METRICS)}")
+        return (metric,)
+    return tuple(metrics) if metrics is not None else METRICS
 
 
 class _Once:
@@ -111,6 +141,25 @@ class Thelma(Evaluator["ThelmaSample | RAGSample", ThelmaResult]):
     @property
     def mode(self) -> str:
         return "batched" if self.batched else "per_component"
+
+    def prompt_tasks(self) -> list[str]:
+        """The prompt tasks this evaluator's metrics render (in either mode), each once."""
+        return list(dict.fromkeys(t for m in self.metrics for t in METRIC_TASKS[m]))
+
+    def prompt(self, task: str) -> PromptTemplate:
+        """The template in use for ``task``: the one given in ``prompts``, else the shipped one."""
+        return load_task_prompt(task, self.prompts)
+
+    def set_prompts(self, updates: Mapping[str, Any]) -> None:
+        """Replace templates by task: a file, template text, a parsed template, or a LangChain or
+        LlamaIndex prompt object. Each is checked now (it may use only the variables its task
+        fills); a task none of this evaluator's metrics renders is refused, naming those that are."""
+        tasks = self.prompt_tasks()
+        for task in updates:
+            if task not in tasks:
+                raise ConfigError(f"unknown THELMA prompt {task!r}; this evaluator uses {', '.join(tasks)}")
+        parsed = {task: load_task_prompt(task, {task: value}) for task, value in updates.items()}
+        self.prompts = {**self.prompts, **parsed}
 
     def task_name(self) -> str:
         return f"thelma:{self.mode}"

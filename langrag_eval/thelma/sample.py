@@ -5,22 +5,29 @@
 (['It was built in 1896.'], None)
 >>> ThelmaSample(query="q", sources=["ok", 3]).source_texts()[1]
 'source 2 is int, not text'
+>>> ThelmaSample(query="q", sources="One retrieved passage.").sources   # one text is one source
+['One retrieved passage.']
+
+A result reads the same in every adapter: :meth:`ThelmaResult.mean` over the scored metrics,
+:meth:`ThelmaResult.comment` per metric, :meth:`ThelmaResult.feedback` for all of them with the
+diagnosis, and :meth:`ThelmaResult.passes` against the thresholds.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..results import Unscored
 from ..contexts import as_documents
 from ..errors import ConfigError
-from ..types import RAGSample
-from .aggregate import MetricOutcome, MetricScore
-from .diagnosis import Finding
+from ..types import Document, RAGSample
+from .aggregate import METRIC_NAMES, MetricOutcome, MetricScore
+from .diagnosis import Finding, Thresholds
 
 __all__ = ["SampleUsage", "ThelmaResult", "ThelmaSample"]
 
@@ -36,6 +43,18 @@ class ThelmaSample(BaseModel):
     sources: list[Any] = Field(default_factory=list)
     response: str | None = ""
     id: str | None = None
+
+    @field_validator("sources", mode="before")
+    @classmethod
+    def _one_source_is_a_list(cls, value: Any) -> Any:
+        # a single text or document handed over alone is one source, never one source per character
+        if value is None:
+            return []
+        if isinstance(value, (str, Mapping, Document)) or hasattr(value, "page_content") or \
+                hasattr(getattr(value, "node", None), "get_content") or \
+                callable(getattr(value, "get_content", None)):
+            return [value]
+        return value
 
     @classmethod
     def from_rag(cls, sample: RAGSample) -> ThelmaSample:
@@ -108,3 +127,44 @@ class ThelmaResult(BaseModel):
 
     def unscored(self) -> dict[str, Unscored]:
         return {m: v for m, v in self.metrics.items() if isinstance(v, Unscored)}
+
+    def mean(self) -> float | None:
+        """The mean of the scored metrics (None when none was scored)."""
+        scored = [s for s in self.scores().values() if s is not None]
+        return sum(scored) / len(scored) if scored else None
+
+    def comment(self, metric: str) -> str:
+        """One line on ``metric``: ``cause: reason`` when unscored, else how many of its components
+        matched (for self-distinctness: were repeated)."""
+        value = self.metrics[metric]
+        if isinstance(value, Unscored):
+            return f"{value.cause}: {value.reason}"
+        what = "repeated" if metric == "sd" else "matched"
+        return f"{METRIC_NAMES[metric]}: {sum(value.verdicts)} of {len(value.verdicts)} components {what}"
+
+    def components_to_improve(self) -> list[str]:
+        """The pipeline components the diagnosis names, each once, in the order they fired."""
+        return list(dict.fromkeys(f.component for f in self.diagnosis))
+
+    def diagnosis_text(self) -> str:
+        """The Table 2 findings in one line (``rule: interpretation; ...``)."""
+        return "; ".join(f"{f.rule}: {f.interpretation}" for f in self.diagnosis) or "no Table 2 pattern"
+
+    def feedback(self) -> str:
+        """Every metric on its own line (score and comment, or why it is unscored), then one line
+        per diagnosis finding."""
+        lines = [f"{m}={s:.3f} ({self.comment(m)})" if (s := self.score(m)) is not None
+                 else f"{m}=unscored ({self.comment(m)})" for m in self.metrics]
+        lines += [f"diagnosis: {f.rule} -> improve the {f.component}" for f in self.diagnosis]
+        return "\n".join(lines)
+
+    def passes(self, thresholds: Thresholds, metric: str | None = None) -> bool | None:
+        """Whether the result passes: ``metric``'s score is not low; without a metric, no scored
+        metric is low and no Table 2 pattern fired. None when nothing it looks at was scored."""
+        if metric is not None:
+            score = self.score(metric)
+            return None if score is None else not thresholds.is_low(metric, score)
+        scored = {m: s for m, s in self.scores().items() if s is not None}
+        if not scored:
+            return None
+        return not self.diagnosis and not any(thresholds.is_low(m, s) for m, s in scored.items())

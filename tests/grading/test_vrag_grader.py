@@ -33,7 +33,15 @@ async def test_every_rubric_level_and_the_paper_accept_mapping(level: int, accep
     assert (grade.score, grade.accepted, grade.reason) == (level, accepted, f"level {level} applies")
     assert grade.raw == f"Score: [[{level}]], Reason: [[level {level} applies]]"
     assert grade.normalised == (level - 1) / 4
+    assert (grade.on_scale("1-5"), grade.on_scale("0-1")) == (float(level), (level - 1) / 4)
     assert model.calls == 1
+
+
+def test_an_unknown_scale_is_refused_naming_the_scales() -> None:
+    from langrag_eval.grading import check_scale
+    assert check_scale("0-1") == "0-1"
+    with pytest.raises(ConfigError, match="choose from 1-5, 0-1"):
+        VragGrade(score=3, accepted=False).on_scale("0-100")  # type: ignore[arg-type]
 
 
 def test_prompt_keeps_the_five_levels_the_definitive_label_and_the_reply_format() -> None:

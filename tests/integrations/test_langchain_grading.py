@@ -63,10 +63,16 @@ def test_string_evaluator_contract_and_result_keys() -> None:
     assert ev.requires_reference and ev.requires_input and ev.evaluation_name == "vrag"
     r = ev.evaluate_strings(prediction="They are in the invoice_items table.", reference="invoice_items",
                             input="Where are invoice lines?")
-    assert r == {"score": 1.0, "raw_score": 5, "value": "accept", "reasoning": "Names the table in the Label."}
+    assert r == {"score": 1.0, "grade": 5, "normalised": 1.0, "raw_score": 5, "value": "accept",
+                 "reasoning": "Names the table in the Label."}
     r = ev.evaluate_strings(prediction="I cannot tell from the context.", reference="invoice_items",
                             input="Where are invoice lines?")
-    assert (r["score"], r["raw_score"], r["value"]) == (0.25, 2, "reject")
+    assert (r["score"], r["grade"], r["normalised"], r["value"]) == (0.25, 2, 0.25, "reject")
+    on_grades = VragStringEvaluator(Judge(JUDGE), scale="1-5").evaluate_strings(
+        prediction="I cannot tell from the context.", reference="invoice_items", input="Where are invoice lines?")
+    assert (on_grades["score"], on_grades["grade"], on_grades["normalised"]) == (2.0, 2, 0.25)
+    with pytest.raises(ConfigError, match="unknown score scale"):
+        VragStringEvaluator(Judge(JUDGE), scale="0-100")
     with pytest.raises(ValueError, match="requires a reference"):
         ev.evaluate_strings(prediction="x", input="q")
     with pytest.raises(ValueError, match="requires an input"):

@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 
 from langchain_core.documents import Document as LCDocument
 from langchain_core.runnables import RunnableLambda
-from langchain_langrag import RAGEloPairwiseEvaluator, ragelo_comparative_evaluator, tournament_from_runnables
+from langchain_langrag import RAGEloPairwiseEvaluator, ragelo_langsmith_evaluator, tournament_from_runnables
 from langsmith import Client
 from langsmith.evaluation import evaluate_comparative
 from langsmith.evaluation.evaluator import comparison_evaluator
@@ -62,7 +62,7 @@ def _run(run_id: uuid.UUID, example_id: uuid.UUID, session: uuid.UUID, outputs: 
 
 
 def test_comparative_evaluator_function_directly() -> None:
-    fn = ragelo_comparative_evaluator(Judge(ScriptedModel(judge_reply)))
+    fn = ragelo_langsmith_evaluator(Judge(ScriptedModel(judge_reply)))
     example = Example(id=uuid.uuid4(), inputs={"question": "Capital of France?"}, outputs={})
     a = _run(uuid.uuid4(), example.id, uuid.uuid4(), {"answer": "Paris", "context": ["Paris is the capital."]})
     b = _run(uuid.uuid4(), example.id, uuid.uuid4(), {"output": "Lyon", "documents": []})
@@ -113,7 +113,7 @@ def test_evaluate_comparative_runs_offline_with_the_evaluator(monkeypatch) -> No
             sessions[1].id: [_run(uuid.uuid4(), e.id, sessions[1].id,
                                   {"answer": "Lyon", "context": ["Lyon has silk."]}) for e in examples]}
     client = InMemoryClient(runs, examples, dataset)
-    evaluator = ragelo_comparative_evaluator(Judge(ScriptedModel(judge_reply)))
+    evaluator = ragelo_langsmith_evaluator(Judge(ScriptedModel(judge_reply)))
     results = evaluate_comparative((sessions[0], sessions[1]), evaluators=[evaluator], client=client,
                                    max_concurrency=0)
     rows = list(results)

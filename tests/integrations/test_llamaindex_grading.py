@@ -95,15 +95,28 @@ async def test_batch_eval_runner_with_a_llamaindex_llm_as_judge(query_engine) ->
 def test_batch_eval_runner_on_responses_with_unscored_items(query_engine) -> None:
     responses = [query_engine.query(q) for q in QUESTIONS]
     model = ScriptedModel(JUDGE)
-    ev = VragEvaluator(Judge(model), normalise=True)
+    ev = VragEvaluator(Judge(model), scale="0-1")
     runner = BatchEvalRunner({"vrag": ev}, workers=2)
     results = runner.evaluate_responses(queries=QUESTIONS, responses=responses,
                                         reference=[LABELS[0], "", LABELS[2]])
     first, second, third = results["vrag"]
     assert (first.score, first.passing) == (1.0, True) and (third.score, third.passing) == (0.0, False)
+    assert (first.grade, first.normalised, third.grade, third.normalised) == (5, 1.0, 1, 0.0)
     assert second.invalid_result and second.invalid_reason.startswith("invalid_input: ")
     assert second.score is None and second.passing is None
     assert model.calls == 2  # the item without a label made no call
+
+
+async def test_normalise_is_the_deprecated_spelling_of_scale() -> None:
+    with pytest.warns(DeprecationWarning, match='scale="0-1"'):
+        ev = VragEvaluator(Judge(ScriptedModel(["Score: [[4]], Reason: [[ok]]"])), normalise=True)
+    assert ev.scale == "0-1"
+    r = await ev.aevaluate(query="q", response="a", reference="l")
+    assert (r.score, r.grade, r.normalised) == (0.75, 4, 0.75)
+    with pytest.warns(DeprecationWarning):
+        assert VragEvaluator(Judge(ScriptedModel(["-"])), normalise=False).scale == "1-5"
+    with pytest.raises(ConfigError, match="unknown score scale"):
+        VragEvaluator(Judge(ScriptedModel(["-"])), scale="1-10")
 
 
 async def test_unparseable_judge_reply_is_an_invalid_result() -> None:
@@ -117,6 +130,7 @@ async def test_confidence_and_threshold_options() -> None:
                        confidence=True, threshold=3)
     r = await ev.aevaluate(query="q", response="a", reference="l")
     assert (r.score, r.passing, r.feedback) == (3.0, True, "Partly. (confidence 40/100)")
+    assert r.confidence == 40
 
 
 async def test_get_and_update_prompts() -> None:

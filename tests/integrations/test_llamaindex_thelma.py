@@ -18,17 +18,7 @@ from llama_index.core.embeddings import MockEmbedding
 from llama_index.core.evaluation import BatchEvalRunner
 from llama_index.core.llms import CustomLLM
 from llama_index.core.llms.callbacks import llm_completion_callback
-from llama_index.evaluation.langrag import (
-    GroundednessEvaluator,
-    LlamaIndexEmbedder,
-    RAGCapture,
-    ResponsePrecisionEvaluator,
-    SelfDistinctnessEvaluator,
-    SourcePrecisionEvaluator,
-    SourceQueryCoverageEvaluator,
-    ThelmaEvaluator,
-    capturing,
-)
+from llama_index.evaluation.langrag import LlamaIndexEmbedder, RAGCapture, ThelmaEvaluator, capturing
 
 from langrag_eval.errors import ConfigError
 from langrag_eval.runtime import Judge
@@ -78,28 +68,30 @@ def test_per_metric_evaluators_read_source_nodes(engine):
     contexts = [n.get_content() for n in response.source_nodes]
     assert sorted(contexts) == sorted(DOCS)
     judge = Judge(truth().model())
-    sp1 = SourcePrecisionEvaluator(judge).evaluate_response(query=QUERY, response=response)
+    sp1 = ThelmaEvaluator(judge, metric="sp1").evaluate_response(query=QUERY, response=response)
     assert sp1.contexts == contexts
     assert sp1.score == pytest.approx(1 / 3)
-    gr = GroundednessEvaluator(judge).evaluate_response(query=QUERY, response=response)
+    gr = ThelmaEvaluator(judge, metric="gr").evaluate_response(query=QUERY, response=response)
     assert gr.score == 0.5 and gr.passing is True and "1 of 2 components matched" in gr.feedback
-    rp = ResponsePrecisionEvaluator(judge).evaluate_response(query=QUERY, response=response)
+    rp = ThelmaEvaluator(judge, metric="rp").evaluate_response(query=QUERY, response=response)
     assert rp.score == 0.5
-    assert SourcePrecisionEvaluator(judge, variant=2).evaluate(
+    assert ThelmaEvaluator(judge, metric="sp2").evaluate(
         query=QUERY, response=ANSWER, contexts=["Ada was born in 1815. Ada wrote the first program."]).score == 0.5
     with pytest.raises(ConfigError):
-        SourcePrecisionEvaluator(judge, variant=3)
+        ThelmaEvaluator(judge, metric="sp3")
+    with pytest.raises(ConfigError, match="not both"):
+        ThelmaEvaluator(judge, metric="gr", metrics=["gr", "rp"])
 
 
 def test_unscored_is_an_invalid_result():
-    r = SourceQueryCoverageEvaluator(Judge(truth().model())).evaluate(query=QUERY, response=ANSWER, contexts=[])
+    r = ThelmaEvaluator(Judge(truth().model()), metric="sqc").evaluate(query=QUERY, response=ANSWER, contexts=[])
     assert r.invalid_result and r.invalid_reason == "undefined: no sources retrieved" and r.score is None
 
 
 def test_llamaindex_embedding_model_for_self_distinctness():
     embedder = LlamaIndexEmbedder(MockEmbedding(embed_dim=4))    # every text gets the same vector
     assert embedder.embed(["a", "b"]).shape == (2, 4) and embedder.dimension == 4
-    ev = SelfDistinctnessEvaluator(Judge(truth().model()), embedder=MockEmbedding(embed_dim=4))
+    ev = ThelmaEvaluator(Judge(truth().model()), metric="sd", embedder=MockEmbedding(embed_dim=4))
     r = ev.evaluate(query=QUERY, response="One thing. Another thing. A third.")
     assert r.score == 0.0 and r.passing is False
 
@@ -107,7 +99,7 @@ def test_llamaindex_embedding_model_for_self_distinctness():
 async def test_combined_evaluator_in_batch_eval_runner(engine):
     judge = Judge(truth().model())
     combined = ThelmaEvaluator(judge, metrics=[m for m in METRICS if m != "sd"])
-    runner = BatchEvalRunner({"thelma": combined, "gr": GroundednessEvaluator(judge)}, workers=2)
+    runner = BatchEvalRunner({"thelma": combined, "gr": ThelmaEvaluator(judge, metric="gr")}, workers=2)
     responses = [engine.query(QUERY), engine.query("Where is Paris?")]
     out = await runner.aevaluate_responses(queries=[QUERY, "Where is Paris?"], responses=responses)
     first = out["thelma"][0]
@@ -118,7 +110,7 @@ async def test_combined_evaluator_in_batch_eval_runner(engine):
 
 
 def test_prompts_get_and_update():
-    ev = GroundednessEvaluator(Judge(truth().model()))
+    ev = ThelmaEvaluator(Judge(truth().model()), metric="gr")
     prompts = ev.get_prompts()
     assert set(prompts) == {"decompose_claims", "match_supported", "batch_supported"}
     assert "task: thelma/match_supported" in prompts["match_supported"].get_template()
@@ -132,6 +124,29 @@ def test_prompts_get_and_update():
         ev.update_prompts({"match_essential": mine})
 
 
+def test_per_metric_classes_are_deprecated_aliases():
+    """The classes of earlier versions still work, warn, and give ThelmaEvaluator(metric=...)'s result."""
+    from llama_index.evaluation.langrag import (GroundednessEvaluator, ResponsePrecisionEvaluator,
+                                                ResponseQueryCoverageEvaluator, SelfDistinctnessEvaluator,
+                                                SourcePrecisionEvaluator, SourceQueryCoverageEvaluator,
+                                                ThelmaMetricEvaluator)
+    old = {"sp1": lambda j: SourcePrecisionEvaluator(j), "sp2": lambda j: SourcePrecisionEvaluator(j, variant=2),
+           "sqc": SourceQueryCoverageEvaluator, "rp": ResponsePrecisionEvaluator,
+           "rqc": ResponseQueryCoverageEvaluator, "sd": SelfDistinctnessEvaluator, "gr": GroundednessEvaluator}
+    sample = dict(query=QUERY, response=ANSWER, contexts=DOCS)
+    for metric, make in old.items():
+        with pytest.warns(DeprecationWarning, match=f"metric='{metric}'"):
+            ev = make(Judge(truth().model()))
+        assert isinstance(ev, ThelmaEvaluator) and ev.metrics == (metric,)
+        if metric != "sd":  # self-distinctness would load the default embedding model
+            new = ThelmaEvaluator(Judge(truth().model()), metric=metric).evaluate(**sample)
+            assert ev.evaluate(**sample) == new
+    with pytest.warns(DeprecationWarning):
+        assert ThelmaMetricEvaluator(Judge(truth().model()), metric="rqc").metrics == ("rqc",)
+    with pytest.raises(ConfigError):
+        SourcePrecisionEvaluator(Judge(truth().model()), variant=3)
+
+
 def test_capture_from_an_unmodified_query_engine(engine):
     with capturing() as cap:
         engine.query(QUERY)
@@ -141,6 +156,6 @@ def test_capture_from_an_unmodified_query_engine(engine):
     assert [s.query for s in cap.samples] == [QUERY, "Where is Paris?"]
     assert cap.samples[0].response == ANSWER and len(cap.samples[0].sources) == 3
     assert all(d.text in DOCS for d in cap.samples[0].sources)
-    result = GroundednessEvaluator(Judge(truth().model())).evaluate(
+    result = ThelmaEvaluator(Judge(truth().model()), metric="gr").evaluate(
         query=cap.samples[0].query, response=cap.samples[0].response, contexts=cap.samples[0].sources)
     assert result.score is not None

@@ -60,6 +60,23 @@ def test_framework_documents_keep_ids_and_metadata(items) -> None:
     assert as_documents(response) == as_documents(li) and as_text(response) == "Paris"
 
 
+def test_one_node_alone_is_one_document() -> None:
+    node = TextNode(text="Paris is in France.", id_="n1")
+    assert [(d.id, d.text) for d in as_documents(node)] == [("n1", "Paris is in France.")]
+
+
+def test_text_of_framework_values() -> None:
+    """One reader of text for the core and both adapters: strict for an answer, lenient (``str``)
+    for a value a framework handed over in a shape of its own."""
+    from langchain_core.messages import AIMessage
+    from llama_index.core.schema import QueryBundle
+    assert as_text(QueryBundle(query_str="Capital?")) == "Capital?"
+    assert as_text(AIMessage(content=[{"type": "text", "text": "Par"}, {"type": "text", "text": "is"}])) == "Paris"
+    with pytest.raises(ConfigError, match="answer is a dict"):
+        as_text({"a": 1})
+    assert as_text({"a": 1}, strict=False) == "{'a': 1}" and as_text(None, strict=False) is None
+
+
 def test_unreadable_contexts_are_refused_naming_the_item() -> None:
     with pytest.raises(ConfigError, match=r"contexts\[1\] is a int"):
         as_documents(["fine", 3])

@@ -181,3 +181,20 @@ def test_the_built_wheel_ships_the_prompt_files(tmp_path: Path) -> None:
     shipped = {f"langrag_eval/prompts/{n}.txt" for n in prompt_names()}
     assert "langrag_eval/prompts/repair.txt" in names
     assert shipped <= names, sorted(shipped - names)
+
+
+# ---------------------------------------------------------------- file text
+
+
+@pytest.mark.parametrize("name", prompt_names())
+def test_every_shipped_template_reads_back_from_its_file_text(name: str) -> None:
+    """``to_text`` is what a framework's prompt editor shows; reading it back gives the template."""
+    shipped = load_prompt(name)
+    again = PromptTemplate.from_text(shipped.to_text(), source=shipped.source)
+    assert again == shipped  # header fields, body and trusted variables alike
+
+
+def test_file_text_keeps_trusted_variables() -> None:
+    text = HEADER.replace("output:", "trusted: answer\noutput:") + BODY
+    t = PromptTemplate.from_text(text)
+    assert t.trusted == {"answer"} and PromptTemplate.from_text(t.to_text()) == t

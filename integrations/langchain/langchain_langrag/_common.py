@@ -6,8 +6,8 @@ LangSmith ``inputs`` / ``outputs`` dicts, and the sync-or-async LangSmith evalua
 >>> pick({"q": "Capital?"}, None, QUESTION_KEYS, sole=False) is None, pick("Paris", "answer", ())
 (True, 'Paris')
 >>> from langchain_core.messages import AIMessage
->>> text_of(AIMessage(content="Paris")), text_of(None), text_of(3)
-('Paris', None, '3')
+>>> read_answer({"answer": AIMessage(content="Paris")}, None), read_answer({"n": 3}, None)
+('Paris', '3')
 """
 
 from __future__ import annotations
@@ -22,21 +22,24 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.outputs import Generation, LLMResult
 from langchain_core.runnables.config import var_child_runnable_config
 
+from langrag_eval.contexts import as_text
 from langrag_eval.errors import ConfigError
 from langrag_eval.model import ChatModel
-from langrag_eval.runtime import Judge, run_sync
+from langrag_eval.runtime import Judge, synchronous
 from langrag_eval.runtime.tracing import observing
 
 from .models import LangChainJudge
 
-__all__ = ["ANSWER_KEYS", "QUESTION_KEYS", "JudgeLike", "as_judge", "langsmith_function", "pick",
-           "read_answer", "read_question", "text_of", "failure_result", "traced"]
+__all__ = ["ANSWER_KEYS", "CONTEXT_KEYS", "QUESTION_KEYS", "JudgeLike", "as_judge", "langsmith_function",
+           "pick", "read_answer", "read_question", "failure_result", "traced"]
 
 JudgeLike = Judge | ChatModel | BaseChatModel
 
+# the keys LangChain apps and LangSmith datasets conventionally hold a question, an answer and
+# the retrieved documents under, in the order they are looked for
 QUESTION_KEYS = ("question", "query", "input")
-# the answer keys the vRAG-Eval and THELMA evaluators look for; tournament.ANSWER_KEYS is wider
-ANSWER_KEYS = ("answer", "output", "result")
+ANSWER_KEYS = ("answer", "output", "result", "response", "text")
+CONTEXT_KEYS = ("context", "contexts", "documents", "source_documents", "docs")
 
 
 def as_judge(judge: JudgeLike) -> Judge:
@@ -65,14 +68,6 @@ def pick(data: Any, key: str | None, fallbacks: Sequence[str], *, sole: bool = T
     return None
 
 
-def text_of(value: Any) -> str | None:
-    """A picked value as text: strings and None as they are, a message's string content, else ``str``."""
-    if value is None or isinstance(value, str):
-        return value
-    content = getattr(value, "content", None)  # an AIMessage returned by a chain without a parser
-    return content if isinstance(content, str) else str(value)
-
-
 def read_question(inputs: Any, key: str | None) -> str | None:
     """The question in LangSmith ``inputs``: ``inputs[key]``, else question, query, input, the last
     user message of ``messages`` (an agent's input), or the only value."""
@@ -80,7 +75,7 @@ def read_question(inputs: Any, key: str | None) -> str | None:
             not any(k in inputs for k in QUESTION_KEYS):
         from .capture import _question  # the capture reads message shapes; imported late (cycle)
         return _question(inputs)
-    return text_of(pick(inputs, key, QUESTION_KEYS))
+    return as_text(pick(inputs, key, QUESTION_KEYS), strict=False)
 
 
 def read_answer(outputs: Any, key: str | None) -> str | None:
@@ -90,7 +85,7 @@ def read_answer(outputs: Any, key: str | None) -> str | None:
             not any(k in outputs for k in ANSWER_KEYS):
         from .capture import _answer
         return _answer(outputs)
-    return text_of(pick(outputs, key, ANSWER_KEYS))
+    return as_text(pick(outputs, key, ANSWER_KEYS), strict=False)
 
 
 def langsmith_function(score: Callable[..., Awaitable[dict]], *, asynchronous: bool, name: str,
@@ -112,9 +107,11 @@ def langsmith_function(score: Callable[..., Awaitable[dict]], *, asynchronous: b
             except Exception as exc:  # noqa: BLE001 - failures are results, under their own key
                 return failed(exc)
     else:
+        run = synchronous(score)
+
         def evaluator(*args: Any, **kwargs: Any) -> dict:  # type: ignore[misc]
             try:
-                return run_sync(score(*args, **kwargs))
+                return run(*args, **kwargs)
             except Exception as exc:  # noqa: BLE001 - failures are results, under their own key
                 return failed(exc)
     functools.update_wrapper(evaluator, score)
@@ -145,8 +142,7 @@ class _JudgeCallTracer:
 
     def finished(self, token: Any, reply: Any) -> None:
         run, model_id = token
-        usage = {"prompt_tokens": reply.usage.prompt_tokens, "completion_tokens": reply.usage.completion_tokens,
-                 "total_tokens": reply.usage.prompt_tokens + reply.usage.completion_tokens}
+        usage = reply.usage.as_dict()
         run.on_llm_end(LLMResult(generations=[[Generation(text=reply.text)]],
                                  llm_output={"token_usage": usage, "model_name": model_id}))
 

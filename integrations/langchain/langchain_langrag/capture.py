@@ -40,12 +40,9 @@ from langrag_eval.errors import ConfigError
 from langrag_eval.thelma import ThelmaSample
 from langrag_eval.types import Document
 
-from ._common import EVALUATION_TAG, QUESTION_KEYS
+from ._common import ANSWER_KEYS, CONTEXT_KEYS, EVALUATION_TAG, QUESTION_KEYS
 
 __all__ = ["RAGCapture", "capture_var", "capturing"]
-
-_ANSWER_KEYS = ("answer", "output", "result", "text", "response")
-_CONTEXT_KEYS = ("context", "contexts", "documents", "source_documents", "docs")
 
 
 def _role(message: Any) -> str | None:
@@ -107,7 +104,7 @@ def _answer(outputs: Any) -> str | None:
     if isinstance(content, (str, list)):
         return _content(outputs)
     if isinstance(outputs, Mapping):
-        for k in _ANSWER_KEYS:
+        for k in ANSWER_KEYS:
             if k in outputs:
                 return _answer(outputs[k])
         if "messages" in outputs:
@@ -119,7 +116,7 @@ def _output_contexts(outputs: Any) -> list[Document]:
     """Contexts an app returns in its output (a LangGraph state's ``context``, an LCEL dict)."""
     if not isinstance(outputs, Mapping):
         return []
-    for k in _CONTEXT_KEYS:
+    for k in CONTEXT_KEYS:
         if outputs.get(k):
             try:
                 return as_documents(outputs[k], field=f"output {k!r}")

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
+from langrag_eval.deprecation import warn_renamed
 from langrag_eval.errors import ConfigError
 from langrag_eval.model import GenerationParams, Reply, TokenUsage, estimate_tokens
 
@@ -25,20 +26,28 @@ def _describe(llm: BaseChatModel) -> str:
 
 
 class LangChainJudge:
-    """Wraps any ``BaseChatModel``. Temperature and max tokens are bound per call from the judge's
-    generation settings (temperature 0 by default)."""
+    """Wraps any ``BaseChatModel``. With ``pass_params`` (the default, as in the LlamaIndex adapter)
+    temperature and max tokens are bound per call from the judge's generation settings (temperature
+    0 by default): those settings are part of every cached judgment's key, so a judge that ran at
+    the model's own temperature would store replies under settings it did not use. A model that
+    refuses them (some reasoning models take no temperature) fails on its first call; build it with
+    the settings it accepts and pass ``pass_params=False``. ``bind_params`` is the deprecated name."""
 
     constrained = False
 
-    def __init__(self, llm: BaseChatModel, *, model_id: str | None = None, bind_params: bool = True) -> None:
+    def __init__(self, llm: BaseChatModel, *, model_id: str | None = None, pass_params: bool = True,
+                 bind_params: bool | None = None) -> None:
+        if bind_params is not None:
+            warn_renamed("LangChainJudge(bind_params=...)", "pass_params=...")
+            pass_params = bind_params
         self.llm = llm
         self.model_id = model_id or _describe(llm)
-        self.bind_params = bind_params
+        self.pass_params = pass_params
 
     async def generate(self, prompt: str, params: GenerationParams, *,
                        schema: dict[str, Any] | None = None) -> Reply:
         llm: Any = self.llm
-        if self.bind_params:
+        if self.pass_params:
             kwargs: dict[str, Any] = {"temperature": params.temperature}
             if params.max_tokens is not None:
                 kwargs["max_tokens"] = params.max_tokens
@@ -61,4 +70,4 @@ def resolve(spec: str) -> LangChainJudge:
     except (ImportError, ValueError) as exc:
         # LangChain's message spans several paragraphs (a list of providers, a link); keep one line.
         raise ConfigError(f"cannot create judge {spec!r}: {' '.join(str(exc).split())}") from None
-    return LangChainJudge(llm, model_id=spec, bind_params=False)
+    return LangChainJudge(llm, model_id=spec, pass_params=False)

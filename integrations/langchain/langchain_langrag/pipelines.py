@@ -30,8 +30,8 @@ from langchain_core.runnables import Runnable, RunnableLambda
 from langrag_eval.embeddings import Embedder
 from langrag_eval.errors import ConfigError
 from langrag_eval.pipelines import Agent, AgentAnswer, six_agents
-from langrag_eval.retrieval.base import HybridSettings, SearchBackend, run_sync
-from langrag_eval.runtime import Judge
+from langrag_eval.retrieval.base import HybridSettings, SearchBackend
+from langrag_eval.runtime import Judge, synchronous
 
 from ._common import QUESTION_KEYS, as_judge
 from .retrievers import to_langchain_document
@@ -70,10 +70,7 @@ def as_runnable(agent: Agent) -> Runnable[Any, dict[str, Any]]:
         return {"question": question, "answer": None, "context": [], "agent": agent.name,
                 "variations": [], "qid": qid, "error": f"{result.cause}: {result.reason}"}
 
-    def invoke(value: Any) -> dict[str, Any]:
-        return run_sync(ainvoke(value))
-
-    return RunnableLambda(invoke, afunc=ainvoke, name=agent.name)
+    return RunnableLambda(synchronous(ainvoke), afunc=ainvoke, name=agent.name)
 
 
 def six_runnables(backend: SearchBackend, embedder: Embedder | None, llm: BaseChatModel | Judge, k: int = 5,

@@ -33,7 +33,7 @@ from langrag_eval.retrieval.base import HybridSettings, Mode, Retriever, SearchB
 from langrag_eval.retrieval.ingest import retriever_over
 from langrag_eval.types import Document
 
-from .thelma import LangChainEmbedder
+from .thelma import as_embedder
 
 __all__ = ["LangragRetriever", "as_embedder", "to_langchain_document"]
 
@@ -42,11 +42,6 @@ def to_langchain_document(doc: Document) -> LCDocument:
     """A langrag-eval ``Document`` as a LangChain one: id kept, score in the metadata."""
     return LCDocument(id=doc.id, page_content=doc.text,
                       metadata={**doc.metadata, "id": doc.id, "score": doc.score})
-
-
-def as_embedder(embedder: Embedder | Embeddings | None) -> Embedder | None:
-    """A LangChain ``Embeddings`` wrapped as a langrag embedder; others as they are."""
-    return LangChainEmbedder(embedder) if isinstance(embedder, Embeddings) else embedder
 
 
 class LangragRetriever(BaseRetriever):

@@ -1,5 +1,6 @@
-"""RAGElo tournaments for LangChain: a pairwise string evaluator, a LangSmith comparative evaluator,
-and one call that runs a tournament over several runnables.
+"""RAGElo tournaments for LangChain: a pairwise string evaluator, a LangSmith comparative evaluator
+(:func:`ragelo_langsmith_evaluator`, named like the vRAG-Eval and THELMA ones), and one call that
+runs a tournament over several runnables.
 
 Every comparison judges the contexts of both predictions for the input (0-2 with a reason), shows
 the judge those at or above ``threshold`` with their assessments, and plays the two answers in both
@@ -22,8 +23,10 @@ from typing import Any
 from langchain_classic.evaluation import PairwiseStringEvaluator
 from langchain_core.runnables import Runnable
 
+from langrag_eval.contexts import as_documents, as_text
+from langrag_eval.deprecation import renamed
 from langrag_eval.results import Unscored
-from langrag_eval.runtime import RunStore, run_sync, synchronous
+from langrag_eval.runtime import RunStore, synchronous
 from langrag_eval.tournament import (
     DEFAULT_FACTORS,
     GameRecord,
@@ -33,30 +36,19 @@ from langrag_eval.tournament import (
     TournamentResult,
     atournament_over_apps,
 )
-from langrag_eval.contexts import as_documents
 from langrag_eval.types import Document
 
 from .capture import RAGCapture
-from ._common import QUESTION_KEYS, JudgeLike, as_judge, pick, text_of, traced
+from ._common import ANSWER_KEYS, CONTEXT_KEYS, QUESTION_KEYS, JudgeLike, as_judge, pick, traced
 
 __all__ = [
     "RAGEloPairwiseEvaluator",
     "atournament_from_runnables",
     "ragelo_comparative_evaluator",
-    "to_documents",
+    "ragelo_langsmith_evaluator",
     "tournament_from_runnables",
     "app_input",
 ]
-
-ANSWER_KEYS = ("answer", "output", "result", "response", "text")
-CONTEXT_KEYS = ("context", "contexts", "documents", "source_documents", "docs")
-
-
-def to_documents(items: Any) -> list[Document]:
-    """Contexts in any common shape as langrag Documents, in order, empty ones left out: one string
-    is one document; LangChain documents keep their id and metadata (see
-    :func:`langrag_eval.contexts.as_documents`)."""
-    return as_documents(items)
 
 
 def _result(game: GameRecord | Unscored) -> dict[str, Any]:
@@ -94,18 +86,16 @@ class RAGEloPairwiseEvaluator(PairwiseStringEvaluator):
         with traced(self.evaluation_name, {"input": input, "prediction": prediction,
                                            "prediction_b": prediction_b}, kwargs.get("callbacks")) as run:
             run.outputs = _result(await self.pairwise.aevaluate(GameSample.pooled(
-                input or "", prediction, prediction_b, to_documents(contexts), to_documents(contexts_b))))
+                input or "", prediction, prediction_b, as_documents(contexts, field="contexts"),
+                as_documents(contexts_b, field="contexts_b"))))
         return run.outputs
 
-    def _evaluate_string_pairs(self, *, prediction: str, prediction_b: str, reference: str | None = None,
-                               input: str | None = None, **kwargs: Any) -> dict:
-        return run_sync(self._aevaluate_string_pairs(prediction=prediction, prediction_b=prediction_b,
-                                                     reference=reference, input=input, **kwargs))
+    _evaluate_string_pairs = synchronous(_aevaluate_string_pairs)
 
 
-def ragelo_comparative_evaluator(judge: JudgeLike, *, threshold: int = 2, factors: str = DEFAULT_FACTORS,
-                                 key: str = "ragelo_preference", question_key: str | None = None,
-                                 answer_key: str | None = None, context_key: str | None = None):
+def ragelo_langsmith_evaluator(judge: JudgeLike, *, threshold: int = 2, factors: str = DEFAULT_FACTORS,
+                               key: str = "ragelo_preference", question_key: str | None = None,
+                               answer_key: str | None = None, context_key: str | None = None):
     """A comparative evaluator for ``langsmith.evaluation.evaluate_comparative``: ``(runs, example)``
     with two runs -> ``{"key", "scores": {run id: 1 / 0 / 0.5}, "comment"}``.
 
@@ -125,8 +115,8 @@ def ragelo_comparative_evaluator(judge: JudgeLike, *, threshold: int = 2, factor
         if question is None and isinstance(inputs, Mapping) and len(inputs) == 1:
             question = next(iter(inputs.values()))
         outs = [r.outputs or {} for r in runs]
-        answers = [text_of(pick(o, answer_key, ANSWER_KEYS, sole=False)) for o in outs]
-        docs = [to_documents(pick(o, context_key, CONTEXT_KEYS, sole=False)) for o in outs]
+        answers = [as_text(pick(o, answer_key, ANSWER_KEYS, sole=False), strict=False) for o in outs]
+        docs = [pick(o, context_key, CONTEXT_KEYS, sole=False) for o in outs]
         if any(a is None for a in answers):
             return {"key": key, "scores": {r.id: None for r in runs},
                     "comment": "a run has no answer in its outputs (looked for "
@@ -140,6 +130,9 @@ def ragelo_comparative_evaluator(judge: JudgeLike, *, threshold: int = 2, factor
 
     ragelo_preference.__name__ = key
     return ragelo_preference
+
+
+ragelo_comparative_evaluator = renamed(ragelo_langsmith_evaluator, "ragelo_comparative_evaluator")
 
 
 def app_input(runnable: Runnable, query: str) -> Any:
@@ -168,14 +161,14 @@ def _app(runnable: Runnable, answer_key: str | None, context_key: str | None,
                                      config={"callbacks": [capture]})
         sample = capture.samples[-1] if capture.samples else None
         if answer_key or context_key:
-            answer = text_of(pick(out, answer_key, ANSWER_KEYS, sole=False)) if isinstance(out, Mapping) \
-                else text_of(out)
-            docs = to_documents(pick(out, context_key, CONTEXT_KEYS, sole=False)) \
+            picked = pick(out, answer_key, ANSWER_KEYS, sole=False) if isinstance(out, Mapping) else out
+            answer = as_text(picked, strict=False)
+            docs = as_documents(pick(out, context_key, CONTEXT_KEYS, sole=False)) \
                 if isinstance(out, Mapping) else []
             return answer, docs
         if sample is None:
-            return text_of(out) if not isinstance(out, Mapping) else None, []
-        return sample.response, to_documents(sample.sources)
+            return as_text(out, strict=False) if not isinstance(out, Mapping) else None, []
+        return sample.response, as_documents(sample.sources)
     return call
 
 

@@ -1,23 +1,22 @@
-"""Helpers every LlamaIndex adapter module uses: the judge a caller passes, and langrag prompt
-templates shown to and taken back from LlamaIndex's ``get_prompts`` / ``update_prompts``.
+"""Helpers every LlamaIndex adapter module uses: the judge a caller passes, langrag prompt
+templates shown to LlamaIndex's ``get_prompts``, and evaluation spans.
 
-A template travels as its file text (the ``{# ... #}`` header, then the Jinja2 body), so what
-``get_prompts`` gives can be edited and handed back to ``update_prompts`` as it is.
+A template travels as its file text (:meth:`~langrag_eval.prompts.PromptTemplate.to_text`: the
+``{# ... #}`` header, then the Jinja2 body), so what ``get_prompts`` gives can be edited and handed
+back to ``update_prompts`` as it is; the evaluators read it (or a LlamaIndex ``PromptTemplate``)
+back through the core's template checks.
 
 >>> from langrag_eval.prompts import load_prompt
->>> text = template_prompt(load_prompt("vrag/grade")).get_template()
->>> text.startswith("{#\\ntask: vrag/grade"), PromptTemplate.from_text(text).body == load_prompt("vrag/grade").body
+>>> shipped = load_prompt("vrag/grade")
+>>> text = template_prompt(shipped).get_template()
+>>> text.startswith("{#\\ntask: vrag/grade"), PromptTemplate.from_text(text, source=shipped.source) == shipped
 (True, True)
->>> header("mine", ("answer",), "[[n]]")
-'{#\\ntask: mine\\nvariables: answer\\noutput: [[n]]\\n#}\\n'
->>> user_template(LIPromptTemplate("Grade {answer} against {label}"), "key", load_prompt("vrag/grade")).variables
-('label', 'answer')
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from llama_index.core.base.llms.types import CompletionResponse
@@ -30,13 +29,13 @@ from llama_index.core.prompts import PromptTemplate as LIPromptTemplate
 from langrag_eval.contexts import as_documents
 from langrag_eval.errors import ConfigError
 from langrag_eval.model import ChatModel
-from langrag_eval.prompts import PromptTemplate, override_template
+from langrag_eval.prompts import PromptTemplate
 from langrag_eval.runtime import Judge
 from langrag_eval.runtime.tracing import observing
 
 from .models import LlamaIndexJudge
 
-__all__ = ["JudgeLike", "as_judge", "context_texts", "traced_evaluation", "header", "template_prompt", "template_text", "user_template"]
+__all__ = ["JudgeLike", "as_judge", "context_texts", "traced_evaluation", "template_prompt"]
 
 JudgeLike = Judge | ChatModel | LLM
 
@@ -53,21 +52,9 @@ def as_judge(judge: JudgeLike) -> Judge:
                       f"got {type(judge).__name__}")
 
 
-def header(task: str, variables: Sequence[str], output: str, paper: str | None = None) -> str:
-    """A template header ``{# task, paper, variables, output #}`` as it opens a prompt file."""
-    lines = [f"task: {task}"] + ([f"paper: {paper}"] if paper else []) + [
-        f"variables: {', '.join(variables)}", f"output: {output}"]
-    return "{#\n" + "\n".join(lines) + "\n#}\n"
-
-
-def template_text(t: PromptTemplate) -> str:
-    """A langrag template as the text of its file: header, then body."""
-    return header(t.task, t.variables, t.output, t.paper) + t.body
-
-
 def template_prompt(t: PromptTemplate) -> LIPromptTemplate:
-    """A langrag template as the LlamaIndex prompt ``get_prompts`` returns."""
-    return LIPromptTemplate(template_text(t))
+    """A langrag template as the LlamaIndex prompt ``get_prompts`` returns: its file text."""
+    return LIPromptTemplate(t.to_text())
 
 
 def context_texts(contexts: Any) -> list[str] | None:
@@ -76,14 +63,6 @@ def context_texts(contexts: Any) -> list[str] | None:
         return None
     return [c if isinstance(c, str) else d.text for c in ([contexts] if isinstance(contexts, str) else contexts)
             for d in ([None] if isinstance(c, str) else as_documents([c]))]
-
-
-def user_template(prompt: Any, key: str, shipped: str | PromptTemplate, allowed: Sequence[str] | None = None) -> PromptTemplate:
-    """The langrag template for a prompt given to ``update_prompts`` under ``key``: our own template
-    text (with its header) as ``get_prompts`` gave it, or a LlamaIndex ``PromptTemplate`` whose
-    ``{question}``-style fields are translated to the template's variables; a field the task cannot
-    fill is refused, naming the ones it can (see :func:`langrag_eval.prompts.as_template`)."""
-    return override_template(prompt, shipped, allowed=allowed)
 
 
 _dispatcher = get_dispatcher(__name__)
@@ -99,8 +78,7 @@ class _JudgeCallEvents:
         return prompt
 
     def finished(self, prompt: Any, reply: Any) -> None:
-        usage = {"prompt_tokens": reply.usage.prompt_tokens, "completion_tokens": reply.usage.completion_tokens,
-                 "total_tokens": reply.usage.prompt_tokens + reply.usage.completion_tokens}
+        usage = reply.usage.as_dict()
         _dispatcher.event(LLMCompletionEndEvent(prompt=prompt, response=CompletionResponse(
             text=reply.text, raw={"usage": usage})))
 

@@ -48,14 +48,7 @@ _QUESTION_ARGS = ("str_or_query_bundle", "message", "user_msg", "query_str", "qu
 
 
 def _text(value: Any) -> str | None:
-    if value is None or isinstance(value, str):
-        return value
-    if hasattr(value, "query_str"):  # a QueryBundle
-        return str(value.query_str)
-    try:
-        return as_text(value)
-    except ConfigError:
-        return str(value)
+    return as_text(value, strict=False)  # a QueryBundle's query_str, a message's content, a response's text
 
 
 def _question(bound: inspect.BoundArguments) -> str | None:

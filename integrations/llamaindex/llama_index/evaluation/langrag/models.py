@@ -25,16 +25,20 @@ def _owner(cls: type, name: str) -> type | None:
 
 
 class LlamaIndexJudge:
-    """Wraps any LlamaIndex ``LLM``; calls ``acomplete``. Temperature is passed per call when
-    ``pass_params`` (LLMs that do not accept it should be built with it and ``pass_params=False``).
+    """Wraps any LlamaIndex ``LLM``; calls ``acomplete``. With ``pass_params`` (the default, as in
+    the LangChain adapter) the judge's temperature is passed per call: the judge's generation
+    settings are part of every cached judgment's key, so a judge that ran at the LLM's own
+    temperature would store replies under settings it did not use. LLMs that refuse it fail on
+    their first call; build them with the settings they accept and pass ``pass_params=False``.
+    LlamaIndex LLMs take their token budget at construction, so no ``max_tokens`` is passed.
 
     A ``CustomLLM`` that implements only the synchronous ``complete`` (LlamaIndex's ``acomplete``
-    then runs it inside the event loop) is called in a worker thread instead, one call at a time as
-    before, so the loop stays free for the judge's timeouts and other calls."""
+    then runs it inside the event loop) is called in a worker thread instead, one call at a time,
+    so the loop stays free for the judge's timeouts and other calls."""
 
     constrained = False
 
-    def __init__(self, llm: LLM, *, model_id: str | None = None, pass_params: bool = False) -> None:
+    def __init__(self, llm: LLM, *, model_id: str | None = None, pass_params: bool = True) -> None:
         self.llm = llm
         self.model_id = model_id or f"llamaindex:{llm.metadata.model_name}"
         self.pass_params = pass_params

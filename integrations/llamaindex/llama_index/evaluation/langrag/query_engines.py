@@ -27,8 +27,8 @@ from llama_index.core.query_engine import CustomQueryEngine
 
 from langrag_eval.embeddings import Embedder
 from langrag_eval.pipelines import AgentAnswer, six_agents
-from langrag_eval.retrieval.base import HybridSettings, SearchBackend, run_sync
-from langrag_eval.runtime import Judge
+from langrag_eval.retrieval.base import HybridSettings, SearchBackend
+from langrag_eval.runtime import Judge, synchronous
 
 from ._common import as_judge
 from .retrievers import to_node
@@ -56,11 +56,10 @@ class LangragQueryEngine(CustomQueryEngine):
                         metadata={"agent": self.agent.name, "query": query_str,
                                   "error": f"{result.cause}: {result.reason}"})
 
-    def custom_query(self, query_str: str) -> Response:
-        return self._response(query_str, run_sync(self.agent.arun(query_str)))
-
     async def acustom_query(self, query_str: str) -> Response:
         return self._response(query_str, await self.agent.arun(query_str))
+
+    custom_query = synchronous(acustom_query)
 
 
 def six_query_engines(backend: SearchBackend, embedder: Embedder | None, llm: LLM | Judge, k: int = 5, *,

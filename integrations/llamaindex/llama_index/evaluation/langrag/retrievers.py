@@ -27,7 +27,7 @@ from langrag_eval.retrieval.base import HybridSettings, Mode, Retriever, SearchB
 from langrag_eval.retrieval.ingest import retriever_over
 from langrag_eval.types import Document
 
-from .thelma import LlamaIndexEmbedder
+from .thelma import as_embedder
 
 __all__ = ["LangragRetriever", "as_embedder", "to_node"]
 
@@ -36,11 +36,6 @@ def to_node(doc: Document) -> NodeWithScore:
     """A langrag-eval ``Document`` as a scored LlamaIndex node (node id = chunk id)."""
     return NodeWithScore(node=TextNode(id_=doc.id, text=doc.text, metadata=dict(doc.metadata)),
                          score=doc.score)
-
-
-def as_embedder(embedder: Embedder | BaseEmbedding | None) -> Embedder | None:
-    """A LlamaIndex ``BaseEmbedding`` wrapped as a langrag embedder; others as they are."""
-    return LlamaIndexEmbedder(embedder) if isinstance(embedder, BaseEmbedding) else embedder
 
 
 class LangragRetriever(BaseRetriever):

@@ -19,6 +19,7 @@ the verdict flipped with the order (then a tie). A game that could not be judged
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -41,11 +42,12 @@ from langrag_eval.contexts import as_documents, as_text
 from langrag_eval.types import Document
 
 from .capture import result_documents, result_text
-from ._common import traced_evaluation, JudgeLike, as_judge, template_prompt, user_template
+from ._common import JudgeLike, as_judge, template_prompt, traced_evaluation
 
 __all__ = ["RAGEloPairwiseEvaluator", "atournament_from_query_engines", "tournament_from_query_engines"]
 
 PROMPT_KEY = "pairwise_template"
+
 
 class RAGEloPairwiseEvaluator(BaseEvaluator):
     """RAGElo's pairwise judge for LlamaIndex. Its prompt ``pairwise_template`` is the langrag
@@ -61,11 +63,8 @@ class RAGEloPairwiseEvaluator(BaseEvaluator):
         return {PROMPT_KEY: template_prompt(self.pairwise.template)}
 
     def _update_prompts(self, prompts_dict: dict[str, BasePromptTemplate]) -> None:
-        if PROMPT_KEY not in prompts_dict:
-            return
-        template = user_template(prompts_dict[PROMPT_KEY], PROMPT_KEY, "tournament/pairwise")
-        self.pairwise = PairwiseEvaluator(self.judge, threshold=self.pairwise.threshold,
-                                          factors=self.pairwise.factors, prompt=template)
+        if PROMPT_KEY in prompts_dict:  # the evaluator reads and checks framework prompt objects
+            self.pairwise = dataclasses.replace(self.pairwise, prompt=prompts_dict[PROMPT_KEY])
 
     @traced_evaluation
     async def aevaluate(self, query: str | None = None, response: Any = None,
