@@ -39,7 +39,7 @@ def _raising(error: Exception) -> Iterator[AIMessage]:
 
 
 class TestLangChainJudge(ChatModelContract):
-    """Temperature and max tokens are bound per call (``bind_params=True``, the default); the
+    """Temperature and max tokens are bound per call (``pass_params=True``, the default); the
     usage LangChain reports on the message is passed on."""
 
     passed_params = frozenset({"temperature", "max_tokens"})
@@ -127,11 +127,11 @@ class TestLlamaIndexJudge(ChatModelContract):
         return LlamaIndexJudge(_SlowLLM())
 
 
-class TestLlamaIndexJudgeDefaults(ChatModelContract):
-    """The default adapter (``pass_params=False``): settings stay those the LLM was built with."""
+class TestLlamaIndexJudgeOwnSettings(ChatModelContract):
+    """``pass_params=False``: settings stay those the LLM was built with."""
 
     def make_model(self) -> LlamaIndexJudge:
-        return LlamaIndexJudge(MockLLM())
+        return LlamaIndexJudge(MockLLM(), pass_params=False)
 
     def reply_for(self, prompt: str) -> str:
         return prompt
