@@ -30,12 +30,13 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import islice
+from typing import NamedTuple
 
 import numpy as np
 
 from .analysis import LENGTH_TABLE, encode_lengths
 
-__all__ = ["K1", "B", "BM25Index", "Postings", "Vocabulary", "invert", "top_k"]
+__all__ = ["K1", "B", "BM25Index", "Postings", "Segment", "Vocabulary", "invert", "top_k"]
 
 K1 = np.float32(1.2)
 B = np.float32(0.75)
@@ -46,12 +47,31 @@ def _tf_dtype(largest: int) -> np.dtype:
     return np.dtype(np.uint8 if largest <= 0xFF else np.uint16 if largest <= 0xFFFF else np.uint32)
 
 
-# A run: postings sorted by term, then row, given as (term ids present, postings of each, rows, tfs).
-_Run = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+class Segment(NamedTuple):
+    """Postings of some rows in sparse form, sorted by term, then row: the term ids present
+    (ascending), how many postings each has, and the postings' rows and term frequencies. Its size
+    follows its postings, not the vocabulary, however many small index calls make segments."""
+
+    present: np.ndarray   # int64
+    per_term: np.ndarray  # int64
+    docs: np.ndarray      # int32 rows
+    tfs: np.ndarray       # uint8, uint16 or uint32
+
+    def kept(self, keep: np.ndarray) -> Segment:
+        """Without the rows where the mask ``keep`` (over rows) is False."""
+        mask = keep[self.docs]
+        if mask.all():
+            return self
+        seen = np.concatenate(([0], np.cumsum(mask, dtype=np.int64)))
+        ends = np.cumsum(self.per_term)
+        per_term = seen[ends] - seen[ends - self.per_term]
+        some = per_term > 0
+        return Segment(self.present[some], per_term[some], self.docs[mask], self.tfs[mask])
 
 
-def _block_run(term_ids: np.ndarray, lengths: np.ndarray, first_row: int, terms: int) -> _Run:
-    """The run of consecutive documents given by their term ids (``lengths[i]`` for row ``first_row + i``)."""
+def _block_run(term_ids: np.ndarray, lengths: np.ndarray, first_row: int, terms: int) -> Segment:
+    """The segment of consecutive documents given by their term ids (``lengths[i]`` for row
+    ``first_row + i``)."""
     n_docs = int(lengths.shape[0])
     # One sort orders by term, then document; equal keys are one (term, document) pair.
     # Four-byte keys where they fit sort twice as fast as eight-byte ones.
@@ -64,15 +84,15 @@ def _block_run(term_ids: np.ndarray, lengths: np.ndarray, first_row: int, terms:
     term_of, local = np.divmod(keys[starts], kind(n_docs))
     firsts = np.flatnonzero(np.concatenate(([True], term_of[1:] != term_of[:-1])))
     per_term = np.diff(np.append(firsts, term_of.shape[0]))
-    return (term_of[firsts].astype(np.int64), per_term, local.astype(np.int32) + np.int32(first_row),
-            tfs.astype(_tf_dtype(int(tfs.max()))))
+    return Segment(term_of[firsts].astype(np.int64), per_term,
+                   local.astype(np.int32) + np.int32(first_row), tfs.astype(_tf_dtype(int(tfs.max()))))
 
 
-def _scatter(runs: Sequence[_Run], terms: int) -> Postings:
-    """One CSR over ``terms`` term ids from runs whose rows ascend from one run to the next."""
+def _scatter(runs: Sequence[Segment], terms: int) -> Postings:
+    """One CSR over ``terms`` term ids from segments whose rows ascend from one to the next."""
     indptr = np.zeros(terms + 1, np.int64)
     for present, per_term, _, _ in runs:
-        indptr[present + 1] += per_term   # term ids are distinct within a run
+        indptr[present + 1] += per_term   # term ids are distinct within a segment
     np.cumsum(indptr, out=indptr)
     width = max((r[3].dtype for r in runs), key=lambda d: d.itemsize, default=np.dtype(np.uint8))
     docs, tfs = np.empty(int(indptr[-1]), np.int32), np.empty(int(indptr[-1]), width)
@@ -131,24 +151,23 @@ class Postings:
         return _scatter([_block_run(term_ids, lengths, first_row, terms)], terms)
 
     @classmethod
-    def merge(cls, parts: Sequence[Postings], terms: int, keep: np.ndarray | None = None) -> Postings:
-        """One CSR over ``terms`` term ids from ``parts`` whose rows ascend from one part to the next,
+    def merge(cls, parts: Sequence[Segment], terms: int, keep: np.ndarray | None = None) -> Postings:
+        """One CSR over ``terms`` term ids from segments whose rows ascend from one to the next,
         without the rows where ``keep`` (a mask over rows) is False."""
-        if len(parts) == 1 and keep is None and parts[0].terms == terms:
-            return parts[0]
-        runs = []
-        for part in parts:
-            mask = None if keep is None else keep[part.docs]
-            if mask is None or mask.all():
-                per_term = np.diff(part.indptr)
-                docs, tfs = part.docs, part.tfs
-            else:
-                seen = np.concatenate(([0], np.cumsum(mask, dtype=np.int64)))
-                per_term = seen[part.indptr[1:]] - seen[part.indptr[:-1]]
-                docs, tfs = part.docs[mask], part.tfs[mask]
-            present = np.flatnonzero(per_term)
-            runs.append((present, per_term[present], docs, tfs))
-        return _scatter(runs, terms)
+        if keep is not None:
+            parts = [part.kept(keep) for part in parts]
+        if len(parts) == 1:   # already in term order: only the offsets are new
+            present, per_term, docs, tfs = parts[0]
+            indptr = np.zeros(terms + 1, np.int64)
+            indptr[present + 1] = per_term
+            return cls(np.cumsum(indptr, out=indptr), docs, tfs)
+        return _scatter(parts, terms)
+
+    def segment(self) -> Segment:
+        """The same postings in sparse form (sharing the rows and frequencies)."""
+        per_term = np.diff(self.indptr)
+        present = np.flatnonzero(per_term)
+        return Segment(present, per_term[present], self.docs, self.tfs)
 
 
 class Vocabulary(dict):
@@ -161,7 +180,7 @@ class Vocabulary(dict):
 
 
 def invert(token_lists: Iterable[Sequence[str]], vocab: Vocabulary,
-           first_row: int = 0) -> tuple[Postings, np.ndarray]:
+           first_row: int = 0) -> tuple[Segment, np.ndarray]:
     """Postings and token counts (int64) of documents given as token lists, rows ``first_row`` on;
     new terms are added to ``vocab``.
 
@@ -189,9 +208,11 @@ def invert(token_lists: Iterable[Sequence[str]], vocab: Vocabulary,
             spans.append((present.append(run[0]), per_term.append(run[1])[0], rows.append(run[2]),
                           freqs.append(run[3])[0]))
         lengths += counts
-    runs = [(present.data[a:b], per_term.data[p:p + b - a], rows.data[c:d], freqs.data[f:f + d - c])
+    runs = [Segment(present.data[a:b], per_term.data[p:p + b - a], rows.data[c:d], freqs.data[f:f + d - c])
             for (a, b), p, (c, d), f in spans]
-    return _scatter(runs, len(vocab)), np.array(lengths, dtype=np.int64)
+    if len(runs) == 1:   # one block is a segment already (copied out of the larger buffers)
+        return Segment(*(a.copy() for a in runs[0])), np.array(lengths, dtype=np.int64)
+    return _scatter(runs, len(vocab)).segment(), np.array(lengths, dtype=np.int64)
 
 
 @dataclass
@@ -213,8 +234,8 @@ class BM25Index:
     def build(cls, docs_tokens: Iterable[Sequence[str]]) -> BM25Index:
         """From token lists (one per document), for small indexes and tests."""
         vocab = Vocabulary()
-        postings, lengths = invert(docs_tokens, vocab)
-        return cls.from_postings(vocab, postings, lengths)
+        segment, lengths = invert(docs_tokens, vocab)
+        return cls.from_postings(vocab, Postings.merge([segment], len(vocab)), lengths)
 
     @classmethod
     def from_postings(cls, vocab: dict[str, int], postings: Postings, lengths: np.ndarray,

@@ -41,7 +41,7 @@ from ..errors import RetrievalError
 from ..types import Document
 from .analysis import analyze
 from .base import Chunk, HybridSettings, IngestReport, Mode
-from .bm25 import BM25Index, Postings, Vocabulary, invert
+from .bm25 import BM25Index, Postings, Segment, Vocabulary, invert
 from .dense import DenseIndex, KnnEngine, Space
 from .fusion import combine_normalized, rrf
 
@@ -73,7 +73,7 @@ class EmbeddedBackend:
         self._row_of: dict[str, int] = {}
         self._vocab = Vocabulary()
         # Postings, one segment per index call; merged into one (live rows only) when compiled.
-        self._segments: list[Postings] = []
+        self._segments: list[Segment] = []
         # The one copy of the vectors, keyed by row; rows indexed without a vector have none.
         self._dense: DenseIndex | None = None
         self._compiled: BM25Index | None = None
@@ -209,8 +209,8 @@ class EmbeddedBackend:
             self._row_of[chunk.id] = row
         self._chunks.extend(chunks)
         self._live.extend(b"\x01" * len(chunks))
-        postings, lengths = invert((analyze(c.text) for c in chunks), self._vocab, first)
-        self._segments.append(postings)
+        segment, lengths = invert((analyze(c.text) for c in chunks), self._vocab, first)
+        self._segments.append(segment)
         self._lengths.frombytes(lengths.tobytes())
         if replaced and self._dense is not None:
             self._dense.remove(np.asarray(replaced, dtype=np.int64))
@@ -224,7 +224,7 @@ class EmbeddedBackend:
                 return self._compiled
             live = np.array(self._live, dtype=bool)   # copies: the bytearray stays resizable
             postings = Postings.merge(self._segments, len(self._vocab), None if live.all() else live)
-            self._segments = [postings]
+            self._segments = [postings.segment()]
             self._compiled = BM25Index.from_postings(self._vocab, postings,
                                                      np.array(self._lengths, dtype=np.int64), live)
             return self._compiled
@@ -392,13 +392,14 @@ class EmbeddedBackend:
         lengths = saved["lengths"].astype(np.int64)
         if manifest["version"] == 1:   # a forward index: (term, tf) entries, document by document
             tokens = np.repeat(saved["terms"].astype(np.int64), saved["tfs"])
-            self._segments = [Postings.from_tokens(tokens, lengths, 0, len(self._vocab))]
+            postings = Postings.from_tokens(tokens, lengths, 0, len(self._vocab))
         else:
-            self._segments = [Postings(saved["indptr"].astype(np.int64), saved["docs"].astype(np.int32),
-                                       saved["tfs"])]
-        if len(lengths) != len(chunks) or self._segments[0].terms != len(self._vocab):
+            postings = Postings(saved["indptr"].astype(np.int64), saved["docs"].astype(np.int32),
+                                saved["tfs"])
+        if len(lengths) != len(chunks) or postings.terms != len(self._vocab):
             raise ValueError(f"postings.npz does not match chunks.jsonl ({len(lengths)} lengths, "
                              f"{len(chunks)} chunks)")
+        self._segments = [postings.segment()]
         self._lengths.frombytes(lengths.tobytes())
         self._row_of = {chunk.id: i for i, chunk in enumerate(chunks)}
         self._chunks = chunks
