@@ -1,12 +1,16 @@
 """Embedded retrieval speed on synthetic data: BM25 build and query latency, exact KNN, RRF fusion.
 
 Run:  python benchmarks/retrieval.py [--docs 100000] [--queries 300] [--dim 384] [--knn-only]
+                                     [--no-peers] [--rank-bm25-queries 50] [--repeats 1]
 
 Documents are 30-200 words drawn from a Zipf-like 30,000-word vocabulary (seeded), so common words
 have long posting lists as in real text; vectors are random unit vectors. Latencies are wall-clock
 per query through ``EmbeddedBackend.asearch`` (the same path a Retriever takes, minus embedding).
 Then KNN memory against the vectors' bytes and batched KNN for 100 queries, beside numpy and
 faiss-flat measured in the same run (see benchmarks/retrieval_knn.py); ``--knn-only`` runs just that.
+BM25 alone beside bm25s and rank-bm25, each engine built in a fresh process from the same corpus
+file: build time, resident memory and query latency (see benchmarks/retrieval_bm25.py; the peers
+run from their own virtual environment, made on first use; ``--no-peers`` skips this).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import numpy as np
 from langrag_eval.retrieval import Chunk, EmbeddedBackend, HybridSettings
 from langrag_eval.retrieval.fusion import rrf
 
+from retrieval_bm25 import bm25_peers, bm25_report
 from retrieval_knn import knn_batched, knn_memory, knn_single, unit_vectors
 
 
@@ -44,11 +49,11 @@ def synthetic_corpus(n_docs: int, seed: int = 0) -> tuple[list[Chunk], list[str]
 
 
 def latency(samples: list[tuple[float, float]]) -> str:
-    """Wall-clock p50 / p95, and the process CPU time p50 (all threads), in milliseconds."""
+    """Wall-clock p50 / p95, and the process CPU time p50 / p95 (all threads), in milliseconds."""
     wall = np.array([w for w, _ in samples]) * 1000
     cpu = np.array([c for _, c in samples]) * 1000
     return (f"{np.percentile(wall, 50):.2f} / {np.percentile(wall, 95):.2f} ms"
-            f"   (CPU p50 {np.percentile(cpu, 50):.2f} ms)")
+            f"   (CPU {np.percentile(cpu, 50):.2f} / {np.percentile(cpu, 95):.2f} ms)")
 
 
 async def timed(fn, inputs) -> list[tuple[float, float]]:
@@ -88,7 +93,8 @@ def knn_report(n_docs: int, dim: int, backend: EmbeddedBackend | None = None,
           f"{'met' if batched['ours'] <= 1.1 * batched['numpy'] else 'NOT met'}")
 
 
-async def main(n_docs: int, n_queries: int, dim: int) -> None:
+async def main(n_docs: int, n_queries: int, dim: int, peers: bool = True,
+               rank_bm25_queries: int = 50, repeats: int = 1) -> None:
     # Other processes on a small machine change every figure: record the load next to them.
     load_start = os.getloadavg()[0]
     t = time.perf_counter()
@@ -138,6 +144,9 @@ async def main(n_docs: int, n_queries: int, dim: int) -> None:
     for name, value in rows:
         print(f"  {name:<{width}}  {value}")
     knn_report(n_docs, dim, backend, vectors)
+    if peers:
+        del backend, vectors   # the engines' own processes need the memory more than this one
+        bm25_report(bm25_peers(chunks, queries, n_queries, rank_bm25_queries, repeats), n_docs)
 
 
 if __name__ == "__main__":
@@ -146,8 +155,14 @@ if __name__ == "__main__":
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--dim", type=int, default=384)
     parser.add_argument("--knn-only", action="store_true", help="only the KNN memory and batch figures")
+    parser.add_argument("--no-peers", action="store_true", help="skip BM25 beside bm25s and rank-bm25")
+    parser.add_argument("--rank-bm25-queries", type=int, default=50,
+                        help="queries for rank-bm25, which scores every document per term (default 50)")
+    parser.add_argument("--repeats", type=int, default=1,
+                        help="turns each BM25 engine takes beside the peers (default 1)")
     args = parser.parse_args()
     if args.knn_only:
         knn_report(args.docs, args.dim)
     else:
-        asyncio.run(main(args.docs, args.queries, args.dim))
+        asyncio.run(main(args.docs, args.queries, args.dim, not args.no_peers, args.rank_bm25_queries,
+                         args.repeats))

@@ -11,6 +11,8 @@ weights to compare with a server whose score-ranker has no weights.
 Indexing the same id again replaces the chunk (as OpenSearch's index operation does). With a
 ``path`` the index is saved after every ``index`` call (only live chunks, so replaced ones are
 dropped) and loaded back when the backend is opened on the same folder; batch your chunks.
+The backend keeps the chunks it is given (frozen models) as they are, without copying their text or
+metadata; a chunk's ``metadata`` dict should not be changed after the chunk is indexed.
 
 >>> import numpy as np
 >>> b = EmbeddedBackend()
@@ -28,6 +30,7 @@ import json
 import zipfile
 import shutil
 import threading
+from array import array
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -38,14 +41,14 @@ from ..errors import RetrievalError
 from ..types import Document
 from .analysis import analyze
 from .base import Chunk, HybridSettings, IngestReport, Mode
-from .bm25 import BM25Index
+from .bm25 import BM25Index, Postings, Segment, Vocabulary, invert
 from .dense import DenseIndex, KnnEngine, Space
 from .fusion import combine_normalized, rrf
 
 __all__ = ["EmbeddedBackend"]
 
 _FORMAT = "langrag-eval-embedded"
-_VERSION = 1
+_VERSION = 2   # 2: term-major postings; 1 (a forward index) is still read
 MAX_K = 10_000  # OpenSearch's limit for knn k; applied to every mode for the same contract
 _SLICE = 4096   # vector rows checked, copied or saved at once: temporaries stay a few MB
 
@@ -62,17 +65,18 @@ class EmbeddedBackend:
         self.space: Space = space or "cosinesimil"
         self.dimension: int | None = None
         self._lock = threading.RLock()
-        self._ids: list[str] = []
-        self._texts: list[str] = []
-        self._metadata: list[dict[str, Any]] = []
-        self._live: list[bool] = []
+        # One entry per row, in indexing order; a replaced or removed chunk's row stays (not live),
+        # so rows never move while a search that started before the change reads them.
+        self._chunks: list[Chunk] = []
+        self._live = bytearray()   # 1 where the row's chunk is current
+        self._lengths = array("q")  # each row's token count
         self._row_of: dict[str, int] = {}
-        self._vocab: dict[str, int] = {}
-        # Forward index, one segment per index call: (terms, tfs, entries per doc, token counts).
-        self._segments: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        self._vocab = Vocabulary()
+        # Postings, one segment per index call; merged into one (live rows only) when compiled.
+        self._segments: list[Segment] = []
         # The one copy of the vectors, keyed by row; rows indexed without a vector have none.
         self._dense: DenseIndex | None = None
-        self._compiled: tuple[np.ndarray, BM25Index] | None = None
+        self._compiled: BM25Index | None = None
         if self.path is not None and (self.path / "manifest.json").exists():
             try:
                 self._load(space)
@@ -145,7 +149,7 @@ class EmbeddedBackend:
                     accepted.pop(chunk.id, None)  # a repeated id: the last one wins, as in a bulk request
                     accepted[chunk.id] = (chunk, i)
             if accepted:
-                first = len(self._ids)
+                first = len(self._chunks)
                 self._append([c for c, _ in accepted.values()])
                 if matrix is not None:
                     self._add_vectors(matrix, np.fromiter((i for _, i in accepted.values()), np.int64,
@@ -172,7 +176,7 @@ class EmbeddedBackend:
         with self._lock:
             rows = [self._row_of.pop(i) for i in dict.fromkeys(ids) if i in self._row_of]
             for row in rows:
-                self._live[row] = False
+                self._live[row] = 0
             if rows:
                 if self._dense is not None:
                     self._dense.remove(np.asarray(rows, dtype=np.int64))
@@ -195,52 +199,34 @@ class EmbeddedBackend:
             self._dense.add(rows, keys[at:at + _SLICE])
 
     def _append(self, chunks: list[Chunk]) -> None:
-        keys: list[np.ndarray] = []
-        lengths = np.zeros(len(chunks), dtype=np.int64)
+        first = len(self._chunks)
         replaced = []
-        for i, chunk in enumerate(chunks):
+        for row, chunk in enumerate(chunks, start=first):
             old = self._row_of.get(chunk.id)
             if old is not None:
-                self._live[old] = False
+                self._live[old] = 0
                 replaced.append(old)
-            self._row_of[chunk.id] = len(self._ids)
-            self._ids.append(chunk.id)
-            self._texts.append(chunk.text)
-            self._metadata.append(dict(chunk.metadata))
-            self._live.append(True)
-            tokens = analyze(chunk.text)
-            lengths[i] = len(tokens)
-            vocab = self._vocab
-            keys.append(np.fromiter((vocab.setdefault(t, len(vocab)) for t in tokens), np.int64,
-                                    count=len(tokens)))
-        # One vectorised pass: unique (doc, term) keys give the term frequencies, sorted by doc.
-        width = max(len(self._vocab), 1)
-        doc_of = np.repeat(np.arange(len(chunks), dtype=np.int64), lengths)
-        flat = np.concatenate(keys) if keys else np.zeros(0, np.int64)
-        pairs, tfs = np.unique(doc_of * width + flat, return_counts=True)
-        counts = np.bincount(pairs // width, minlength=len(chunks))
-        self._segments.append(((pairs % width).astype(np.int32), tfs.astype(np.int32), counts, lengths))
+            self._row_of[chunk.id] = row
+        self._chunks.extend(chunks)
+        self._live.extend(b"\x01" * len(chunks))
+        segment, lengths = invert((analyze(c.text) for c in chunks), self._vocab, first)
+        self._segments.append(segment)
+        self._lengths.frombytes(lengths.tobytes())
         if replaced and self._dense is not None:
             self._dense.remove(np.asarray(replaced, dtype=np.int64))
 
     # ---- compiled view ---------------------------------------------------------------------------
-    def _live_forward(self, live: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """The forward index (terms, tfs, entries per doc, token counts) of live rows only."""
-        if not self._segments:
-            return (np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0, np.int64),
-                    np.zeros(0, np.int64))
-        terms, tfs, counts, lengths = (np.concatenate(part) for part in zip(*self._segments))
-        entry_live = np.repeat(live, counts)
-        return terms[entry_live], tfs[entry_live], counts[live], lengths[live]
-
-    def _compile(self) -> tuple[np.ndarray, BM25Index]:
-        """Live rows and their BM25 index, rebuilt after a change (the dense index is kept current)."""
+    def _compile(self) -> BM25Index:
+        """The BM25 index of the live rows, rebuilt after a change (the dense index is kept current).
+        The segments are merged into one without the rows no longer live, and kept that way."""
         with self._lock:
             if self._compiled is not None:
                 return self._compiled
-            live = np.asarray(self._live, dtype=bool)
-            bm25 = BM25Index.from_forward(self._vocab, *self._live_forward(live))
-            self._compiled = (np.flatnonzero(live), bm25)
+            live = np.array(self._live, dtype=bool)   # copies: the bytearray stays resizable
+            postings = Postings.merge(self._segments, len(self._vocab), None if live.all() else live)
+            self._segments = [postings.segment()]
+            self._compiled = BM25Index.from_postings(self._vocab, postings,
+                                                     np.array(self._lengths, dtype=np.int64), live)
             return self._compiled
 
     # ---- search ----------------------------------------------------------------------------------
@@ -276,11 +262,11 @@ class EmbeddedBackend:
                     k: int = 10, hybrid: HybridSettings | None = None) -> list[list[Document]]:
         """Sync form of :meth:`asearch_many`."""
         n = self._check_search(texts, vectors, mode, k)
-        rows, bm25 = self._compile()
+        bm25 = self._compile()
         if mode == "bm25":
-            return [self._documents(*self._bm25(rows, bm25, t, k)) for t in texts]  # type: ignore[union-attr]
+            return [self._documents(*bm25.search(analyze(t), k)) for t in texts]  # type: ignore[union-attr]
         with self._lock:   # the dense index changes in place when chunks are indexed
-            if rows.size and (self._dense is None or self._dense.count == 0):
+            if self._row_of and (self._dense is None or self._dense.count == 0):
                 raise RetrievalError("this index holds no vectors: index chunks with vectors to use "
                                      f"{mode} search, or search with mode='bm25'")
             depth = k if mode == "knn" else (hybrid or HybridSettings()).depth
@@ -288,7 +274,7 @@ class EmbeddedBackend:
         if mode == "knn":
             return [self._documents(*hits) for hits in semantic]
         settings = hybrid or HybridSettings()
-        return [self._documents(*self._fuse(self._bm25(rows, bm25, t, settings.depth), hits, settings, k))
+        return [self._documents(*self._fuse(bm25.search(analyze(t), settings.depth), hits, settings, k))
                 for t, hits in zip(texts, semantic)]  # type: ignore[arg-type]
 
     @staticmethod
@@ -309,11 +295,6 @@ class EmbeddedBackend:
                                  f"give one vector per text")
         return n
 
-    @staticmethod
-    def _bm25(rows: np.ndarray, bm25: BM25Index, text: str, k: int) -> tuple[np.ndarray, np.ndarray]:
-        positions, scores = bm25.search(analyze(text), k)
-        return rows[positions], scores
-
     def _knn_many(self, vectors: Any, n: int, k: int) -> list[tuple[np.ndarray, np.ndarray]]:
         if self._dense is None:  # an empty index: nothing to find, and no dimension to check against
             return [(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32))] * n
@@ -325,7 +306,7 @@ class EmbeddedBackend:
 
     def _fuse(self, lexical: tuple[np.ndarray, np.ndarray], semantic: tuple[np.ndarray, np.ndarray],
               settings: HybridSettings, k: int) -> tuple[np.ndarray, np.ndarray]:
-        ids = [[self._ids[r] for r in rows] for rows, _ in (lexical, semantic)]
+        ids = [[self._chunks[r].id for r in rows] for rows, _ in (lexical, semantic)]
         if settings.fusion in ("rrf", "server_rrf"):
             fused = rrf(ids, k=settings.rank_constant, weights=settings.weights)
         else:
@@ -337,23 +318,27 @@ class EmbeddedBackend:
                 np.asarray([s for _, s in top], dtype=np.float64))
 
     def _documents(self, rows: np.ndarray, scores: np.ndarray) -> list[Document]:
-        return [Document(id=self._ids[r], text=self._texts[r], score=float(s),
-                         metadata=dict(self._metadata[r])) for r, s in zip(rows.tolist(), scores.tolist())]
+        chunks = [self._chunks[r] for r in rows.tolist()]
+        return [Document(id=c.id, text=c.text, score=float(s), metadata=dict(c.metadata))
+                for c, s in zip(chunks, scores.tolist())]
 
     # ---- persistence -----------------------------------------------------------------------------
     def _save(self) -> None:
         """Write live chunks to a fresh folder beside ``path``, then swap it in."""
         assert self.path is not None
-        rows, _ = self._compile()
+        postings = self._compile().postings   # live rows only
+        live = np.array(self._live, dtype=bool)
+        rows = np.flatnonzero(live)
         tmp = self.path.with_name(self.path.name + ".saving")
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
         with open(tmp / "chunks.jsonl", "w", encoding="utf-8") as f:
-            f.writelines(json.dumps({"id": self._ids[r], "text": self._texts[r],
-                                    "metadata": self._metadata[r]}, ensure_ascii=False) + "\n" for r in rows.tolist())
+            f.writelines(json.dumps({"id": c.id, "text": c.text, "metadata": c.metadata}, ensure_ascii=False)
+                         + "\n" for c in map(self._chunks.__getitem__, rows.tolist()))
         has_vec = self._write_vectors(tmp / "vectors.npy", rows)
-        terms, tfs, counts, lengths = self._live_forward(np.asarray(self._live, dtype=bool))
-        np.savez(tmp / "postings.npz", terms=terms, tfs=tfs, counts=counts, lengths=lengths)
+        saved_row = (np.cumsum(live) - 1).astype(np.int32)   # a live row's place in the saved chunks
+        np.savez(tmp / "postings.npz", indptr=postings.indptr, docs=saved_row[postings.docs],
+                 tfs=postings.tfs, lengths=np.array(self._lengths, dtype=np.int64)[live])
         (tmp / "vocabulary.json").write_text(json.dumps(list(self._vocab), ensure_ascii=False),
                                              encoding="utf-8")
         np.save(tmp / "has_vector.npy", has_vec)
@@ -390,7 +375,7 @@ class EmbeddedBackend:
             manifest = json.loads((self.path / "manifest.json").read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise RetrievalError(f"{self.path}/manifest.json cannot be read: {exc}") from None
-        if manifest.get("format") != _FORMAT or manifest.get("version") != _VERSION:
+        if manifest.get("format") != _FORMAT or manifest.get("version") not in (1, _VERSION):
             raise RetrievalError(f"{self.path} holds an index of an unknown format "
                                  f"({manifest.get('format')!r} v{manifest.get('version')}); re-index it")
         if space is not None and space != manifest["space"]:
@@ -401,16 +386,24 @@ class EmbeddedBackend:
             chunks = [Chunk(**json.loads(line)) for line in f if line.strip()]
         matrix = np.load(self.path / "vectors.npy", mmap_mode="r")   # copied in a slice at a time below
         has_vec = np.load(self.path / "has_vector.npy")
-        forward = np.load(self.path / "postings.npz")
+        saved = np.load(self.path / "postings.npz")
         vocabulary = json.loads((self.path / "vocabulary.json").read_text(encoding="utf-8"))
-        self._vocab = {term: i for i, term in enumerate(vocabulary)}
-        self._segments = [(forward["terms"], forward["tfs"], forward["counts"], forward["lengths"])]
-        for i, chunk in enumerate(chunks):
-            self._row_of[chunk.id] = i
-            self._ids.append(chunk.id)
-            self._texts.append(chunk.text)
-            self._metadata.append(dict(chunk.metadata))
-            self._live.append(True)
+        self._vocab = Vocabulary((term, i) for i, term in enumerate(vocabulary))
+        lengths = saved["lengths"].astype(np.int64)
+        if manifest["version"] == 1:   # a forward index: (term, tf) entries, document by document
+            tokens = np.repeat(saved["terms"].astype(np.int64), saved["tfs"])
+            postings = Postings.from_tokens(tokens, lengths, 0, len(self._vocab))
+        else:
+            postings = Postings(saved["indptr"].astype(np.int64), saved["docs"].astype(np.int32),
+                                saved["tfs"])
+        if len(lengths) != len(chunks) or postings.terms != len(self._vocab):
+            raise ValueError(f"postings.npz does not match chunks.jsonl ({len(lengths)} lengths, "
+                             f"{len(chunks)} chunks)")
+        self._segments = [postings.segment()]
+        self._lengths.frombytes(lengths.tobytes())
+        self._row_of = {chunk.id: i for i, chunk in enumerate(chunks)}
+        self._chunks = chunks
+        self._live = bytearray(b"\x01" * len(chunks))
         self.dimension = manifest.get("dimension")
         picks = np.flatnonzero(has_vec)
         if picks.size:

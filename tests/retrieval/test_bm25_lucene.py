@@ -30,11 +30,14 @@ TRICKY = [
 ]
 
 
-def _compare(lucene, chunks: list[Chunk], queries: list[str], k: int) -> int:
-    """Search every query both ways; returns the number of (rank, score) pairs checked."""
+def _compare(lucene, chunks: list[Chunk], queries: list[str], k: int,
+             backend: EmbeddedBackend | None = None) -> int:
+    """Search every query both ways (Lucene indexing ``chunks`` in order, ours in ``backend`` or a
+    fresh backend holding them); returns the number of (rank, score) pairs checked."""
     expected = lucene.search([(c.id, c.text) for c in chunks], queries, k)
-    backend = EmbeddedBackend()
-    assert backend.index(chunks).indexed == len(chunks)
+    if backend is None:
+        backend = EmbeddedBackend()
+        assert backend.index(chunks).indexed == len(chunks)
     checked = 0
     for qi, query in enumerate(queries):
         ours = backend.search(text=query, k=k) if analyze(query) else []
@@ -76,6 +79,26 @@ def test_bm25_rankings_and_scores_match_lucene(lucene):
     backend.index(chunks)
     ties = [d.id for d in backend.search(text="river mountain", k=50) if d.id.startswith("dup")]
     assert ties == ["dup-a", "dup-b"]
+
+
+def test_bm25_after_replacements_and_removals_matches_lucene(lucene):
+    """Indexed in batches, some chunks replaced and some removed: the scores are those of Lucene
+    indexing only the chunks that remain, a replaced chunk where it was last indexed."""
+    chunks, queries = _small_corpus(seed=8)
+    backend = EmbeddedBackend()
+    for start in range(0, len(chunks), 40):
+        backend.index(chunks[start:start + 40])
+    rng = random.Random(3)
+    gone = {c.id for c in rng.sample(chunks, 25)}
+    assert backend.delete(sorted(gone)) == len(gone)
+    kept = [c for c in chunks if c.id not in gone]
+    moved = rng.sample(kept, 10)
+    replaced = [Chunk(id=c.id, text=rng.choice(chunks).text) for c in moved]
+    backend.index(replaced)
+    by_id = {c.id: c for c in replaced}
+    remaining = [c for c in kept if c.id not in by_id] + replaced
+    assert backend.count() == len(remaining)
+    assert _compare(lucene, remaining, queries, k=20, backend=backend) > 200
 
 
 def _multilingual_corpus(n_docs: int, seed: int = 11) -> tuple[list[Chunk], list[str]]:
