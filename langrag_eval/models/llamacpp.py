@@ -61,8 +61,8 @@ def _silence_native_logs() -> None:
 class LlamaCppModel:
     """A GGUF model run in-process by llama-cpp-python. Calls are serialised (one context) and run
     in a worker thread so the event loop stays free; greedy constrained replies ask the grammar
-    about the best tokens first (_greedy_grammar), and kept prompt prefixes are reused across
-    interleaved tasks (_prefix_cache)."""
+    about the best tokens first and end at their closing bracket (_greedy_grammar), and kept
+    prompt prefixes are reused across interleaved tasks (_prefix_cache)."""
 
     constrained = True
 
@@ -139,13 +139,18 @@ _OPTIONAL_SPACE = 'space ::= " "?'
 
 @functools.lru_cache(maxsize=64)
 def _grammar(schema_json: str) -> Any:
-    """The GBNF grammar for a (capped) JSON schema, without optional spaces between tokens."""
+    """The GBNF grammar for a (capped) JSON schema, without optional spaces between tokens. A compact
+    object or array is prefix-free: its closing bracket ends the reply (see _greedy_grammar)."""
     from llama_cpp import LlamaGrammar
 
+    from ._greedy_grammar import PrefixFreeGrammar
+
     text = LlamaGrammar.from_json_schema(schema_json, verbose=False)._grammar
-    if _OPTIONAL_SPACE in text.splitlines():
-        text = "\n".join('space ::= ""' if line == _OPTIONAL_SPACE else line for line in text.splitlines())
-    return LlamaGrammar.from_string(text, verbose=False)
+    if _OPTIONAL_SPACE not in text.splitlines():
+        return LlamaGrammar.from_string(text, verbose=False)
+    text = "\n".join('space ::= ""' if line == _OPTIONAL_SPACE else line for line in text.splitlines())
+    closed = json.loads(schema_json).get("type") in ("object", "array")
+    return (PrefixFreeGrammar if closed else LlamaGrammar).from_string(text, verbose=False)
 
 
 _LOADED: dict[str, LlamaCppModel] = {}

@@ -180,24 +180,33 @@ _SCHEMAS = [ScoreFormat().json_schema(), ScoreFormat(confidence=True).json_schem
 
 @needs_llama
 @pytest.mark.slow
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(question=st.text(st.characters(codec="utf-8", exclude_categories=["Cs", "Cc"]), min_size=1, max_size=40),
-       answer=st.text(min_size=0, max_size=40), schema=st.sampled_from(_SCHEMAS))
+       answer=st.text(min_size=0, max_size=40), schema=st.sampled_from(_SCHEMAS), compact=st.booleans())
 def test_check_first_greedy_decoding_equals_llama_cpps_own_chain(two_decoders, question: str, answer: str,
-                                                                  schema: dict) -> None:  # noqa: ANN001
-    """Offering the grammar the best token first must not change a greedy reply by one token."""
+                                                                  schema: dict, compact: bool) -> None:  # noqa: ANN001
+    """Offering the grammar the best token first must not change a greedy reply by one token, under
+    llama-cpp-python's own JSON grammar and under the local judge's compact one, whose closing
+    bracket ends the reply without evaluating it."""
     from llama_cpp import LlamaGrammar
 
-    from langrag_eval.models.llamacpp import _cap
+    from langrag_eval.models.llamacpp import _cap, _grammar
 
     reference, fast = two_decoders
     prompt = f"Grade the answer.\n<question>{question}</question>\n<answer>{answer}</answer>\nReply in JSON."
-    grammar = LlamaGrammar.from_json_schema(json.dumps(_cap(schema)), verbose=False)
+    schema_json = json.dumps(_cap(schema))
+    grammar = _grammar(schema_json) if compact else LlamaGrammar.from_json_schema(schema_json, verbose=False)
     outs = [m.create_completion(prompt, max_tokens=48, temperature=0.0, seed=0, grammar=grammar)
             for m in (reference, fast)]
     assert outs[0]["choices"][0]["text"] == outs[1]["choices"][0]["text"]
+    assert outs[0]["choices"][0]["finish_reason"] == outs[1]["choices"][0]["finish_reason"]
     assert outs[0]["usage"] == outs[1]["usage"]
     assert fast.last_sampler is not None  # the check-first path ran, not the fallback chain
+    closed = compact and outs[1]["choices"][0]["finish_reason"] == "stop"
+    # the reference evaluated the closing token only to sample the end; the check-first one did not
+    assert fast.n_tokens == reference.n_tokens - closed
+    if closed:
+        json.loads(outs[1]["choices"][0]["text"], strict=False)  # what ended it was a complete JSON value
 
 
 @needs_llama
