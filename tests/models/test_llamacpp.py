@@ -242,3 +242,26 @@ def test_interleaved_tasks_reuse_kept_prefixes_and_reply_as_llama_cpps_own_reuse
                 out = plain.create_completion(prompt, max_tokens=24, temperature=0.0, seed=0,
                                               grammar=_grammar(json.dumps(_cap(schema))))
                 assert out["choices"][0]["text"] == reply
+
+
+@needs_llama
+@pytest.mark.slow
+def test_a_full_prefix_cache_lets_go_of_the_state_its_newest_one_covers() -> None:
+    """Room for two states, and one task calling three times between two calls of another: each new
+    state of the busy task replaces that task's earlier one (the same instructions, kept again), so
+    the quiet task's state is still there for its next call. By age alone, it would have gone."""
+    from langrag_eval.model import GenerationParams
+    from langrag_eval.models._prefix_cache import PrefixCache
+    from langrag_eval.models.llamacpp import LlamaCppModel
+
+    def body(path: str) -> str:
+        return Path(path).read_text(encoding="utf-8").split("#}\n", 1)[1]
+
+    busy, quiet = body("prompts/thelma/decompose_claims.txt"), body("prompts/tournament/relevance.txt")
+    model = LlamaCppModel(n_ctx=2048, n_threads=1)
+    model._prefixes = PrefixCache(model._llm, slots=2, budget=0)
+    params = GenerationParams(max_tokens=8)
+    for prompt in (busy + "1", quiet + "1", busy + "2", busy + "3", quiet + "2"):
+        asyncio.run(model.generate(prompt, params, schema=ScoreFormat().json_schema()))
+    assert model._prefixes.restored == 2  # busy's second call, and quiet's second after all
+    assert len(model._prefixes._states) == 2
