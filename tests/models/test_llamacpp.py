@@ -217,10 +217,12 @@ def test_check_first_greedy_decoding_equals_llama_cpps_own_chain(two_decoders, q
 def test_interleaved_tasks_reuse_kept_prefixes_and_reply_as_llama_cpps_own_reuse(facts: list[str]) -> None:
     """Two tasks taking turns: each call after the first two starts from its own task's kept KV
     state, and every reply equals the one llama-cpp-python gives when the same task's calls come
-    one after another (its own reuse of the previous prompt's prefix), on a plain ``Llama``."""
+    one after another (its own reuse of the previous prompt's prefix), on a plain ``Llama`` asked
+    for the same one-letter property names, with the schema's names put back."""
     from llama_cpp import Llama
 
     from langrag_eval.model import GenerationParams
+    from langrag_eval.models._short_keys import renamed, restore_keys, short_names
     from langrag_eval.models.llamacpp import LlamaCppModel, _cap, _grammar
 
     def body(path: str) -> str:  # without the file header, so the two tasks share no prefix
@@ -239,9 +241,10 @@ def test_interleaved_tasks_reuse_kept_prefixes_and_reply_as_llama_cpps_own_reuse
         plain.reset()
         for (t, prompt, schema), reply in zip(calls, replies):
             if t == task:
+                names = short_names(schema, model._name_tokens)
                 out = plain.create_completion(prompt, max_tokens=24, temperature=0.0, seed=0,
-                                              grammar=_grammar(json.dumps(_cap(schema))))
-                assert out["choices"][0]["text"] == reply
+                                              grammar=_grammar(json.dumps(_cap(renamed(schema, names)))))
+                assert restore_keys(out["choices"][0]["text"], names) == reply
 
 
 @needs_llama
