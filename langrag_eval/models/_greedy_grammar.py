@@ -7,6 +7,11 @@ offer the grammar only the highest-scoring token: when the grammar accepts it, i
 allowed token; only when it refuses do we filter the whole vocabulary (llama.cpp's own
 ``common_sampler`` does the same). Sampling at a temperature, custom logits processors and
 penalties keep llama-cpp-python's own chain. Imported only by the local judge (extra ``local``).
+
+A reply under a ``PrefixFreeGrammar`` (a JSON object or array with nothing after its closing
+bracket) is over as soon as the grammar allows the end of sequence: nothing else can follow, so the
+end is given without the forward pass that llama-cpp-python spends on the reply's last token only to
+learn it. The reply, its token count and its finish reason are the same.
 """
 
 from __future__ import annotations
@@ -14,18 +19,24 @@ from __future__ import annotations
 import ctypes
 import math
 import weakref
+from collections.abc import Generator
 from typing import Any
 
 import llama_cpp
 import numpy as np
-from llama_cpp import Llama
+from llama_cpp import Llama, LlamaGrammar
 
-__all__ = ["GreedyGrammarLlama"]
+__all__ = ["GreedyGrammarLlama", "PrefixFreeGrammar"]
 
 # Candidates offered to the grammar, best first, before the whole vocabulary (a forced piece of the
 # JSON, such as a key, can rank tens of thousands down in a small model's scores).
 _SHORTLISTS = (256, 8192, 65536)
 _TOKEN_DATA = np.dtype([("id", "<i4"), ("logit", "<f4"), ("p", "<f4")])  # llama_token_data
+
+
+class PrefixFreeGrammar(LlamaGrammar):
+    """A grammar none of whose complete replies begins a longer one (a JSON object or array with no
+    trailing space): once it allows the end of sequence, it allows nothing else."""
 
 
 class _CheckFirstGreedy:
@@ -43,6 +54,8 @@ class _CheckFirstGreedy:
         self._one = (llama_cpp.llama_token_data * 1)()
         self._one_arr = llama_cpp.llama_token_data_array(data=self._one, size=1, selected=-1, sorted=False)
         self.full_passes = 0  # steps that filtered the whole vocabulary (for tests and benchmarks)
+        self._prefix_free = isinstance(grammar, PrefixFreeGrammar)
+        self.closed = False  # the reply so far is complete and nothing may follow
 
     def sample(self, ctx: Any, idx: int = -1) -> int:
         ptr = llama_cpp.llama_get_logits_ith(ctx.ctx, idx)
@@ -54,7 +67,15 @@ class _CheckFirstGreedy:
         if self._one[0].logit == -math.inf:
             best = self._best_allowed(logits)
         llama_cpp.llama_sampler_accept(self._smpl, best)
+        if self._prefix_free:
+            self.closed = self._allows(self._eos)
         return best
+
+    def _allows(self, token: int) -> bool:
+        self._one[0].id, self._one[0].logit, self._one[0].p = token, 0.0, 0.0
+        self._one_arr.size, self._one_arr.selected = 1, -1
+        llama_cpp.llama_sampler_apply(self._smpl, ctypes.byref(self._one_arr))
+        return self._one[0].logit != -math.inf
 
     def _best_allowed(self, logits: np.ndarray) -> int:
         """The best token the grammar allows: among the top few first, then more, then all."""
@@ -102,3 +123,20 @@ class GreedyGrammarLlama(Llama):
             return super()._init_sampler(**kwargs)
         self.last_sampler = _CheckFirstGreedy(self, kwargs["grammar"])
         return self.last_sampler
+
+    def generate(self, tokens: Any, **kwargs: Any) -> Generator[int, Any, None]:  # type: ignore[override]
+        inner = super().generate(tokens, **kwargs)
+        sent = None
+        while True:
+            try:
+                token = inner.send(sent)
+            except StopIteration:
+                return
+            sent = yield token
+            sampler = self._sampler
+            if sent is None and isinstance(sampler, _CheckFirstGreedy) and sampler.closed:
+                # Only the end may follow: give it without evaluating the last token (the reply's
+                # state then ends before that token, and the next prompt's prefix match sees so).
+                inner.close()
+                yield self.token_eos()
+                return

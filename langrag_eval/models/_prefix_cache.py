@@ -3,9 +3,15 @@
 llama-cpp-python already skips the prefix a prompt shares with the *previous* prompt. Concurrent
 judgments of different tasks (THELMA sends six templates side by side) interleave, so the previous
 prompt is usually another task's and its instructions are evaluated again every time. This keeps the
-KV cache of the last few prompts (llama.cpp's per-sequence state, only the cells in use: about 18 KB
-a token for the default 270M model) and, before a call, restores the one sharing the longest prefix
-with the new prompt when that beats what is already loaded. The caller holds the model's lock.
+KV cache of recent prompts (llama.cpp's per-sequence state, only the cells in use: about 10 MB for a
+700-token prompt and its reply with the default 270M model) and, before a call, restores the one
+sharing the longest prefix with the new prompt when that beats what is already loaded.
+
+It keeps the last ``slots`` states, and more while they fit in ``budget`` bytes (about 25 of the
+default model's). When one must go, it is the kept state sharing the longest prefix with the state
+just added (a task's earlier call: the new one holds the same instructions), else the oldest: an
+eviction by age alone dropped a task's only state while another task had several. The caller holds
+the model's lock.
 """
 
 from __future__ import annotations
@@ -28,13 +34,15 @@ def _common(a: np.ndarray, b: np.ndarray) -> int:
 
 
 class PrefixCache:
-    """The KV state of the last ``slots`` prompts, keyed by their tokens."""
+    """The KV states of recent prompts (and their replies), keyed by their tokens."""
 
-    def __init__(self, llm: Any, slots: int = 8, min_gain: int = 16) -> None:
+    def __init__(self, llm: Any, slots: int = 8, min_gain: int = 16, budget: int = 256 << 20) -> None:
         self._llm = llm
         self._slots = slots
+        self._budget = budget
         self._min_gain = min_gain  # restoring costs a copy: worth it only for a real saving
         self._states: OrderedDict[bytes, tuple[np.ndarray, bytes]] = OrderedDict()
+        self._bytes = 0
         self.restored = 0  # how many calls started from a kept state (for tests and benchmarks)
 
     def before(self, tokens: list[int]) -> None:
@@ -64,7 +72,7 @@ class PrefixCache:
         self.restored += 1
 
     def after(self) -> None:
-        """Keep the state the last call left (its prompt and reply), evicting the oldest."""
+        """Keep the state the last call left (its prompt and reply), evicting as the class says."""
         llm = self._llm
         if llm.n_tokens == 0:
             return
@@ -76,7 +84,19 @@ class PrefixCache:
             return
         ids = llm.input_ids[:llm.n_tokens].copy()
         key = ids.tobytes()
+        self._drop(key)
         self._states[key] = (ids, ctypes.string_at(buf, written))
-        self._states.move_to_end(key)
-        while len(self._states) > self._slots:
-            self._states.popitem(last=False)
+        self._bytes += written
+        while len(self._states) > self._slots and self._bytes > self._budget:
+            self._drop(self._victim(ids))
+
+    def _victim(self, ids: np.ndarray) -> bytes:
+        """The kept state (not the newest) sharing the longest prefix with ``ids``, else the oldest."""
+        keys = list(self._states)[:-1]
+        shared = [_common(self._states[k][0], ids) for k in keys]
+        best = int(np.argmax(shared))
+        return keys[best] if shared[best] >= self._min_gain else keys[0]
+
+    def _drop(self, key: bytes) -> None:
+        if key in self._states:
+            self._bytes -= len(self._states.pop(key)[1])

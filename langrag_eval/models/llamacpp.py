@@ -21,6 +21,7 @@ from typing import Any
 from ..errors import ConfigError
 from ..model import GenerationParams, Reply, TokenUsage
 from ..prompt_fit import fit_prompt
+from ._short_keys import renamed, restore_keys, short_names
 
 __all__ = ["LlamaCppModel", "default_gguf", "resolve"]
 
@@ -61,8 +62,9 @@ def _silence_native_logs() -> None:
 class LlamaCppModel:
     """A GGUF model run in-process by llama-cpp-python. Calls are serialised (one context) and run
     in a worker thread so the event loop stays free; greedy constrained replies ask the grammar
-    about the best tokens first (_greedy_grammar), and kept prompt prefixes are reused across
-    interleaved tasks (_prefix_cache)."""
+    about the best tokens first and end at their closing bracket (_greedy_grammar), kept prompt
+    prefixes are reused across interleaved tasks (_prefix_cache), and the tiny default writes
+    one-letter property names (_short_keys)."""
 
     constrained = True
 
@@ -93,8 +95,15 @@ class LlamaCppModel:
     def count_tokens(self, text: str) -> int:
         return len(self._llm.tokenize(text.encode("utf-8")))
 
+    def _name_tokens(self, name: str) -> int:
+        return len(self._llm.tokenize(name.encode("utf-8"), add_bos=False))
+
     def _run(self, prompt: str, params: GenerationParams, schema: dict[str, Any] | None) -> Reply:
-        grammar = _grammar(json.dumps(_cap(schema))) if schema else None
+        # The tiny default spells some property names in several tokens; it gets one-letter names
+        # for those of closed values, and the reply gets the schema's names back. A model of the
+        # user's choosing reads the names as part of the instructions, so it keeps them.
+        names = short_names(schema, self._name_tokens) if schema and self.is_tiny_default else {}
+        grammar = _grammar(json.dumps(_cap(renamed(schema, names)))) if schema else None
         budget = params.max_tokens or self.default_max_tokens
         # Too long for the context: shorten the inside of the prompt's blocks, never a delimiter
         # or the instructions (a cut token stream once dropped </label> and moved the answer
@@ -108,7 +117,8 @@ class LlamaCppModel:
                                               grammar=grammar)
             self._prefixes.after()
         usage = out.get("usage") or {}
-        return Reply(text=out["choices"][0]["text"],
+        text = out["choices"][0]["text"]
+        return Reply(text=restore_keys(text, names) if names else text,
                      usage=TokenUsage(prompt_tokens=usage.get("prompt_tokens", len(tokens)),
                                       completion_tokens=usage.get("completion_tokens", 0)))
 
@@ -139,13 +149,18 @@ _OPTIONAL_SPACE = 'space ::= " "?'
 
 @functools.lru_cache(maxsize=64)
 def _grammar(schema_json: str) -> Any:
-    """The GBNF grammar for a (capped) JSON schema, without optional spaces between tokens."""
+    """The GBNF grammar for a (capped) JSON schema, without optional spaces between tokens. A compact
+    object or array is prefix-free: its closing bracket ends the reply (see _greedy_grammar)."""
     from llama_cpp import LlamaGrammar
 
+    from ._greedy_grammar import PrefixFreeGrammar
+
     text = LlamaGrammar.from_json_schema(schema_json, verbose=False)._grammar
-    if _OPTIONAL_SPACE in text.splitlines():
-        text = "\n".join('space ::= ""' if line == _OPTIONAL_SPACE else line for line in text.splitlines())
-    return LlamaGrammar.from_string(text, verbose=False)
+    if _OPTIONAL_SPACE not in text.splitlines():
+        return LlamaGrammar.from_string(text, verbose=False)
+    text = "\n".join('space ::= ""' if line == _OPTIONAL_SPACE else line for line in text.splitlines())
+    closed = json.loads(schema_json).get("type") in ("object", "array")
+    return (PrefixFreeGrammar if closed else LlamaGrammar).from_string(text, verbose=False)
 
 
 _LOADED: dict[str, LlamaCppModel] = {}

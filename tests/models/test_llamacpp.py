@@ -180,24 +180,33 @@ _SCHEMAS = [ScoreFormat().json_schema(), ScoreFormat(confidence=True).json_schem
 
 @needs_llama
 @pytest.mark.slow
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(question=st.text(st.characters(codec="utf-8", exclude_categories=["Cs", "Cc"]), min_size=1, max_size=40),
-       answer=st.text(min_size=0, max_size=40), schema=st.sampled_from(_SCHEMAS))
+       answer=st.text(min_size=0, max_size=40), schema=st.sampled_from(_SCHEMAS), compact=st.booleans())
 def test_check_first_greedy_decoding_equals_llama_cpps_own_chain(two_decoders, question: str, answer: str,
-                                                                  schema: dict) -> None:  # noqa: ANN001
-    """Offering the grammar the best token first must not change a greedy reply by one token."""
+                                                                  schema: dict, compact: bool) -> None:  # noqa: ANN001
+    """Offering the grammar the best token first must not change a greedy reply by one token, under
+    llama-cpp-python's own JSON grammar and under the local judge's compact one, whose closing
+    bracket ends the reply without evaluating it."""
     from llama_cpp import LlamaGrammar
 
-    from langrag_eval.models.llamacpp import _cap
+    from langrag_eval.models.llamacpp import _cap, _grammar
 
     reference, fast = two_decoders
     prompt = f"Grade the answer.\n<question>{question}</question>\n<answer>{answer}</answer>\nReply in JSON."
-    grammar = LlamaGrammar.from_json_schema(json.dumps(_cap(schema)), verbose=False)
+    schema_json = json.dumps(_cap(schema))
+    grammar = _grammar(schema_json) if compact else LlamaGrammar.from_json_schema(schema_json, verbose=False)
     outs = [m.create_completion(prompt, max_tokens=48, temperature=0.0, seed=0, grammar=grammar)
             for m in (reference, fast)]
     assert outs[0]["choices"][0]["text"] == outs[1]["choices"][0]["text"]
+    assert outs[0]["choices"][0]["finish_reason"] == outs[1]["choices"][0]["finish_reason"]
     assert outs[0]["usage"] == outs[1]["usage"]
     assert fast.last_sampler is not None  # the check-first path ran, not the fallback chain
+    closed = compact and outs[1]["choices"][0]["finish_reason"] == "stop"
+    # the reference evaluated the closing token only to sample the end; the check-first one did not
+    assert fast.n_tokens == reference.n_tokens - closed
+    if closed:
+        json.loads(outs[1]["choices"][0]["text"], strict=False)  # what ended it was a complete JSON value
 
 
 @needs_llama
@@ -208,10 +217,12 @@ def test_check_first_greedy_decoding_equals_llama_cpps_own_chain(two_decoders, q
 def test_interleaved_tasks_reuse_kept_prefixes_and_reply_as_llama_cpps_own_reuse(facts: list[str]) -> None:
     """Two tasks taking turns: each call after the first two starts from its own task's kept KV
     state, and every reply equals the one llama-cpp-python gives when the same task's calls come
-    one after another (its own reuse of the previous prompt's prefix), on a plain ``Llama``."""
+    one after another (its own reuse of the previous prompt's prefix), on a plain ``Llama`` asked
+    for the same one-letter property names, with the schema's names put back."""
     from llama_cpp import Llama
 
     from langrag_eval.model import GenerationParams
+    from langrag_eval.models._short_keys import renamed, restore_keys, short_names
     from langrag_eval.models.llamacpp import LlamaCppModel, _cap, _grammar
 
     def body(path: str) -> str:  # without the file header, so the two tasks share no prefix
@@ -230,6 +241,30 @@ def test_interleaved_tasks_reuse_kept_prefixes_and_reply_as_llama_cpps_own_reuse
         plain.reset()
         for (t, prompt, schema), reply in zip(calls, replies):
             if t == task:
+                names = short_names(schema, model._name_tokens)
                 out = plain.create_completion(prompt, max_tokens=24, temperature=0.0, seed=0,
-                                              grammar=_grammar(json.dumps(_cap(schema))))
-                assert out["choices"][0]["text"] == reply
+                                              grammar=_grammar(json.dumps(_cap(renamed(schema, names)))))
+                assert restore_keys(out["choices"][0]["text"], names) == reply
+
+
+@needs_llama
+@pytest.mark.slow
+def test_a_full_prefix_cache_lets_go_of_the_state_its_newest_one_covers() -> None:
+    """Room for two states, and one task calling three times between two calls of another: each new
+    state of the busy task replaces that task's earlier one (the same instructions, kept again), so
+    the quiet task's state is still there for its next call. By age alone, it would have gone."""
+    from langrag_eval.model import GenerationParams
+    from langrag_eval.models._prefix_cache import PrefixCache
+    from langrag_eval.models.llamacpp import LlamaCppModel
+
+    def body(path: str) -> str:
+        return Path(path).read_text(encoding="utf-8").split("#}\n", 1)[1]
+
+    busy, quiet = body("prompts/thelma/decompose_claims.txt"), body("prompts/tournament/relevance.txt")
+    model = LlamaCppModel(n_ctx=2048, n_threads=1)
+    model._prefixes = PrefixCache(model._llm, slots=2, budget=0)
+    params = GenerationParams(max_tokens=8)
+    for prompt in (busy + "1", quiet + "1", busy + "2", busy + "3", quiet + "2"):
+        asyncio.run(model.generate(prompt, params, schema=ScoreFormat().json_schema()))
+    assert model._prefixes.restored == 2  # busy's second call, and quiet's second after all
+    assert len(model._prefixes._states) == 2
