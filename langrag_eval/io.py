@@ -238,19 +238,12 @@ def _walk_strings(value: Any) -> list[str]:
 def _read_jsonl(p: Path, text: str) -> Table:
     table = Table(path=str(p), format="jsonl", columns=[])
     seen: dict[str, None] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = parse_json(line)
-        except json.JSONDecodeError as exc:
-            why = _not_utf8(line)
-            msg = why if why else f"not valid JSON ({exc.msg} at column {exc.colno})"
-            table.issues.append(DataError(f"{msg}; line skipped", path=str(p), line=number))
-            continue
-        if not isinstance(obj, dict):
-            table.issues.append(DataError(f"expected a JSON object, got {type(obj).__name__}; line skipped",
-                                          path=str(p), line=number))
+    lines = text.splitlines()
+    for number, obj in jsonl_objects(p, text):
+        if isinstance(obj, DataError):
+            # a line that is not JSON because of bytes that are not UTF-8 is reported as such
+            why = _not_utf8(lines[number - 1]) if obj.message.startswith("not valid JSON") else None
+            table.issues.append(DataError(f"{why or obj.message}; line skipped", path=str(p), line=number))
             continue
         bad = next(((k, why) for k, v in obj.items() for s in _walk_strings(v)
                     if (why := _not_utf8(s))), None)

@@ -21,6 +21,7 @@ facts serve SP2. Identical prompts across samples are answered from the judge's 
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -181,7 +182,7 @@ class Thelma(Evaluator["ThelmaSample | RAGSample", ThelmaResult]):
         carries its sample's key as ``id``. Never Unscored as a whole: failures are per metric."""
         samples = [_as_thelma(s) for s in samples]
         keys = [s.key() for s in samples]
-        repeated = sorted({k for k in keys if keys.count(k) > 1})
+        repeated = sorted(k for k, n in Counter(keys).items() if n > 1)
         if repeated:
             raise DataError(f"sample keys must be unique for a resumable run; repeated: {repeated[:5]}",
                             field="id")

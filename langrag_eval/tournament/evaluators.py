@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
 from ..contexts import as_documents
 from ..prompts import PromptTemplate, load_prompt, override_template
@@ -80,6 +80,10 @@ def _invalid(reason: str) -> Unscored:
     return Unscored(reason=reason, cause="invalid_input")
 
 
+# documents, LangChain documents, LlamaIndex nodes, dicts or strings, read as Documents
+Documents = Annotated[list[Document], BeforeValidator(lambda v: as_documents(v, field="documents"))]
+
+
 class RelevanceSample(BaseModel):
     """One retrieved document for one query: what a relevance judgment reads."""
 
@@ -102,13 +106,8 @@ class PointwiseSample(BaseModel):
 
     query: str
     answer: str
-    documents: list[Document] = Field(default_factory=list)
+    documents: Documents = Field(default_factory=list)
     id: str | None = None
-
-    @field_validator("documents", mode="before")
-    @classmethod
-    def _documents(cls, value: Any) -> Any:
-        return as_documents(value, field="documents")
 
 
 @dataclass

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from ..contexts import as_documents
 from ..evaluator import Evaluator
@@ -38,7 +38,7 @@ from ..results import Unscored
 from ..runtime import Judge, gather_bounded
 from ..types import Document
 from ..verdicts import PairwiseFormat
-from .evaluators import DEFAULT_FACTORS, RelevanceEvaluator, RelevanceJudgment, RelevanceSample, _invalid, _template
+from .evaluators import DEFAULT_FACTORS, Documents, RelevanceEvaluator, RelevanceJudgment, RelevanceSample, _invalid, _template
 
 __all__ = [
     "GameOutcome",
@@ -150,17 +150,12 @@ class GameSample(BaseModel):
     query: str
     answer_a: str
     answer_b: str
-    documents: list[Document] = Field(default_factory=list)
+    documents: Documents = Field(default_factory=list)
     judgments: dict[str, RelevanceJudgment | Unscored] | None = None
     agent_a: str = "a"
     agent_b: str = "b"
     qid: str = ""
     id: str | None = None
-
-    @field_validator("documents", mode="before")
-    @classmethod
-    def _documents(cls, value: Any) -> Any:
-        return as_documents(value, field="documents")
 
     @classmethod
     def pooled(cls, query: str, answer_a: str, answer_b: str, documents_a: Any = (), documents_b: Any = (),
