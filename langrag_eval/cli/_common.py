@@ -13,6 +13,7 @@ from typing import Any
 from ..errors import ConfigError
 from ..models import ResolvedJudge, resolve_judge
 from ..runtime import DEFAULT_STORE, Judge, PriceTable, RetryPolicy, RunStore, open_store
+from ._batch import add_batch_options, setup_batch_judge
 
 __all__ = ["add_judge_options", "add_store_options", "add_call_options", "JudgeSetup", "setup_judge",
            "check_call_options", "make_judge", "say", "open_cli_run", "say_reuse", "say_usage", "report_issues",
@@ -51,6 +52,7 @@ def add_judge_options(p: argparse.ArgumentParser) -> None:
     add_call_options(p)
     p.add_argument("--prices", default=None,
                    help='JSON price table, per million tokens: {"openai:gpt-4o": [2.5, 10.0]}')
+    add_batch_options(p)
 
 
 @dataclass
@@ -82,6 +84,8 @@ def make_judge(resolved: ResolvedJudge, args: argparse.Namespace, store: RunStor
 
 def setup_judge(args: argparse.Namespace) -> JudgeSetup:
     check_call_options(args)
+    if getattr(args, "batch", False):
+        return setup_batch_judge(args, JudgeSetup)  # type: ignore[return-value]
     resolved = resolve_judge(args.judge)  # before the store: a bad --judge leaves no file behind
     store = open_store(args.store)
     return JudgeSetup(judge=make_judge(resolved, args, store), store=store, warning=resolved.warning)
