@@ -48,6 +48,7 @@ class _Server:
         self.lock = threading.Lock()
         self.sync_calls = 0
         self.lines_seen: Counter[str] = Counter()   # custom_id -> times received in a batch
+        self.prompts: dict[str, str] = {}           # custom_id -> the prompt of its line
         self.fail_plan: dict[str, int] = {}         # custom_id -> how many more times it fails
         self.expire = False                         # the next batches expire instead of completing
         self.hold = False                           # batches stay in progress while set
@@ -228,6 +229,7 @@ class FakeOpenAI(_Server):
                 return
             for line in lines:
                 self.lines_seen[line["custom_id"]] += 1
+                self.prompts[line["custom_id"]] = line["body"]["messages"][-1]["content"]
             batch.update(status="in_progress", in_progress_at=now, _lines=lines)
             batch["request_counts"]["total"] = len(lines)
         elif status == "in_progress" and not self.hold:
@@ -298,6 +300,7 @@ class FakeAnthropic(_Server):
                     return _error(400, "params: model, max_tokens and messages are required")
             for r in requests:
                 self.lines_seen[r["custom_id"]] += 1
+                self.prompts[r["custom_id"]] = r["params"]["messages"][-1]["content"]
             batch_id = f"msgbatch_{len(self.batches) + 1:06d}"
             now = time.time()
             self.batches[batch_id] = {
