@@ -139,7 +139,7 @@ class BatchModel:
         self._waiting: dict[str, list[asyncio.Future[Reply]]] = {}
         self._queued: dict[str, BatchRequest] = {}
         self._last_new = 0.0
-        self._new: asyncio.Event | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._dispatcher: asyncio.Task[None] | None = None
         self._followers: set[asyncio.Task[None]] = set()
 
@@ -160,35 +160,33 @@ class BatchModel:
         loop = asyncio.get_running_loop()
         key = call_key(self.model_id, prompt, params, schema)
         future: asyncio.Future[Reply] = loop.create_future()
-        if self._dispatcher is None or self._dispatcher.done() or self._dispatcher.get_loop() is not loop:
-            self._new = asyncio.Event()  # a new event loop (each asyncio.run): start over on it
-            self._waiting, self._queued, self._followers = {}, {}, set()
-            self._dispatcher = loop.create_task(self._dispatch())
+        if self._loop is not loop:  # a new event loop (each asyncio.run): nothing of the last one is waited on
+            self._loop, self._waiting, self._queued, self._followers = loop, {}, {}, set()
         self._waiting.setdefault(key, []).append(future)
         if len(self._waiting[key]) == 1:
             self._queued[key] = BatchRequest(key, prompt, params, schema)
         self._last_new = loop.time()
-        self._new.set()  # type: ignore[union-attr]
+        if self._dispatcher is None or self._dispatcher.done():
+            self._dispatcher = loop.create_task(self._dispatch())
         return await future
 
     # ---------------------------------------------------------------- dispatching
 
     async def _dispatch(self) -> None:
+        """Wait for quiescence (no new prompt for ``settle`` seconds: every evaluator that will ask
+        something soon has asked it), then send what is queued; a later prompt starts another."""
         loop = asyncio.get_running_loop()
-        while True:
-            await self._new.wait()  # type: ignore[union-attr]
-            self._new.clear()  # type: ignore[union-attr]
-            # Quiescence: every evaluator that will ask something soon has asked it.
-            while self._queued and len(self._queued) < self.max_lines and \
-                    (quiet := loop.time() - self._last_new) < self.settle:
-                await asyncio.sleep(self.settle - quiet)
-            if not self._queued:
-                continue
-            requests = list(self._queued.values())
-            self._queued.clear()
-            task = loop.create_task(self._follow(requests))
-            self._followers.add(task)
-            task.add_done_callback(self._followers.discard)
+        while self._queued and len(self._queued) < self.max_lines and \
+                (quiet := loop.time() - self._last_new) < self.settle:
+            await asyncio.sleep(self.settle - quiet)
+        requests = list(self._queued.values())[:self.max_lines]
+        for r in requests:
+            del self._queued[r.custom_id]
+        task = loop.create_task(self._follow(requests))
+        self._followers.add(task)
+        task.add_done_callback(self._followers.discard)
+        if self._queued:  # more than one batch holds: the rest go in the next
+            self._dispatcher = loop.create_task(self._dispatch())
 
     def _say(self, text: str) -> None:
         if self.on_status is not None:
