@@ -121,3 +121,41 @@ def test_batch_refuses_a_judge_without_a_batch_api(tmp_path: Path) -> None:
     assert done.returncode != 0
     assert "--batch needs an openai:MODEL or anthropic:MODEL judge" in done.stderr
     assert "Traceback" not in done.stderr and not (tmp_path / "s.sqlite").exists()
+
+
+def test_tournament_batch_sends_relevance_then_games_each_stage_once(tmp_path: Path, monkeypatch, capsys) -> None:
+    from langrag_eval.cli import main
+    sys.path.insert(0, str(ROOT / "tests" / "tournament"))
+    from test_tournament_cli import JUDGE, _files
+
+    def reply(prompt: str) -> str:
+        return next(text for marker, text in JUDGE.items() if marker in prompt)
+
+    files = _files(tmp_path)
+    with FakeOpenAI(reply=reply, seed=9) as fake:
+        monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-fake")
+        args = ["tournament", *files, "--judge", "openai:gpt-4o-mini", "--batch", "--batch-poll", "0.02",
+                "--store", str(tmp_path / "runs.sqlite"), "--tournaments", "20", "--bootstrap", "20",
+                "--json", str(tmp_path / "summary.json")]
+        assert main(args) == 0
+        out, err = capsys.readouterr()
+        assert out.index("good") < out.index("bad") and "good: 1.000  1.000" in out
+        summary = json.loads((tmp_path / "summary.json").read_text())
+        assert summary["games"]["played"] == 2 and summary["judge_calls"] == 2 + 4
+        # the relevance of the documents first, then the games: one batch per stage, each line once
+        sizes = [b["request_counts"]["total"] for b in fake.batches.values()]
+        assert sizes == [2, 4] and set(fake.lines_seen.values()) == {1} and fake.sync_calls == 0
+        assert "submitted 2 request(s)" in err and "completed, 4 of 4 done" in err
+        assert main(args) == 0  # resumed: nothing is sent again
+        assert len(fake.batches) == 2
+
+
+@pytest.mark.parametrize("command", [["grade", "x.csv"], ["thelma", "x.jsonl"], ["tournament"],
+                                     ["judge", "audit"], ["grammar", "analyze"], ["grammar", "generate"]])
+def test_every_judging_command_takes_batch(command: list[str], capsys) -> None:
+    from langrag_eval.cli import main
+    with pytest.raises(SystemExit):
+        main([*command, "--help"])
+    help_text = capsys.readouterr().out
+    assert "--batch " in help_text and "--batch-poll" in help_text
