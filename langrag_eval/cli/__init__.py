@@ -29,6 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.argv = list(argv) if argv is not None else sys.argv[1:]  # what --executor ray's workers run
     if not getattr(args, "handler", None):
         parser.print_help()
         return 2

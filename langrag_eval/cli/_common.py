@@ -14,6 +14,7 @@ from ..errors import ConfigError
 from ..models import ResolvedJudge, resolve_judge
 from ..runtime import DEFAULT_STORE, Judge, PriceTable, RetryPolicy, RunStore, open_store
 from ._batch import add_batch_options, setup_batch_judge
+from ._executor import add_executor_options, run_command_on_ray
 
 __all__ = ["add_judge_options", "add_store_options", "add_call_options", "JudgeSetup", "setup_judge",
            "check_call_options", "make_judge", "say", "open_cli_run", "say_reuse", "say_usage", "report_issues",
@@ -53,6 +54,7 @@ def add_judge_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--prices", default=None,
                    help='JSON price table, per million tokens: {"openai:gpt-4o": [2.5, 10.0]}')
     add_batch_options(p)
+    add_executor_options(p)
 
 
 @dataclass
@@ -84,6 +86,8 @@ def make_judge(resolved: ResolvedJudge, args: argparse.Namespace, store: RunStor
 
 def setup_judge(args: argparse.Namespace) -> JudgeSetup:
     check_call_options(args)
+    if getattr(args, "executor", "local") == "ray":
+        run_command_on_ray(args)  # the workers judge; this process then reads the run back
     if getattr(args, "batch", False):
         return setup_batch_judge(args, JudgeSetup)  # type: ignore[return-value]
     resolved = resolve_judge(args.judge)  # before the store: a bad --judge leaves no file behind

@@ -85,3 +85,35 @@ def test_actor_killed_mid_run_loses_nothing_and_pays_nothing_twice(local_ray, tm
         before = len(_logged(log))
         again = run_workers_on_ray(work, workers=2)
         assert [o.value for o in again] == [N, N] and len(_logged(log)) == before
+
+
+def test_grade_with_executor_ray_judges_every_row_once_and_reports_here(local_ray, tmp_path: Path, capsys) -> None:
+    import csv
+    from langrag_eval.cli import main
+    rows = [[f"q{i:03d}", f"Question {i}?", f"answer text {i % 5 + 1}", f"label {i}"] for i in range(60)]
+    with (tmp_path / "qa.csv").open("w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh).writerows([["id", "question", "answer", "label"], *rows])
+    replies = {f"answer text {n}": f"Score: [[{n}]], Reason: [[level {n}]]" for n in range(1, 6)}
+    (tmp_path / "judge.json").write_text(json.dumps(replies), encoding="utf-8")
+    with postgres_schema() as url:
+        argv = ["grade", str(tmp_path / "qa.csv"), "--judge", f"scripted:{tmp_path / 'judge.json'}",
+                "--store", url, "--out", str(tmp_path / "out.jsonl"), "--executor", "ray", "--workers", "2"]
+        assert main(argv) == 0
+        out, err = capsys.readouterr()
+        assert "ray: 2 worker(s) judging the run" in err and "scored 60 of 60" in out
+        records = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
+        assert [r["score"] for r in records] == [i % 5 + 1 for i in range(60)]
+        import psycopg
+        with psycopg.connect(url) as conn:
+            judged = conn.execute("SELECT COUNT(*), COUNT(DISTINCT item) FROM judgments").fetchone()
+            paid = conn.execute("SELECT COUNT(*), COUNT(DISTINCT key) FROM calls WHERE cached=0").fetchone()
+        assert judged == (60, 60) and paid[0] == paid[1]  # each prompt paid for once, by some worker
+        assert "reused 60 finished judgment(s), judged 0" in out  # this process only read the run back
+
+
+def test_executor_ray_needs_a_postgresql_store(tmp_path: Path, capsys) -> None:
+    from langrag_eval.cli import main
+    (tmp_path / "qa.csv").write_text("question,answer,label\nq?,a,l\n", encoding="utf-8")
+    assert main(["grade", str(tmp_path / "qa.csv"), "--judge", "local", "--store", str(tmp_path / "s.sqlite"),
+                 "--executor", "ray"]) == 2
+    assert "--executor ray needs a PostgreSQL --store" in capsys.readouterr().err
