@@ -15,6 +15,7 @@ again: the one case where they may be paid twice). The client reads
 
 from __future__ import annotations
 
+import os
 from datetime import datetime
 from typing import Any
 
@@ -44,6 +45,10 @@ class AnthropicBatchAPI:
         self.model = model
         self.model_id = f"anthropic:{model}"
         self.default_max_tokens = default_max_tokens
+        if client is None and not (api_key or os.environ.get("ANTHROPIC_API_KEY")
+                                   or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
+            # the SDK would only refuse when it sends: say so now, in one line, not once per item
+            raise ConfigError("Anthropic batch judge: no API key; set ANTHROPIC_API_KEY")
         self.client = client if client is not None else _client(base_url, api_key)
 
     def request(self, request: BatchRequest) -> dict[str, Any]:
@@ -53,10 +58,7 @@ class AnthropicBatchAPI:
         return {"custom_id": request.custom_id, "params": params}
 
     async def submit(self, requests: list[BatchRequest], *, tag: str) -> str:
-        try:
-            batch = await self.client.messages.batches.create(requests=[self.request(r) for r in requests])
-        except TypeError as exc:  # the SDK refuses a client without a key only when it sends
-            raise ConfigError(f"Anthropic batch judge: {' '.join(str(exc).split())}") from None
+        batch = await self.client.messages.batches.create(requests=[self.request(r) for r in requests])
         return str(batch.id)
 
     async def find(self, tag: str, since: float) -> str | None:

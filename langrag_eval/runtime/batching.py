@@ -205,9 +205,9 @@ class BatchModel:
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - reaches the evaluators as a failed call, not a crash
-            error = classify(exc)
+            error = classify(exc)  # a provider that cannot be reached is transient: a re-run tries again
             for r in requests:
-                self._resolve(r.custom_id, error=ModelCallError(str(error)) if not error.retryable else error)
+                self._resolve(r.custom_id, error=error)
 
     async def _see_through(self, requests: list[BatchRequest]) -> None:
         by_key = {r.custom_id: r for r in requests}

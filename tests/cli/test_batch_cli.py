@@ -159,3 +159,15 @@ def test_every_judging_command_takes_batch(command: list[str], capsys) -> None:
         main([*command, "--help"])
     help_text = capsys.readouterr().out
     assert "--batch " in help_text and "--batch-poll" in help_text
+
+
+@pytest.mark.parametrize("judge", ["openai:gpt-4o-mini", "anthropic:claude-haiku-4-5"])
+def test_batch_without_a_key_is_one_line_before_any_work(judge: str, tmp_path: Path, monkeypatch, capsys) -> None:
+    from langrag_eval.cli import main
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    qa = _qa(tmp_path / "qa.csv")
+    assert main(["grade", str(qa), "--judge", judge, "--batch", "--store", str(tmp_path / "s.sqlite")]) == 2
+    err = capsys.readouterr().err
+    assert "API key" in err or "api_key" in err
+    assert len(err.strip().splitlines()) == 1 and not (tmp_path / "s.sqlite").exists()
