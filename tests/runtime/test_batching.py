@@ -223,3 +223,24 @@ def test_batch_prices_are_half_unless_the_table_names_them() -> None:
     assert batch_prices(table, "openai:gpt-4o").prices["openai:gpt-4o"] == (1.25, 5.0)
     assert batch_prices(table, "anthropic:c").prices["anthropic:c"] == (1.0, 2.0)
     assert batch_prices(None, "openai:gpt-4o") is None
+
+
+async def test_expired_lines_are_sent_once_more_and_graded(tmp_path) -> None:
+    with FakeOpenAI(seed=4) as fake:
+        fake.expire = True
+        finish = fake._finish
+
+        def expire_once(batch: dict, final: str) -> None:
+            finish(batch, final)
+            fake.expire = False  # the window ran out for the first batch only
+
+        fake._finish = expire_once  # type: ignore[method-assign]
+        api = OpenAIBatchAPI("gpt-4o-mini", api_key="k", base_url=fake.base_url)
+        statuses: list[str] = []
+        grader = VragGrader(_batch_judge(api, RunStore(tmp_path / "r.sqlite"), on_status=statuses.append))
+        samples = _samples(10)
+        results = await grader.aevaluate_many(samples)
+        assert [r.score for r in results] == [_score(_key(grader, s)[0]) for s in samples]
+        assert [b["status"] for b in fake.batches.values()] == ["expired", "completed"]
+        assert [b["request_counts"]["total"] for b in fake.batches.values()] == [10, 5]
+        assert any("expired, 10 of 10 done, 5 failed" in s for s in statuses)
