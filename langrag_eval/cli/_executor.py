@@ -39,10 +39,10 @@ class CommandWork:
     env: dict[str, str] = field(default_factory=dict)
 
     def __call__(self, index: int) -> int:
-        from . import main
+        import langrag_eval.cli as command_line
         os.environ.update(self.env)  # the actor's own process: its environment is its own
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()) as err:
-            code = main(self.argv)
+            code = command_line.main(self.argv)
         if code:
             raise RuntimeError(f"worker {index}: exit status {code}: {err.getvalue().strip()[-500:]}")
         return code
