@@ -63,6 +63,7 @@ def _wait(condition, seconds: float = 60.0) -> None:  # noqa: ANN001
         time.sleep(0.02)
 
 
+@pytest.mark.slow
 def test_grade_batch_killed_after_submitting_resumes_without_sending_again(tmp_path: Path) -> None:
     qa, store, out = _qa(tmp_path / "qa.csv"), tmp_path / "runs.sqlite", tmp_path / "out.jsonl"
     with FakeOpenAI(seed=3) as fake:
@@ -100,6 +101,7 @@ def test_grade_batch_killed_after_submitting_resumes_without_sending_again(tmp_p
         assert len(fake.batches) == 2 and fake.sync_calls == 0  # a finished run sends nothing
 
 
+@pytest.mark.slow
 def test_grade_batch_through_anthropic_message_batches(tmp_path: Path) -> None:
     pytest.importorskip("anthropic")
     qa, store, out = _qa(tmp_path / "qa.csv"), tmp_path / "runs.sqlite", tmp_path / "out.jsonl"

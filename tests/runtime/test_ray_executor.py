@@ -38,6 +38,7 @@ def _logged(log: Path) -> list[dict]:
         if log.exists() else []
 
 
+@pytest.mark.slow
 def test_actor_killed_mid_run_loses_nothing_and_pays_nothing_twice(local_ray, tmp_path: Path) -> None:
     from ray_work import GradeItems
     with postgres_schema() as url:
@@ -87,6 +88,7 @@ def test_actor_killed_mid_run_loses_nothing_and_pays_nothing_twice(local_ray, tm
         assert [o.value for o in again] == [N, N] and len(_logged(log)) == before
 
 
+@pytest.mark.slow
 def test_grade_with_executor_ray_judges_every_row_once_and_reports_here(local_ray, tmp_path: Path, capsys) -> None:
     import csv
     from langrag_eval.cli import main
