@@ -27,10 +27,17 @@ N = 400
 @pytest.fixture(scope="module")
 def local_ray():
     # actors import the test helpers and this checkout, as the driver does
-    os.environ["PYTHONPATH"] = os.pathsep.join([str(HERE), str(ROOT), os.environ.get("PYTHONPATH", "")])
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    ray.shutdown()
+    before = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(HERE), str(ROOT), before or ""])
+    try:
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+        yield
+    finally:
+        ray.shutdown()
+        if before is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = before
 
 
 def _logged(log: Path) -> list[dict]:
