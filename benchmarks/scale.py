@@ -104,7 +104,8 @@ def _pg_url() -> Any:
     return postgres_schema()
 
 
-def workers(items: int, latency: float, counts: list[int]) -> list[dict[str, object]]:
+def workers(items: int, latency: float, counts: list[int],
+            ways: tuple[str, ...] = ("ray", "processes")) -> list[dict[str, object]]:
     import resource
     import subprocess
 
@@ -118,7 +119,7 @@ def workers(items: int, latency: float, counts: list[int]) -> list[dict[str, obj
     rows = []
     ray.init(num_cpus=max(counts), include_dashboard=False, log_to_driver=False)
     try:
-        for n in counts:
+        for n in counts if "ray" in ways else []:
             with _pg_url() as url, tempfile.TemporaryDirectory() as folder:
                 work = TimedGrade(GradeItems(url, f"{folder}/calls.log", items, folder, latency=latency,
                                              claim_ttl=30.0))
@@ -131,7 +132,7 @@ def workers(items: int, latency: float, counts: list[int]) -> list[dict[str, obj
     finally:
         ray.shutdown()
     worker = here / "tests" / "runtime" / "pg_worker.py"
-    for n in counts:
+    for n in counts if "processes" in ways else []:
         with _pg_url() as url, tempfile.TemporaryDirectory() as folder:
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             start = time.perf_counter()
@@ -151,13 +152,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--part", choices=("batch", "workers"), default="batch")
     p.add_argument("--latency", type=float, default=1.0, help="--part workers: judge latency (default 1 s)")
     p.add_argument("--workers", default="1,2,4", help="--part workers: worker counts (default 1,2,4)")
+    p.add_argument("--ways", default="ray,processes", help="--part workers: ray, processes or both")
     p.add_argument("--items", type=int, default=1000)
     p.add_argument("--prices", default="0.15,0.60", help="input,output list price per million tokens "
                    "(default gpt-4o-mini's: 0.15,0.60)")
     args = p.parse_args(argv)
     if args.part == "workers":
         counts = [int(x) for x in args.workers.split(",")]
-        rows = workers(args.items, args.latency, counts)
+        rows = workers(args.items, args.latency, counts, tuple(args.ways.split(",")))
         print(f"{args.items} items, judge latency {args.latency} s, concurrency 16 per worker; ideal for "
               f"1 worker: {args.items * args.latency / 16:.1f} s")
         print(f"{'way':<10} {'workers':>7} {'seconds':>8} {'of linear':>9} {'worker CPU/item':>15} "
