@@ -25,7 +25,7 @@ from ..audit import JudgeCard, audit_run_id, run_audit
 from ..embeddings import Embedder, default_embedder
 from ..grading import VragGrader
 from ..pipelines import AgentAnswer, Query, answer_record, run_agents, six_agents, write_answers
-from ..report import write_report
+from ..report import put_item_contents, write_report
 from ..retrieval import EmbeddedBackend
 from ..retrieval.chunking import Source
 from ..retrieval.ingest import ingest
@@ -133,6 +133,9 @@ def run_quickstart(judge: Judge, store: RunStore, out_dir: str | Path, *,
     samples = [RAGSample(id=f"{a.agent}/{a.qid}", question=a.query, answer=a.answer,
                          contexts=[d.text for d in a.documents], reference=reference[a.qid])
                for a in answers]
+    put_item_contents(store, run_id, [{"id": s.id, "question": s.question, "answer": s.answer,
+                                       "contexts": s.contexts, "reference": s.reference, "agent": a.agent}
+                                      for s, a in zip(samples, answers)])
     progress(f"grading {len(samples)} answers with vRAG-Eval")
     grader = VragGrader(judge)
     grades = grader.evaluate_many(samples, run_id=run_id)

@@ -60,15 +60,17 @@ def test_charts_escape_every_label() -> None:
     assert "&lt;script&gt;" in svg and "&amp;" in svg
 
 
-def test_hostile_content_is_escaped_and_every_section_present(tmp_path: Path) -> None:
+def test_hostile_content_is_escaped_and_every_section_present(tmp_path: Path, own_scripts_removed) -> None:
     store, run = _hostile_store(tmp_path)
-    html = build_report(store, run)
+    html = own_scripts_removed(build_report(store, run))
     assert not re.search(r"<script", html, re.I)
     assert "onerror=alert" not in html.replace("onerror=alert(1)&gt;", "")  # only escaped copies
     assert "<img" not in html and "<h1>forged" not in html
     assert "&lt;script&gt;alert" in html and "Zürich — 東京" in html
+    absent = {"usage", "grammar"}  # no model call logged, no GRAMMAR analysis: no empty sections
     for section in SECTIONS:
-        assert f'id="{section}"' in html
+        assert (f'id="{section}"' in html) is (section not in absent)
+        assert (f'href="#{section}"' in html) is (section not in absent)
 
 
 def test_hostile_report_renders_safely_in_chromium(tmp_path: Path, open_report) -> None:
@@ -100,8 +102,12 @@ def test_quickstart_report_opens_with_every_section(quickstart_run, open_report)
     page = open_report(report)
     assert page.errors == [] and [c for c in page.console if c[0] == "error"] == []
     assert all(url.startswith("file:") for url in page.requests)
-    for section in SECTIONS:
-        assert page.page.locator(f"section#{section} h2").is_visible()
+    listed = [a.get_attribute("href")[1:] for a in page.page.locator("nav a").all()]
+    assert {"settings", "judge", "vrag", "thelma", "tournament", "items", "usage"} <= set(listed)
+    for section in SECTIONS:  # every section listed is drawn; the empty ones are neither
+        assert page.page.locator(f"section#{section}").count() == (section in listed)
+        if section in listed:
+            assert page.page.locator(f"section#{section} h2").is_visible()
     ranking_rows = page.page.locator("#tournament table").first.locator("tr")
     assert ranking_rows.count() == 1 + 6  # header + six agents
     assert page.page.locator("#vrag svg").count() >= 2  # distribution and per-agent accept rate
