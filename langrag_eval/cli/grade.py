@@ -22,7 +22,6 @@ from ..grading import ARTIFACT, Columns, VragGrade, VragGrader, read_grading_fil
 from ..grading.io import read_examples
 from ..results import Unscored
 from ..runtime.identity import file_digest
-from ..stats import agreement, combine, describe_combination, format_agreement
 from ._common import add_judge_options, open_cli_run, report_issues, say, say_reuse, say_usage, setup_judge
 from ._options import add_results_option, add_table_options, column_names, results_file
 
@@ -129,6 +128,9 @@ def handle(args: argparse.Namespace) -> int:
     combined: dict[str, int | None] = {}
     agreement_out = None
     if humans:
+        # numpy comes with the statistics: loaded only when there are human grades to compare
+        from ..stats import agreement, combine, describe_combination, format_agreement
+
         combined = combine(data.humans, args.combine, even=args.even, seed=args.seed)
         how = describe_combination(args.combine, humans, even=args.even, seed=args.seed)
         agreement_out = agreement(judge_scores, combined, names=("judge", "humans"),
@@ -153,6 +155,8 @@ def handle(args: argparse.Namespace) -> int:
         say(f"  {data.skipped} row(s) skipped, see the warnings above")
     say(format_summary(summary))
     if agreement_out is not None:
+        from ..stats import format_agreement
+
         say(f"  agreement with the humans ({agreement_out['humans']}):")
         say(format_agreement(agreement_out, indent="    "))
         for name, r in agreement_out["annotators"].items():
