@@ -139,9 +139,16 @@ def handle(args: argparse.Namespace) -> int:
         agreement_out["annotators"] = {
             h: agreement(judge_scores, combine(data.humans, h), names=("judge", h),
                          threshold=args.threshold).as_dict() for h in humans if len(humans) > 1}
-    summary = grader.summarize(results, ids=ids, subjects=[data.subjects[i] for i in ids],
-                               agreement=agreement_out)
+    # no subject column asked for: no per-subject breakdown (not one "(none)" group)
+    summary = grader.summarize(results, ids=ids, subjects=[data.subjects[i] for i in ids] if args.subject_col
+                               else None, agreement=agreement_out)
     summary["input"] = {"file": data.path, "rows_skipped": data.skipped, "problems": len(data.issues)}
+    from ..report.items import put_item_contents  # after the judging: not on the way to the first call
+
+    put_item_contents(setup.store, run_id, [
+        {"id": s.id, "question": s.question, "answer": s.answer, "contexts": list(s.contexts or []),
+         "reference": s.reference, "subject": data.subjects.get(s.id or ""), "human": combined.get(s.id or "")}
+        for s in data.samples])
     setup.store.put_artifact(run_id, ARTIFACT, summary)
     usage = setup.store.usage(run_id)["total"]
     setup.store.finish_run(run_id, {"items": summary["items"], "accept_rate": summary["accept_rate"],

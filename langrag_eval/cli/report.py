@@ -1,6 +1,7 @@
 """``langrag-eval report RUN``: write the self-contained HTML report of a run.
 
     langrag-eval report quickstart-3f2a --out report.html
+    langrag-eval report --run quickstart-3f2a                   # the same
     langrag-eval report grade-81bd02 --baseline grade-3f2a9c   # with a comparison section
     langrag-eval report --list
 """
@@ -13,7 +14,7 @@ import datetime as dt
 from ..errors import ConfigError
 from ..report import write_report
 from ..runtime import open_store
-from ._common import add_store_options, say
+from ._common import add_store_option, say
 from ._files import output_file
 
 __all__ = ["register"]
@@ -24,12 +25,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                               description="Write one self-contained HTML file (no network needed to "
                                           "open it) for a run of the run store.")
     p.add_argument("run", nargs="?", help="run id, or a unique prefix of one")
+    p.add_argument("--run", dest="run_option", default=None, metavar="RUN",
+                   help="the same as the RUN argument: run id or a unique prefix")
     p.add_argument("--out", default=None, help="HTML file to write (default: <run>.html)")
     p.add_argument("--list", action="store_true", help="list the runs in the store")
     p.add_argument("--baseline", default=None,
                    help="a baseline run: add a comparison section (differences with intervals, "
                         "flipped items)")
-    add_store_options(p)
+    add_store_option(p)
     p.set_defaults(handler=handle)
 
 
@@ -40,9 +43,12 @@ def handle(args: argparse.Namespace) -> int:
             when = dt.datetime.fromtimestamp(r["created"], dt.timezone.utc).strftime("%Y-%m-%d %H:%M")
             say(f"{r['id']:<32} {r['kind']:<12} {when}  {'finished' if r['finished'] else 'unfinished'}")
         return 0
-    if not args.run:
-        raise ConfigError("give a run id (see: langrag-eval report --list)")
-    run = store.run(args.run)
+    if args.run and args.run_option and args.run != args.run_option:
+        raise ConfigError(f"two runs named: {args.run} and --run {args.run_option}; give one")
+    name = args.run or args.run_option
+    if not name:
+        raise ConfigError("give a run id, e.g. langrag-eval report grade-3f2a9c (see: langrag-eval report --list)")
+    run = store.run(name)
     path = write_report(store, run["id"], output_file(args.out or f"{run['id']}.html", "--out"),
                         baseline=args.baseline)
     say(f"report: {path}")

@@ -197,6 +197,7 @@ def _summary_lines(vrag: dict[str, Any], thelma: dict[str, Any], tour: dict[str,
     ranking = tour.get("ranking") or []
     metrics = thelma.get("metrics") or {}
     means = ", ".join(f"{k.upper()} {m['mean']:.2f}" for k, m in metrics.items() if m.get("mean") is not None)
+    key = "; ".join(f"{k.upper()} {m.get('name', k)}" for k, m in metrics.items() if m.get("mean") is not None)
     on_means = (thelma.get("diagnosis") or {}).get("on_means") or []
     total = usage["total"]
     return [
@@ -206,6 +207,7 @@ def _summary_lines(vrag: dict[str, Any], thelma: dict[str, Any], tour: dict[str,
         + (f", best agent {best[0]} ({best[1]:.0%})" if best else ""),
         f"THELMA means: {means or 'nothing scored'}"
         + (f"; fix first: {on_means[0]['component']}" if on_means else ""),
+        *([f"  ({key})"] if key else []),
         "tournament: " + _ranking_line(ranking, tour.get("games") or {}),
         f"judge calls: {total['calls']} (+{total['cached']} from cache, {total['failed']} failed), "
         f"{total['prompt_tokens']} prompt + {total['completion_tokens']} completion tokens",

@@ -235,6 +235,9 @@ def build_report(store: RunStore, run_id: str, *, baseline: str | None = None) -
         "items": items, "items_json": Markup(items_json(items)), "script": Markup(_SCRIPT),
         "script_hash": _SCRIPT_HASH,
         "agents": sorted({i["agent"] for i in items if i["agent"]}),
+        "group_label": "agent" if any(r.get("agent") for r in (artifacts.get("item_contents") or {}).get("items", [])
+                                      if isinstance(r, dict)) or (vrag or {}).get("group_by") == "agent"
+                       else "subject",
     }
     present = {"settings": True, "comparison": comparison is not None, "judge": True, "vrag": bool(vrag),
                "thelma": bool(thelma), "tournament": bool(tour), "grammar": bool(artifacts.get("grammar")),

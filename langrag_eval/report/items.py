@@ -6,7 +6,10 @@ The judgments in the run store hold the judge's side. The content of each item i
 command that read it, as the artifact ``item_contents``::
 
     {"version": 1, "items": [{"id": str, "question": str, "answer": str, "contexts": [str],
-                              "reference": str | null, "agent": str | null, "human": int | null}]}
+                              "reference": str | null, "agent": str | null, "subject": str | null,
+                              "human": int | null}]}
+
+The browser groups items by agent, else by subject.
 
 A run without it (made by library code) still lists every judged item, with the question from its
 item index where there is one.
@@ -85,7 +88,7 @@ def browser_items(store: Any, run_id: str, *, artifacts: Mapping[str, Any] | Non
     def row(item: str) -> dict[str, Any]:
         if item not in rows:
             c, ix = contents.get(item, {}), index.get(item, {})
-            rows[item] = {"id": item, "agent": c.get("agent") or ix.get("subject"),
+            rows[item] = {"id": item, "agent": c.get("agent") or c.get("subject") or ix.get("subject"),
                           "question": c.get("question") or ix.get("question"), "answer": c.get("answer"),
                           "contexts": c.get("contexts") or [], "reference": c.get("reference"),
                           "human": c.get("human"), "score": None, "accepted": None, "reason": None,
