@@ -77,7 +77,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except LangragError as exc:
         # One line, even when the message quotes a library's multi-line text.
         message = " ".join(part.strip() for part in redact(str(exc)).splitlines() if part.strip())
-        print(f"langrag-eval {args.command}: error: {message}", file=sys.stderr)
+        sub = getattr(args, f"{args.command}_command", None) or getattr(args, "action", None)
+        print(f"langrag-eval {args.command}{' ' + sub if sub else ''}: error: {message}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"langrag-eval {args.command}: interrupted; run the same command again to resume",

@@ -15,7 +15,7 @@ from ..errors import ConfigError
 from ..models import ResolvedJudge, resolve_judge
 from ..runtime import DEFAULT_STORE, Judge, PriceTable, RetryPolicy, RunStore, open_store
 
-__all__ = ["add_judge_options", "add_store_option", "add_store_options", "add_call_options", "JudgeSetup", "setup_judge",
+__all__ = ["add_judge_options", "add_store_option", "add_store_options", "add_run_argument", "run_argument", "add_call_options", "JudgeSetup", "setup_judge",
            "check_call_options", "make_judge", "say", "open_cli_run", "say_reuse", "say_usage", "report_issues",
            "quiet_model_loading"]
 
@@ -25,6 +25,19 @@ def add_store_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--store", default=None,
                    help=f"run store: a SQLite file, or postgresql://user@host/db for a store several "
                         f"workers share (default: $LANGRAG_STORE, else {DEFAULT_STORE})")
+
+
+def add_run_argument(p: argparse.ArgumentParser, what: str = "run id, or a unique prefix of one") -> None:
+    """A run named either way, ``RUN`` or ``--run RUN`` (the form the writing commands take)."""
+    p.add_argument("run", nargs="?", help=what)
+    p.add_argument("--run", dest="run_option", default=None, metavar="RUN", help="the same as the RUN argument")
+
+
+def run_argument(args: argparse.Namespace) -> str | None:
+    """The run :func:`add_run_argument` named, or None; two different ones are an error."""
+    if args.run and args.run_option and args.run != args.run_option:
+        raise ConfigError(f"two runs named: {args.run} and --run {args.run_option}; give one")
+    return args.run or args.run_option
 
 
 def add_store_options(p: argparse.ArgumentParser) -> None:

@@ -14,7 +14,7 @@ import datetime as dt
 from ..errors import ConfigError
 from ..report import write_report
 from ..runtime import open_store
-from ._common import add_store_option, say
+from ._common import add_run_argument, add_store_option, run_argument, say
 from ._files import output_file
 
 __all__ = ["register"]
@@ -24,9 +24,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("report", help="write the HTML report of a run",
                               description="Write one self-contained HTML file (no network needed to "
                                           "open it) for a run of the run store.")
-    p.add_argument("run", nargs="?", help="run id, or a unique prefix of one")
-    p.add_argument("--run", dest="run_option", default=None, metavar="RUN",
-                   help="the same as the RUN argument: run id or a unique prefix")
+    add_run_argument(p)
     p.add_argument("--out", default=None, help="HTML file to write (default: <run>.html)")
     p.add_argument("--list", action="store_true", help="list the runs in the store")
     p.add_argument("--baseline", default=None,
@@ -43,9 +41,7 @@ def handle(args: argparse.Namespace) -> int:
             when = dt.datetime.fromtimestamp(r["created"], dt.timezone.utc).strftime("%Y-%m-%d %H:%M")
             say(f"{r['id']:<32} {r['kind']:<12} {when}  {'finished' if r['finished'] else 'unfinished'}")
         return 0
-    if args.run and args.run_option and args.run != args.run_option:
-        raise ConfigError(f"two runs named: {args.run} and --run {args.run_option}; give one")
-    name = args.run or args.run_option
+    name = run_argument(args)
     if not name:
         raise ConfigError("give a run id, e.g. langrag-eval report grade-3f2a9c (see: langrag-eval report --list)")
     run = store.run(name)

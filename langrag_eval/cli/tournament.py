@@ -62,16 +62,10 @@ def _load(args: argparse.Namespace):
 
 
 def _check_playable(data: Any, answers: str | None) -> None:
-    """Exit 2 before any judge call when no game could be played (exit 0 would read as a ranking)."""
-    agents = data.agents
-    if not agents:
+    """Exit 2 before any judge call when no answer could be read (exit 0 would read as a ranking).
+    One agent alone still has its documents and answers judged (its MRR), as the loader warns."""
+    if not data.agents:
         raise DataError("no row could be read; nothing to rank (see the warnings above)", path=answers)
-    if len(agents) < 2:
-        raise DataError(f"nothing to rank: every answer comes from one agent ({agents[0]}); a tournament "
-                        f"needs answers from two or more agents to the same queries", path=answers)
-    if not any(len(per_query) >= 2 for per_query in data.answers.values()):
-        raise DataError("nothing to rank: no query has answers from two agents, so no game can be played",
-                        path=answers)
 
 
 def handle(args: argparse.Namespace) -> int:
