@@ -26,6 +26,7 @@ item index where there is one.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -37,6 +38,7 @@ CONTENTS = "item_contents"
 _TEXT = 4000       # characters kept of one question, answer, reference, reply or reason
 _CONTEXT = 1500    # characters kept of one context
 _CONTEXTS = 8      # contexts kept per item
+_DIGITS = re.compile(r"(\d+)")
 
 
 def _cut(text: Any, limit: int = _TEXT) -> str | None:
@@ -128,8 +130,10 @@ def browser_items(store: Any, run_id: str, *, artifacts: Mapping[str, Any] | Non
 def _badness(r: dict[str, Any]) -> tuple:
     thelma = list(r["thelma"].values())
     mean = sum(thelma) / len(thelma) if thelma else 2.0
+    # ids in natural order (q2 before q10) within one level of badness
+    natural = tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in _DIGITS.split(r["id"]) if part)
     return ({"unscored": 0, "rejected": 1}.get(r["status"], 2), r["score"] if r["score"] is not None else 9,
-            mean, r["id"])
+            mean, natural)
 
 
 def items_json(items: list[dict[str, Any]]) -> str:
