@@ -112,7 +112,7 @@ def _thelma_charts(thelma: dict[str, Any]) -> dict[str, Markup]:
 def _tournament_charts(tour: dict[str, Any], view: dict[str, Any]) -> dict[str, Markup]:
     """Drawn only where they carry information; ``view`` says in words what they would not show."""
     charts: dict[str, Markup] = {}
-    ranking = [r for r in tour.get("ranking") or [] if r.get("games")]
+    ranking = [r for r in view["ranking"] if r["games"]]
     if view["separated"] and len(ranking) > 1:
         charts["ranking"] = Markup(interval_chart(
             [r["agent"] for r in ranking], [r.get("bt_rating") or float("nan") for r in ranking],

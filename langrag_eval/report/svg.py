@@ -44,7 +44,7 @@ def bar_chart(labels: Sequence[str], values: Sequence[float], *, title: str = ""
     label_w, pad = 150, 6
     height = len(labels) * (bar_height + pad) + (24 if title else 4)
     y0 = 20 if title else 2
-    rows = [f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{width}" height="{height}" {_FONT}>']
+    rows = [f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{width}" height="{height}" viewBox="0 0 {width} {height}" {_FONT}>']
     if title:
         rows.append(f'<text x="0" y="14" font-weight="bold">{_e(title)}</text>')
     for i, (label, value) in enumerate(zip(labels, values)):
@@ -67,7 +67,7 @@ def heatmap(matrix: Sequence[Sequence[float | None]], row_labels: Sequence[str],
     width = label_w + cell * len(col_labels) + head_h  # room for the last column's slanted label
     height = head_h + cell * len(row_labels) + (20 if title else 0)
     y0 = head_h + (20 if title else 0)
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{width}" height="{height}" {_FONT}>']
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{width}" height="{height}" viewBox="0 0 {width} {height}" {_FONT}>']
     if title:
         out.append(f'<text x="0" y="14" font-weight="bold">{_e(title)}</text>')
     for j, label in enumerate(col_labels):
@@ -121,7 +121,7 @@ def interval_chart(labels: Sequence[str], mids: Sequence[float], lows: Sequence[
     def x(v: float) -> float:
         return label_w + plot_w * (v - lo) / span
 
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{width}" height="{height}" {_FONT}>']
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{width}" height="{height}" viewBox="0 0 {width} {height}" {_FONT}>']
     if title:
         out.append(f'<text x="0" y="14" font-weight="bold">{_e(title)}</text>')
     bottom = y0 + row * len(labels)
@@ -173,7 +173,7 @@ def measure_bar(value: float | None, low: float | None, high: float | None, thre
     if threshold is not None and direction in ("min", "max") and value is not None:
         color = ("#2e8b57" if low is not None and high is not None and good(low) and good(high)
                  else "#c0392b" if not good(value) else "#d39e00")
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{width}" height="{h}" class="measure">',
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{width}" height="{h}" viewBox="0 0 {width} {h}" class="measure">',
            f'<rect x="{pad}" y="{h / 2 - 1}" width="{width - 2 * pad}" height="2" fill="#ddd"/>']
     if low is not None and high is not None:
         out.append(f'<rect x="{x(low):.1f}" y="{h / 2 - 4}" width="{max(1.0, x(high) - x(low)):.1f}" height="8" '
@@ -206,7 +206,7 @@ def difference_chart(labels: Sequence[str], diffs: Sequence[float | None], lows:
     def x(v: float) -> float:
         return label_w + plot_w * (v + bound) / (2 * bound)
 
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{width}" height="{height}" {_FONT}>']
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{width}" height="{height}" viewBox="0 0 {width} {height}" {_FONT}>']
     if title:
         out.append(f'<text x="0" y="14" font-weight="bold">{_e(title)}</text>')
     out.append(f'<line x1="{x(0):.1f}" x2="{x(0):.1f}" y1="{y0}" y2="{height - 18}" stroke="#999" '

@@ -114,6 +114,44 @@ def test_quickstart_report_opens_with_every_section(quickstart_run, open_report)
     assert "MRR@5" in page.page.inner_text("#tournament")
 
 
+RAW_PROGRAM_TEXT = [r"\{'", r"\['", r"\{\{", r"\{%", r"\bNone\b", r"\bTrue\b", r"\bFalse\b", r"\[\]",
+                    r"\{\}", r"%%", r"\bnan\b", r"Undefined"]
+
+
+@pytest.mark.parametrize("width", [1400, 390])
+def test_quickstart_report_at_desktop_and_phone_width(quickstart_run, open_report, tmp_path: Path,
+                                                      width: int) -> None:
+    _, _, report = quickstart_run
+    page = open_report(report)
+    p = page.page
+    p.set_viewport_size({"width": width, "height": 900})
+    shot = p.screenshot(path=str(tmp_path / f"report-{width}.png"), full_page=True)
+    assert len(shot) > 20_000  # a drawn page, not a blank one
+    # every plot is drawn with a size, and none is wider than the page
+    plots = p.locator("section svg")
+    assert plots.count() >= 5
+    for i in range(plots.count()):
+        box = plots.nth(i).bounding_box()
+        assert box is not None and box["width"] > 0 and box["height"] > 0
+        inside_table = plots.nth(i).evaluate("e => !!e.closest('table')")  # a table scrolls on its own
+        assert inside_table or box["x"] + box["width"] <= width + 1, (i, box)
+    assert p.evaluate("document.documentElement.scrollWidth") <= width + 1
+    assert p.locator("#item-rows tr.item-row").count() > 0
+    assert page.errors == [] and [c for c in page.console if c[0] == "error"] == []
+    assert all(url.startswith("file:") for url in page.requests)
+
+
+def test_quickstart_report_shows_no_program_text(quickstart_run, open_report) -> None:
+    _, _, report = quickstart_run
+    p = open_report(report).page
+    text = p.inner_text("body")
+    for pattern in RAW_PROGRAM_TEXT:
+        found = re.search(pattern, text)
+        assert found is None, (pattern, text[max(0, found.start() - 80):found.end() + 80])
+    assert "SQC" in p.inner_text("#thelma-key") and "source query coverage" in p.inner_text("#thelma-key")
+    assert re.search(r"accept rate \d+%", p.inner_text("#vrag"))
+
+
 def test_report_command_writes_the_file(quickstart_run, tmp_path: Path, capsys) -> None:
     store, run, _ = quickstart_run
     out = tmp_path / "r.html"
