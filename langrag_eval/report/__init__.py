@@ -1,6 +1,5 @@
 """The self-contained HTML report of a run (``langrag-eval report RUN``)."""
 
 from .build import SECTIONS, build_report, write_report
-from .items import put_item_contents
 
-__all__ = ["build_report", "write_report", "SECTIONS", "put_item_contents"]
+__all__ = ["build_report", "write_report", "SECTIONS"]

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from langrag_eval.grading import VragGrade, summarize
-from langrag_eval.report import build_report, put_item_contents, write_report
+from langrag_eval.report import build_report, write_report
+from langrag_eval.report.items import put_item_contents
 from langrag_eval.results import Unscored
 from langrag_eval.runtime import RunStore, put_item_index
 
