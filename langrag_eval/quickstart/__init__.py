@@ -207,8 +207,8 @@ def _summary_lines(vrag: dict[str, Any], thelma: dict[str, Any], tour: dict[str,
                                      else "undefined (nothing scored)")
         + (f", best agent {best[0]} ({best[1]:.0%})" if best else ""),
         f"THELMA means: {means or 'nothing scored'}"
-        + (f"; fix first: {on_means[0]['component']}" if on_means else ""),
-        *([f"  ({key})"] if key else []),
+        + (f"; fix first: {on_means[0]['component']}" if on_means else "")
+        + (f" [{key}]" if key else ""),
         "tournament: " + _ranking_line(ranking, tour.get("games") or {}),
         f"judge calls: {total['calls']} (+{total['cached']} from cache, {total['failed']} failed), "
         f"{total['prompt_tokens']} prompt + {total['completion_tokens']} completion tokens",
