@@ -107,3 +107,27 @@ def test_help_texts_read_cleanly(capsys: pytest.CaptureFixture[str]) -> None:
             main([command, "--help"])
         out = capsys.readouterr().out
         assert "--continue" not in out and "--no-wait" not in out and "--store" in out
+
+
+def test_quickstart_folder_is_announced_and_kept_out_of_version_control(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import shutil
+    import subprocess
+
+    from langrag_eval.cli.quickstart import _prepare_folder
+
+    git = shutil.which("git")
+    if git is None:
+        pytest.skip("git is not installed")
+    subprocess.run([git, "init", "-q", str(tmp_path)], check=True)
+    _prepare_folder(tmp_path / "langrag-quickstart")
+    assert "writing into" in capsys.readouterr().err
+    (tmp_path / "langrag-quickstart" / "report.html").write_text("<!DOCTYPE html>", encoding="utf-8")
+    status = subprocess.run([git, "status", "--porcelain", "--untracked-files=all"], cwd=tmp_path,
+                            capture_output=True, text=True, check=True).stdout
+    assert status == ""  # git itself sees nothing to track
+    # an existing folder of the user's is written into, never given a .gitignore
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    _prepare_folder(mine)
+    assert not (mine / ".gitignore").exists()

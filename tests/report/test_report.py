@@ -157,6 +157,9 @@ def test_report_command_writes_the_file(quickstart_run, tmp_path: Path, capsys) 
     out = tmp_path / "r.html"
     assert main(["report", run[:14], "--store", store.path, "--out", str(out)]) == 0
     assert out.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    out2 = tmp_path / "r2.html"
+    assert main(["report", "--run", run, "--store", store.path, "--out", str(out2)]) == 0  # as its help says
+    assert out2.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
     assert main(["report", "--list", "--store", store.path]) == 0
     assert run in capsys.readouterr().out
     assert main(["report", "no-such-run", "--store", store.path]) == 2
