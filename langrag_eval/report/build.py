@@ -78,13 +78,16 @@ def _vrag_charts(vrag: dict[str, Any]) -> dict[str, Markup]:
     charts = {"distribution": Markup(bar_chart([f"score {k}" for k in "12345"],
                                                [float(dist.get(k, 0)) for k in "12345"],
                                                title="Score distribution"))}
-    subjects = vrag.get("subjects") or {}
+    subjects = {k: v for k, v in (vrag.get("subjects") or {}).items() if v.get("scored")}
     if subjects:
+        from ..stats.intervals import wilson  # the report alone needs it
+
         names = sorted(subjects)
-        charts["subjects"] = Markup(bar_chart(names, [float(subjects[n].get("accept_rate") or 0.0)
-                                                      for n in names],
-                                              title="Accept rate", max_value=1.0, color="#2e8b57",
-                                              percent=True))
+        shares = [wilson(int(subjects[n].get("accepted") or 0), int(subjects[n]["scored"])) for n in names]
+        charts["subjects"] = Markup(interval_chart(
+            [f"{n} (n={e.n})" for n, e in zip(names, shares)], [e.value for e in shares],
+            [e.low for e in shares], [e.high for e in shares], bounds=(0.0, 1.0), percent=True,
+            title=f"Accept rate per {vrag.get('group_by') or 'subject'}, 95 % Wilson interval"))
     agreement = vrag.get("agreement")
     if agreement and agreement.get("confusion"):
         names = agreement.get("names", ["judge", "human"])

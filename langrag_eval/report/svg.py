@@ -104,9 +104,10 @@ def heatmap(matrix: Sequence[Sequence[float | None]], row_labels: Sequence[str],
 
 def interval_chart(labels: Sequence[str], mids: Sequence[float], lows: Sequence[float],
                    highs: Sequence[float], *, title: str = "", width: int = 460,
-                   bounds: tuple[float, float] | None = None) -> str:
+                   bounds: tuple[float, float] | None = None, percent: bool = False) -> str:
     """Points with horizontal confidence intervals (rankings with their uncertainty), a legend
-    below. ``bounds``: the axis's ends (default: the data's, widened when every value is equal)."""
+    below. ``bounds``: the axis's ends (default: the data's, widened when every value is equal);
+    ``percent``: shares on 0..1 labelled as percentages."""
     finite = [v for v in list(lows) + list(highs) + list(mids) if math.isfinite(v)]
     lo, hi = bounds if bounds is not None else (min(finite), max(finite)) if finite else (0.0, 1.0)
     if hi - lo < 1e-9:  # every value equal: centre them on an axis that still reads
@@ -136,13 +137,15 @@ def interval_chart(labels: Sequence[str], mids: Sequence[float], lows: Sequence[
                 out.append(f'<line x1="{x(end):.1f}" x2="{x(end):.1f}" y1="{y - 5:.1f}" y2="{y + 5:.1f}" '
                            'stroke="#555" stroke-width="2"/>')
         if math.isfinite(mids[i]):
+            show = _percent if percent else _num
             out.append(f'<circle cx="{x(mids[i]):.1f}" cy="{y:.1f}" r="5" fill="#c0392b">'
-                       f'<title>{_e(label)}: {_num(mids[i])} [{_num(lows[i])}, {_num(highs[i])}]</title>'
+                       f'<title>{_e(label)}: {show(mids[i])} [{show(lows[i])}, {show(highs[i])}]</title>'
                        '</circle>')
-    out.append(f'<text x="{label_w}" y="{bottom + 14}">{_tick(lo, span)}</text>')
+    tick = _percent if percent else (lambda v: _tick(v, span))
+    out.append(f'<text x="{label_w}" y="{bottom + 14}">{tick(lo)}</text>')
     out.append(f'<text x="{label_w + plot_w / 2:.1f}" y="{bottom + 14}" text-anchor="middle">'
-               f'{_tick((lo + hi) / 2, span)}</text>')
-    out.append(f'<text x="{width - 20}" y="{bottom + 14}" text-anchor="end">{_tick(hi, span)}</text>')
+               f'{tick((lo + hi) / 2)}</text>')
+    out.append(f'<text x="{width - 20}" y="{bottom + 14}" text-anchor="end">{tick(hi)}</text>')
     out.append(f'<circle cx="{label_w + 5}" cy="{height - 8}" r="4" fill="#c0392b"/>'
                f'<text x="{label_w + 14}" y="{height - 4}" font-size="11">estimate</text>'
                f'<line x1="{label_w + 80}" x2="{label_w + 110}" y1="{height - 8}" y2="{height - 8}" '
