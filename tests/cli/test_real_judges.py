@@ -37,3 +37,21 @@ def test_the_judges_extra_names_both_provider_packages() -> None:
     assert {p.split(">")[0] for p in extras["judges"]} == {"langchain-openai", "langchain-anthropic"}
     readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
     assert '-e "integrations/langchain[judges]"' in readme.split("```bash", 1)[1].split("```", 1)[0]
+
+
+# OpenAI's client refuses a missing key when built (Anthropic's only when called, so it is left out:
+# this test must not reach for the network)
+@pytest.mark.parametrize("spec, key, package", [("openai:gpt-4o", "OPENAI_API_KEY", "langchain_openai")])
+def test_a_missing_api_key_is_one_line_naming_the_variable(monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str], tmp_path,
+                                                           spec: str, key: str, package: str) -> None:
+    pytest.importorskip(package)
+    from langrag_eval.cli import main
+
+    monkeypatch.delenv(key, raising=False)
+    qa = tmp_path / "qa.csv"
+    qa.write_text("question,answer,label\nHow long?,Two years.,two years\n", encoding="utf-8")
+    assert main(["grade", str(qa), "--judge", spec, "--store", str(tmp_path / "runs.sqlite")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"langrag-eval grade: error: cannot create judge '{spec}'")
+    assert key in err and "Traceback" not in err
