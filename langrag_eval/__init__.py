@@ -5,12 +5,30 @@ verdict parsers (:mod:`langrag_eval.verdicts`), prompt files (:mod:`langrag_eval
 doubles (:mod:`langrag_eval.testing`) are shared by every capability.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from .errors import DataError, JudgeOutputError, LangragError
-from .model import ChatModel, GenerationParams, Reply, TokenUsage
-from .results import Unscored
-from .runtime import Judge, RunStore
-from .evaluator import Evaluator
-from .types import AgentAnswer, Document, RAGSample
+
+if TYPE_CHECKING:  # imported on first use below: `import langrag_eval.cli` must stay cheap
+    from .evaluator import Evaluator
+    from .model import ChatModel, GenerationParams, Reply, TokenUsage
+    from .results import Unscored
+    from .runtime import Judge, RunStore
+    from .types import AgentAnswer, Document, RAGSample
+
+_LAZY = {"ChatModel": "model", "GenerationParams": "model", "Reply": "model", "TokenUsage": "model",
+         "Unscored": "results", "Judge": "runtime", "RunStore": "runtime", "Evaluator": "evaluator",
+         "AgentAnswer": "types", "Document": "types", "RAGSample": "types"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __version__ = "0.1.0"
 

@@ -4,6 +4,7 @@ command's run, and the lines every command prints the same way."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 from collections.abc import Sequence
@@ -16,15 +17,34 @@ from ..runtime import DEFAULT_STORE, Judge, PriceTable, RetryPolicy, RunStore, o
 from ._batch import add_batch_options, setup_batch_judge
 from ._executor import add_executor_options, run_command_on_ray
 
-__all__ = ["add_judge_options", "add_store_options", "add_call_options", "JudgeSetup", "setup_judge",
+__all__ = ["add_judge_options", "add_store_option", "add_store_options", "add_run_argument", "run_argument", "add_call_options", "JudgeSetup", "setup_judge",
            "check_call_options", "make_judge", "say", "open_cli_run", "say_reuse", "say_usage", "report_issues",
            "quiet_model_loading"]
 
 
-def add_store_options(p: argparse.ArgumentParser) -> None:
+def add_store_option(p: argparse.ArgumentParser) -> None:
+    """``--store`` alone: for the commands that read runs (report, compare, gate)."""
     p.add_argument("--store", default=None,
                    help=f"run store: a SQLite file, or postgresql://user@host/db for a store several "
                         f"workers share (default: $LANGRAG_STORE, else {DEFAULT_STORE})")
+
+
+def add_run_argument(p: argparse.ArgumentParser, what: str = "run id, or a unique prefix of one") -> None:
+    """A run named either way, ``RUN`` or ``--run RUN`` (the form the writing commands take)."""
+    p.add_argument("run", nargs="?", help=what)
+    p.add_argument("--run", dest="run_option", default=None, metavar="RUN", help="the same as the RUN argument")
+
+
+def run_argument(args: argparse.Namespace) -> str | None:
+    """The run :func:`add_run_argument` named, or None; two different ones are an error."""
+    if args.run and args.run_option and args.run != args.run_option:
+        raise ConfigError(f"two runs named: {args.run} and --run {args.run_option}; give one")
+    return args.run or args.run_option
+
+
+def add_store_options(p: argparse.ArgumentParser) -> None:
+    """``--store`` and the options of a command that writes a run: ``--run``, ``--continue``, ``--no-wait``."""
+    add_store_option(p)
     p.add_argument("--run", dest="run_id", default=None,
                    help="run id; by default derived from the command, its settings and the contents "
                         "of its input files, so the same command on the same inputs resumes the same run")
@@ -84,13 +104,22 @@ def make_judge(resolved: ResolvedJudge, args: argparse.Namespace, store: RunStor
     return judge
 
 
-def setup_judge(args: argparse.Namespace) -> JudgeSetup:
+GENERATOR_WARNING = (
+    "The generator is the offline default, a 270M-parameter model: its answers show how the tool works, "
+    "not what a RAG app can do. Choose a real model with --judge provider:model (for example "
+    "openai:gpt-4o) or LANGRAG_JUDGE.")
+
+
+def setup_judge(args: argparse.Namespace, *, role: str = "judge") -> JudgeSetup:
+    """The judge (or, with ``role="generator"``, the model that writes answers) and the run store."""
     check_call_options(args)
     if getattr(args, "executor", "local") == "ray":
         run_command_on_ray(args)  # the workers judge; this process then reads the run back
     if getattr(args, "batch", False):
         return setup_batch_judge(args, JudgeSetup)  # type: ignore[return-value]
     resolved = resolve_judge(args.judge)  # before the store: a bad --judge leaves no file behind
+    if role == "generator" and resolved.warning:
+        resolved = dataclasses.replace(resolved, warning=GENERATOR_WARNING)
     store = open_store(args.store)
     return JudgeSetup(judge=make_judge(resolved, args, store), store=store, warning=resolved.warning)
 

@@ -112,7 +112,7 @@ def handle(args: argparse.Namespace) -> int:
                           f"choose from {', '.join(AGENT_NAMES)}")
     output_file(args.out, "--out")
     queries = read_queries(args.queries)
-    setup = setup_judge(args)  # before indexing, so a bad --judge fails fast
+    setup = setup_judge(args, role="generator")  # before indexing, so a bad --judge fails fast
     # Only KNN and hybrid agents need vectors; a BM25-only run never loads the embedding model.
     backend, corpus_digest = _build_index(args, any(not n.endswith("-bm25") for n in names))
 

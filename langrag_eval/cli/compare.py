@@ -16,7 +16,7 @@ import argparse
 from ..compare import compare_runs, format_comparison
 from ..errors import ConfigError
 from ..runtime import open_store
-from ._common import add_store_options, say
+from ._common import add_store_option, say
 from ._options import (add_comparison_options, add_json_option, check_comparison_options, json_output,
                        write_json)
 
@@ -35,7 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--flips", type=int, default=10, help="flipped items to print (default 10)")
     add_json_option(p, "the whole comparison")
     add_comparison_options(p)
-    add_store_options(p)
+    add_store_option(p)
     p.set_defaults(handler=handle)
 
 

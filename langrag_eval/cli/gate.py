@@ -5,7 +5,9 @@
 
 Exit status 0 when no gated metric drops by more than allowed with confidence (the favourable end of
 its interval, not the point estimate, lies below the allowed drop), 1 when one does, 2 on bad input
-or when a metric cannot be decided (no item scored in both runs). Prints a one-screen summary and,
+or when a metric cannot be decided (no item scored in both runs, or fewer than ``--min-n``). A pass
+whose interval still reaches beyond the allowed drop is marked PASS* and says how small a drop the
+comparison could have detected. Prints a one-screen summary and,
 with ``--junit``, writes a JUnit XML file that CI systems show as test results.
 """
 
@@ -14,9 +16,9 @@ from __future__ import annotations
 import argparse
 
 from ..compare import format_gate, gate_runs, junit_error, junit_xml
-from ..errors import LangragError
+from ..errors import ConfigError, LangragError
 from ..runtime import open_store
-from ._common import add_store_options, say
+from ._common import add_store_option, say
 from ._files import output_file
 from ._options import add_comparison_options, check_comparison_options
 
@@ -35,9 +37,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "gr=0.05 (repeatable; at least one)")
     p.add_argument("--confidence", type=float, default=0.95,
                    help="confidence over all gated metrics together (default 0.95)")
+    p.add_argument("--min-n", type=int, default=0,
+                   help="fewest items scored in both runs for a metric to be decided (default 0: any); "
+                        "below it the gate is undecided (exit 2) instead of passing for lack of evidence")
     p.add_argument("--junit", default=None, help="write a JUnit XML report to this file")
     add_comparison_options(p)
-    add_store_options(p)
+    add_store_option(p)
     p.set_defaults(handler=handle)
 
 
@@ -45,9 +50,11 @@ def handle(args: argparse.Namespace) -> int:
     junit = output_file(args.junit, "--junit") if args.junit else None
     try:
         check_comparison_options(args)
+        if args.min_n < 0:
+            raise ConfigError(f"--min-n {args.min_n}: expected a number of items, 0 or more, e.g. --min-n 30")
         result = gate_runs(open_store(args.store), args.run, args.baseline, args.max_drop,
                            confidence=args.confidence, seed=args.seed, resamples=args.resamples,
-                           agent=args.agent, agent_b=args.agent_b)
+                           agent=args.agent, agent_b=args.agent_b, min_n=args.min_n)
     except LangragError as exc:
         if junit is not None:  # CI shows the reason instead of a missing report
             junit.write_text(junit_error(str(exc)), encoding="utf-8")

@@ -22,7 +22,6 @@ from ..grading import ARTIFACT, Columns, VragGrade, VragGrader, read_grading_fil
 from ..grading.io import read_examples
 from ..results import Unscored
 from ..runtime.identity import file_digest
-from ..stats import agreement, combine, describe_combination, format_agreement
 from ._common import add_judge_options, open_cli_run, report_issues, say, say_reuse, say_usage, setup_judge
 from ._options import add_results_option, add_table_options, column_names, results_file
 
@@ -129,6 +128,9 @@ def handle(args: argparse.Namespace) -> int:
     combined: dict[str, int | None] = {}
     agreement_out = None
     if humans:
+        # numpy comes with the statistics: loaded only when there are human grades to compare
+        from ..stats import agreement, combine, describe_combination, format_agreement
+
         combined = combine(data.humans, args.combine, even=args.even, seed=args.seed)
         how = describe_combination(args.combine, humans, even=args.even, seed=args.seed)
         agreement_out = agreement(judge_scores, combined, names=("judge", "humans"),
@@ -137,9 +139,16 @@ def handle(args: argparse.Namespace) -> int:
         agreement_out["annotators"] = {
             h: agreement(judge_scores, combine(data.humans, h), names=("judge", h),
                          threshold=args.threshold).as_dict() for h in humans if len(humans) > 1}
-    summary = grader.summarize(results, ids=ids, subjects=[data.subjects[i] for i in ids],
-                               agreement=agreement_out)
+    # no subject column asked for: no per-subject breakdown (not one "(none)" group)
+    summary = grader.summarize(results, ids=ids, subjects=[data.subjects[i] for i in ids] if args.subject_col
+                               else None, agreement=agreement_out)
     summary["input"] = {"file": data.path, "rows_skipped": data.skipped, "problems": len(data.issues)}
+    from ..report.items import put_item_contents  # after the judging: not on the way to the first call
+
+    put_item_contents(setup.store, run_id, [
+        {"id": s.id, "question": s.question, "answer": s.answer, "contexts": list(s.contexts or []),
+         "reference": s.reference, "subject": data.subjects.get(s.id or ""), "human": combined.get(s.id or "")}
+        for s in data.samples])
     setup.store.put_artifact(run_id, ARTIFACT, summary)
     usage = setup.store.usage(run_id)["total"]
     setup.store.finish_run(run_id, {"items": summary["items"], "accept_rate": summary["accept_rate"],
@@ -153,6 +162,8 @@ def handle(args: argparse.Namespace) -> int:
         say(f"  {data.skipped} row(s) skipped, see the warnings above")
     say(format_summary(summary))
     if agreement_out is not None:
+        from ..stats import format_agreement
+
         say(f"  agreement with the humans ({agreement_out['humans']}):")
         say(format_agreement(agreement_out, indent="    "))
         for name, r in agreement_out["annotators"].items():

@@ -36,7 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     a = sub.add_parser(
         "audit", help="agreement with humans, bias probes, reliability and cost of a judge",
         description="Run a judge through the audit batteries and print its card: each measure with a "
-                    "95 %% interval and n beside its threshold, and a verdict (fit, fit with caveats, "
+                    "95 % interval and n beside its threshold, and a verdict (fit, fit with caveats, "
                     "unfit) for grading, pairwise comparison and groundedness.")
     a.add_argument("--limit", type=int, default=None,
                    help="items per battery, sampled stratified by label (default: all shipped items)")

@@ -38,6 +38,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=handle, concurrency=4)
 
 
+def _prepare_folder(out: Path) -> None:
+    """Say where the output goes; a folder the quickstart makes gets a ``.gitignore`` of ``*``, so
+    running it inside a repository leaves nothing untracked behind."""
+    if out.exists():
+        say(f"writing into {out}/", err=True)
+        return
+    out.mkdir(parents=True)
+    (out / ".gitignore").write_text("# made by langrag-eval quickstart: keep its output out of version control\n*\n",
+                                    encoding="utf-8")
+    say(f"writing into {out}/ (new folder; its .gitignore keeps it out of version control)", err=True)
+
+
 def handle(args: argparse.Namespace) -> int:
     if (args.questions is not None and not 1 <= args.questions <= 8) or (args.k is not None and args.k < 1) \
             or (args.games is not None and args.games < 1):
@@ -45,6 +57,7 @@ def handle(args: argparse.Namespace) -> int:
     if Path(args.out).exists() and not Path(args.out).is_dir():
         raise ConfigError(f"--out {args.out}: is a file; the quickstart writes a folder")
     setup = setup_judge(args)
+    _prepare_folder(Path(args.out))
     # The offline 270M judge needs seconds a call, so by default it runs every step on fewer items.
     base = QuickstartSettings.small() if setup.warning else QuickstartSettings()
     chosen = {k: v for k, v in (("questions", args.questions), ("k", args.k), ("games", args.games))

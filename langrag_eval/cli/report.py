@@ -1,6 +1,7 @@
 """``langrag-eval report RUN``: write the self-contained HTML report of a run.
 
     langrag-eval report quickstart-3f2a --out report.html
+    langrag-eval report --run quickstart-3f2a                   # the same
     langrag-eval report grade-81bd02 --baseline grade-3f2a9c   # with a comparison section
     langrag-eval report --list
 """
@@ -13,7 +14,7 @@ import datetime as dt
 from ..errors import ConfigError
 from ..report import write_report
 from ..runtime import open_store
-from ._common import add_store_options, say
+from ._common import add_run_argument, add_store_option, run_argument, say
 from ._files import output_file
 
 __all__ = ["register"]
@@ -23,13 +24,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("report", help="write the HTML report of a run",
                               description="Write one self-contained HTML file (no network needed to "
                                           "open it) for a run of the run store.")
-    p.add_argument("run", nargs="?", help="run id, or a unique prefix of one")
+    add_run_argument(p)
     p.add_argument("--out", default=None, help="HTML file to write (default: <run>.html)")
     p.add_argument("--list", action="store_true", help="list the runs in the store")
     p.add_argument("--baseline", default=None,
                    help="a baseline run: add a comparison section (differences with intervals, "
                         "flipped items)")
-    add_store_options(p)
+    add_store_option(p)
     p.set_defaults(handler=handle)
 
 
@@ -40,9 +41,10 @@ def handle(args: argparse.Namespace) -> int:
             when = dt.datetime.fromtimestamp(r["created"], dt.timezone.utc).strftime("%Y-%m-%d %H:%M")
             say(f"{r['id']:<32} {r['kind']:<12} {when}  {'finished' if r['finished'] else 'unfinished'}")
         return 0
-    if not args.run:
-        raise ConfigError("give a run id (see: langrag-eval report --list)")
-    run = store.run(args.run)
+    name = run_argument(args)
+    if not name:
+        raise ConfigError("give a run id, e.g. langrag-eval report grade-3f2a9c (see: langrag-eval report --list)")
+    run = store.run(name)
     path = write_report(store, run["id"], output_file(args.out or f"{run['id']}.html", "--out"),
                         baseline=args.baseline)
     say(f"report: {path}")

@@ -15,7 +15,7 @@ import datetime as dt
 
 from ..errors import ConfigError
 from ..runtime import open_store
-from ._common import add_store_options, say
+from ._common import add_run_argument, add_store_option, run_argument, say
 
 __all__ = ["register"]
 
@@ -30,8 +30,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     c.add_argument("--run", dest="runs", action="append", default=None, help="a run id or prefix (repeatable)")
     c.set_defaults(handler=_copy)
     s = sub.add_parser("status", help="each run's state, or one run's workers and their progress")
-    s.add_argument("run", nargs="?", help="run id or prefix")
-    add_store_options(s)
+    add_run_argument(s, "run id or prefix (none: every run's state)")
+    add_store_option(s)
     s.set_defaults(handler=_status)
     p.set_defaults(handler=lambda args: (p.print_help(), 2)[1])
 
@@ -49,12 +49,13 @@ def _copy(args: argparse.Namespace) -> int:
 
 def _status(args: argparse.Namespace) -> int:
     store = open_store(args.store)
-    if not args.run:
+    name = run_argument(args)
+    if not name:
         for r in store.runs():
             state = "finished" if r["finished"] else "unfinished"
             say(f"{r['id']:<32} {r['kind']:<12} {state}")
         return 0
-    run = store.run(args.run)
+    run = store.run(name)
     judged = store.judgments(run["id"])
     say(f"run {run['id']} ({run['kind']}): {len(judged)} judgments stored, "
         f"{sum(j['scored'] for j in judged)} scored; {'finished' if run['finished'] else 'not finished'}")

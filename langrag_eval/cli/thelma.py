@@ -145,6 +145,11 @@ def format_summary(summary: dict[str, Any]) -> str:
     for f in d["by_sample"]:
         lines.append(f"    {f['samples']} of {d['samples']} samples ({100 * f['share']:.0f}%): {f['rule']} "
                      f"-> {f['component']}")
+    if sum(f["share"] for f in d["by_sample"]) > 1.0 + 1e-9:
+        lines.append("    (a sample can match several rules, so these shares add up to more than 100 %)")
+    if d["by_sample"] or d["on_means"]:
+        lines.append("    (a rule names metrics by the abbreviations above: SQC-low is source query coverage "
+                     "below its low threshold, -high above its high one)")
     u = summary["usage"]
     if u["samples"]:
         lines.append(f"  judge calls per sample {u['calls_per_sample']:.1f}, tokens per sample "

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
-from ..errors import ConfigError
+from ..errors import ConfigError, DataError
 from ..io import read_text
 from ..prompts import load_prompt
 from ..runtime.identity import content_hash, file_digest
@@ -60,12 +61,20 @@ def _load(args: argparse.Namespace):
     return load_ragelo_csv(q, d, a), {k: str(Path(v).resolve()) if v else None for k, v in files.items()}
 
 
+def _check_playable(data: Any, answers: str | None) -> None:
+    """Exit 2 before any judge call when no answer could be read (exit 0 would read as a ranking).
+    One agent alone still has its documents and answers judged (its MRR), as the loader warns."""
+    if not data.agents:
+        raise DataError("no row could be read; nothing to rank (see the warnings above)", path=answers)
+
+
 def handle(args: argparse.Namespace) -> int:
     json_out = json_output(args)
     data, files = _load(args)
     factors = read_text(args.factors_file, what="factors file").strip() if args.factors_file else None
     config = _SETTINGS.build(args, **({"factors": factors} if factors else {}))
     report_issues([p.message for p in data.problems], more="listed in the summary")
+    _check_playable(data, files.get("answers"))
     setup = setup_judge(args)
     run_config = {"files": files, "judge": setup.judge.model_id, **config.model_dump()}
     inputs = {name: file_digest(path, what=f"{name} file") for name, path in files.items() if path}

@@ -7,7 +7,10 @@ level ``1 - (1 - confidence) / k`` (Bonferroni), so the chance that any metric f
 stays below ``(1 - confidence) / 2`` in all.
 
 Outcomes: ``pass``; ``fail``; ``undecided`` when the runs hold no item scored in both (or too
-few for an interval). Exit codes of ``langrag-eval gate``: 0 all pass, 1 any fail, 2 bad input or
+few for an interval, or fewer than ``min_n``). A pass whose interval still reaches below the allowed
+drop passed for lack of evidence, not because the run held up: its message says so, with n, the
+interval and the smallest drop the comparison could have detected (``max_drop`` plus the distance
+from the estimate to the interval's upper end). Exit codes of ``langrag-eval gate``: 0 all pass, 1 any fail, 2 bad input or
 undecided.
 
 >>> parse_max_drop(["accept_rate=0.02", "GR=0.05"])
@@ -36,6 +39,7 @@ class GateCheck:
     status: str                    # "pass", "fail" or "undecided"
     message: str
     comparison: MetricComparison | None = None
+    insufficient: bool = False     # passed, but the interval cannot rule out a drop beyond max_drop
 
 
 @dataclass
@@ -88,8 +92,9 @@ def _pct(metric: str, x: float) -> str:
     return f"{100 * x:+.1f} pts" if metric in BINARY else f"{x:+.3f}"
 
 
-def check(comparison: Comparison, max_drop: Mapping[str, float]) -> list[GateCheck]:
-    """Apply the limits to a comparison computed at the gate's (adjusted) level."""
+def check(comparison: Comparison, max_drop: Mapping[str, float], *, min_n: int = 0) -> list[GateCheck]:
+    """Apply the limits to a comparison computed at the gate's (adjusted) level; a metric scored in
+    both runs on fewer than ``min_n`` items is undecided."""
     checks = []
     for metric, drop in max_drop.items():
         try:
@@ -101,11 +106,22 @@ def check(comparison: Comparison, max_drop: Mapping[str, float]) -> list[GateChe
             why = "no item scored in both runs" if m.n == 0 else f"only {m.n} item(s) scored in both runs"
             checks.append(GateCheck(metric, drop, "undecided", f"cannot decide: {why}", m))
             continue
+        if m.n < min_n:
+            checks.append(GateCheck(metric, drop, "undecided", f"cannot decide: only {m.n} item(s) scored in "
+                                    f"both runs, --min-n asks for {min_n}", m))
+            continue
         low = _pct(metric, m.low if m.low is not None else m.high)
         span = f"change {_pct(metric, m.diff)}, interval [{low}, {_pct(metric, m.high)}]"
         if m.high < -drop:
             checks.append(GateCheck(metric, drop, "fail", f"dropped by more than {_pct(metric, drop)[1:]}: "
                                     f"{span}", m))
+        elif m.low is not None and m.low < -drop:
+            detectable = drop + (m.high - m.diff)
+            checks.append(GateCheck(metric, drop, "pass", f"{span}; insufficient evidence: with n={m.n} the "
+                                    f"interval still reaches drops larger than the allowed {_pct(metric, drop)[1:]}; "
+                                    f"the smallest drop this comparison could have detected is about "
+                                    f"{_pct(metric, detectable)[1:]} (more items narrow it; --min-n N requires "
+                                    f"N items)", m, insufficient=True))
         else:
             checks.append(GateCheck(metric, drop, "pass", span, m))
     return checks
@@ -121,12 +137,12 @@ def _limits(max_drop: Sequence[str] | Mapping[str, float],
 
 def gate_runs(store: RunStore, run: str, baseline: str, max_drop: Sequence[str] | Mapping[str, float], *,
               confidence: float = 0.95, seed: int = 0, resamples: int = 2000,
-              agent: str | None = None, agent_b: str | None = None) -> GateResult:
+              agent: str | None = None, agent_b: str | None = None, min_n: int = 0) -> GateResult:
     """Gate ``run`` against ``baseline`` in ``store``: see the module docstring."""
     limits, level = _limits(max_drop, confidence)
     comparison = compare_runs(store, baseline, run, level=level, seed=seed, resamples=resamples, agent=agent,
                               agent_b=agent_b)
-    return _result(comparison, limits, confidence)
+    return _result(comparison, limits, confidence, min_n=min_n)
 
 
 def gate_observations(baseline: Mapping[str, Sequence[Observation]], run: Mapping[str, Sequence[Observation]],
@@ -139,7 +155,7 @@ def gate_observations(baseline: Mapping[str, Sequence[Observation]], run: Mappin
     return _result(comparison, limits, confidence)
 
 
-def _result(comparison: Comparison, limits: dict[str, float], confidence: float) -> GateResult:
+def _result(comparison: Comparison, limits: dict[str, float], confidence: float, *, min_n: int = 0) -> GateResult:
     notes = []
     for family, p in comparison.pairing.items():
         if p["only_a"] or p["only_b"]:
@@ -158,7 +174,7 @@ def _result(comparison: Comparison, limits: dict[str, float], confidence: float)
                          f"{_pct(m.metric, m.diff or 0.0)}, interval up to {_pct(m.metric, m.high)}); "
                          f"gate it with --max-drop {m.metric}=0")
     return GateResult(run=comparison.run_b, baseline=comparison.run_a, confidence=confidence,
-                      checks=check(comparison, limits), comparison=comparison, notes=notes)
+                      checks=check(comparison, limits, min_n=min_n), comparison=comparison, notes=notes)
 
 
 def junit_xml(result: GateResult) -> str:

@@ -103,7 +103,8 @@ def format_gate(result: GateResult) -> str:
         m = ch.comparison
         means = ("" if m is None or m.mean_a is None
                  else f"  A {_num(m, m.mean_a)} -> B {_num(m, m.mean_b)}, n={m.n}")
-        lines.append(f"  {ch.status.upper():<9} {ch.metric:<12} {ch.message}{means}")
+        status = "PASS*" if ch.insufficient else ch.status.upper()
+        lines.append(f"  {status:<9} {ch.metric:<12} {ch.message}{means}")
     for family, p in c.pairing.items():
         unsc = [m for m in c.metrics if m.family == family]
         in_a = max((m.unscored_a for m in unsc), default=0)
@@ -117,5 +118,8 @@ def format_gate(result: GateResult) -> str:
         lines.append(f"  {len(lost)} item(s) lost, {len(c.flips) - len(lost)} gained; the first lost:")
         lines += [_flip(f) for f in lost[:3]]
     verdict = {0: "PASSED", 1: "FAILED", 2: "UNDECIDED"}[result.exit_code]
+    weak = [ch.metric for ch in result.checks if ch.insufficient]
+    if weak and result.exit_code == 0:
+        verdict += f" for lack of evidence on {', '.join(weak)} (PASS*: too few items to rule out a larger drop)"
     lines.append(f"gate {verdict} (exit {result.exit_code})")
     return "\n".join(lines)

@@ -26,6 +26,7 @@ from ..embeddings import Embedder, default_embedder
 from ..grading import VragGrader
 from ..pipelines import AgentAnswer, Query, answer_record, run_agents, six_agents, write_answers
 from ..report import write_report
+from ..report.items import put_item_contents
 from ..retrieval import EmbeddedBackend
 from ..retrieval.chunking import Source
 from ..retrieval.ingest import ingest
@@ -133,6 +134,9 @@ def run_quickstart(judge: Judge, store: RunStore, out_dir: str | Path, *,
     samples = [RAGSample(id=f"{a.agent}/{a.qid}", question=a.query, answer=a.answer,
                          contexts=[d.text for d in a.documents], reference=reference[a.qid])
                for a in answers]
+    put_item_contents(store, run_id, [{"id": s.id, "question": s.question, "answer": s.answer,
+                                       "contexts": s.contexts, "reference": s.reference, "agent": a.agent}
+                                      for s, a in zip(samples, answers)])
     progress(f"grading {len(samples)} answers with vRAG-Eval")
     grader = VragGrader(judge)
     grades = grader.evaluate_many(samples, run_id=run_id)
@@ -194,6 +198,7 @@ def _summary_lines(vrag: dict[str, Any], thelma: dict[str, Any], tour: dict[str,
     ranking = tour.get("ranking") or []
     metrics = thelma.get("metrics") or {}
     means = ", ".join(f"{k.upper()} {m['mean']:.2f}" for k, m in metrics.items() if m.get("mean") is not None)
+    key = "; ".join(f"{k.upper()} {m.get('name', k)}" for k, m in metrics.items() if m.get("mean") is not None)
     on_means = (thelma.get("diagnosis") or {}).get("on_means") or []
     total = usage["total"]
     return [
@@ -202,7 +207,8 @@ def _summary_lines(vrag: dict[str, Any], thelma: dict[str, Any], tour: dict[str,
                                      else "undefined (nothing scored)")
         + (f", best agent {best[0]} ({best[1]:.0%})" if best else ""),
         f"THELMA means: {means or 'nothing scored'}"
-        + (f"; fix first: {on_means[0]['component']}" if on_means else ""),
+        + (f"; fix first: {on_means[0]['component']}" if on_means else "")
+        + (f" [{key}]" if key else ""),
         "tournament: " + _ranking_line(ranking, tour.get("games") or {}),
         f"judge calls: {total['calls']} (+{total['cached']} from cache, {total['failed']} failed), "
         f"{total['prompt_tokens']} prompt + {total['completion_tokens']} completion tokens",

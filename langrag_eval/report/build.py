@@ -1,22 +1,28 @@
-"""The HTML report of one run: a single self-contained file (inline CSS and SVG, no script, no
-network) built from what the run store holds: the run's settings and judge, the artifacts that the
+"""The HTML report of one run: a single self-contained file (inline CSS, SVG and one script, the
+item browser's, allowed by its hash alone; no network) built from what the run store holds: the run's settings and judge, the artifacts that the
 capabilities stored (``vrag``, ``thelma``, ``tournament``, ``grammar``), the judge's card (the run's
 own ``judge_card`` when it is an audit, else the latest audit of the same judge in the store), the
-Unscored judgments with their reasons, and usage. Every string that came from a model or a user is escaped by the template
-engine (autoescape on); charts escape their own labels.
+Unscored judgments with their reasons, every item (question, answer, contexts, the judge's reply
+and reason) in a browser, and usage. Every string that came from a model or a user is escaped by the
+template engine (autoescape on); charts escape their own labels; the items travel as JSON in which
+``<``, ``>`` and ``&`` are escaped, and the browser sets them as text, never as markup.
 
 >>> from langrag_eval.runtime import RunStore
 >>> store = RunStore(":memory:")
 >>> run = store.open_run("demo", {"file": "x.csv"}, judge="scripted")
 >>> store.put_artifact(run, "vrag", {"items": 1, "scored": 1, "distribution": {"4": 1},
 ...                                  "accept_rate": 1.0, "threshold": 4})
->>> "<script>" in build_report(store, run)
-False
+>>> store.put_judgment(run, "q1", "vrag", {"score": 4, "accepted": True, "reason": "</script>"}, scored=True)
+>>> html = build_report(store, run)
+>>> "<script>" in html, html.count("<script")
+(False, 2)
 """
 
 from __future__ import annotations
 
+import base64
 import datetime as _dt
+import hashlib
 import math
 from pathlib import Path
 from typing import Any
@@ -28,11 +34,19 @@ from ..files import write_text_atomic
 from ..audit.card import ARTIFACT as CARD, JudgeCard, rows as card_rows
 from ..models import TINY_MODEL_WARNING
 from ..runtime import RunStore
-from .svg import bar_chart, difference_chart, heatmap, interval_chart
+from .items import browser_items, items_json
+from .svg import bar_chart, difference_chart, heatmap, interval_chart, measure_bar
+from .views import plain_settings, thelma_view, tournament_view
 
 __all__ = ["build_report", "write_report", "SECTIONS"]
 
-SECTIONS = ("settings", "judge", "vrag", "thelma", "tournament", "grammar", "unscored", "usage")
+SECTIONS = ("settings", "judge", "vrag", "thelma", "tournament", "grammar", "items", "unscored", "usage")
+_TITLES = {"settings": "settings", "comparison": "comparison", "judge": "judge card", "vrag": "vRAG-Eval",
+           "thelma": "THELMA", "tournament": "tournament", "grammar": "GRAMMAR", "items": "items",
+           "unscored": "unscored", "usage": "usage"}
+_SCRIPT = (Path(__file__).parent / "templates" / "browser.js").read_text(encoding="utf-8")
+# the page runs this one script and nothing else (Content-Security-Policy by its hash)
+_SCRIPT_HASH = "sha256-" + base64.b64encode(hashlib.sha256(_SCRIPT.encode("utf-8")).digest()).decode()
 _TINY_IDS = ("local:gemma-3-270m",)
 
 _ENV = jinja2.Environment(loader=jinja2.PackageLoader("langrag_eval.report", "templates"),
@@ -64,12 +78,16 @@ def _vrag_charts(vrag: dict[str, Any]) -> dict[str, Markup]:
     charts = {"distribution": Markup(bar_chart([f"score {k}" for k in "12345"],
                                                [float(dist.get(k, 0)) for k in "12345"],
                                                title="Score distribution"))}
-    subjects = vrag.get("subjects") or {}
+    subjects = {k: v for k, v in (vrag.get("subjects") or {}).items() if v.get("scored")}
     if subjects:
+        from ..stats.intervals import wilson  # the report alone needs it
+
         names = sorted(subjects)
-        charts["subjects"] = Markup(bar_chart(names, [float(subjects[n].get("accept_rate") or 0.0)
-                                                      for n in names],
-                                              title="Accept rate", max_value=1.0, color="#2e8b57"))
+        shares = [wilson(int(subjects[n].get("accepted") or 0), int(subjects[n]["scored"])) for n in names]
+        charts["subjects"] = Markup(interval_chart(
+            [f"{n} (n={e.n})" for n, e in zip(names, shares)], [e.value for e in shares],
+            [e.low for e in shares], [e.high for e in shares], bounds=(0.0, 1.0), percent=True,
+            title=f"Accept rate per {vrag.get('group_by') or 'subject'}, 95 % Wilson interval"))
     agreement = vrag.get("agreement")
     if agreement and agreement.get("confusion"):
         names = agreement.get("names", ["judge", "human"])
@@ -83,36 +101,42 @@ def _vrag_charts(vrag: dict[str, Any]) -> dict[str, Markup]:
 
 def _thelma_charts(thelma: dict[str, Any]) -> dict[str, Markup]:
     metrics = thelma.get("metrics") or {}
-    keys = [k for k in metrics if metrics[k].get("mean") is not None]
+    # a spread of fewer than five scores says nothing: those metrics are in the table only
+    keys = [k for k in metrics if metrics[k].get("mean") is not None and (metrics[k].get("n") or 0) >= 5]
     if not keys:
         return {}
     return {"means": Markup(interval_chart(
-        [metrics[k].get("name", k) for k in keys], [metrics[k]["mean"] for k in keys],
+        [f"{k.upper()} {metrics[k].get('name', '')}" for k in keys], [metrics[k]["mean"] for k in keys],
         [max(0.0, metrics[k]["mean"] - (metrics[k].get("std") or 0.0)) for k in keys],
         [min(1.0, metrics[k]["mean"] + (metrics[k].get("std") or 0.0)) for k in keys],
-        title="Mean ± one standard deviation"))}
+        title="Mean ± one standard deviation (0 to 1)", bounds=(0.0, 1.0)))}
 
 
-def _tournament_charts(tour: dict[str, Any]) -> dict[str, Markup]:
+def _tournament_charts(tour: dict[str, Any], view: dict[str, Any]) -> dict[str, Markup]:
+    """Drawn only where they carry information; ``view`` says in words what they would not show."""
     charts: dict[str, Markup] = {}
-    ranking = tour.get("ranking") or []
-    if ranking:
+    ranking = [r for r in view["ranking"] if r["games"]]
+    if view["separated"] and len(ranking) > 1:
         charts["ranking"] = Markup(interval_chart(
             [r["agent"] for r in ranking], [r.get("bt_rating") or float("nan") for r in ranking],
             [r.get("bt_low") if r.get("bt_low") is not None else float("nan") for r in ranking],
             [r.get("bt_high") if r.get("bt_high") is not None else float("nan") for r in ranking],
-            title="Bradley-Terry rating (Elo scale) with bootstrap interval"))
+            title="Bradley-Terry rating (Elo scale) with 95 % bootstrap interval"))
     matrix = tour.get("win_matrix") or {}
     agents = tour.get("agents") or sorted(matrix)
-    if matrix and agents:
-        rows = []
+    if matrix and len(agents) > 1 and view["played"]:
+        rows, notes = [], []
         for a in agents:
-            row = []
+            row, note = [], []
             for b in agents:
                 cell = (matrix.get(a) or {}).get(b)
-                row.append(None if a == b or not cell or not cell.get("games") else cell.get("win"))
+                played = a != b and cell and cell.get("games")
+                row.append(cell.get("win") if played else None)
+                note.append(f"tie {cell.get('tie', 0):.0%}" if played and cell.get("tie") else "")
             rows.append(row)
-        charts["wins"] = Markup(heatmap(rows, agents, agents, title="Win share: row agent against column"))
+            notes.append(note)
+        charts["wins"] = Markup(heatmap(rows, agents, agents, notes=notes, empty="no game",
+                                        title="Share of games the row agent won against the column"))
     return charts
 
 
@@ -174,12 +198,19 @@ def _card_context(found: tuple[JudgeCard, str] | None) -> dict[str, Any] | None:
     if found is None:
         return None
     card, source = found
-    return {"card": card, "source": source, "rows": card_rows(card)}
+    rows = card_rows(card)
+    for row, m in zip(rows, card.measures):
+        e = m.estimate
+        row["status"] = {"ok": "meets", "MISS": "misses"}.get(row["status"], "for information")
+        row["bar"] = (Markup(measure_bar(e.value, e.low, e.high, m.threshold, m.direction))
+                      if m.unit == "share" and e.value is not None else "")
+    return {"card": card, "source": source, "rows": rows}
 
 
 def build_report(store: RunStore, run_id: str, *, baseline: str | None = None) -> str:
     """The report of run ``run_id`` (a unique prefix works) as one HTML string; with ``baseline``
-    (another run), a comparison section: differences with intervals, flipped and unscored items."""
+    (another run), a comparison section: differences with intervals, flipped and unscored items.
+    Sections with nothing to show are left out of the page and its navigation."""
     run = store.run(run_id)
     run_id = run["id"]
     artifacts = store.artifacts(run_id)
@@ -187,24 +218,36 @@ def build_report(store: RunStore, run_id: str, *, baseline: str | None = None) -
     judge = run.get("judge") or ", ".join(usage["models"]) or "none recorded"
     models = list(usage["models"]) + [judge]
     warning = TINY_MODEL_WARNING if any(m.startswith(_TINY_IDS) or m == "local" for m in models) else None
+    vrag, thelma, tour = artifacts.get("vrag"), artifacts.get("thelma"), artifacts.get("tournament")
+    tour_view = tournament_view(tour) if tour else None
+    comparison = _comparison(store, run_id, baseline) if baseline is not None else None
+    flips = {str(f["b"]["id"]): f["direction"] for f in (comparison or {}).get("flips", [])}
+    items = browser_items(store, run_id, artifacts=artifacts, flips=flips)
     context = {
         "run": run, "judge": judge, "warning": warning,
         "created": _dt.datetime.fromtimestamp(run["created"], _dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "settings": artifacts.get("settings") or run.get("config") or {},
+        "settings": plain_settings(artifacts.get("settings") or run.get("config") or {}),
         "judge_card": _card_context(judge_card(store, run_id, judge)),
-        "vrag": artifacts.get("vrag"), "thelma": artifacts.get("thelma"),
-        "tournament": artifacts.get("tournament"), "grammar": artifacts.get("grammar"),
+        "vrag": vrag, "thelma": thelma, "thelma_view": thelma_view(thelma) if thelma else None,
+        "tournament": tour, "tournament_view": tour_view, "grammar": artifacts.get("grammar"),
         "unscored": _unscored(store, run_id, artifacts), "usage": usage,
-        "charts": {"vrag": _vrag_charts(artifacts["vrag"]) if artifacts.get("vrag") else {},
-                   "thelma": _thelma_charts(artifacts["thelma"]) if artifacts.get("thelma") else {},
-                   "tournament": (_tournament_charts(artifacts["tournament"])
-                                  if artifacts.get("tournament") else {})},
-        "sections": SECTIONS,
-        "comparison": None,
+        "charts": {"vrag": _vrag_charts(vrag) if vrag else {},
+                   "thelma": _thelma_charts(thelma) if thelma else {},
+                   "tournament": _tournament_charts(tour, tour_view) if tour else {}},
+        "comparison": comparison,
+        "items": items, "items_json": Markup(items_json(items)), "script": Markup(_SCRIPT),
+        "script_hash": _SCRIPT_HASH,
+        "agents": sorted({i["agent"] for i in items if i["agent"]}),
+        "group_label": "agent" if any(r.get("agent") for r in (artifacts.get("item_contents") or {}).get("items", [])
+                                      if isinstance(r, dict)) or (vrag or {}).get("group_by") == "agent"
+                       else "subject",
     }
-    if baseline is not None:
-        context["comparison"] = _comparison(store, run_id, baseline)
-        context["sections"] = SECTIONS[:1] + ("comparison",) + SECTIONS[1:]
+    present = {"settings": True, "comparison": comparison is not None, "judge": True, "vrag": bool(vrag),
+               "thelma": bool(thelma), "tournament": bool(tour), "grammar": bool(artifacts.get("grammar")),
+               "items": bool(items), "unscored": bool(context["unscored"]),
+               "usage": bool(usage["total"]["calls"] or usage["total"]["cached"])}
+    order = SECTIONS[:1] + ("comparison",) + SECTIONS[1:]
+    context["sections"] = [(s, _TITLES[s]) for s in order if present[s]]
     return _ENV.get_template("report.html.j2").render(**context)
 
 

@@ -1,55 +1,74 @@
-"""Progress bars (rich) that appear only once a batch has run for more than a second."""
+"""Progress bars (rich) that appear once a batch has run for more than a second, whether or not an
+item has finished by then (a batch whose first items take half a minute shows its bar at once)."""
 
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from types import TracebackType
-
-from rich.console import Console
-from rich.errors import LiveError
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from typing import Any
 
 __all__ = ["BatchProgress"]
 
-_console = Console(stderr=True)
+_console: Any = None
 
 
 class BatchProgress:
     """``with BatchProgress("grading", total) as p: ... p.advance()``; silent for sub-second batches
-    and when stderr is not a terminal (unless ``force``)."""
+    and when stderr is not a terminal (unless ``force``). rich is imported only when a bar is drawn."""
 
     def __init__(self, description: str, total: int, *, delay: float = 1.0, force: bool = False) -> None:
         self.description, self.total, self.delay = description, total, delay
         self.enabled = force or sys.stderr.isatty()
-        self._progress: Progress | None = None
+        self._progress: Any = None
         self._task = None
         self._done = 0
-        self._start = 0.0
+        self._lock = threading.Lock()
+        self._timer: threading.Timer | None = None
+        self._closed = False
 
     def __enter__(self) -> "BatchProgress":
-        self._start = time.monotonic()
+        if self.enabled:
+            self._timer = threading.Timer(self.delay, self._show)
+            self._timer.daemon = True
+            self._timer.start()
         return self
 
-    def advance(self, n: int = 1) -> None:
-        self._done += n
-        if self._progress is None and self.enabled and time.monotonic() - self._start > self.delay:
-            self._progress = Progress(TextColumn("{task.description}"), BarColumn(),
-                                      MofNCompleteColumn(), TimeRemainingColumn(),
-                                      console=_console, transient=False)
+    def _show(self) -> None:
+        global _console
+        with self._lock:
+            if self._closed or self._progress is not None or not self.enabled:
+                return
+            from rich.console import Console
+            from rich.errors import LiveError
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+            _console = _console or Console(stderr=True)
+            progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                TimeRemainingColumn(), console=_console, transient=False)
             try:
-                self._progress.start()
+                progress.start()
             except LiveError:
                 # rich before 14 shows one live display at a time: a batch running beside another
                 # one (the judge audit runs its batteries together) goes without a bar, not down
-                self._progress, self.enabled = None, False
+                self.enabled = False
                 return
-            self._task = self._progress.add_task(self.description, total=self.total, completed=self._done)
-        elif self._progress is not None:
-            self._progress.update(self._task, completed=self._done)  # type: ignore[arg-type]
+            self._progress = progress
+            self._task = progress.add_task(self.description, total=self.total, completed=self._done)
+
+    def advance(self, n: int = 1) -> None:
+        with self._lock:
+            self._done += n
+            if self._progress is not None:
+                self._progress.update(self._task, completed=self._done)
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
-        if self._progress is not None:
-            self._progress.update(self._task, completed=self._done)  # type: ignore[arg-type]
-            self._progress.stop()
+        if self._timer is not None:
+            self._timer.cancel()
+        with self._lock:
+            self._closed = True
+            if self._progress is not None:
+                self._progress.update(self._task, completed=self._done)
+                self._progress.stop()

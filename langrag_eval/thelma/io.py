@@ -19,6 +19,11 @@ from .sample import ThelmaSample
 __all__ = ["read_samples"]
 
 
+def _kind(value: object) -> str:
+    return {"dict": "an object", "int": "a number", "float": "a number", "bool": "true/false"}.get(
+        type(value).__name__, type(value).__name__)
+
+
 def read_samples(path: str | Path, *, query: str = "query", sources: str = "sources",
                  response: str = "response", id_col: str | None = None, format: str | None = None
                  ) -> tuple[list[ThelmaSample], dict[str, int], list[DataError]]:
@@ -52,13 +57,16 @@ def read_samples(path: str | Path, *, query: str = "query", sources: str = "sour
         if isinstance(s, str):
             try:
                 s = parse_json(s) if s.strip() else []
-            except json.JSONDecodeError as exc:
-                bad(f"not a JSON list of sources ({exc.msg} at character {exc.pos + 1})", sources)
+            except json.JSONDecodeError:
+                shown = s if len(s) <= 40 else s[:40] + "..."
+                bad(f'expected a list of source texts such as ["first passage", "second passage"], '
+                    f"got the text {shown!r}", sources)
                 continue
         if s is None:
             s = []
         if not isinstance(s, list):
-            bad(f"the sources must be a JSON list, not {type(s).__name__}", sources)
+            bad(f'expected a list of source texts such as ["first passage", "second passage"], '
+                f"got {_kind(s)}", sources)
             continue
         sid = str(row.values.get(id_col)) if id_col and row.values.get(id_col) not in (None, "") \
             else f"line-{row.line}"

@@ -137,7 +137,8 @@ def format_summary(summary: Mapping[str, Any]) -> str:
         level = round(summary["bradley_terry"]["level"] * 100)
         width = max(len(r["agent"]) for r in ranking)
         out.append(f"Ranking (Bradley-Terry, Elo scale, {level}% bootstrap interval; Elo mean of "
-                   f"{summary['config']['tournaments']} tournaments):")
+                   f"{summary['config']['tournaments']} tournaments; BT: Bradley-Terry rating, W-T-L: "
+                   f"games won, tied, lost):")
         out.append(f"  {'#':>2}  {'agent':<{width}}  {'BT':>7}  {'interval':>17}  {'Elo':>7}  {'W-T-L':>11}")
         for r in ranking:
             out.append(f"  {r['rank']:>2}  {r['agent']:<{width}}  {r['bt_rating']:7.1f}  "
@@ -164,6 +165,8 @@ def format_summary(summary: Mapping[str, Any]) -> str:
         gains = {m.get("ndcg_gain", "exponential") for m in retrieval["per_agent"].values()}
         out.append(f"Retrieval (LLM-judged qrels): MRR@{k} somewhat (>=1), very (>=2), "
                    f"nDCG@{k} ({'/'.join(sorted(gains))} gain):")
+        out.append(f"  (MRR@{k}: mean reciprocal rank of the first relevant document in the top {k}; "
+                   f"nDCG@{k}: normalised discounted cumulative gain of the top {k})")
         for agent, m in sorted(retrieval["per_agent"].items()):
             out.append(f"  {agent}: {_f(m['mrr']['somewhat'])}  {_f(m['mrr']['very'])}  {_f(m['ndcg'])}")
     else:

@@ -130,8 +130,9 @@ def test_an_api_key_selects_openai_gpt_4o_through_langchain(monkeypatch: pytest.
     assert answer.value.score == 5
 
 
-def test_openai_without_its_langchain_package_is_a_clear_config_error() -> None:
+def test_openai_without_its_langchain_package_is_a_clear_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
     if importlib.util.find_spec("langchain_openai") is not None:
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")  # the provider's client reads the process environment
         resolved = resolve_judge("openai:gpt-4o", env={"OPENAI_API_KEY": "sk-test"})
         assert resolved.model.model_id == "openai:gpt-4o"
         return

@@ -575,7 +575,7 @@ def test_thelma_bad_rows_are_skipped_and_the_rest_scored(work: Work, capsys: Cap
     assert main(["thelma", data, *work.judge, "--embedder", "none", "--out", str(out)]) == 0
     err = capsys.readouterr().err
     assert "Traceback" not in err
-    assert f'{data}:2: field "sources": not a JSON list' in err
+    assert f'{data}:2: field "sources": expected a list of source texts such as' in err and "got the text 'not a list'" in err
     assert f'{data}:3: field "query": the query must be text' in err
     assert f"{data}:4: not valid JSON" in err
     assert [r["id"] for r in _records(out)] == ["good", "good2"]

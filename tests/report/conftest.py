@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 from typing import Iterator
@@ -57,3 +58,19 @@ def open_report(browser: object) -> Iterator[object]:
     yield _open
     for p in pages:
         p.close()
+
+
+@pytest.fixture
+def own_scripts_removed():
+    def own_scripts_removed(html: str) -> str:
+        """The page with its two own script elements taken out, after checking they are exactly the
+        item data (JSON with no raw ``<``) and the item browser; any other script is left in place."""
+        from langrag_eval.report.build import _SCRIPT
+
+        data = re.search(r'<script type="application/json" id="items-data">(.*?)</script>', html, re.S)
+        assert data is not None and "<" not in data.group(1) and ">" not in data.group(1)
+        code = f'<script id="items-browser">{_SCRIPT}</script>'
+        assert html.count(code) == 1
+        return html.replace(data.group(0), "").replace(code, "")
+
+    return own_scripts_removed

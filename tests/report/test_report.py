@@ -60,15 +60,17 @@ def test_charts_escape_every_label() -> None:
     assert "&lt;script&gt;" in svg and "&amp;" in svg
 
 
-def test_hostile_content_is_escaped_and_every_section_present(tmp_path: Path) -> None:
+def test_hostile_content_is_escaped_and_every_section_present(tmp_path: Path, own_scripts_removed) -> None:
     store, run = _hostile_store(tmp_path)
-    html = build_report(store, run)
+    html = own_scripts_removed(build_report(store, run))
     assert not re.search(r"<script", html, re.I)
     assert "onerror=alert" not in html.replace("onerror=alert(1)&gt;", "")  # only escaped copies
     assert "<img" not in html and "<h1>forged" not in html
     assert "&lt;script&gt;alert" in html and "Zürich — 東京" in html
+    absent = {"usage", "grammar"}  # no model call logged, no GRAMMAR analysis: no empty sections
     for section in SECTIONS:
-        assert f'id="{section}"' in html
+        assert (f'id="{section}"' in html) is (section not in absent)
+        assert (f'href="#{section}"' in html) is (section not in absent)
 
 
 def test_hostile_report_renders_safely_in_chromium(tmp_path: Path, open_report) -> None:
@@ -100,12 +102,54 @@ def test_quickstart_report_opens_with_every_section(quickstart_run, open_report)
     page = open_report(report)
     assert page.errors == [] and [c for c in page.console if c[0] == "error"] == []
     assert all(url.startswith("file:") for url in page.requests)
-    for section in SECTIONS:
-        assert page.page.locator(f"section#{section} h2").is_visible()
+    listed = [a.get_attribute("href")[1:] for a in page.page.locator("nav a").all()]
+    assert {"settings", "judge", "vrag", "thelma", "tournament", "items", "usage"} <= set(listed)
+    for section in SECTIONS:  # every section listed is drawn; the empty ones are neither
+        assert page.page.locator(f"section#{section}").count() == (section in listed)
+        if section in listed:
+            assert page.page.locator(f"section#{section} h2").is_visible()
     ranking_rows = page.page.locator("#tournament table").first.locator("tr")
     assert ranking_rows.count() == 1 + 6  # header + six agents
     assert page.page.locator("#vrag svg").count() >= 2  # distribution and per-agent accept rate
     assert "MRR@5" in page.page.inner_text("#tournament")
+
+
+RAW_PROGRAM_TEXT = [r"\{'", r"\['", r"\{\{", r"\{%", r"\bNone\b", r"\bTrue\b", r"\bFalse\b", r"\[\]",
+                    r"\{\}", r"%%", r"\bnan\b", r"Undefined"]
+
+
+@pytest.mark.parametrize("width", [1400, 390])
+def test_quickstart_report_at_desktop_and_phone_width(quickstart_run, open_report, tmp_path: Path,
+                                                      width: int) -> None:
+    _, _, report = quickstart_run
+    page = open_report(report)
+    p = page.page
+    p.set_viewport_size({"width": width, "height": 900})
+    shot = p.screenshot(path=str(tmp_path / f"report-{width}.png"), full_page=True)
+    assert len(shot) > 20_000  # a drawn page, not a blank one
+    # every plot is drawn with a size, and none is wider than the page
+    plots = p.locator("section svg")
+    assert plots.count() >= 5
+    for i in range(plots.count()):
+        box = plots.nth(i).bounding_box()
+        assert box is not None and box["width"] > 0 and box["height"] > 0
+        inside_table = plots.nth(i).evaluate("e => !!e.closest('table')")  # a table scrolls on its own
+        assert inside_table or box["x"] + box["width"] <= width + 1, (i, box)
+    assert p.evaluate("document.documentElement.scrollWidth") <= width + 1
+    assert p.locator("#item-rows tr.item-row").count() > 0
+    assert page.errors == [] and [c for c in page.console if c[0] == "error"] == []
+    assert all(url.startswith("file:") for url in page.requests)
+
+
+def test_quickstart_report_shows_no_program_text(quickstart_run, open_report) -> None:
+    _, _, report = quickstart_run
+    p = open_report(report).page
+    text = p.inner_text("body")
+    for pattern in RAW_PROGRAM_TEXT:
+        found = re.search(pattern, text)
+        assert found is None, (pattern, text[max(0, found.start() - 80):found.end() + 80])
+    assert "SQC" in p.inner_text("#thelma-key") and "source query coverage" in p.inner_text("#thelma-key")
+    assert re.search(r"accept rate \d+%", p.inner_text("#vrag"))
 
 
 def test_report_command_writes_the_file(quickstart_run, tmp_path: Path, capsys) -> None:
@@ -113,6 +157,9 @@ def test_report_command_writes_the_file(quickstart_run, tmp_path: Path, capsys) 
     out = tmp_path / "r.html"
     assert main(["report", run[:14], "--store", store.path, "--out", str(out)]) == 0
     assert out.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    out2 = tmp_path / "r2.html"
+    assert main(["report", "--run", run, "--store", store.path, "--out", str(out2)]) == 0  # as its help says
+    assert out2.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
     assert main(["report", "--list", "--store", store.path]) == 0
     assert run in capsys.readouterr().out
     assert main(["report", "no-such-run", "--store", store.path]) == 2

@@ -32,9 +32,9 @@ def _runs(tmp_path: Path) -> tuple[RunStore, Path]:
     return store, path
 
 
-def test_comparison_section_shows_intervals_flips_and_unscored(tmp_path: Path) -> None:
+def test_comparison_section_shows_intervals_flips_and_unscored(tmp_path: Path, own_scripts_removed) -> None:
     store, _ = _runs(tmp_path)
-    html = build_report(store, "branch", baseline="main")
+    html = own_scripts_removed(build_report(store, "branch", baseline="main"))
     assert not re.search(r"<script", html, re.I) and "<img" not in html
     section = html[html.index('<section id="comparison">'):]
     section = section[:section.index("</section>")]

@@ -50,7 +50,7 @@ def test_jsonl_end_to_end(tmp_path, judge_file, capsys):
     code, out, store = run(tmp_path, judge_file, data)
     captured = capsys.readouterr()
     assert code == 0, captured.err
-    assert f'{data}:4: field "sources": not a JSON list of sources' in captured.err
+    assert f'{data}:4: field "sources": expected a list of source texts such as ["first passage", "second passage"], got the text' in captured.err
     assert f'{data}:5: field "query": the query must be text, not int' in captured.err
     assert "self-distinctness (sd) is skipped" in captured.err
     records = {r["id"]: r for r in map(json.loads, out.read_text().splitlines())}
@@ -93,7 +93,7 @@ def test_csv_with_own_columns_batched_and_thresholds(tmp_path, judge_file, capsy
                            "--metrics", "rp,gr")
     captured = capsys.readouterr()
     assert code == 0, captured.err
-    assert f'{data}:3: field "contexts": the sources must be a JSON list, not dict' in captured.err
+    assert f'{data}:3: field "contexts": expected a list of source texts such as ["first passage", "second passage"], got an object' in captured.err
     (record,) = map(json.loads, out.read_text().splitlines())
     assert record["id"] == "line-2" and record["scores"] == {"rp": 1.0, "gr": 1.0}
     s = RunStore(store)

@@ -1,14 +1,36 @@
 """LangChain adapters for langrag-eval. ``ragelo_comparative_evaluator`` is the deprecated name of
 :func:`ragelo_langsmith_evaluator` (it still works, with a warning)."""
 
-from .capture import RAGCapture, capturing
-from .grading import VragStringEvaluator, vrag_langsmith_evaluator
-from .models import LangChainJudge
-from .pipelines import as_runnable, six_runnables
-from .retrievers import LangragRetriever
-from .thelma import LangChainEmbedder, ThelmaStringEvaluator, thelma_langsmith_evaluator
-from .tournament import RAGEloPairwiseEvaluator, ragelo_langsmith_evaluator, tournament_from_runnables
-from .tournament import ragelo_comparative_evaluator  # noqa: F401 - deprecated name, kept importable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .capture import RAGCapture, capturing
+    from .grading import VragStringEvaluator, vrag_langsmith_evaluator
+    from .models import LangChainJudge
+    from .pipelines import as_runnable, six_runnables
+    from .retrievers import LangragRetriever
+    from .thelma import LangChainEmbedder, ThelmaStringEvaluator, thelma_langsmith_evaluator
+    from .tournament import RAGEloPairwiseEvaluator, ragelo_langsmith_evaluator, tournament_from_runnables
+
+# Each name is imported on first use: the judge entry point (``langchain_langrag.models``) must not
+# pay for LangSmith, the retrievers and the evaluators when a command only needs a chat model.
+_LAZY = {"RAGCapture": "capture", "capturing": "capture", "VragStringEvaluator": "grading",
+         "vrag_langsmith_evaluator": "grading", "LangChainJudge": "models", "as_runnable": "pipelines",
+         "six_runnables": "pipelines", "LangragRetriever": "retrievers", "LangChainEmbedder": "thelma",
+         "ThelmaStringEvaluator": "thelma", "thelma_langsmith_evaluator": "thelma",
+         "RAGEloPairwiseEvaluator": "tournament", "ragelo_langsmith_evaluator": "tournament",
+         "tournament_from_runnables": "tournament",
+         "ragelo_comparative_evaluator": "tournament"}  # deprecated name, kept importable
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["RAGCapture", "capturing", "LangChainEmbedder", "ThelmaStringEvaluator",
            "thelma_langsmith_evaluator", "LangChainJudge", "VragStringEvaluator", "vrag_langsmith_evaluator",

@@ -67,7 +67,8 @@ def resolve(spec: str) -> LangChainJudge:
 
     try:
         llm = init_chat_model(spec, temperature=0)
-    except (ImportError, ValueError) as exc:
+    except Exception as exc:  # noqa: BLE001 - a missing package, an unknown provider, a missing API key
+        # (the provider SDK's own error type): each a one-line configuration error, not a traceback.
         # LangChain's message spans several paragraphs (a list of providers, a link); keep one line.
         raise ConfigError(f"cannot create judge {spec!r}: {' '.join(str(exc).split())}") from None
     return LangChainJudge(llm, model_id=spec, pass_params=False)
