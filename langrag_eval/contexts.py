@@ -228,7 +228,7 @@ def select_contexts(retrievals: Sequence[Sequence[Document]], calls: Sequence[Mo
         if len(out) >= _CARRIED_MIN and any(out in p for p in reached):
             reached.append(normalise(call.prompt))
             generated.append(call.output.strip())
-    generated.reverse()
+    generated = list(dict.fromkeys(reversed(generated)))  # a reply seen twice (chat and completion events)
     from_retrieval = {normalise(d.text) for d in retrieved}
     replies = [normalise(c.output) for c in calls[:final] if len(normalise(c.output)) >= _CARRIED_MIN]
     contexts = []

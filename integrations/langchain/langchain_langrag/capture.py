@@ -153,6 +153,7 @@ class _Pending:
         self.retriever_query: str | None = None
         self.retrievals: list[list[Document]] = []   # outermost retrievers' outputs
         self.steps: list[list[Document]] = []        # documents steps returned (no retriever ran)
+        self.tools: list[list[Document]] = []        # tools' results (no retriever ran)
         self.prompts: dict[UUID, str] = {}           # model calls under way
         self.calls: list[ModelCall] = []             # model calls done, in the order they ended
 
@@ -278,10 +279,23 @@ class RAGCapture(BaseCallbackHandler):
         # an agent's retriever tool: the retriever inside it belongs to the agent's run
         self._enter(run_id, parent_run_id)
 
+    def on_tool_end(self, output: Any, *, run_id: UUID, parent_run_id: UUID | None = None,
+                    **kwargs: Any) -> None:
+        # a tool that searches without a LangChain retriever: its result is what the agent saw
+        with self._lock:
+            pending = self._pending.get(self._root.get(run_id))  # type: ignore[arg-type]
+            if pending is None or output is None or self._inside_retriever(run_id):
+                return
+            artifact = _step_documents(getattr(output, "artifact", None))  # response_format="content_and_artifact"
+            text = _content(output)
+            if artifact or text:
+                pending.tools.append(as_documents(artifact or text))
+
     def _finish(self, root: UUID, answer: str | None) -> None:
         pending = self._pending.pop(root, None)
         if pending is not None:
-            chosen = select_contexts(pending.retrievals or pending.steps, pending.calls, answer)
+            candidates = pending.retrievals or pending.steps + pending.tools
+            chosen = select_contexts(candidates, pending.calls, answer)
             sources = list(chosen.contexts)
             if self.include_generated:
                 sources += as_documents(chosen.generated)
