@@ -27,7 +27,7 @@ from ..types import Document
 from .data import Problem, TournamentData
 from .run import TournamentConfig, TournamentResult, arun_tournament
 
-__all__ = ["App", "acollect_answers", "afirst_query_checked", "as_queries", "atournament_over_apps", "collect_answers", "tournament_over_apps"]
+__all__ = ["App", "acollect_answers", "afirst_query_checked", "calling_error", "as_queries", "atournament_over_apps", "collect_answers", "tournament_over_apps"]
 
 App = Callable[[str], Awaitable[tuple[str | None, Sequence[Document]]]]
 
@@ -94,14 +94,23 @@ def _with_timeout(app: App, timeout: float | None) -> App:
     return call
 
 
+def calling_error(exc: BaseException) -> bool:
+    """Whether an app's error says it was called the wrong way (a missing input key or config value,
+    a wrong keyword, no answer in time) rather than that it failed on that question."""
+    return isinstance(exc, (TypeError, KeyError, AttributeError, TimeoutError)) or \
+        any(hint in str(exc).lower() for hint in ("missing", "required", "must be", "expected", "input",
+                                                  "configurable", "thread_id"))
+
+
 async def afirst_query_checked(apps: Mapping[str, App], queries: Sequence[str] | Mapping[str, str], *,
                                timeout: float | None = None,
                                fix: Callable[[str, BaseException], str] | None = None) -> dict[str, App]:
     """Ask every app the first query before any other (each call at most ``timeout`` seconds). An
-    app that raises on it is called the wrong way, most likely: a :class:`ConfigError` names each
-    such app once, with the error and ``fix(app name, error)``'s advice, instead of letting the
-    app fail (or time out) on every query. The apps returned answer the first query from what they
-    said already, so no app is asked anything twice.
+    app whose error there says it was called the wrong way (:func:`calling_error`) would fail (or
+    time out) on every query: a :class:`ConfigError` names each such app once, with the error and
+    ``fix(app name, error)``'s advice, before any other query is asked. Other errors stay that
+    query's error, as in any run. The apps returned answer the first query from what they said
+    already, so no app is asked anything twice.
 
     >>> import asyncio
     >>> async def app(q): raise KeyError("session_id")
@@ -124,7 +133,7 @@ async def afirst_query_checked(apps: Mapping[str, App], queries: Sequence[str] |
             return exc
 
     answers = dict(zip(names, await gather_bounded(names, ask, limit=max(1, len(names)))))
-    failed = {n: a for n, a in answers.items() if isinstance(a, Exception)}
+    failed = {n: a for n, a in answers.items() if isinstance(a, Exception) and calling_error(a)}
     if failed:
         def line(name: str, exc: Exception) -> str:
             advice = fix(name, exc) if fix else ""
@@ -133,12 +142,14 @@ async def afirst_query_checked(apps: Mapping[str, App], queries: Sequence[str] |
         raise ConfigError(" | ".join(line(n, e) for n, e in failed.items()))
 
     def remembered(name: str) -> App:
-        said = answers[name]
+        said: Any = answers[name]
 
         async def call(query: str) -> tuple[str | None, Sequence[Document]]:
             nonlocal said
             if query == first and said is not None:
                 out, said = said, None
+                if isinstance(out, Exception):
+                    raise out
                 return out
             return await timed[name](query)
         return call
