@@ -99,7 +99,7 @@ def sequence_of(value: Any, *, field: str) -> list[Any]:
     >>> sequence_of("some text", field="texts")
     Traceback (most recent call last):
     ...
-    langrag_eval.errors.ConfigError: texts is one str, not a list of them: pass ["some text"] to index one text
+    langrag_eval.errors.ConfigError: texts is one str, not a list of them: pass ['some text'] to index one text
     """
     one = isinstance(value, (str, bytes, Mapping)) or hasattr(value, "page_content") \
         or callable(getattr(value, "get_content", None)) or hasattr(getattr(value, "node", None), "get_content")
