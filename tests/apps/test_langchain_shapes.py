@@ -42,6 +42,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 
 from langrag_eval.errors import ConfigError
+
+from fakes import Recording
 from langrag_eval.runtime import Judge
 from langrag_eval.tournament import TournamentConfig
 
@@ -83,34 +85,6 @@ class OverlapCrossEncoder(BaseCrossEncoder):
 
     def score(self, text_pairs: list[tuple[str, str]]) -> list[float]:
         return [len(words(q) & words(p)) for q, p in text_pairs]
-
-
-class Recording(GenericFakeChatModel):
-    """LangChain's fake chat model, recording what each call received and replying by ``rule``."""
-
-    messages: Any = iter(())
-    rule: Callable[[str], AIMessage | str]
-    seen: list[tuple[str, str]] = []
-    lock: Any = None
-
-    def model_post_init(self, context: Any) -> None:
-        self.seen, self.lock = [], threading.Lock()
-
-    def bind_tools(self, tools, **kwargs):
-        return self
-
-    def _generate(self, messages: list[BaseMessage], stop=None, run_manager=None, **kwargs):
-        prompt = "\n".join(str(m.content) for m in messages)
-        with self.lock:
-            reply = self.rule(prompt)
-            self.messages = iter([reply])
-            result = super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
-        self.seen.append((prompt, result.generations[0].message.content))
-        return result
-
-    def final_prompt(self, answer: str) -> str:
-        """The input of the last call whose reply is the answer: what the answer was written from."""
-        return [p for p, r in self.seen if r.strip() == answer.strip()][-1]
 
 
 def reached(fake: Recording, answer: str) -> list[str]:

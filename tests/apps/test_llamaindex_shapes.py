@@ -36,6 +36,8 @@ from llama_index.evaluation.langrag import LangragRetriever, capturing, tourname
 from pydantic import PrivateAttr
 
 from langrag_eval.errors import ConfigError
+
+from fakes import RecordingLLM as Recording
 from langrag_eval.runtime import Judge
 from langrag_eval.tournament import TournamentConfig
 
@@ -73,39 +75,6 @@ class KeywordEmbedding(BaseEmbedding):
 
     async def _aget_query_embedding(self, query: str) -> list[float]:
         return self._vector(query)
-
-
-class Recording(MockLLM):
-    """LlamaIndex's ``MockLLM``, recording each prompt it completes and replying by ``rule``."""
-
-    _rule: Callable[[str], str] = PrivateAttr()
-    _seen: list[tuple[str, str]] = PrivateAttr(default_factory=list)
-
-    def __init__(self, rule: Callable[[str], str]) -> None:
-        super().__init__()
-        self._rule = rule
-
-    @llm_completion_callback()
-    def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
-        text = self._rule(prompt)
-        self._seen.append((prompt, text))
-        return CompletionResponse(text=text)
-
-    @llm_completion_callback()
-    def stream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any):
-        text = self.complete(prompt).text
-        pieces = re.findall(r"\S+\s*", text)
-        return (CompletionResponse(text="".join(pieces[:i + 1]), delta=p) for i, p in enumerate(pieces))
-
-    def reached(self, answer: str) -> list[str]:
-        """The oracle: ids of the documents whose text the call that wrote ``answer`` received, or a
-        call whose reply that call received (a sub-question's answer)."""
-        finals = [p for p, r in self._seen if answer in r]
-        if not finals:
-            return []
-        prompts = [finals[-1]] + [p for p, r in self._seen if answer not in r and len(r) > 20
-                                  and r.strip() in finals[-1]]
-        return sorted(i for i, t in TEXTS.items() if any(t in p for p in prompts))
 
 
 def query_of(prompt: str) -> str:
@@ -266,7 +235,7 @@ def test_capture_is_what_reached_the_answering_prompt(shape, index, pipeline, re
     with capturing() as cap:
         ask(SHAPES[shape](index, llm))
     sample = cap.samples[-1]
-    oracle = llm.reached(ANSWER)
+    oracle = llm.reached(ANSWER, TEXTS)
     assert oracle == EXPECTED[shape], [p for p, _ in llm._seen]
     assert sample.query == QUESTION
     key = {t: i for i, t in TEXTS.items()}
