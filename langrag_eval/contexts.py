@@ -26,8 +26,8 @@ from typing import Any
 from .errors import ConfigError
 from .types import Document
 
-__all__ = ["CaptureWarning", "ModelCall", "Selection", "as_documents", "as_text", "normalise", "select_contexts", "sequence_of",
-           "text_id"]
+__all__ = ["CaptureWarning", "ModelCall", "Selection", "as_documents", "as_text", "normalise", "select_contexts",
+           "sequence_of", "text_id"]
 
 
 def text_id(text: str) -> str:

@@ -131,7 +131,8 @@ def diagnose(scores: Mapping[str, float | None], thresholds: Thresholds | None =
     return out
 
 
-def undiagnosed(scores: Mapping[str, float | None], causes: Mapping[str, str] | None = None) -> Unscored | None:
+def undiagnosed(scores: Mapping[str, float | None],
+                causes: Mapping[str, str] | None = None) -> Unscored | None:
     """Why no diagnosis could be made, when no metric was scored (None when one was): an empty
     finding list then means "not diagnosed", never "no pattern". ``causes`` gives each unscored
     metric's ``cause: reason`` for the message."""

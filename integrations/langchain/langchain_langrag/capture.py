@@ -286,7 +286,8 @@ class RAGCapture(BaseCallbackHandler):
             pending = self._pending.get(self._root.get(run_id))  # type: ignore[arg-type]
             if pending is None or output is None or self._inside_retriever(run_id):
                 return
-            artifact = _step_documents(getattr(output, "artifact", None))  # response_format="content_and_artifact"
+            # a tool with response_format="content_and_artifact" hands its documents on as the artifact
+            artifact = _step_documents(getattr(output, "artifact", None))
             text = _content(output)
             if artifact or text:
                 pending.tools.append(as_documents(artifact or text))
@@ -299,9 +300,9 @@ class RAGCapture(BaseCallbackHandler):
             sources = list(chosen.contexts)
             if self.include_generated:
                 sources += as_documents(chosen.generated)
-            self.samples.append(ThelmaSample(id=str(root), query=pending.question or pending.retriever_query or "",
-                                             sources=sources, response=answer, generated=chosen.generated,
-                                             capture_note=chosen.note))
+            query = pending.question or pending.retriever_query or ""
+            self.samples.append(ThelmaSample(id=str(root), query=query, sources=sources, response=answer,
+                                             generated=chosen.generated, capture_note=chosen.note))
             if chosen.note and not self._warned:
                 self._warned = True
                 warnings.warn(f"captured sample {root}: {chosen.note} (every such sample says so in "

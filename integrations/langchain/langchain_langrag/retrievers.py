@@ -71,7 +71,8 @@ class LangragRetriever(BaseRetriever):
                        mode: Mode = "bm25", embedder: Embedder | Embeddings | None = None, k: int = 4,
                        hybrid: HybridSettings = HybridSettings(), **kwargs: Any) -> LangragRetriever:
         """Index LangChain documents (ids and metadata kept) into ``backend`` (default: in-process)."""
-        core = retriever_over(sequence_of(documents, field="from_documents(documents)"), backend=backend, mode=mode, embedder=as_embedder(embedder),
+        core = retriever_over(sequence_of(documents, field="from_documents(documents)"), backend=backend,
+                              mode=mode, embedder=as_embedder(embedder),
                               k=k, hybrid=hybrid)
         return cls(retriever=core, **kwargs)
 

@@ -102,8 +102,8 @@ def thelma_langsmith_evaluator(judge: JudgeLike, *, metrics: Sequence[str] = MET
     ``{"results": [...]}`` with one result per metric (key ``thelma_<metric>``; score None and the
     reason as comment when unscored) and a ``thelma_diagnosis`` result naming the components to
     improve ("none" when no Table 2 pattern fired; value None, the cause in ``metadata["unscored"]``
-    and the reasons as comment when no metric was scored). The query comes from ``inputs[question_key]`` (default question, query, input or the
-    only value), the response from ``outputs[answer_key]`` (default answer, output, result ...) and
+    and the reasons as comment when no metric was scored). The query comes from
+    ``inputs[question_key]`` (default question, query, input or the only value), the response from ``outputs[answer_key]`` (default answer, output, result ...) and
     the contexts from ``outputs[contexts_key]`` (default context, contexts, documents,
     source_documents, docs).
     """

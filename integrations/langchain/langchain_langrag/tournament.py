@@ -182,7 +182,8 @@ def _app(name: str, runnable: Runnable, qids: Mapping[str, str], answer_key: str
         run_config = dict(session_config(name, qid))
         if config is not None:
             own = dict(config(name, qid))
-            run_config = {**own, "configurable": {**run_config["configurable"], **(own.get("configurable") or {})}}
+            configurable = {**run_config["configurable"], **(own.get("configurable") or {})}
+            run_config = {**own, "configurable": configurable}
         run_config["callbacks"] = [*(run_config.get("callbacks") or []), capture]
         out = await runnable.ainvoke(to_input(query) if to_input else app_input(runnable, query),
                                      config=run_config)
@@ -199,7 +200,8 @@ def _app(name: str, runnable: Runnable, qids: Mapping[str, str], answer_key: str
     return call
 
 
-async def atournament_from_runnables(runnables: Mapping[str, Runnable], queries: Sequence[str] | Mapping[str, str],
+async def atournament_from_runnables(runnables: Mapping[str, Runnable],
+                                     queries: Sequence[str] | Mapping[str, str],
                                      judge: JudgeLike, config: TournamentConfig | None = None, *,
                                      answer_key: str | None = None, context_key: str | None = None,
                                      input: Callable[[str], Any] | None = None,
@@ -219,7 +221,8 @@ async def atournament_from_runnables(runnables: Mapping[str, Runnable], queries:
     the error and a fix. ``timeout`` bounds each call, in seconds. ``queries`` is a list (ids q1,
     q2 ...) or ``{qid: query}``."""
     qids = {q: qid for qid, q in reversed(list(as_queries(queries).items()))}
-    apps = {name: _app(name, r, qids, answer_key, context_key, input, run_config) for name, r in runnables.items()}
+    apps = {name: _app(name, r, qids, answer_key, context_key, input, run_config)
+            for name, r in runnables.items()}
     apps = await afirst_query_checked(apps, queries, timeout=timeout, fix=_fix)
     return await atournament_over_apps(apps, queries, as_judge(judge), config, store=store, run_id=run_id,
                                       limit=limit)

@@ -131,7 +131,9 @@ class RAGCapture(BaseEventHandler):
         for t in turns:
             answer = _answer_of(t)
             chosen = select_contexts(t.retrieved, t.calls, answer, stated=t.sources)
-            sources = list(chosen.contexts) + (as_documents(chosen.generated) if self.include_generated else [])
+            sources = list(chosen.contexts)
+            if self.include_generated:
+                sources += as_documents(chosen.generated)
             out.append(ThelmaSample(id=t.id, query=t.question or "", response=answer, sources=sources,
                                     generated=chosen.generated, capture_note=chosen.note))
             if chosen.note and not self._warned:

@@ -62,7 +62,8 @@ class LangragRetriever(BaseRetriever):
                    similarity_top_k: int = 2, hybrid: HybridSettings = HybridSettings(),
                    **kwargs: Any) -> LangragRetriever:
         """Index LlamaIndex nodes (node ids and metadata kept) into ``backend`` (default: in-process)."""
-        core = retriever_over(sequence_of(nodes, field="from_nodes(nodes)"), backend=backend, mode=mode, embedder=as_embedder(embed_model),
+        core = retriever_over(sequence_of(nodes, field="from_nodes(nodes)"), backend=backend, mode=mode,
+                              embedder=as_embedder(embed_model),
                               k=similarity_top_k, hybrid=hybrid)
         return cls(core, **kwargs)
 
