@@ -291,3 +291,12 @@ def test_capture_is_context_local(index) -> None:
     with capturing():
         pass
     assert len(get_dispatcher().event_handlers) == max(handlers, 1)  # installed once, never per block
+
+
+def test_sub_answers_are_judged_only_when_asked(index) -> None:
+    with capturing(include_generated=True) as cap:
+        ask(sub_question(index, Recording(answering(ANSWER))))
+    (sample,) = cap.samples
+    texts = [d.text for d in sample.sources]
+    assert sorted(texts[:2]) == sorted([TEXTS["seals"], TEXTS["warranty"]])
+    assert sorted(texts[2:]) == sorted(SUB.values()) == sorted(sample.generated)
