@@ -98,3 +98,18 @@ async def test_captured_samples_feed_thelma():
     script = ThelmaScript(supported=lambda key: int(key[0] in " ".join(key[1])), default=1)
     result = await Thelma(Judge(script.model()), metrics=("gr", "sp1")).aevaluate(cap.samples[0])
     assert result.score("gr") == 1.0 and result.score("sp1") == 1.0
+
+
+def test_a_shape_that_leaves_the_contexts_open_says_so_once_per_run():
+    """An app that rewrites its documents before the prompt: no retrieved text reaches it, so the
+    contexts are empty and every sample says why, with one warning for the run."""
+    fmt = RunnableLambda(lambda docs: "\n".join(d.page_content[:12].upper() for d in docs))
+    prompt = ChatPromptTemplate.from_template("Context:\n{context}\n\nQuestion: {question}")
+    chain = ({"context": KeywordRetriever(docs=DOCS) | fmt, "question": RunnablePassthrough()}
+             | prompt | FakeListChatModel(responses=["Paris.", "Rome."]) | StrOutputParser())
+    with pytest.warns(CaptureWarning) as warned, capturing() as cap:
+        chain.invoke("capital of France?")
+        chain.invoke("capital of Italy?")
+    assert len([w for w in warned if issubclass(w.category, CaptureWarning)]) == 1
+    assert [s.sources for s in cap.samples] == [[], []]
+    assert all("none of the" in s.capture_note and "rewrote them" in s.capture_note for s in cap.samples)
