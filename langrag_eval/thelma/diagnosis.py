@@ -9,6 +9,13 @@ for either source precision variant (SP1 or SP2). A rule needs every metric it n
 ['SQC-low RQC-low']
 >>> diagnose({"sqc": 0.2, "rqc": 0.1})[0].component
 'retriever or source corpus'
+
+With nothing scored there is nothing to diagnose, which is not the same as no pattern firing:
+
+>>> undiagnosed({"sp1": None, "gr": None}, {"gr": "invalid_input: the response is empty"}).cause
+'undefined'
+>>> undiagnosed({"sp1": 0.2}) is None
+True
 """
 
 from __future__ import annotations
@@ -18,7 +25,9 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["RULES", "Finding", "Rule", "Thresholds", "diagnose", "diagnose_dataset"]
+from ..results import Unscored
+
+__all__ = ["RULES", "Finding", "Rule", "Thresholds", "diagnose", "diagnose_dataset", "undiagnosed"]
 
 
 @dataclass(frozen=True)
@@ -120,6 +129,17 @@ def diagnose(scores: Mapping[str, float | None], thresholds: Thresholds | None =
             out.append(Finding(rule=rule.name, interpretation=rule.interpretation,
                                component=rule.component, evidence=evidence))
     return out
+
+
+def undiagnosed(scores: Mapping[str, float | None],
+                causes: Mapping[str, str] | None = None) -> Unscored | None:
+    """Why no diagnosis could be made, when no metric was scored (None when one was): an empty
+    finding list then means "not diagnosed", never "no pattern". ``causes`` gives each unscored
+    metric's ``cause: reason`` for the message."""
+    if any(s is not None for s in scores.values()):
+        return None
+    why = "; ".join(f"{m}: {c}" for m, c in (causes or {}).items()) or "no metric was requested"
+    return Unscored(cause="undefined", reason=f"no metric was scored, so nothing to diagnose ({why})")
 
 
 def diagnose_dataset(per_sample: Sequence[Mapping[str, float | None]], thresholds: Thresholds | None = None,

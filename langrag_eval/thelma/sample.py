@@ -27,7 +27,7 @@ from ..contexts import as_documents
 from ..errors import ConfigError
 from ..types import Document, RAGSample
 from .aggregate import METRIC_NAMES, MetricOutcome, MetricScore
-from .diagnosis import Finding, Thresholds
+from .diagnosis import Finding, Thresholds, undiagnosed
 
 __all__ = ["SampleUsage", "ThelmaResult", "ThelmaSample"]
 
@@ -43,6 +43,11 @@ class ThelmaSample(BaseModel):
     sources: list[Any] = Field(default_factory=list)
     response: str | None = ""
     id: str | None = None
+    # set by the framework captures: text the app wrote on the way to its answer (sub-question
+    # answers, rewritten questions) that reached the answer's prompt, kept apart from ``sources``
+    # and not judged; and why the captured sources may not be what the prompt held, when unsure
+    generated: list[str] = Field(default_factory=list)
+    capture_note: str | None = None
 
     @field_validator("sources", mode="before")
     @classmethod
@@ -146,8 +151,15 @@ class ThelmaResult(BaseModel):
         """The pipeline components the diagnosis names, each once, in the order they fired."""
         return list(dict.fromkeys(f.component for f in self.diagnosis))
 
+    def undiagnosed(self) -> Unscored | None:
+        """Why there is no diagnosis: every metric unscored (None when one was scored)."""
+        return undiagnosed(self.scores(), {m: f"{u.cause}: {u.reason}" for m, u in self.unscored().items()})
+
     def diagnosis_text(self) -> str:
-        """The Table 2 findings in one line (``rule: interpretation; ...``)."""
+        """The Table 2 findings in one line (``rule: interpretation; ...``), or why there are none
+        to look for (``unscored: ...``)."""
+        if (missing := self.undiagnosed()) is not None:
+            return f"unscored: {missing.reason}"
         return "; ".join(f"{f.rule}: {f.interpretation}" for f in self.diagnosis) or "no Table 2 pattern"
 
     def feedback(self) -> str:

@@ -17,15 +17,17 @@ returns no answer for a query loses its games on that query; the summary lists i
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
+from ..errors import ConfigError
 from ..runtime import Judge, RunStore, gather_bounded, synchronous
 from ..types import Document
 from .data import Problem, TournamentData
 from .run import TournamentConfig, TournamentResult, arun_tournament
 
-__all__ = ["App", "acollect_answers", "as_queries", "atournament_over_apps", "collect_answers", "tournament_over_apps"]
+__all__ = ["App", "acollect_answers", "afirst_query_checked", "calling_error", "as_queries", "atournament_over_apps", "collect_answers", "tournament_over_apps"]
 
 App = Callable[[str], Awaitable[tuple[str | None, Sequence[Document]]]]
 
@@ -78,3 +80,77 @@ async def atournament_over_apps(apps: Mapping[str, App], queries: Sequence[str] 
 
 collect_answers = synchronous(acollect_answers)
 tournament_over_apps = synchronous(atournament_over_apps)
+
+
+def _with_timeout(app: App, timeout: float | None) -> App:
+    if timeout is None:
+        return app
+
+    async def call(query: str) -> tuple[str | None, Sequence[Document]]:
+        try:
+            return await asyncio.wait_for(app(query), timeout)
+        except asyncio.TimeoutError:
+            raise TimeoutError(f"no answer within {timeout:g} s") from None
+    return call
+
+
+def calling_error(exc: BaseException) -> bool:
+    """Whether an app's error says it was called the wrong way (a missing input key or config value,
+    a wrong keyword, no answer in time) rather than that it failed on that question."""
+    return isinstance(exc, (TypeError, KeyError, AttributeError, TimeoutError)) or \
+        any(hint in str(exc).lower() for hint in ("missing", "required", "must be", "expected", "input",
+                                                  "configurable", "thread_id"))
+
+
+async def afirst_query_checked(apps: Mapping[str, App], queries: Sequence[str] | Mapping[str, str], *,
+                               timeout: float | None = None,
+                               fix: Callable[[str, BaseException], str] | None = None) -> dict[str, App]:
+    """Ask every app the first query before any other (each call at most ``timeout`` seconds). An
+    app whose error there says it was called the wrong way (:func:`calling_error`) would fail (or
+    time out) on every query: a :class:`ConfigError` names each such app once, with the error and
+    ``fix(app name, error)``'s advice, before any other query is asked. Other errors stay that
+    query's error, as in any run. The apps returned answer the first query from what they said
+    already, so no app is asked anything twice.
+
+    >>> import asyncio
+    >>> async def app(q): raise KeyError("session_id")
+    >>> asyncio.run(afirst_query_checked({"chat": app}, ["Capital?"]))
+    Traceback (most recent call last):
+    ...
+    langrag_eval.errors.ConfigError: app 'chat' failed on the first query ('Capital?'), so no query was asked of it: KeyError: 'session_id'
+    """
+    qs = as_queries(queries)
+    timed = {name: _with_timeout(app, timeout) for name, app in apps.items()}
+    if not qs:
+        return timed
+    first = next(iter(qs.values()))
+    names = list(timed)
+
+    async def ask(name: str) -> Any:
+        try:
+            return await timed[name](first)
+        except Exception as exc:  # noqa: BLE001 - reported below, once per app
+            return exc
+
+    answers = dict(zip(names, await gather_bounded(names, ask, limit=max(1, len(names)))))
+    failed = {n: a for n, a in answers.items() if isinstance(a, Exception) and calling_error(a)}
+    if failed:
+        def line(name: str, exc: Exception) -> str:
+            advice = fix(name, exc) if fix else ""
+            return (f"app {name!r} failed on the first query ({first!r}), so no query was asked of it: "
+                    f"{type(exc).__name__}: {exc}" + (f"; {advice}" if advice else ""))
+        raise ConfigError(" | ".join(line(n, e) for n, e in failed.items()))
+
+    def remembered(name: str) -> App:
+        said: Any = answers[name]
+
+        async def call(query: str) -> tuple[str | None, Sequence[Document]]:
+            nonlocal said
+            if query == first and said is not None:
+                out, said = said, None
+                if isinstance(out, Exception):
+                    raise out
+                return out
+            return await timed[name](query)
+        return call
+    return {name: remembered(name) for name in names}

@@ -1,5 +1,5 @@
 """LangChain app shapes as LangChain's docs build them, on LangChain's own fakes (in-memory vector
-store with ``DeterministicFakeEmbedding``, ``FakeMessagesListChatModel``, ``GenericFakeChatModel``):
+store with ``DeterministicFakeEmbedding``, ``GenericFakeChatModel`` recording what it received):
 an LCEL chain returning a string, one returning a dict, a ``create_agent`` agent with a retriever
 tool, and a LangGraph ``StateGraph`` RAG. Each: capture -> vRAG grade -> THELMA -> a two-variant
 tournament, asserting what was captured (the documents the vector store itself returns, with ids
@@ -17,7 +17,6 @@ pytest.importorskip("langgraph")
 from langchain.agents import create_agent
 from langchain_core.documents import Document
 from langchain_core.embeddings import DeterministicFakeEmbedding
-from langchain_core.language_models import FakeMessagesListChatModel, GenericFakeChatModel
 from langchain_core.messages import AIMessage
 from langchain_core.output_parsers import StrOutputParser
 from langchain_core.prompts import ChatPromptTemplate
@@ -29,6 +28,8 @@ from langgraph.graph import START, StateGraph
 
 from langrag_eval.runtime import Judge
 from langrag_eval.tournament import TournamentConfig
+
+from fakes import Recording
 
 QUESTION = "How long is the warranty on the pump?"
 LABEL = "two years"
@@ -61,38 +62,40 @@ def format_docs(docs: list[Document]) -> str:
     return "\n\n".join(d.page_content for d in docs)
 
 
-def llm(k: int) -> FakeMessagesListChatModel:
-    return FakeMessagesListChatModel(responses=[AIMessage(content=ANSWERS[k])])
+MADE: list[Recording] = []  # every fake built, newest last: the oracle reads what it received
+
+
+def llm(k: int, rule=None) -> Recording:
+    MADE.append(Recording(rule=rule or (lambda prompt: ANSWERS[k])))
+    return MADE[-1]
 
 
 def lcel_string(store, k: int):
+    """https://python.langchain.com/docs/tutorials/rag/ (LCEL chain returning the answer string)."""
     retriever = store.as_retriever(search_kwargs={"k": k})
     return ({"context": retriever | format_docs, "question": RunnablePassthrough()}
             | PROMPT | llm(k) | StrOutputParser())
 
 
 def lcel_dict(store, k: int):
+    """https://python.langchain.com/docs/how_to/qa_sources/ (the documents returned with the answer)."""
     retriever = store.as_retriever(search_kwargs={"k": k})
     answer = (lambda x: {"context": format_docs(x["context"]), "question": x["question"]}) \
         | PROMPT | llm(k) | StrOutputParser()
     return RunnableParallel(context=retriever, question=RunnablePassthrough()).assign(answer=answer)
 
 
-class ToolCallingFake(GenericFakeChatModel):
-    """LangChain's scripted chat model; its fakes do not bind tools, the scripted calls stand in."""
-
-    def bind_tools(self, tools, **kwargs):
-        return self
-
-
 def agent(store, k: int):
+    """https://docs.langchain.com/oss/python/langchain/rag (a RAG agent with a retriever tool)."""
     tool = create_retriever_tool(store.as_retriever(search_kwargs={"k": k}), "search_manuals",
                                  "Search the product manuals and terms.")
-    turns = itertools.cycle([
-        AIMessage(content="", tool_calls=[{"name": "search_manuals", "args": {"query": QUESTION}, "id": "call-1"}]),
-        AIMessage(content=ANSWERS[k])])
-    return create_agent(ToolCallingFake(messages=turns), tools=[tool],
-                        system_prompt="Answer from the manuals; search them first.")
+
+    def turn(prompt: str):  # search first, answer once the tool has replied
+        if prompt.rstrip().endswith("?"):
+            return AIMessage(content="", tool_calls=[{"name": "search_manuals", "args": {"query": QUESTION},
+                                                      "id": "call-1"}])
+        return ANSWERS[k]
+    return create_agent(llm(k, turn), tools=[tool], system_prompt="Answer from the manuals; search them first.")
 
 
 class State(TypedDict):
@@ -102,6 +105,7 @@ class State(TypedDict):
 
 
 def graph(store, k: int):
+    """https://python.langchain.com/docs/tutorials/rag/ (LangGraph ``StateGraph``: retrieve, generate)."""
     model = llm(k)
 
     def retrieve(state: State):  # as LangChain's RAG tutorial writes it: no retriever object
@@ -127,10 +131,14 @@ SHAPES = {
 @pytest.mark.parametrize("shape", list(SHAPES))
 def test_app_shape_capture_grade_thelma_tournament(shape, store, pipeline) -> None:
     build, to_input = SHAPES[shape]
+    app = build(store, 2)
     with capturing() as cap:
-        build(store, 2).invoke(to_input(QUESTION))
+        app.invoke(to_input(QUESTION))
     (sample,) = cap.samples
     want = expected(store, 2)
+    fake = MADE[-1]
+    texts = {d.id: d.page_content for d in DOCS}
+    assert fake.reached(ANSWERS[2], texts) == sorted(d.id for d in want)  # what the answering call received
     assert sample.query == QUESTION and sample.response == ANSWERS[2]
     assert [d.id for d in sample.sources] == [d.id for d in want]
     assert [d.metadata["source"] for d in sample.sources] == [d.metadata["source"] for d in want]
@@ -143,3 +151,4 @@ def test_app_shape_capture_grade_thelma_tournament(shape, store, pipeline) -> No
                                        Judge(judge_model), TournamentConfig(tournaments=5, n_boot=0))
     pooled = {d.page_content for d in expected(store, 1) + want}
     pipeline.tournament(result, judge_model, queries=1, documents=sorted(pooled))
+

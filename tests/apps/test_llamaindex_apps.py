@@ -1,8 +1,9 @@
 """LlamaIndex app shapes as LlamaIndex's docs build them, on LlamaIndex's own fakes (``MockEmbedding``,
-``MockLLM``, ``MockFunctionCallingLLM``): a query engine called sync, async and streaming, a chat
-engine, and a ``FunctionAgent`` with a retriever tool. Each: capture -> vRAG grade -> THELMA -> a
-two-variant tournament, asserting what was captured (every indexed document, with its metadata; the
-mock embedding ties every score, so the engines retrieve them all) and each stage's judge calls."""
+``MockLLM`` and ``MockFunctionCallingLLM``, recording what they received): a query engine called
+sync, async and streaming, a chat engine, and a ``FunctionAgent`` with a retriever tool. Each:
+capture -> vRAG grade -> THELMA -> a two-variant tournament, asserting what was captured (every
+indexed document, with its metadata; the mock embedding ties every score, so the engines retrieve
+them all, and the answering call received them all) and each stage's judge calls."""
 
 from __future__ import annotations
 
@@ -16,13 +17,15 @@ from llama_index.core import Document, VectorStoreIndex
 from llama_index.core.agent.workflow import FunctionAgent
 from llama_index.core.base.llms.types import ToolCallBlock
 from llama_index.core.embeddings import MockEmbedding
-from llama_index.core.llms import ChatMessage, MockLLM
+from llama_index.core.llms import ChatMessage
 from llama_index.core.llms.mock import MockFunctionCallingLLM
 from llama_index.core.tools import RetrieverTool
 from llama_index.evaluation.langrag import capturing, tournament_from_query_engines
 
 from langrag_eval.runtime import Judge
 from langrag_eval.tournament import TournamentConfig
+
+from fakes import RecordingLLM
 
 QUESTION = "How long is the warranty on the pump?"
 LABEL = "two years"
@@ -41,21 +44,36 @@ def mock_answer(words: int) -> str:
     return " ".join(["text"] * words)  # what MockLLM(max_tokens=n) writes
 
 
+SEEN: list[list[str]] = []  # what each app's model received, newest app last: the oracle
+
+
+def recording(words: int) -> RecordingLLM:
+    llm = RecordingLLM(lambda prompt: mock_answer(words))
+    SEEN.append(llm._seen)  # type: ignore[arg-type]
+    return llm
+
+
 def query_engine(index, words: int, streaming: bool = False):
-    return index.as_query_engine(llm=MockLLM(max_tokens=words), similarity_top_k=TOP_K, streaming=streaming)
+    """https://docs.llamaindex.ai/en/stable/understanding/querying/querying/ (streaming:
+    https://docs.llamaindex.ai/en/stable/module_guides/deploying/query_engine/streaming/)."""
+    return index.as_query_engine(llm=recording(words), similarity_top_k=TOP_K, streaming=streaming)
 
 
 def chat_engine(index, words: int):
-    return index.as_chat_engine(chat_mode="condense_plus_context", llm=MockLLM(max_tokens=words),
-                                similarity_top_k=TOP_K)
+    """https://docs.llamaindex.ai/en/stable/examples/chat_engine/chat_engine_condense_plus_context/"""
+    return index.as_chat_engine(chat_mode="condense_plus_context", llm=recording(words), similarity_top_k=TOP_K)
 
 
 def agent(index, words: int):
+    """https://docs.llamaindex.ai/en/stable/understanding/agent/ (``FunctionAgent`` with a retriever tool)."""
+    seen: list = []
+    SEEN.append(seen)
     tool = RetrieverTool.from_defaults(index.as_retriever(similarity_top_k=TOP_K), name="search_manuals",
                                        description="Search the product manuals and terms.")
 
     def turn(messages, **kwargs):  # call the tool with the question, then answer from its output
         if any(m.role == "tool" for m in messages):
+            seen.append(("\n".join(str(m.content) for m in messages), mock_answer(words)))
             return ChatMessage(role="assistant", content=mock_answer(words))
         return ChatMessage(role="assistant", blocks=[
             ToolCallBlock(tool_call_id="call-1", tool_name="search_manuals", tool_kwargs={"input": QUESTION})])
@@ -99,9 +117,12 @@ SHAPES = {
 @pytest.mark.parametrize("shape", list(SHAPES))
 def test_app_shape_capture_grade_thelma_tournament(shape, index, pipeline) -> None:
     build, call = SHAPES[shape]
+    app = build(index, 3)
     with capturing() as cap:
-        call(build(index, 3))
+        call(app)
     (sample,) = cap.samples
+    final = [p for p, r in SEEN[-1] if r == mock_answer(3)][-1]  # what the answering call received
+    assert sorted(d.text for d in DOCS if d.text in final) == sorted(d.text for d in sample.sources)
     assert sample.query == QUESTION and sample.response == mock_answer(3)
     assert sorted(d.text for d in sample.sources) == sorted(d.text for d in DOCS)
     assert sorted(d.metadata["source"] for d in sample.sources) == sorted(d.metadata["source"] for d in DOCS)

@@ -19,6 +19,7 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 from langchain_langrag import RAGCapture, capturing
 
+from langrag_eval.contexts import CaptureWarning
 from langrag_eval.runtime import Judge
 from langrag_eval.testing import ThelmaScript
 from langrag_eval.thelma import Thelma
@@ -80,13 +81,15 @@ def test_dict_input_two_retrievers_and_errors():
     both = RunnableLambda(lambda x: x["question"]) | {"a": r, "b": r} | RunnableLambda(
         lambda d: {"answer": f"{len(d['a']) + len(d['b'])} docs"})
     boom = RunnableLambda(lambda x: 1 / 0)
-    with capturing() as cap:
+    with capturing() as cap, pytest.warns(CaptureWarning, match="no model call was seen"):
         both.invoke({"question": "Rome?"})
         with pytest.raises(ZeroDivisionError):
             boom.invoke("x")
     (s,) = cap.samples
-    assert s.query == "Rome?" and s.response == "2 docs" and len(s.sources) == 2
-    assert cap.errors == 1
+    # no model call to read a prompt from: both retrievals' documents, the same one listed once, and
+    # the sample says the contexts were not checked against a prompt
+    assert s.query == "Rome?" and s.response == "2 docs" and [d.text for d in s.sources] == [DOCS[2].page_content]
+    assert "no model call" in s.capture_note and cap.errors == 1
 
 
 async def test_captured_samples_feed_thelma():
@@ -95,3 +98,18 @@ async def test_captured_samples_feed_thelma():
     script = ThelmaScript(supported=lambda key: int(key[0] in " ".join(key[1])), default=1)
     result = await Thelma(Judge(script.model()), metrics=("gr", "sp1")).aevaluate(cap.samples[0])
     assert result.score("gr") == 1.0 and result.score("sp1") == 1.0
+
+
+def test_a_shape_that_leaves_the_contexts_open_says_so_once_per_run():
+    """An app that rewrites its documents before the prompt: no retrieved text reaches it, so the
+    contexts are empty and every sample says why, with one warning for the run."""
+    fmt = RunnableLambda(lambda docs: "\n".join(d.page_content[:12].upper() for d in docs))
+    prompt = ChatPromptTemplate.from_template("Context:\n{context}\n\nQuestion: {question}")
+    chain = ({"context": KeywordRetriever(docs=DOCS) | fmt, "question": RunnablePassthrough()}
+             | prompt | FakeListChatModel(responses=["Paris.", "Rome."]) | StrOutputParser())
+    with pytest.warns(CaptureWarning) as warned, capturing() as cap:
+        chain.invoke("capital of France?")
+        chain.invoke("capital of Italy?")
+    assert len([w for w in warned if issubclass(w.category, CaptureWarning)]) == 1
+    assert [s.sources for s in cap.samples] == [[], []]
+    assert all("none of the" in s.capture_note and "rewrote them" in s.capture_note for s in cap.samples)

@@ -105,6 +105,10 @@ def test_langsmith_evaluator_reports_unscored_with_reason():
     out = ev({"question": QUERY}, {"answer": RESPONSE, "documents": []})
     assert out["results"][0] == {"key": "thelma_gr", "score": None,
                                  "comment": "undefined: no sources retrieved: groundedness undefined"}
+    # nothing scored: not diagnosed, which is not "no pattern fired"
+    assert out["results"][1] == {"key": "thelma_diagnosis", "value": None, "metadata": {"unscored": "undefined"},
+                                 "comment": "unscored: no metric was scored, so nothing to diagnose (gr: undefined: "
+                                            "no sources retrieved: groundedness undefined)"}
 
 
 async def test_an_output_holding_only_the_answer_has_no_contexts() -> None:

@@ -38,7 +38,7 @@ JudgeLike = Judge | ChatModel | BaseChatModel
 # the keys LangChain apps and LangSmith datasets conventionally hold a question, an answer and
 # the retrieved documents under, in the order they are looked for
 QUESTION_KEYS = ("question", "query", "input")
-ANSWER_KEYS = ("answer", "output", "result", "response", "text")
+ANSWER_KEYS = ("answer", "output", "result", "response", "text", "generation")
 CONTEXT_KEYS = ("context", "contexts", "documents", "source_documents", "docs")
 
 

@@ -2,13 +2,20 @@
 langrag evaluator.
 
 :class:`RAGCapture` is a callback handler: each top-level run of the app becomes one
-:class:`~langrag_eval.thelma.ThelmaSample` with the question (the run's input), the documents every
-retriever inside it returned (``on_retriever_start`` / ``on_retriever_end``) and the answer (the
-run's output at ``on_chain_end``). Inputs and outputs may be strings, dicts, chat messages or a
-``{"messages": [...]}`` state (``create_agent``, LangGraph): the question is then the last user
-message and the answer the last assistant message that calls no tool. The contexts keep the
-documents' ids and metadata; an app whose retrieval runs no LangChain retriever (a LangGraph node
-calling ``vector_store.similarity_search``) gives the ``context`` / ``documents`` of its output.
+:class:`~langrag_eval.thelma.ThelmaSample` with the question (the run's input), the answer (the
+run's output at ``on_chain_end``) and as contexts the documents whose text reached the prompt of the
+model call that produced the answer (:func:`~langrag_eval.contexts.select_contexts`). The capture
+records what every outermost retriever returned (a retriever run inside another one, as in
+``EnsembleRetriever``, ``MultiQueryRetriever`` or ``ContextualCompressionRetriever``, is left to its
+wrapper), and every model call's input messages and reply; the contexts are the retrieved documents
+that the answering call's messages hold. Documents retrieved then dropped (compressed away, graded
+out in a loop) do not count; text the app generated on the way and passed on (a rewritten question)
+goes to the sample's ``generated``, and a note in ``capture_note`` (with one
+:class:`~langrag_eval.contexts.CaptureWarning` per capture) says when the shape left the contexts
+open. Inputs and outputs may be strings, dicts, chat messages or a ``{"messages": [...]}`` state
+(``create_agent``, LangGraph): the question is then the last user message and the answer the last
+assistant message that calls no tool. An app whose retrieval runs no LangChain retriever (a
+LangGraph node calling ``vector_store.similarity_search``) gives the documents its steps return.
 Pass it per call, ``app.invoke(q, config={"callbacks": [cap]})``,
 or leave the call sites alone and capture everything inside ``with capturing() as cap:`` (a context
 variable registered with LangChain's ``register_configure_hook``).
@@ -24,6 +31,7 @@ variable registered with LangChain's ``register_configure_hook``).
 from __future__ import annotations
 
 import threading
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -33,9 +41,10 @@ from uuid import UUID
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.documents import Document as LCDocument
 from langchain_core.messages import BaseMessage
+from langchain_core.outputs import LLMResult
 from langchain_core.tracers.context import register_configure_hook
 
-from langrag_eval.contexts import as_documents, as_text
+from langrag_eval.contexts import CaptureWarning, ModelCall, as_documents, as_text, select_contexts
 from langrag_eval.errors import ConfigError
 from langrag_eval.thelma import ThelmaSample
 from langrag_eval.types import Document
@@ -125,25 +134,48 @@ def _output_contexts(outputs: Any) -> list[Document]:
     return []
 
 
+def _message_text(message: Any) -> str:
+    text = _content(message) or ""
+    calls = getattr(message, "tool_calls", None) or []
+    return text + "".join(f"\n{c.get('name')}({c.get('args')})" for c in calls if isinstance(c, Mapping))
+
+
+def _step_documents(outputs: Any) -> list[LCDocument]:
+    """Documents a step hands on (a LangGraph node's state update, a lambda returning documents)."""
+    values = outputs.values() if isinstance(outputs, Mapping) else [outputs]
+    return [d for v in values if isinstance(v, list) and v and all(isinstance(x, LCDocument) for x in v)
+            for d in v]
+
+
 class _Pending:
     def __init__(self, question: str | None) -> None:
         self.question = question
         self.retriever_query: str | None = None
-        self.contexts: list[Document] = []
+        self.retrievals: list[list[Document]] = []   # outermost retrievers' outputs
+        self.steps: list[list[Document]] = []        # documents steps returned (no retriever ran)
+        self.tools: list[list[Document]] = []        # tools' results (no retriever ran)
+        self.prompts: dict[UUID, str] = {}           # model calls under way
+        self.calls: list[ModelCall] = []             # model calls done, in the order they ended
 
 
 class RAGCapture(BaseCallbackHandler):
     """Collects one sample per top-level run. ``samples`` holds the finished ones, in order;
-    ``errors`` counts top-level runs that raised (they are not samples)."""
+    ``errors`` counts top-level runs that raised (they are not samples). With
+    ``include_generated`` the text the app generated on the way (``sample.generated``) is added to
+    the sources, to be judged like them."""
 
     raise_error = False
 
-    def __init__(self) -> None:
+    def __init__(self, *, include_generated: bool = False) -> None:
         self.samples: list[ThelmaSample] = []
         self.errors = 0
+        self.include_generated = include_generated
         self._root: dict[UUID, UUID] = {}
+        self._parent: dict[UUID, UUID] = {}
+        self._retrievers: set[UUID] = set()
         self._pending: dict[UUID, _Pending] = {}
         self._lock = threading.Lock()
+        self._warned = False
 
     def _enter(self, run_id: UUID, parent_run_id: UUID | None) -> UUID:
         # A run whose parent this handler never saw is top-level for the capture: the app was
@@ -151,10 +183,20 @@ class RAGCapture(BaseCallbackHandler):
         with self._lock:
             root = self._root.get(parent_run_id, run_id) if parent_run_id else run_id
             self._root[run_id] = root
+            if parent_run_id and root != run_id:
+                self._parent[run_id] = parent_run_id
             return root
 
     def _is_root(self, run_id: UUID) -> bool:
         return self._root.get(run_id) == run_id
+
+    def _inside_retriever(self, run_id: UUID) -> bool:
+        run = self._parent.get(run_id)
+        while run is not None:
+            if run in self._retrievers:
+                return True
+            run = self._parent.get(run)
+        return False
 
     def on_chain_start(self, serialized: dict[str, Any] | None, inputs: Any, *, run_id: UUID,
                        parent_run_id: UUID | None = None, **kwargs: Any) -> None:
@@ -169,6 +211,7 @@ class RAGCapture(BaseCallbackHandler):
                            parent_run_id: UUID | None = None, **kwargs: Any) -> None:
         root = self._enter(run_id, parent_run_id)
         with self._lock:
+            self._retrievers.add(run_id)
             pending = self._pending.setdefault(root, _Pending(None))
             pending.retriever_query = pending.retriever_query or query
 
@@ -177,21 +220,24 @@ class RAGCapture(BaseCallbackHandler):
         with self._lock:
             root = self._root.get(run_id, run_id)
             pending = self._pending.get(root)
-            if pending is not None:
-                pending.contexts.extend(as_documents(documents))
+            if pending is not None and not self._inside_retriever(run_id):
+                pending.retrievals.append(as_documents(documents))
             if root == run_id:  # the app is a bare retriever
                 self._finish(root, None)
 
     def on_chain_end(self, outputs: Any, *, run_id: UUID, parent_run_id: UUID | None = None,
                      **kwargs: Any) -> None:
-        if self._is_root(run_id):
-            with self._lock:
-                pending = self._pending.get(run_id)
-                if pending is not None and not pending.contexts:
-                    # no retriever ran (a graph node calling vector_store.similarity_search, say):
-                    # the contexts the app returns are the ones it used
-                    pending.contexts = _output_contexts(outputs)
-                self._finish(run_id, _answer(outputs))
+        with self._lock:
+            if not self._is_root(run_id):
+                pending = self._pending.get(self._root.get(run_id))  # type: ignore[arg-type]
+                docs = _step_documents(outputs) if pending is not None else []
+                if docs and not self._inside_retriever(run_id):
+                    pending.steps.append(as_documents(docs))  # type: ignore[union-attr]
+                return
+            pending = self._pending.get(run_id)
+            if pending is not None and not pending.retrievals and not pending.steps:
+                pending.steps.append(_output_contexts(outputs))
+            self._finish(run_id, _answer(outputs))
 
     def on_chain_error(self, error: BaseException, *, run_id: UUID, parent_run_id: UUID | None = None,
                        **kwargs: Any) -> None:
@@ -204,27 +250,70 @@ class RAGCapture(BaseCallbackHandler):
     # Every start event registers its run, so nested LLM and tool runs resolve to their root too.
     def on_chat_model_start(self, serialized: Any, messages: Any, *, run_id: UUID,
                             parent_run_id: UUID | None = None, **kwargs: Any) -> None:
-        self._enter(run_id, parent_run_id)
+        text = "\n".join(_message_text(m) for batch in messages for m in batch)
+        self._model_started(run_id, parent_run_id, text)
 
     def on_llm_start(self, serialized: Any, prompts: Any, *, run_id: UUID, parent_run_id: UUID | None = None,
                      **kwargs: Any) -> None:
-        self._enter(run_id, parent_run_id)
+        self._model_started(run_id, parent_run_id, "\n".join(prompts))
+
+    def _model_started(self, run_id: UUID, parent_run_id: UUID | None, prompt: str) -> None:
+        root = self._enter(run_id, parent_run_id)
+        with self._lock:
+            pending = self._pending.get(root)
+            if pending is not None and root != run_id:
+                pending.prompts[run_id] = prompt
+
+    def on_llm_end(self, response: LLMResult, *, run_id: UUID, parent_run_id: UUID | None = None,
+                   **kwargs: Any) -> None:
+        with self._lock:
+            pending = self._pending.get(self._root.get(run_id))  # type: ignore[arg-type]
+            prompt = pending.prompts.pop(run_id, None) if pending is not None else None
+            if prompt is None:
+                return
+            gens = response.generations[0] if response.generations else []
+            pending.calls.append(ModelCall(prompt, gens[0].text if gens else ""))  # type: ignore[union-attr]
 
     def on_tool_start(self, serialized: Any, input_str: str, *, run_id: UUID,
                       parent_run_id: UUID | None = None, **kwargs: Any) -> None:
         # an agent's retriever tool: the retriever inside it belongs to the agent's run
         self._enter(run_id, parent_run_id)
 
+    def on_tool_end(self, output: Any, *, run_id: UUID, parent_run_id: UUID | None = None,
+                    **kwargs: Any) -> None:
+        # a tool that searches without a LangChain retriever: its result is what the agent saw
+        with self._lock:
+            pending = self._pending.get(self._root.get(run_id))  # type: ignore[arg-type]
+            if pending is None or output is None or self._inside_retriever(run_id):
+                return
+            # a tool with response_format="content_and_artifact" hands its documents on as the artifact
+            artifact = _step_documents(getattr(output, "artifact", None))
+            text = _content(output)
+            if artifact or text:
+                pending.tools.append(as_documents(artifact or text))
+
     def _finish(self, root: UUID, answer: str | None) -> None:
         pending = self._pending.pop(root, None)
         if pending is not None:
-            self.samples.append(ThelmaSample(id=str(root), query=pending.question or pending.retriever_query or "",
-                                             sources=pending.contexts, response=answer))
+            candidates = pending.retrievals or pending.steps + pending.tools
+            chosen = select_contexts(candidates, pending.calls, answer)
+            sources = list(chosen.contexts)
+            if self.include_generated:
+                sources += as_documents(chosen.generated)
+            query = pending.question or pending.retriever_query or ""
+            self.samples.append(ThelmaSample(id=str(root), query=query, sources=sources, response=answer,
+                                             generated=chosen.generated, capture_note=chosen.note))
+            if chosen.note and not self._warned:
+                self._warned = True
+                warnings.warn(f"captured sample {root}: {chosen.note} (every such sample says so in "
+                              "its capture_note)", CaptureWarning, stacklevel=2)
         self._forget(root)
 
     def _forget(self, root: UUID) -> None:
         for run in [r for r, top in self._root.items() if top == root]:
             del self._root[run]
+            self._parent.pop(run, None)
+            self._retrievers.discard(run)
 
     def clear(self) -> None:
         with self._lock:
@@ -237,9 +326,9 @@ register_configure_hook(capture_var, inheritable=True)
 
 
 @contextmanager
-def capturing(capture: RAGCapture | None = None) -> Iterator[RAGCapture]:
+def capturing(capture: RAGCapture | None = None, *, include_generated: bool = False) -> Iterator[RAGCapture]:
     """Capture every LangChain run started inside the block, without touching its call sites."""
-    cap = capture or RAGCapture()
+    cap = capture or RAGCapture(include_generated=include_generated)
     token = capture_var.set(cap)
     try:
         yield cap

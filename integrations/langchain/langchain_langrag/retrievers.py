@@ -28,6 +28,7 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field
 
+from langrag_eval.contexts import sequence_of
 from langrag_eval.embeddings import Embedder
 from langrag_eval.retrieval.base import HybridSettings, Mode, Retriever, SearchBackend
 from langrag_eval.retrieval.ingest import retriever_over
@@ -70,7 +71,8 @@ class LangragRetriever(BaseRetriever):
                        mode: Mode = "bm25", embedder: Embedder | Embeddings | None = None, k: int = 4,
                        hybrid: HybridSettings = HybridSettings(), **kwargs: Any) -> LangragRetriever:
         """Index LangChain documents (ids and metadata kept) into ``backend`` (default: in-process)."""
-        core = retriever_over(list(documents), backend=backend, mode=mode, embedder=as_embedder(embedder),
+        core = retriever_over(sequence_of(documents, field="from_documents(documents)"), backend=backend,
+                              mode=mode, embedder=as_embedder(embedder),
                               k=k, hybrid=hybrid)
         return cls(retriever=core, **kwargs)
 
@@ -78,7 +80,7 @@ class LangragRetriever(BaseRetriever):
     def from_texts(cls, texts: Iterable[str], metadatas: Sequence[dict] | None = None,
                    ids: Sequence[str] | None = None, **kwargs: Any) -> LangragRetriever:
         """Like :meth:`from_documents`, from texts with optional metadata and ids."""
-        texts = list(texts)
+        texts = sequence_of(texts, field="from_texts(texts)")
         docs = [LCDocument(page_content=t, metadata=dict(metadatas[i]) if metadatas else {},
                            id=ids[i] if ids else None) for i, t in enumerate(texts)]
         return cls.from_documents(docs, **kwargs)

@@ -101,8 +101,9 @@ def thelma_langsmith_evaluator(judge: JudgeLike, *, metrics: Sequence[str] = MET
     """An evaluator for ``langsmith.evaluate`` / ``aevaluate``: ``(inputs, outputs)``, returning
     ``{"results": [...]}`` with one result per metric (key ``thelma_<metric>``; score None and the
     reason as comment when unscored) and a ``thelma_diagnosis`` result naming the components to
-    improve. The query comes from ``inputs[question_key]`` (default question, query, input or the
-    only value), the response from ``outputs[answer_key]`` (default answer, output, result ...) and
+    improve ("none" when no Table 2 pattern fired; value None, the cause in ``metadata["unscored"]``
+    and the reasons as comment when no metric was scored). The query comes from
+    ``inputs[question_key]`` (default question, query, input or the only value), the response from ``outputs[answer_key]`` (default answer, output, result ...) and
     the contexts from ``outputs[contexts_key]`` (default context, contexts, documents,
     source_documents, docs).
     """
@@ -116,9 +117,10 @@ def thelma_langsmith_evaluator(judge: JudgeLike, *, metrics: Sequence[str] = MET
         result = await thelma.aevaluate(ThelmaSample(query=query or "", response=answer, sources=raw))
         out = [{"key": f"{key_prefix}{m}", "score": result.score(m), "comment": result.comment(m)}
                for m in result.metrics]
-        out.append({"key": f"{key_prefix}diagnosis",
-                    "value": ", ".join(result.components_to_improve()) or "none",
-                    "comment": result.diagnosis_text()})
+        missing = result.undiagnosed()
+        out.append({"key": f"{key_prefix}diagnosis", "comment": result.diagnosis_text(),
+                    **({"value": None, "metadata": {"unscored": missing.cause}} if missing else
+                       {"value": ", ".join(result.components_to_improve()) or "none"})})
         return {"results": out}
 
     thelma_eval = langsmith_function(score, asynchronous=asynchronous, name="thelma_eval",

@@ -4,14 +4,24 @@ instrumentation, for THELMA or any other langrag evaluator.
 Every top-level call of an app becomes one :class:`~langrag_eval.thelma.ThelmaSample`: a query
 engine's ``query`` / ``aquery`` (streaming too), a chat engine's ``chat`` / ``achat`` /
 ``stream_chat`` / ``astream_chat``, and an agent's or workflow's ``run``. The question comes from the
-call's arguments, the answer from its result (a streamed answer once the stream has been read), and
-the contexts from the result's ``source_nodes``, else from every retrieval made inside the call (an
-agent's retriever tool), else from an agent's tool outputs. Contexts keep node ids and metadata.
+call's arguments, the answer from its result (a streamed answer once the stream has been read).
+The contexts follow one rule (:func:`~langrag_eval.contexts.select_contexts`): the documents whose
+text reached the prompt of the model call that produced the answer. The candidates are the nodes
+the call's result names (``source_nodes``, after post-processing and reranking; none when a
+post-processor dropped them all), else what the outermost retrievers returned inside the call (an
+agent's retriever tool); the capture records every model call's input messages and keeps the
+candidates the answering call's messages hold. Text the app wrote on the way and passed on
+(sub-question answers, a condensed question) goes to the sample's ``generated``, not its sources;
+``capture_note`` (and one :class:`~langrag_eval.contexts.CaptureWarning` per capture) says when the
+shape left the contexts open. Contexts keep node ids and metadata.
 
-LlamaIndex reports calls as spans and retrievals as events, so the capture is a span handler and an
-event handler on the root dispatcher: ``with capturing() as cap:`` registers both for the block.
-Registered alone as an event handler (``get_dispatcher().add_event_handler(cap)``) it still
-captures query engines, from their ``QueryEndEvent``.
+LlamaIndex reports calls as spans and retrievals and model calls as events. ``with capturing() as
+cap:`` sets the capture in a context variable; a span handler and an event handler, added to the
+root dispatcher once, hand each span and event to the capture of the context it happens in and do
+nothing outside a block, so a capture sees only the calls made in its own context (thread or task),
+as LangChain's callbacks do. Registered alone as an event handler
+(``get_dispatcher().add_event_handler(cap)``) it still captures query engines, from their
+``QueryEndEvent`` and their ``source_nodes``.
 
 >>> cap = RAGCapture()
 >>> cap.class_name(), cap.samples
@@ -22,21 +32,24 @@ from __future__ import annotations
 
 import inspect
 import threading
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
 from llama_index.core.instrumentation import get_dispatcher
 from llama_index.core.instrumentation.event_handlers import BaseEventHandler
 from llama_index.core.instrumentation.events import BaseEvent
+from llama_index.core.instrumentation.events.llm import LLMChatEndEvent, LLMCompletionEndEvent
 from llama_index.core.instrumentation.events.query import QueryEndEvent
-from llama_index.core.instrumentation.events.retrieval import RetrievalEndEvent
+from llama_index.core.instrumentation.events.retrieval import RetrievalEndEvent, RetrievalStartEvent
 from llama_index.core.instrumentation.span.simple import SimpleSpan
 from llama_index.core.instrumentation.span_handlers.base import BaseSpanHandler
 from pydantic import PrivateAttr
 
-from langrag_eval.contexts import as_documents, as_text
+from langrag_eval.contexts import CaptureWarning, ModelCall, as_documents, as_text, select_contexts
 from langrag_eval.errors import ConfigError
 from langrag_eval.thelma import ThelmaSample
 from langrag_eval.types import Document
@@ -73,22 +86,38 @@ def _question(bound: inspect.BoundArguments) -> str | None:
 class _Turn:
     id: str
     question: str | None
-    retrieved: list[Document] = field(default_factory=list)
+    retrieved: list[list[Document]] = field(default_factory=list)  # outermost retrievals
+    calls: list[ModelCall] = field(default_factory=list)
     answer: str | None = None
-    sources: list[Document] | None = None
+    sources: list[Document] | None = None  # what the result names as its sources
     stream: Any = None            # a chat stream whose text is read once it is done
     done: bool = False
 
 
+def _call_of(event: BaseEvent) -> ModelCall | None:
+    if isinstance(event, LLMChatEndEvent):
+        prompt = "\n".join(str(m.content or "") for m in event.messages or [])
+        reply = getattr(getattr(event.response, "message", None), "content", None)
+        return ModelCall(prompt, str(reply or ""))
+    if isinstance(event, LLMCompletionEndEvent):
+        return ModelCall(str(event.prompt or ""), str(getattr(event.response, "text", None) or ""))
+    return None
+
+
 class RAGCapture(BaseEventHandler):
     """Collects one sample per finished top-level app call, in the order the calls ended (a
-    streamed answer is read when the samples are)."""
+    streamed answer is read when the samples are). With ``include_generated`` the text the app
+    generated on the way (``sample.generated``) is added to the sources, to be judged like them."""
 
+    include_generated: bool = False
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
     _turns: list[_Turn] = PrivateAttr(default_factory=list)
     _open: dict[str, _Turn] = PrivateAttr(default_factory=dict)
     _root: dict[str, str] = PrivateAttr(default_factory=dict)
+    _parent: dict[str, str] = PrivateAttr(default_factory=dict)
+    _retrieving: set[str] = PrivateAttr(default_factory=set)
     _watched: bool = PrivateAttr(default=False)  # spans reach it: capturing() registered the watcher
+    _warned: bool = PrivateAttr(default=False)
 
     @classmethod
     def class_name(cls) -> str:
@@ -98,8 +127,20 @@ class RAGCapture(BaseEventHandler):
     def samples(self) -> list[ThelmaSample]:
         with self._lock:
             turns = [t for t in self._turns if t.done]
-        return [ThelmaSample(id=t.id, query=t.question or "", response=_answer_of(t),
-                             sources=t.sources if t.sources is not None else t.retrieved) for t in turns]
+        out = []
+        for t in turns:
+            answer = _answer_of(t)
+            chosen = select_contexts(t.retrieved, t.calls, answer, stated=t.sources)
+            sources = list(chosen.contexts)
+            if self.include_generated:
+                sources += as_documents(chosen.generated)
+            out.append(ThelmaSample(id=t.id, query=t.question or "", response=answer, sources=sources,
+                                    generated=chosen.generated, capture_note=chosen.note))
+            if chosen.note and not self._warned:
+                self._warned = True
+                warnings.warn(f"captured sample {t.id}: {chosen.note} (every such sample says so in its "
+                              "capture_note)", CaptureWarning, stacklevel=2)
+        return out
 
     def clear(self) -> None:
         with self._lock:
@@ -111,6 +152,8 @@ class RAGCapture(BaseEventHandler):
             self._watched = True
             root = self._root.get(parent, parent) if parent else id_
             self._root[id_] = root
+            if parent:
+                self._parent[id_] = parent
             method = id_.split("-", 1)[0].rsplit(".", 1)[-1]
             if root == id_ and method in _APP_METHODS:
                 self._open[id_] = _Turn(id=id_, question=_question(bound))
@@ -120,20 +163,52 @@ class RAGCapture(BaseEventHandler):
             if self._root.get(id_) != id_:
                 return  # a span inside a call: forgotten with its root
             turn = self._open.pop(id_, None)
-            for span in [s for s, r in self._root.items() if r == id_]:
-                del self._root[span]
             if turn is None or failed:
+                self._forget(id_)
                 return
             self._turns.append(turn)
         _read_result(turn, result)
-
-    # ---- events: what was retrieved inside each call
-    def handle(self, event: BaseEvent, **kwargs: Any) -> None:
-        if isinstance(event, RetrievalEndEvent):
+        if turn.done and turn.stream is None:
             with self._lock:
-                turn = self._open.get(self._root.get(event.span_id or "", ""))
+                self._forget(id_)
+        # a stream's model call ends when it is read: its spans stay known until then
+
+    def _forget(self, root: str) -> None:
+        for span in [s for s, r in self._root.items() if r == root]:
+            del self._root[span]
+            self._parent.pop(span, None)
+            self._retrieving.discard(span)
+
+    def _turn_of(self, span_id: str | None) -> _Turn | None:
+        root = self._root.get(span_id or "")
+        if root is None:
+            return None
+        return self._open.get(root) or next((t for t in self._turns if t.id == root), None)
+
+    def _outermost(self, span_id: str | None) -> bool:
+        span = self._parent.get(span_id or "")
+        while span is not None:
+            if span in self._retrieving:
+                return False
+            span = self._parent.get(span)
+        return True
+
+    # ---- events: what was retrieved and what the models were asked inside each call
+    def handle(self, event: BaseEvent, **kwargs: Any) -> None:
+        if isinstance(event, RetrievalStartEvent):
+            with self._lock:
+                if event.span_id:
+                    self._retrieving.add(event.span_id)
+        elif isinstance(event, RetrievalEndEvent):
+            with self._lock:
+                turn = self._turn_of(event.span_id)
+                if turn is not None and self._outermost(event.span_id):
+                    turn.retrieved.append(as_documents(event.nodes or []))
+        elif (call := _call_of(event)) is not None:
+            with self._lock:
+                turn = self._turn_of(event.span_id)
                 if turn is not None:
-                    turn.retrieved.extend(as_documents(event.nodes or []))
+                    turn.calls.append(call)
         elif isinstance(event, QueryEndEvent) and not self._watched:
             # registered as an event handler alone (no span watcher): query engines still count
             turn = _Turn(id=event.id_, question=_text(event.query))
@@ -160,11 +235,13 @@ def result_text(result: Any) -> str | None:
 def _read_result(turn: _Turn, result: Any) -> None:
     """Answer and sources from what the call returned; a stream is wrapped so that its text is
     kept as the caller reads it."""
-    docs = result_documents(result)
-    if docs is not None and (getattr(result, "source_nodes", None) or not turn.retrieved):
-        turn.sources = docs
+    if hasattr(result, "source_nodes") and not getattr(result, "tool_calls", None):
+        turn.sources = as_documents(result.source_nodes or [])  # after post-processing: may be none
+    elif not turn.retrieved and (docs := result_documents(result)):
+        turn.retrieved.append(docs)  # an agent whose tools returned nodes without a retriever
     if getattr(result, "response_gen", None) is not None and hasattr(result, "response_txt"):
-        result.response_gen = _tee(result.response_gen, turn)  # a streaming query response
+        gen = result.response_gen  # a streaming query response, sync or async
+        result.response_gen = _atee(gen, turn) if hasattr(gen, "__aiter__") else _tee(gen, turn)
         return
     if hasattr(result, "is_done") and hasattr(result, "response_gen"):  # a streaming chat response
         turn.stream, turn.done = result, True
@@ -189,52 +266,87 @@ def _tee(gen: Iterator[str], turn: _Turn) -> Iterator[str]:
     turn.answer, turn.done = "".join(parts), True
 
 
+async def _atee(gen: Any, turn: _Turn) -> Any:
+    parts: list[str] = []
+    async for token in gen:
+        parts.append(token)
+        yield token
+    turn.answer, turn.done = "".join(parts), True
+
+
 def _answer_of(turn: _Turn) -> str | None:
     if turn.stream is not None:
         return turn.stream.response if getattr(turn.stream, "is_done", True) else None
     return turn.answer
 
 
-class _SpanWatcher(BaseSpanHandler[SimpleSpan]):
-    """Forwards span starts and ends to the capture (LlamaIndex reports app calls as spans). It
-    keeps no spans itself: the capture tracks only which call each span belongs to."""
+_current: ContextVar[RAGCapture | None] = ContextVar("langrag_llamaindex_capture", default=None)
 
-    _capture: Any = PrivateAttr(default=None)
 
-    def __init__(self, capture: RAGCapture) -> None:
-        super().__init__(open_spans={}, completed_spans=[], dropped_spans=[], current_span_ids={})
-        self._capture = capture
+class _Forwarder(BaseEventHandler):
+    """Hands each event to the capture of the context it is dispatched in."""
 
     @classmethod
     def class_name(cls) -> str:
-        return "LangragSpanWatcher"
+        return "LangragCaptureForwarder"
+
+    def handle(self, event: BaseEvent, **kwargs: Any) -> None:
+        cap = _current.get()
+        if cap is not None:
+            cap.handle(event, **kwargs)
+
+
+class _ContextSpans(BaseSpanHandler[SimpleSpan]):
+    """The span side of :class:`_Forwarder` (LlamaIndex reports app calls as spans). It keeps no
+    spans itself: the capture tracks only which call each span belongs to."""
+
+    def __init__(self) -> None:
+        super().__init__(open_spans={}, completed_spans=[], dropped_spans=[], current_span_ids={})
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "LangragContextSpans"
 
     def new_span(self, id_: str, bound_args: inspect.BoundArguments, instance: Any = None,
                  parent_span_id: str | None = None, tags: Any = None, **kwargs: Any) -> SimpleSpan | None:
-        self._capture.enter(id_, bound_args, parent_span_id)
+        if (cap := _current.get()) is not None:
+            cap.enter(id_, bound_args, parent_span_id)
         return None
 
     def prepare_to_exit_span(self, id_: str, bound_args: inspect.BoundArguments, instance: Any = None,
                              result: Any = None, **kwargs: Any) -> SimpleSpan | None:
-        self._capture.exit(id_, result)
+        if (cap := _current.get()) is not None:
+            cap.exit(id_, result)
         return None
 
     def prepare_to_drop_span(self, id_: str, bound_args: inspect.BoundArguments, instance: Any = None,
                              err: BaseException | None = None, **kwargs: Any) -> SimpleSpan | None:
-        self._capture.exit(id_, None, failed=True)
+        if (cap := _current.get()) is not None:
+            cap.exit(id_, None, failed=True)
         return None
 
 
+_installed = threading.Lock()
+
+
+def _install() -> None:
+    """Add the context forwarders to the root dispatcher, once per process (idempotent)."""
+    with _installed:
+        dispatcher = get_dispatcher()
+        if not any(isinstance(h, _Forwarder) for h in dispatcher.event_handlers):
+            dispatcher.add_event_handler(_Forwarder())
+        if not any(isinstance(h, _ContextSpans) for h in dispatcher.span_handlers):
+            dispatcher.add_span_handler(_ContextSpans())
+
+
 @contextmanager
-def capturing(capture: RAGCapture | None = None) -> Iterator[RAGCapture]:
-    """Capture every app call made inside the block (the handlers are removed afterwards)."""
-    cap = capture or RAGCapture()
-    watcher = _SpanWatcher(cap)
-    dispatcher = get_dispatcher()
-    dispatcher.add_event_handler(cap)
-    dispatcher.add_span_handler(watcher)
+def capturing(capture: RAGCapture | None = None, *, include_generated: bool = False) -> Iterator[RAGCapture]:
+    """Capture every app call made inside the block, in this context only (another thread's or
+    task's calls are not seen unless they run in a copy of this context)."""
+    cap = capture or RAGCapture(include_generated=include_generated)
+    _install()
+    token = _current.set(cap)
     try:
         yield cap
     finally:
-        dispatcher.event_handlers = [h for h in dispatcher.event_handlers if h is not cap]
-        dispatcher.span_handlers = [h for h in dispatcher.span_handlers if h is not watcher]
+        _current.reset(token)

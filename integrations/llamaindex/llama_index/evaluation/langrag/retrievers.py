@@ -22,6 +22,7 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import BaseNode, NodeWithScore, QueryBundle, TextNode
 
+from langrag_eval.contexts import sequence_of
 from langrag_eval.embeddings import Embedder
 from langrag_eval.retrieval.base import HybridSettings, Mode, Retriever, SearchBackend
 from langrag_eval.retrieval.ingest import retriever_over
@@ -61,14 +62,15 @@ class LangragRetriever(BaseRetriever):
                    similarity_top_k: int = 2, hybrid: HybridSettings = HybridSettings(),
                    **kwargs: Any) -> LangragRetriever:
         """Index LlamaIndex nodes (node ids and metadata kept) into ``backend`` (default: in-process)."""
-        core = retriever_over(list(nodes), backend=backend, mode=mode, embedder=as_embedder(embed_model),
+        core = retriever_over(sequence_of(nodes, field="from_nodes(nodes)"), backend=backend, mode=mode,
+                              embedder=as_embedder(embed_model),
                               k=similarity_top_k, hybrid=hybrid)
         return cls(core, **kwargs)
 
     @classmethod
     def from_documents(cls, documents: Sequence[BaseNode], **kwargs: Any) -> LangragRetriever:
         """LlamaIndex ``Document``\\ s indexed whole, one node each (split them first for chunks)."""
-        return cls.from_nodes(documents, **kwargs)
+        return cls.from_nodes(sequence_of(documents, field="from_documents(documents)"), **kwargs)
 
     @property
     def retriever(self) -> Retriever:
