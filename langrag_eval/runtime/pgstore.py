@@ -163,7 +163,7 @@ class PostgresRunStore(StoreBase):
                  attempts: int, usage: Any, cost: float | None, error: str | None) -> None:
         """The call log is written in groups from a background thread, at most 50 ms late: a row
         costs a round trip, and the log is a record, not a result (the reply itself is in the cache)."""
-        row = (run_id, model, key, int(cached), int(ok), attempts, usage.prompt_tokens,
+        row = (run_id, redact(model), key, int(cached), int(ok), attempts, usage.prompt_tokens,
                usage.completion_tokens, cost, error, time.time())
         with self._log_lock:
             self._log_rows.append(row)

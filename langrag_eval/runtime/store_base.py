@@ -17,7 +17,7 @@ import time
 import weakref
 from typing import Any, Callable, Iterator
 
-from ..errors import ConfigError
+from ..errors import ConfigError, redact
 from ..model import Reply, TokenUsage
 from .lease import DEFAULT_TTL, OWNER, LeaseKeeper, wait_message
 
@@ -48,6 +48,12 @@ _COPY = {
     "artifacts": ("run_id", "name", "data", "created"),
 }
 _KEYS = {"runs": "(id)", "judgments": "(run_id, item, task)", "artifacts": "(run_id, name)"}
+
+
+def _stored(value: Any) -> str:
+    """JSON as the store keeps it: a key or password that reached a setting or a summary (a model
+    named by its key, a URL with its password) is masked, never written."""
+    return redact(json.dumps(value, default=str))
 
 
 class StoreBase:
@@ -99,7 +105,7 @@ class StoreBase:
         if self.read_only:
             raise ConfigError(f"{self.path}: the store was opened read-only")
         self._exec("INSERT INTO runs (id, kind, config, judge, created, inputs) "
-                   "VALUES (?,?,?,?,?,?) ON CONFLICT (id) DO NOTHING", (run_id, kind, json.dumps(config, default=str), judge,
+                   "VALUES (?,?,?,?,?,?) ON CONFLICT (id) DO NOTHING", (run_id, kind, _stored(config), judge and redact(judge),
                                             time.time(), json.dumps(inputs, sort_keys=True) if inputs else None))
         told = False
         # A cooperative store (PostgreSQL) shares runs between workers through item claims instead.
@@ -134,7 +140,7 @@ class StoreBase:
         row = self._rows("SELECT config, inputs FROM runs WHERE id=?", (run_id,))[0]
         before_config = self._json(row[0], f"run {run_id}'s settings")
         before_inputs = self._json(row[1], f"run {run_id}'s inputs") if row[1] else None
-        now_config = json.loads(json.dumps(config, default=str))
+        now_config = json.loads(_stored(config))  # as stored: secrets masked on both sides
         changed = sorted(k for k in set(before_config) | set(now_config)
                          if before_config.get(k) != now_config.get(k))
         changed_inputs = sorted(k for k in set(before_inputs or {}) | set(inputs or {})
@@ -152,7 +158,7 @@ class StoreBase:
             self._exec("DELETE FROM artifacts WHERE run_id=?", (run_id,))
         if changed or (inputs is not None and before_inputs != inputs):
             self._exec("UPDATE runs SET config=?, inputs=?, finished=NULL, summary=NULL WHERE id=?",
-                       (json.dumps(config, default=str),
+                       (_stored(config),
                         json.dumps(inputs, sort_keys=True) if inputs else None, run_id))
 
     # ---- leases: one writer per run
@@ -190,7 +196,7 @@ class StoreBase:
 
     def finish_run(self, run_id: str, summary: dict[str, Any]) -> None:
         self._exec("UPDATE runs SET finished=?, summary=? WHERE id=?",
-                   (time.time(), json.dumps(summary, default=str), run_id))
+                   (time.time(), _stored(summary), run_id))
         self.release(run_id)
 
     def run(self, run_id: str) -> dict[str, Any]:
@@ -278,14 +284,14 @@ class StoreBase:
                            "VALUES (?,?,?,?,?,?) ON CONFLICT (key) DO UPDATE SET model=excluded.model, "
                            "text=excluded.text, prompt_tokens=excluded.prompt_tokens, "
                            "completion_tokens=excluded.completion_tokens, created=excluded.created",
-                   (key, model, reply.text, reply.usage.prompt_tokens, reply.usage.completion_tokens,
+                   (key, redact(model), reply.text, reply.usage.prompt_tokens, reply.usage.completion_tokens,
                     time.time()))
 
     def log_call(self, run_id: str | None, model: str, key: str, *, cached: bool, ok: bool,
                  attempts: int, usage: TokenUsage, cost: float | None, error: str | None) -> None:
         self._exec_grouped("INSERT INTO calls (run_id, model, key, cached, ok, attempts, prompt_tokens, "
                    "completion_tokens, cost, error, created) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                   (run_id, model, key, int(cached), int(ok), attempts, usage.prompt_tokens,
+                   (run_id, redact(model), key, int(cached), int(ok), attempts, usage.prompt_tokens,
                     usage.completion_tokens, cost, error, time.time()))
 
     def usage(self, run_id: str) -> dict[str, Any]:
@@ -313,7 +319,7 @@ class StoreBase:
     def put_artifact(self, run_id: str, name: str, data: Any) -> None:
         self._exec("INSERT INTO artifacts (run_id, name, data, created) VALUES (?,?,?,?) "
                    "ON CONFLICT (run_id, name) DO UPDATE SET data=excluded.data, created=excluded.created",
-                   (run_id, name, json.dumps(data, default=str), time.time()))
+                   (run_id, name, _stored(data), time.time()))
 
     def get_artifact(self, run_id: str, name: str) -> Any | None:
         rows = self._rows("SELECT data FROM artifacts WHERE run_id=? AND name=?", (run_id, name))
