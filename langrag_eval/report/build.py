@@ -28,6 +28,7 @@ from ..files import write_text_atomic
 from ..audit.card import ARTIFACT as CARD, JudgeCard, rows as card_rows
 from ..models import TINY_MODEL_WARNING
 from ..runtime import RunStore
+from ..runtime.items import current_judgments
 from .svg import bar_chart, difference_chart, heatmap, interval_chart
 
 __all__ = ["build_report", "write_report", "SECTIONS"]
@@ -118,7 +119,7 @@ def _tournament_charts(tour: dict[str, Any]) -> dict[str, Markup]:
 
 def _unscored(store: RunStore, run_id: str, artifacts: dict[str, Any]) -> list[dict[str, str]]:
     items = []
-    for j in store.judgments(run_id):
+    for j in current_judgments(store, run_id):
         if j["scored"]:
             continue
         result = j["result"] if isinstance(j["result"], dict) else {}
