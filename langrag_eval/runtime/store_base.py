@@ -21,11 +21,16 @@ from ..errors import ConfigError, redact
 from ..model import Reply, TokenUsage
 from .lease import DEFAULT_TTL, OWNER, LeaseKeeper, wait_message
 
-__all__ = ["StoreBase", "RunBusyError", "StaleRunError", "run_id_for"]
+__all__ = ["StoreBase", "LeaseLostError", "RunBusyError", "StaleRunError", "run_id_for"]
 
 
 class RunBusyError(ConfigError):
     """Another process holds the run's lease and the caller chose not to wait."""
+
+
+class LeaseLostError(ConfigError):
+    """This process's lease on a run expired (it was paused: a laptop asleep, SIGSTOP, a long
+    pause) and another process took the run over; this one stops before paying or writing again."""
 
 
 class StaleRunError(ConfigError):
@@ -65,6 +70,7 @@ class StoreBase:
 
     def _start(self) -> None:
         self._leases: set[str] = set()
+        self._lost: set[str] = set()
         self._counts: dict[str, Any] = {}
         ref = weakref.ref(self)
         self._keeper = LeaseKeeper(lambda: (ref() or _Gone()).renew_leases(), ttl=self.lease_ttl)
@@ -180,12 +186,60 @@ class StoreBase:
 
     def renew_leases(self) -> None:
         for run_id in list(self._leases):
-            self._exec("UPDATE leases SET expires=? WHERE run_id=? AND owner=?",
-                       (time.time() + self.lease_ttl, run_id, OWNER))
+            self._renew(run_id)
+
+    def _renew(self, run_id: str) -> bool:
+        """A conditional write on the lease: it extends the lease only while this process still
+        owns it. A lease found taken over is marked lost, never taken back."""
+        changed = self._exec("UPDATE leases SET expires=? WHERE run_id=? AND owner=?",
+                             (time.time() + self.lease_ttl, run_id, OWNER))
+        if _count(changed) == 0:
+            self._leases.discard(run_id)
+            self._lost.add(run_id)
+            return False
+        return True
+
+    def check_lease(self, run_id: str | None) -> None:
+        """Raise :class:`LeaseLostError` when this process held ``run_id``'s lease and another
+        process has taken it over since (it expired while this one was paused). Called before every
+        paid model call and fenced into every write of a judgment, so a paused holder finds out
+        before it pays or writes again. A run this process never leased passes."""
+        if run_id is None or (run_id not in self._leases and run_id not in self._lost):
+            return
+        if run_id in self._leases:
+            rows = self._rows("SELECT owner, expires FROM leases WHERE run_id=?", (run_id,))
+            if rows and rows[0][0] == OWNER and (rows[0][1] > time.time() + self.lease_ttl / 3
+                                                 or self._renew(run_id)):
+                return
+            self._leases.discard(run_id)
+            self._lost.add(run_id)
+        raise LeaseLostError(self._lost_message(run_id))
+
+    def _lost_message(self, run_id: str) -> str:
+        holder = self.lease_holder(run_id)
+        who = f"process {holder['pid']} on {holder['host']}" if holder else "another process"
+        return (f"run {run_id}: this process was paused past its lease and {who} took the run over; "
+                "it stopped without paying for or writing anything more (the other process finishes "
+                "the run; run the command again to see it)")
+
+    def _fenced(self, run_id: str, sql: str, args: tuple[Any, ...]) -> None:
+        """A write to a run's rows that lands only while this process owns the run's lease, when it
+        took one (``{fence}`` in ``sql`` is that condition): checked by the database in the same
+        statement, so a holder paused past its lease cannot write over its successor's work."""
+        if run_id in self._lost:
+            raise LeaseLostError(self._lost_message(run_id))
+        leased = run_id in self._leases
+        fence, extra = (("EXISTS (SELECT 1 FROM leases WHERE run_id=? AND owner=?)", (run_id, OWNER))
+                        if leased else ("1=1", ()))
+        if _count(self._exec(sql.format(fence=fence), (*args, *extra))) == 0 and leased:
+            self._leases.discard(run_id)
+            self._lost.add(run_id)
+            raise LeaseLostError(self._lost_message(run_id))
 
     def release(self, run_id: str) -> None:
         """Give the run's lease back (done by ``finish_run`` and ``close``)."""
         self._leases.discard(run_id)
+        self._lost.discard(run_id)
         if not self.read_only:
             self._exec("DELETE FROM leases WHERE run_id=? AND owner=?", (run_id, OWNER))
 
@@ -195,8 +249,9 @@ class StoreBase:
         return {"owner": rows[0][0], "pid": rows[0][1], "host": rows[0][2], "expires": rows[0][3]} if rows else None
 
     def finish_run(self, run_id: str, summary: dict[str, Any]) -> None:
-        self._exec("UPDATE runs SET finished=?, summary=? WHERE id=?",
-                   (time.time(), _stored(summary), run_id))
+        self.check_lease(run_id)
+        self._fenced(run_id, "UPDATE runs SET finished=?, summary=? WHERE id=? AND {fence}",
+                     (time.time(), _stored(summary), run_id))
         self.release(run_id)
 
     def run(self, run_id: str) -> dict[str, Any]:
@@ -236,13 +291,14 @@ class StoreBase:
 
     def put_judgment(self, run_id: str, item: str, task: str, result: Any, *, scored: bool,
                      fingerprint: str | None = None, claim: str | None = None) -> None:
-        """Store a result; ``claim`` (cooperative stores) is the item's claim, marked done with it."""
-        self._exec("INSERT INTO judgments (run_id, item, task, scored, result, created, fingerprint) "
-                   "VALUES (?,?,?,?,?,?,?) ON CONFLICT (run_id, item, task) DO UPDATE SET "
-                   "scored=excluded.scored, result=excluded.result, created=excluded.created, "
-                   "fingerprint=excluded.fingerprint",
-                   (run_id, item, task, int(scored), json.dumps(result, default=str), time.time(),
-                    fingerprint))
+        """Store a result; ``claim`` (cooperative stores) is the item's claim, marked done with it.
+        On a run this process leased, the write is fenced on the lease: refused (LeaseLostError)
+        once another process has taken the run over."""
+        self._fenced(run_id, "INSERT INTO judgments (run_id, item, task, scored, result, created, fingerprint) "
+                     "SELECT ?,?,?,?,?,?,? WHERE {fence} ON CONFLICT (run_id, item, task) DO UPDATE SET "
+                     "scored=excluded.scored, result=excluded.result, created=excluded.created, "
+                     "fingerprint=excluded.fingerprint",
+                     (run_id, item, task, int(scored), json.dumps(result, default=str), time.time(), fingerprint))
 
     def task_index(self, run_id: str, task: str) -> dict[str, tuple[str | None, bool, str | None, float]]:
         """Per stored item of a task: (fingerprint, scored, Unscored cause or None, created)."""
@@ -317,9 +373,9 @@ class StoreBase:
 
     # ---- artifacts: summaries a capability computes for the report
     def put_artifact(self, run_id: str, name: str, data: Any) -> None:
-        self._exec("INSERT INTO artifacts (run_id, name, data, created) VALUES (?,?,?,?) "
-                   "ON CONFLICT (run_id, name) DO UPDATE SET data=excluded.data, created=excluded.created",
-                   (run_id, name, _stored(data), time.time()))
+        self._fenced(run_id, "INSERT INTO artifacts (run_id, name, data, created) SELECT ?,?,?,? WHERE {fence} "
+                     "ON CONFLICT (run_id, name) DO UPDATE SET data=excluded.data, created=excluded.created",
+                     (run_id, name, _stored(data), time.time()))
 
     def get_artifact(self, run_id: str, name: str) -> Any | None:
         rows = self._rows("SELECT data FROM artifacts WHERE run_id=? AND name=?", (run_id, name))
@@ -354,6 +410,11 @@ class StoreBase:
             copied["cache"] += 1
         target.flush()
         return copied
+
+
+def _count(result: Any) -> int:
+    """Rows a write changed: SQLite returns its cursor, PostgreSQL the count."""
+    return result if isinstance(result, int) else int(getattr(result, "rowcount", -1))
 
 
 class _Gone:
