@@ -203,7 +203,15 @@ class PostgresRunStore(StoreBase):
         present = {r[0] for r in rows}
         if "langrag_meta" in present:
             version = self._rows("SELECT value FROM langrag_meta WHERE key='schema_version'")
-            found = int(version[0][0]) if version else 0
+            try:
+                found = int(str(version[0][0]).strip()) if version else 0
+            except ValueError:
+                raise ConfigError(f"{self.path}: the run store's schema version is {str(version[0][0])[:40]!r}, "
+                                  "not a number; the store is damaged or was written by something else; "
+                                  "use another database or schema") from None
+            if found < 0:
+                raise ConfigError(f"{self.path}: the run store's schema version is {found}, which no "
+                                  "langrag-eval writes; use another database or schema")
             if found > SCHEMA_VERSION:
                 raise ConfigError(f"{self.path}: run store schema version {found} is newer than this "
                                   f"langrag-eval reads ({SCHEMA_VERSION}); upgrade langrag-eval")

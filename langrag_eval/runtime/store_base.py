@@ -44,17 +44,6 @@ def run_id_for(kind: str, config: dict[str, Any]) -> str:
     return f"{kind}-{digest[:12]}"
 
 
-# What ``copy_runs`` carries from one store to another, column by column (calls without their id).
-_COPY = {
-    "runs": ("id", "kind", "config", "judge", "created", "finished", "summary", "inputs"),
-    "judgments": ("run_id", "item", "task", "scored", "result", "created", "fingerprint"),
-    "calls": ("run_id", "model", "key", "cached", "ok", "attempts", "prompt_tokens", "completion_tokens",
-              "cost", "error", "created"),
-    "artifacts": ("run_id", "name", "data", "created"),
-}
-_KEYS = {"runs": "(id)", "judgments": "(run_id, item, task)", "artifacts": "(run_id, name)"}
-
-
 def _stored(value: Any) -> str:
     """JSON as the store keeps it: a key or password that reached a setting or a summary (a model
     named by its key, a URL with its password) is masked, never written."""
@@ -389,27 +378,9 @@ class StoreBase:
 
     # ---- moving runs between stores
     def copy_runs(self, target: "StoreBase", run_ids: list[str] | None = None) -> dict[str, int]:
-        """Copy runs (default: all) with their judgments, call log and artifacts, and the whole reply
-        cache, into ``target``; rows the target already has are kept. Returns rows copied per table."""
-        ids = run_ids if run_ids is not None else [r["id"] for r in self.runs()]
-        copied = {name: 0 for name in (*_COPY, "cache")}
-        for run_id in ids:
-            for table, columns in _COPY.items():
-                column = "id" if table == "runs" else "run_id"
-                rows = self._rows(f"SELECT {', '.join(columns)} FROM {table} WHERE {column}=?", (run_id,))
-                if table == "calls" and target._rows("SELECT 1 FROM calls WHERE run_id=? LIMIT 1", (run_id,)):
-                    continue  # the call log has no key of its own: copied once, never twice
-                marks = ", ".join("?" * len(columns))
-                conflict = f" ON CONFLICT {_KEYS[table]} DO NOTHING" if table in _KEYS else ""
-                for row in rows:
-                    target._exec(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks}){conflict}", tuple(row))
-                copied[table] += len(rows)
-        for row in self._rows("SELECT key, model, text, prompt_tokens, completion_tokens, created FROM cache"):
-            target._exec_grouped("INSERT INTO cache (key, model, text, prompt_tokens, completion_tokens, created) "
-                                 "VALUES (?,?,?,?,?,?) ON CONFLICT (key) DO NOTHING", tuple(row))
-            copied["cache"] += 1
-        target.flush()
-        return copied
+        """Copy runs (default: all) into ``target``: see :func:`~langrag_eval.runtime.transfer.copy_runs`."""
+        from .transfer import copy_runs
+        return copy_runs(self, target, run_ids)
 
 
 def _count(result: Any) -> int:
