@@ -149,8 +149,9 @@ def check_openable(db: sqlite3.Connection, path: str) -> None:
         _check_columns(db, path)
         return
     tables = _tables(db) - {"sqlite_sequence"}
-    if tables - set(_V1_COLUMNS):
-        raise ConfigError(f"{path}: holds tables that are not a run store's ({', '.join(sorted(tables - set(_V1_COLUMNS))[:5])}); "
+    foreign = sorted(tables - set(_COLUMNS))
+    if foreign:
+        raise ConfigError(f"{path}: holds tables that are not a run store's ({', '.join(foreign[:5])}); "
                           "give --store a file of its own")
     if tables:
         _check_columns(db, path, _V1_COLUMNS)
