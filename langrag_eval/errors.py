@@ -110,7 +110,7 @@ _URL_PASSWORD = re.compile(r"(://[^:/@\s]*:)[^@/\s]+@")
 _SECRET_WORD = r"[\w.-]*?(?:password|passwd|pwd|secret|token|api[_-]?key|apikey|credentials?|auth)"
 _SECRET_VALUE = r"('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|[^\s&;,'\")\]}]+)"
 _SECRET_PARAM = re.compile(rf"(?<![\w-])({_SECRET_WORD}\s*=\s*){_SECRET_VALUE}"            # name=value
-                           rf"|([\"']{_SECRET_WORD}[\"']\s*:\s*){_SECRET_VALUE}", re.I)  # "name": value
+                           rf"|([\"']{_SECRET_WORD}[\"']\s*:\s*){_SECRET_VALUE}", re.IGNORECASE)  # "name": value
 
 
 def _mask_param(m: re.Match[str]) -> str:

@@ -23,10 +23,17 @@ import sqlalchemy as sa
 from sql_servers import Scratch, mariadb_scratch, postgres_scratch
 from test_sql_servers import count_rows, make_staff, quoted, sqlite_scratch
 
+from langrag_eval import grammar
 from langrag_eval.cli import main
 from langrag_eval.errors import DataError
-from langrag_eval import grammar
-from langrag_eval.grammar import SqlTemplate, TextTemplate, build_dataset, read_dataset, readonly_engine, run_select
+from langrag_eval.grammar import (
+    SqlTemplate,
+    TextTemplate,
+    build_dataset,
+    read_dataset,
+    readonly_engine,
+    run_select,
+)
 
 OUTFILE = "/tmp/lre_guard_{}.txt"
 
@@ -152,7 +159,7 @@ def test_cli_refuses_the_bypass_in_one_line_and_writes_nothing(scratch: Scratch,
                                                                 capsys: pytest.CaptureFixture[str]) -> None:
     path = OUTFILE.format(uuid.uuid4().hex)
     templates = tmp_path / "templates.json"
-    comment = "/*M! INTO DUMPFILE '{}' */".format(path)
+    comment = f"/*M! INTO DUMPFILE '{path}' */"
     templates.write_text(json.dumps({"templates": [{
         "id": "evil", "texts": ["Job of [Staff.FullName]?"],
         "sql": quoted(f"SELECT \"Job Title\" FROM \"Staff\" WHERE \"FullName\" = '[Staff.FullName]' {comment}",

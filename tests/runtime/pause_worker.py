@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from pg_worker import LoggingModel
-from resume_worker import Grade, expected_score
+from resume_worker import Grade
 
 from langrag_eval.errors import LangragError
 from langrag_eval.results import Unscored

@@ -50,8 +50,8 @@ def test_a_paused_holder_loses_the_run_and_no_item_is_paid_twice(kind: str, tmp_
                 time.sleep(0.01)
         finally:
             os.kill(a.pid, signal.SIGCONT)
-        a_out, a_err = a.communicate(timeout=60)
-        b_out, b_err = b.communicate(timeout=120)
+        _, a_err = a.communicate(timeout=60)
+        _, b_err = b.communicate(timeout=120)
         assert b.returncode == 0, b_err
         calls = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
         prompts = [c["prompt"] for c in calls]
