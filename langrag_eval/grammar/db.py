@@ -36,6 +36,7 @@ langrag_eval.errors.DataError: only SELECT statements may run; got DELETE
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -50,7 +51,7 @@ from sqlglot import exp
 from ..errors import ConfigError, DataError, redact
 
 __all__ = ["AnswerRows", "database_error", "distinct_rows", "guard_select", "normalise_url", "readonly_engine", "run_many",
-           "run_select", "sqlglot_dialect"]
+           "run_select", "sqlglot_dialect", "write_access"]
 
 _DIALECTS = {"sqlite": "sqlite", "postgresql": "postgres", "mysql": "mysql", "mariadb": "mysql",
              "mssql": "tsql", "oracle": "oracle", "duckdb": "duckdb", "snowflake": "snowflake",
@@ -131,6 +132,35 @@ def readonly_engine(db: str | Path) -> sa.Engine:
         conn.exec_driver_sql(begin)
 
     return engine
+
+
+def write_access(engine: sa.Engine) -> str | None:
+    """A warning when the server says the connecting user could do more than read (a PostgreSQL
+    superuser or member of the server-file roles; a MySQL/MariaDB user with the FILE privilege or
+    all privileges); None when it cannot, or when the server does not say."""
+    name = engine.dialect.name
+    user = engine.url.username or "the connecting user"
+    try:
+        with engine.connect() as conn:
+            if name == "postgresql":
+                row = conn.exec_driver_sql(
+                    "SELECT rolsuper OR pg_has_role(current_user, 'pg_write_server_files', 'MEMBER') "
+                    "OR pg_has_role(current_user, 'pg_read_server_files', 'MEMBER') "
+                    "OR pg_has_role(current_user, 'pg_execute_server_program', 'MEMBER') "
+                    "FROM pg_roles WHERE rolname = current_user").first()
+                risky = bool(row and row[0])
+            elif name in ("mysql", "mariadb"):
+                grants = " ".join(str(r[0]) for r in conn.exec_driver_sql("SHOW GRANTS").fetchall()).upper()
+                risky = "ALL PRIVILEGES ON *.*" in grants or bool(re.search(r"\bFILE\b", grants))
+            else:
+                return None
+    except sa.exc.SQLAlchemyError:
+        return None
+    if not risky:
+        return None
+    return (f"database user {user} may read or write the server's files (a superuser, or the FILE "
+            "privilege): GRAMMAR refuses every statement that could, but connect as a user that may "
+            "only SELECT to be sure (README: GRAMMAR on PostgreSQL or MariaDB)")
 
 
 def _sqlite_readonly(url: sa.URL) -> sa.Engine:

@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import ConfigError
-from .db import database_error, readonly_engine
+from .db import database_error, readonly_engine, write_access
 
 __all__ = ["ColumnInfo", "DatabaseSchema", "ForeignKey", "TableInfo", "introspect", "is_meaningless_name"]
 
@@ -140,4 +140,7 @@ def _introspect(engine: sa.Engine) -> DatabaseSchema:
                             "in the requirements)")
     if not tables:
         raise ConfigError("the database has no tables")
+    risk = write_access(engine)
+    if risk:
+        warnings.append(risk)
     return DatabaseSchema(dialect=engine.dialect.name, tables=tuple(tables), warnings=tuple(warnings))

@@ -198,3 +198,32 @@ def test_model_written_templates_wait_for_review(tmp_path: Path, capsys: pytest.
         templates.unlink()
         assert main([*common, "--run-unreviewed"]) == 0
         assert out.exists() and len(read_dataset(out)) == 5
+
+
+def test_a_user_that_may_touch_server_files_is_warned_about(scratch: Scratch) -> None:
+    """The servers' own account of the connecting user: the test servers' root/postgres accounts
+    are superusers (PostgreSQL) or hold every privilege (MariaDB); a SQLite file has no users."""
+    from langrag_eval.grammar import introspect
+
+    warned = [w for w in introspect(scratch.url).warnings if "may read or write the server's files" in w]
+    assert len(warned) == (0 if scratch.kind == "sqlite" else 1), warned
+
+
+def test_a_select_only_mariadb_user_is_not_warned_about() -> None:
+    from langrag_eval.grammar import introspect
+
+    with mariadb_scratch() as s:
+        make_staff(s.admin)
+        role = f"lre_ro_{uuid.uuid4().hex[:8]}"
+        hosts = ("localhost", "127.0.0.1")
+        with s.admin.begin() as conn:
+            for h in hosts:
+                conn.exec_driver_sql(f"CREATE USER '{role}'@'{h}'")
+                conn.exec_driver_sql(f"GRANT SELECT ON `{s.name}`.* TO '{role}'@'{h}'")
+        try:
+            schema = introspect(sa.make_url(s.url).set(username=role))
+            assert not any("server's files" in w for w in schema.warnings), schema.warnings
+        finally:
+            with s.admin.begin() as conn:
+                for h in hosts:
+                    conn.exec_driver_sql(f"DROP USER '{role}'@'{h}'")
