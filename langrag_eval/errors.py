@@ -10,6 +10,7 @@ import re
 from typing import Mapping
 
 __all__ = [
+    "is_secret_name",
     "redact",
     "LangragError",
     "ConfigError",
@@ -108,9 +109,20 @@ _URL_PASSWORD = re.compile(r"(://[^:/@\s]*:)[^@/\s]+@")
 # connection string (``host=db password='x y'``) or a command line. The name must end in the
 # secret word, so ``max_tokens=5`` is not one.
 _SECRET_WORD = r"[\w.-]*?(?:password|passwd|pwd|secret|token|api[_-]?key|apikey|credentials?|auth)"
-_SECRET_VALUE = r"('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|[^\s&;,'\")\]}]+)"
-_SECRET_PARAM = re.compile(rf"(?<![\w-])({_SECRET_WORD}\s*=\s*){_SECRET_VALUE}"            # name=value
-                           rf"|([\"']{_SECRET_WORD}[\"']\s*:\s*){_SECRET_VALUE}", re.IGNORECASE)  # "name": value
+_QUOTED = r"('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")"
+_SECRET_VALUE = r"('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|[^\s&;,'\"\\)\]}]+)"
+_SECRET_PARAM = re.compile(rf"(?<![\w-])({_SECRET_WORD}\s*=\s*){_SECRET_VALUE}"          # name=value
+                           rf"|([\"']{_SECRET_WORD}[\"']\s*:\s*){_QUOTED}", re.IGNORECASE)  # "name": "value"
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether a setting named ``name`` holds a secret (``password``, ``sslpassword``, ``api_key``,
+    ``access_token`` ...), as :func:`redact` decides for ``name=value``.
+
+    >>> is_secret_name("sslpassword"), is_secret_name("max_tokens")
+    (True, False)
+    """
+    return re.fullmatch(_SECRET_WORD, name, re.IGNORECASE) is not None
 
 
 def _mask_param(m: re.Match[str]) -> str:

@@ -17,7 +17,7 @@ import time
 import weakref
 from typing import Any, Callable, Iterator
 
-from ..errors import ConfigError, redact
+from ..errors import ConfigError, is_secret_name, redact
 from ..model import Reply, TokenUsage
 from .lease import DEFAULT_TTL, OWNER, LeaseKeeper, wait_message
 
@@ -46,8 +46,23 @@ def run_id_for(kind: str, config: dict[str, Any]) -> str:
 
 def _stored(value: Any) -> str:
     """JSON as the store keeps it: a key or password that reached a setting or a summary (a model
-    named by its key, a URL with its password) is masked, never written."""
-    return redact(json.dumps(value, default=str))
+    named by its key, a URL with its password) is masked, never written. Masked string by string,
+    so the text stays JSON whatever a secret sits next to."""
+    text = json.dumps(value, default=str)
+    if redact(text) == text:  # the usual case: nothing to mask
+        return text
+    return json.dumps(_masked(json.loads(text)))
+
+
+def _masked(value: Any) -> Any:
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {redact(k): "***" if isinstance(v, str) and is_secret_name(k) else _masked(v)
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [_masked(v) for v in value]
+    return value
 
 
 class StoreBase:

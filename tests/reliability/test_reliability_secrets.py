@@ -156,3 +156,24 @@ def test_redact_leaves_what_is_not_a_secret(text: str) -> None:
     from langrag_eval.errors import redact
 
     assert redact(text, {}) == text
+
+
+_PIECES = st.sampled_from(["password=", "token", "Token", '"', "'", "\\", ":", "{", "}", "=", "&", " ",
+                           "api_key", "x", "postgresql://u:", "@h/db?", "sslpassword=s3cr3t"])
+_TEXT = st.lists(_PIECES, max_size=8).map("".join)
+_JSON = st.recursive(st.none() | st.booleans() | st.integers() | _TEXT,
+                     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_TEXT, inner, max_size=4),
+                     max_leaves=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=_JSON)
+def test_what_the_store_keeps_stays_json_whatever_it_masks(value: object) -> None:
+    from langrag_eval.runtime.store_base import _stored
+
+    kept = json.loads(_stored(value))               # always JSON, never a half-masked string
+    assert "s3cr3t" not in json.dumps(kept)
+    if "s3cr3t" not in json.dumps(value) and "password" not in json.dumps(value).lower() \
+            and "token" not in json.dumps(value).lower() and "api_key" not in json.dumps(value) \
+            and "postgresql://" not in json.dumps(value):
+        assert kept == value                          # nothing secret-like: kept as it was
