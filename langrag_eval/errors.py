@@ -10,7 +10,6 @@ import re
 from typing import Mapping
 
 __all__ = [
-    "is_secret_name",
     "redact",
     "LangragError",
     "ConfigError",
