@@ -103,15 +103,45 @@ class RetrievalError(LangragError):
 
 
 _SECRET_NAME = re.compile(r"API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.I)
-_URL_PASSWORD = re.compile(r"(://[^:/@\s]+:)[^@/\s]+@")
+_URL_PASSWORD = re.compile(r"(://[^:/@\s]*:)[^@/\s]+@")
+# A secret given as a parameter: a URL's query string (``?password=...&sslpassword=...``), a libpq
+# connection string (``host=db password='x y'``) or a command line. The name must end in the
+# secret word, so ``max_tokens=5`` is not one.
+_SECRET_WORD = r"[\w.-]*?(?:password|passwd|pwd|secret|token|api[_-]?key|apikey|credentials?|auth)"
+_QUOTED = r"('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")"
+_SECRET_VALUE = r"('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|[^\s&;,'\"\\)\]}]+)"
+_SECRET_PARAM = re.compile(rf"(?<![\w-])({_SECRET_WORD}\s*=\s*){_SECRET_VALUE}"          # name=value
+                           rf"|([\"']{_SECRET_WORD}[\"']\s*:\s*){_QUOTED}", re.IGNORECASE)  # "name": "value"
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether a setting named ``name`` holds a secret (``password``, ``sslpassword``, ``api_key``,
+    ``access_token`` ...), as :func:`redact` decides for ``name=value``.
+
+    >>> is_secret_name("sslpassword"), is_secret_name("max_tokens")
+    (True, False)
+    """
+    return re.fullmatch(_SECRET_WORD, name, re.IGNORECASE) is not None
+
+
+def _mask_param(m: re.Match[str]) -> str:
+    value = m[2] or m[4]
+    quote = value[0] if value[0] in "'\"" else ""  # a quoted value stays quoted: JSON stays JSON
+    return (m[1] or m[3]) + quote + "***" + quote
 
 
 def redact(text: str, env: Mapping[str, str] | None = None) -> str:
     """Mask secrets in a message before it is shown, logged or stored: the values of environment
-    variables named like keys, tokens or passwords, and passwords inside URLs.
+    variables named like keys, tokens or passwords, passwords inside URLs (user-info or query
+    string) and secret parameters of connection strings. Every message that shows a URL or a
+    connection string goes through this one function.
 
     >>> redact("https://admin:hunter2@db:9200 refused")
     'https://admin:***@db:9200 refused'
+    >>> redact("postgresql://me@db/evals?sslmode=require&password=hunter2 unreachable")
+    'postgresql://me@db/evals?sslmode=require&password=*** unreachable'
+    >>> redact("host=db password='two words' dbname=x")
+    "host=db password='***' dbname=x"
     >>> redact("key sk-abc123xyz rejected", {"OPENAI_API_KEY": "sk-abc123xyz"})
     'key *** rejected'
     """
@@ -119,4 +149,5 @@ def redact(text: str, env: Mapping[str, str] | None = None) -> str:
     for name, value in env.items():
         if len(value) >= 6 and value in text and _SECRET_NAME.search(name):
             text = text.replace(value, "***")
+    text = _SECRET_PARAM.sub(_mask_param, text)
     return _URL_PASSWORD.sub(r"\1***@", text)

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import ConfigError
+from ..errors import ConfigError, redact
 from ..models import ResolvedJudge, resolve_judge
 from ..runtime import DEFAULT_STORE, Judge, PriceTable, RetryPolicy, RunStore, open_store
 from ._batch import add_batch_options, setup_batch_judge
@@ -170,4 +170,5 @@ def quiet_model_loading() -> None:
 
 
 def say(text: str, *, err: bool = False) -> None:
-    print(text, file=sys.stderr if err else sys.stdout, flush=True)
+    # Every line a command prints names stores and databases by URL: secrets masked, whatever form.
+    print(redact(text), file=sys.stderr if err else sys.stdout, flush=True)

@@ -47,6 +47,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="editable JSON template file: reloaded when it exists, else written by the model "
                         "(default grammar_templates.json; the packaged templates for --db demo)")
     g.add_argument("--templates-only", action="store_true", help="stop after writing the template file")
+    g.add_argument("--run-unreviewed", action="store_true",
+                   help="run templates the model has just written before anyone reviewed them (by "
+                        "default the command stops after writing them, so that no model-written SQL "
+                        "reaches the database unread)")
     g.add_argument("--out", default="grammar_dataset.jsonl", help="dataset JSONL")
     g.add_argument("--requirements", default="", help="extra requirements for the SQL template generator")
     g.add_argument("--max-templates", type=int, default=20)
@@ -144,6 +148,7 @@ def _generate(args: argparse.Namespace) -> int:
     if path.is_dir():  # else the model would write templates, then fail to save them
         raise ConfigError(f"--templates {path}: is a directory; give a JSON file name")
     styles = _styles(args.styles, args.texts_per_style)
+    authored_now = not path.is_file()
     if path.is_file():
         templates = load_templates(path)
         say(f"reloaded {len(templates.templates)} template(s) from {path}")
@@ -165,10 +170,12 @@ def _generate(args: argparse.Namespace) -> int:
                                 templates=authored.templates, problems=authored.problems)
         save_templates(path, templates)
         say(f"wrote {len(authored.templates)} template(s) to {path}: review and edit them, then run "
-            "the same command again to reload the file")
+            "the same command again to reload the file"
+            + ("" if args.run_unreviewed or args.templates_only else
+               " (nothing was run against the database; --run-unreviewed runs them now)"))
     for problem in templates.problems:
         say(f"problem: {problem}", err=True)
-    if args.templates_only:
+    if args.templates_only or (authored_now and not args.run_unreviewed):
         return 0
     data = build_dataset(db, templates, schema=schema, on_no_answer=args.no_answer, on_multiple=args.multiple,
                          on_null=args.null, max_answer_rows=args.max_answer_rows,

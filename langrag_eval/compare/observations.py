@@ -105,9 +105,10 @@ def _build(store: RunStore, run_id: str, index_task: str, read: Any,
            judgments: list[dict[str, Any]], strip: str = "") -> list[Observation]:
     index = get_item_index(store, run_id, index_task)
     by_item = {j["item"]: j for j in judgments}
-    # input order when the run has an index; judgment order otherwise
-    order = [i for i in (index or {}) if i in by_item]
-    order += [i for i in by_item if index is None or i not in index]
+    # The index is the run's current item set, in input order: a run continued after rows left its
+    # input keeps their judgments in the store, but they are no longer part of it. Without an
+    # index (runs made before it existed), every judgment, in judgment order.
+    order = [i for i in index if i in by_item] if index is not None else list(by_item)
     out = []
     for item in order:
         values, unscored, reason = read(by_item[item]["result"])

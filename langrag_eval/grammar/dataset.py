@@ -48,7 +48,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ..errors import ConfigError, DataError
 from ..files import atomic_write
 from ..io import read_text
-from .db import AnswerRows, readonly_engine, run_many, sqlglot_dialect
+from .db import AnswerRows, database_error, readonly_engine, run_many, sqlglot_dialect
 from .schema import DatabaseSchema, introspect
 from .templates import (
     _TEXT_PLACEHOLDER,
@@ -239,7 +239,12 @@ def build_dataset(db: str | Path | sa.Engine, templates: TemplateSet | list[SqlT
         if not texts:
             report.errors.append(f"template {template.id} has no usable text template")
             continue
-        domains = [_distinct(engine, schema, p) for p in check.bound.placeholders]
+        try:
+            domains = [_distinct(engine, schema, p) for p in check.bound.placeholders]
+        except sa.exc.SQLAlchemyError as exc:
+            report.errors.append(f"reading the values of template {template.id}'s placeholders failed: "
+                                 f"{database_error(exc)}")
+            continue
         for p, values in zip(check.bound.placeholders, domains):
             if not values:
                 report.errors.append(f"placeholder [{p.table}.{p.column}] has no non-NULL values "
@@ -255,8 +260,10 @@ def build_dataset(db: str | Path | sa.Engine, templates: TemplateSet | list[SqlT
                     engine, check.bound.sql, param_sets, max_distinct=max_answer_rows)):
                 queries.extend(_phrase(template, texts, check.bound.placeholders, combo, params, found,
                                        report, check.bound.sql, policies, null_text))
-        except (sa.exc.DBAPIError, DataError) as exc:
-            report.errors.append(f"running template {template.id} failed: {getattr(exc, 'orig', None) or exc}")
+        except DataError as exc:
+            report.errors.append(f"running template {template.id} failed: {exc}")
+        except sa.exc.SQLAlchemyError as exc:
+            report.errors.append(f"running template {template.id} failed: {database_error(exc)}")
     return GrammarDataset(queries=queries, reports=reports, problems=problems)
 
 

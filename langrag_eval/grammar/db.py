@@ -6,9 +6,17 @@ Two independent locks, so a mistake in one does not open the database to writes:
 * the connection is read-only: SQLite files open through a ``mode=ro`` URI with
   ``PRAGMA query_only = ON``; PostgreSQL and MySQL/MariaDB sessions are set (and committed) to
   read-only transactions; PostgreSQL and any other backend also get the SQL-standard
-  ``SET TRANSACTION READ ONLY`` at the start of each transaction;
-* :func:`guard_select` parses the statement with sqlglot and accepts exactly one ``SELECT`` (with
-  ``WITH``/``UNION`` allowed) that contains no data-changing or ``SELECT ... INTO`` node.
+  ``SET TRANSACTION READ ONLY`` at the start of each transaction, and MySQL/MariaDB transactions
+  start with ``START TRANSACTION READ ONLY``;
+* :func:`guard_select` reads the statement with sqlglot in the engine's own dialect and accepts
+  exactly one ``SELECT`` (with ``WITH``/``UNION`` allowed) that contains no data-changing,
+  locking or ``SELECT ... INTO`` node, no function that reads or writes server files, runs SQL
+  given as text, changes settings or waits (``pg_read_file``, ``lo_export``, ``query_to_xml``,
+  ``set_config``, ``LOAD_FILE``, ``readfile``/``writefile``, ``load_extension``, ``sleep`` ...),
+  and no comment the server would run: MySQL/MariaDB execute ``/*! ... */`` and ``/*M! ... */``
+  and read ``/*+ ... */`` as optimizer hints, so a comment starting with ``!``, ``M!`` or ``+``, or
+  holding another comment's delimiters (engines disagree on nesting), is refused rather than
+  trusted to be inert.
 
 Values always travel as bound parameters, never inside SQL text.
 
@@ -28,6 +36,7 @@ langrag_eval.errors.DataError: only SELECT statements may run; got DELETE
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -39,10 +48,10 @@ import sqlalchemy as sa
 import sqlglot
 from sqlglot import exp
 
-from ..errors import ConfigError, DataError
+from ..errors import ConfigError, DataError, redact
 
-__all__ = ["AnswerRows", "distinct_rows", "guard_select", "normalise_url", "readonly_engine", "run_many",
-           "run_select", "sqlglot_dialect"]
+__all__ = ["AnswerRows", "database_error", "distinct_rows", "guard_select", "normalise_url", "readonly_engine", "run_many",
+           "run_select", "sqlglot_dialect", "write_access"]
 
 _DIALECTS = {"sqlite": "sqlite", "postgresql": "postgres", "mysql": "mysql", "mariadb": "mysql",
              "mssql": "tsql", "oracle": "oracle", "duckdb": "duckdb", "snowflake": "snowflake",
@@ -51,7 +60,25 @@ _DIALECTS = {"sqlite": "sqlite", "postgresql": "postgres", "mysql": "mysql", "ma
 _FORBIDDEN = (exp.Insert, exp.Update, exp.Delete, exp.Create, exp.Drop, exp.Alter, exp.Merge,
               exp.Command, exp.Pragma, exp.Attach, exp.Detach, exp.Into, exp.TruncateTable,
               exp.Transaction, exp.Commit, exp.Rollback, exp.Set, exp.Use, exp.Copy)
+_FORBIDDEN += (exp.Lock,)  # SELECT ... FOR UPDATE / LOCK IN SHARE MODE: row locks, not reads
 _QUERY_ROOTS = (exp.Select, exp.Union, exp.Intersect, exp.Except, exp.Subquery)
+# Functions that reach outside the query's rows: server files, large objects, other connections,
+# SQL given as text (which the guard never sees), settings, other sessions, sleeping. Matched by
+# name wherever it appears (quoted or schema-qualified), whatever sqlglot's tree calls it.
+_FORBIDDEN_FUNCTIONS = frozenset("""
+    pg_read_file pg_read_binary_file pg_stat_file pg_ls_dir pg_ls_logdir pg_ls_waldir pg_ls_tmpdir
+    pg_ls_archive_statusdir pg_ls_logicalsnapdir pg_ls_logicalmapdir pg_ls_replslotdir pg_logdir_ls
+    pg_file_write pg_file_rename pg_file_unlink pg_file_sync lo_import lo_export lo_from_bytea lo_put
+    lo_get lo_create lo_creat lo_unlink lo_open lo_truncate lowrite loread dblink dblink_exec
+    dblink_connect dblink_connect_u dblink_send_query dblink_open query_to_xml query_to_xmlschema
+    query_to_xml_and_xmlschema cursor_to_xml cursor_to_xmlschema set_config pg_terminate_backend
+    pg_cancel_backend pg_reload_conf pg_rotate_logfile pg_promote pg_switch_wal pg_create_restore_point
+    pg_backup_start pg_backup_stop pg_start_backup pg_stop_backup pg_notify nextval setval
+    pg_sleep pg_sleep_for pg_sleep_until pg_advisory_lock pg_advisory_xact_lock
+    load_file sys_exec sys_eval sleep benchmark get_lock master_pos_wait
+    readfile writefile edit load_extension fts3_tokenizer zipfile sqlar_uncompress
+""".split())
+_EXECUTABLE_COMMENT = ("!", "M!", "m!", "+")
 
 
 def normalise_url(db: str | Path) -> str:
@@ -79,7 +106,7 @@ def readonly_engine(db: str | Path) -> sa.Engine:
     try:
         engine = sa.create_engine(url)
     except (sa.exc.ArgumentError, sa.exc.NoSuchModuleError, ImportError) as exc:
-        raise ConfigError(f"cannot open {url.render_as_string(hide_password=True)}: {exc}") from None
+        raise ConfigError(redact(f"cannot open {url.render_as_string(hide_password=True)}: {exc}")) from None
     name = engine.dialect.name
 
     @sa.event.listens_for(engine, "connect")
@@ -95,14 +122,45 @@ def readonly_engine(db: str | Path) -> sa.Engine:
             # connection is first handed out undoes it and the session writes again.
             dbapi_conn.commit()
 
-    if name != "mysql" and name != "mariadb":
-        # A second lock on every transaction, in case a session ever left read-only mode. (MySQL
-        # refuses SET TRANSACTION inside an implicit transaction; its session setting suffices.)
-        @sa.event.listens_for(engine, "begin")
-        def _transaction_readonly(conn: sa.Connection) -> None:
-            conn.exec_driver_sql("SET TRANSACTION READ ONLY")
+    # A second lock on every transaction, in case a session ever left read-only mode. MySQL
+    # refuses SET TRANSACTION inside its implicit transaction, so there the transaction is
+    # started explicitly, read-only, before the first statement would start it implicitly.
+    begin = "START TRANSACTION READ ONLY" if name in ("mysql", "mariadb") else "SET TRANSACTION READ ONLY"
+
+    @sa.event.listens_for(engine, "begin")
+    def _transaction_readonly(conn: sa.Connection) -> None:
+        conn.exec_driver_sql(begin)
 
     return engine
+
+
+def write_access(engine: sa.Engine) -> str | None:
+    """A warning when the server says the connecting user could do more than read (a PostgreSQL
+    superuser or member of the server-file roles; a MySQL/MariaDB user with the FILE privilege or
+    all privileges); None when it cannot, or when the server does not say."""
+    name = engine.dialect.name
+    user = engine.url.username or "the connecting user"
+    try:
+        with engine.connect() as conn:
+            if name == "postgresql":
+                row = conn.exec_driver_sql(
+                    "SELECT rolsuper OR pg_has_role(current_user, 'pg_write_server_files', 'MEMBER') "
+                    "OR pg_has_role(current_user, 'pg_read_server_files', 'MEMBER') "
+                    "OR pg_has_role(current_user, 'pg_execute_server_program', 'MEMBER') "
+                    "FROM pg_roles WHERE rolname = current_user").first()
+                risky = bool(row and row[0])
+            elif name in ("mysql", "mariadb"):
+                grants = " ".join(str(r[0]) for r in conn.exec_driver_sql("SHOW GRANTS").fetchall()).upper()
+                risky = "ALL PRIVILEGES ON *.*" in grants or bool(re.search(r"\bFILE\b", grants))
+            else:
+                return None
+    except sa.exc.SQLAlchemyError:
+        return None
+    if not risky:
+        return None
+    return (f"database user {user} may read or write the server's files (a superuser, or the FILE "
+            "privilege): GRAMMAR refuses every statement that could, but connect as a user that may "
+            "only SELECT to be sure (README: GRAMMAR on PostgreSQL or MariaDB)")
 
 
 def _sqlite_readonly(url: sa.URL) -> sa.Engine:
@@ -123,10 +181,17 @@ def _sqlite_readonly(url: sa.URL) -> sa.Engine:
 
 
 def guard_select(sql: str, dialect: str | None = "sqlite") -> exp.Expression:
-    """Parse ``sql`` and return its tree when it is exactly one read-only query; else DataError."""
+    """Parse ``sql`` and return its tree when it is exactly one read-only query; else DataError.
+
+    >>> guard_select("SELECT a FROM t /*! INTO OUTFILE '/tmp/x' */", "mysql")
+    Traceback (most recent call last):
+    ...
+    langrag_eval.errors.DataError: the SQL holds a comment the server may run (/*! ... */); remove it
+    """
     try:
+        _check_tokens(sqlglot.tokenize(sql, read=dialect))
         statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
-    except sqlglot.errors.ParseError as exc:
+    except sqlglot.errors.SqlglotError as exc:
         raise DataError(f"SQL does not parse: {_first_error(exc)}") from None
     if len(statements) != 1:
         raise DataError(f"exactly one SQL statement may run; got {len(statements)}")
@@ -141,7 +206,27 @@ def guard_select(sql: str, dialect: str | None = "sqlite") -> exp.Expression:
     return tree
 
 
-def _first_error(exc: sqlglot.errors.ParseError) -> str:
+def _check_tokens(tokens: list[Any]) -> None:
+    """What the parse tree does not show: comments (kept aside by the tokenizer) and function names."""
+    from sqlglot.tokens import TokenType
+    for token, following in zip(tokens, [*tokens[1:], None]):
+        if token.token_type == TokenType.HINT:
+            raise DataError("the SQL holds an optimizer hint (/*+ ... */); remove it")
+        for comment in token.comments:
+            if comment.startswith(_EXECUTABLE_COMMENT):
+                opener = "/*" + comment[:2 if comment[:1] in "Mm" else 1]
+                raise DataError(f"the SQL holds a comment the server may run ({opener} ... */); remove it")
+            if "/*" in comment or "*/" in comment:
+                raise DataError("the SQL holds a comment inside a comment, which engines read "
+                                "differently; remove it")
+        if (token.token_type != TokenType.STRING and token.text.lower() in _FORBIDDEN_FUNCTIONS
+                and following is not None and following.token_type == TokenType.L_PAREN):
+            raise DataError(f"the SQL calls {token.text}, which reaches outside the database's rows "
+                            "(files, settings, other sessions or SQL given as text); only plain "
+                            "queries may run")
+
+
+def _first_error(exc: sqlglot.errors.SqlglotError) -> str:
     errors = getattr(exc, "errors", None) or []
     return errors[0].get("description", str(exc)) if errors else str(exc).splitlines()[0]
 
@@ -150,10 +235,19 @@ def run_select(engine: sa.Engine, sql: str, params: Mapping[str, Any] | None = N
                max_rows: int | None = None) -> list[tuple[Any, ...]]:
     """Run one guarded SELECT with bound ``:name`` parameters on a read-only connection."""
     guard_select(sql, sqlglot_dialect(engine))
-    with engine.connect() as conn:
-        result = conn.execute(sa.text(sql), dict(params or {}))
-        rows = result.fetchmany(max_rows) if max_rows else result.fetchall()
-        return [tuple(r) for r in rows]
+    try:
+        with engine.connect() as conn:
+            result = conn.execute(sa.text(sql), dict(params or {}))
+            rows = result.fetchmany(max_rows) if max_rows else result.fetchall()
+            return [tuple(r) for r in rows]
+    except sa.exc.SQLAlchemyError as exc:
+        raise DataError(database_error(exc)) from None
+
+
+def database_error(exc: BaseException) -> str:
+    """One line for a database failure: the driver's first line, secrets masked."""
+    text = str(getattr(exc, "orig", None) or exc).strip()
+    return redact(text.splitlines()[0] if text else type(exc).__name__)
 
 
 @dataclass(frozen=True)
@@ -199,10 +293,13 @@ def run_many(engine: sa.Engine, sql: str, param_sets: Iterable[Mapping[str, Any]
     each result's distinct rows (see :func:`distinct_rows`)."""
     guard_select(sql, sqlglot_dialect(engine))
     statement = sa.text(sql)
-    with engine.connect() as conn:
-        for params in param_sets:
-            result = conn.execute(statement, dict(params))
-            try:
-                yield distinct_rows(result, max_distinct)
-            finally:
-                result.close()  # stopping early at the cap leaves rows unread
+    try:
+        with engine.connect() as conn:
+            for params in param_sets:
+                result = conn.execute(statement, dict(params))
+                try:
+                    yield distinct_rows(result, max_distinct)
+                finally:
+                    result.close()  # stopping early at the cap leaves rows unread
+    except sa.exc.SQLAlchemyError as exc:  # a query returning no rows, a refused write, a lost server
+        raise DataError(database_error(exc)) from None

@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import ConfigError
-from .db import readonly_engine
+from .db import database_error, readonly_engine, write_access
 
 __all__ = ["ColumnInfo", "DatabaseSchema", "ForeignKey", "TableInfo", "introspect", "is_meaningless_name"]
 
@@ -110,10 +110,14 @@ def introspect(db: str | Path | sa.Engine) -> DatabaseSchema:
     """Read the schema of ``db`` (a SQLAlchemy URL, a SQLite path, or an engine) read-only."""
     engine = db if isinstance(db, sa.Engine) else readonly_engine(db)
     try:
-        inspector = sa.inspect(engine)
-        names = sorted(inspector.get_table_names())
-    except sa.exc.DBAPIError as exc:
-        raise ConfigError(f"cannot read the database schema: {exc.orig}") from None
+        return _introspect(engine)
+    except sa.exc.SQLAlchemyError as exc:  # unreachable server, missing database, refused login
+        raise ConfigError(f"cannot read the database schema: {database_error(exc)}") from None
+
+
+def _introspect(engine: sa.Engine) -> DatabaseSchema:
+    inspector = sa.inspect(engine)
+    names = sorted(inspector.get_table_names())
     tables: list[TableInfo] = []
     warnings: list[str] = []
     for name in names:
@@ -136,4 +140,7 @@ def introspect(db: str | Path | sa.Engine) -> DatabaseSchema:
                             "in the requirements)")
     if not tables:
         raise ConfigError("the database has no tables")
+    risk = write_access(engine)
+    if risk:
+        warnings.append(risk)
     return DatabaseSchema(dialect=engine.dialect.name, tables=tuple(tables), warnings=tuple(warnings))

@@ -34,6 +34,7 @@ from ..files import write_text_atomic
 from ..audit.card import ARTIFACT as CARD, JudgeCard, rows as card_rows
 from ..models import TINY_MODEL_WARNING
 from ..runtime import RunStore
+from ..runtime.items import current_judgments
 from .items import browser_items, items_json
 from .svg import bar_chart, difference_chart, heatmap, interval_chart, measure_bar
 from .views import plain_settings, thelma_view, tournament_view
@@ -142,7 +143,7 @@ def _tournament_charts(tour: dict[str, Any], view: dict[str, Any]) -> dict[str, 
 
 def _unscored(store: RunStore, run_id: str, artifacts: dict[str, Any]) -> list[dict[str, str]]:
     items = []
-    for j in store.judgments(run_id):
+    for j in current_judgments(store, run_id):
         if j["scored"]:
             continue
         result = j["result"] if isinstance(j["result"], dict) else {}

@@ -30,7 +30,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..runtime.items import ITEMS_PREFIX
+from ..runtime.items import ITEMS_PREFIX, current_judgments
 
 __all__ = ["CONTENTS", "put_item_contents", "browser_items", "items_json"]
 
@@ -99,7 +99,7 @@ def browser_items(store: Any, run_id: str, *, artifacts: Mapping[str, Any] | Non
 
     for item in contents:
         row(item)
-    for j in store.judgments(run_id):
+    for j in current_judgments(store, run_id):
         if not str(j["task"]).startswith("vrag"):
             continue
         r, result = row(str(j["item"])), j["result"] if isinstance(j["result"], dict) else {}

@@ -25,7 +25,7 @@ from typing import Any, TypeVar, get_args
 
 import numpy as np
 
-from ..errors import ConfigError, RetrievalError
+from ..errors import ConfigError, RetrievalError, redact
 from ..types import Document
 from . import opensearch_requests as osr
 from .base import Chunk, HybridSettings, IngestReport, Mode
@@ -92,12 +92,12 @@ class OpenSearchBackend:
         self._dimension, self._dimension_known = None, False
         self._pipelines: set[str] = set()
         if not verify_certs:
-            logger.warning("TLS certificate verification is off for %s (test clusters only)", self.url)
+            logger.warning("TLS certificate verification is off for %s (test clusters only)", redact(self.url))
         if user and self.url.startswith("http://") and client is None:
-            logger.warning("credentials for %s are sent without TLS; use an https:// URL", self.url)
+            logger.warning("credentials for %s are sent without TLS; use an https:// URL", redact(self.url))
 
     def __repr__(self) -> str:
-        return (f"OpenSearchBackend(url={self.url!r}, index={self.index_name!r}, "
+        return (f"OpenSearchBackend(url={redact(self.url)!r}, index={self.index_name!r}, "
                 f"auth={'basic' if self._user else None!r}, verify_certs={self.verify_certs})")
 
     # -- clients and drivers ------------------------------------------------------------------

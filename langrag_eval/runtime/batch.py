@@ -175,6 +175,9 @@ async def _cooperate(items: Sequence[X], evaluate: Callable[[X], Awaitable[R | U
     with BatchProgress(description or task, len(items)) as progress:
         async def worker() -> None:
             while (i := await next_index()) is not None:
+                if not store.hold_claim(run_id, task, claim_name[i]):
+                    mine.discard(i)   # taken over while this worker was paused: the other one judges it
+                    continue
                 result = await evaluate(items[i])
                 counts.judged += 1
                 store.put_judgment(run_id, keys[i], task, codec.dump_python(result, mode="json"),

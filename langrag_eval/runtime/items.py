@@ -27,7 +27,7 @@ from typing import Any
 
 from .store import RunStore
 
-__all__ = ["ITEMS_PREFIX", "content_key", "put_item_index", "get_item_index"]
+__all__ = ["ITEMS_PREFIX", "content_key", "current_judgments", "put_item_index", "get_item_index"]
 
 ITEMS_PREFIX = "items/"
 _QUESTION_CHARS = 300
@@ -58,3 +58,25 @@ def get_item_index(store: RunStore, run_id: str, task: str) -> dict[str, dict[st
     if not isinstance(data, dict) or not isinstance(data.get("items"), list):
         return None
     return {str(r["id"]): r for r in data["items"] if isinstance(r, dict) and "id" in r and "key" in r}
+
+
+def current_judgments(store: RunStore, run_id: str) -> list[dict[str, Any]]:
+    """The run's judgments of items still in its input: where a task has an index (``items/<task>``,
+    or one per agent, ``items/<task>/<agent>``, keyed ``agent/id``), judgments of items the index
+    no longer lists (rows removed before the run was continued) are left out."""
+    indexes: dict[str, dict[str, dict[str, Any]] | None] = {}
+
+    def index(name: str) -> dict[str, dict[str, Any]] | None:
+        if name not in indexes:
+            indexes[name] = get_item_index(store, run_id, name)
+        return indexes[name]
+
+    kept = []
+    for j in store.judgments(run_id):
+        task, item = j["task"], j["item"]
+        own = index(task)
+        if own is None and "/" in item:
+            own = index(f"{task}/{item.split('/', 1)[0]}")
+        if own is None or item in own:
+            kept.append(j)
+    return kept

@@ -230,6 +230,10 @@ class Judge:
                     schema: dict[str, Any] | None) -> Reply:
         observer = current_observer()
         async with self.limiter.slot():
+            if self.store is not None:
+                # A holder paused past its lease learns here that the run was taken over, before
+                # it pays for a call the new holder is paying for too.
+                self.store.check_lease(self.run_id)
             trace = notify(observer, "started", prompt, self.model_id, params)
             try:
                 reply, attempts = await call_with_retry(

@@ -147,15 +147,17 @@ class PostgresRunStore(StoreBase):
                      fingerprint: str | None = None, claim: str | None = None) -> None:
         if claim is None:
             return super().put_judgment(run_id, item, task, result, scored=scored, fingerprint=fingerprint)
-        # the judgment and the end of its claim in one statement: one round trip, one commit
-        self._exec("WITH stored AS (INSERT INTO judgments (run_id, item, task, scored, result, created, "
-                   "fingerprint) VALUES (?,?,?,?,?,?,?) ON CONFLICT (run_id, item, task) DO UPDATE SET "
-                   "scored=excluded.scored, result=excluded.result, created=excluded.created, "
-                   "fingerprint=excluded.fingerprint RETURNING 1) "
-                   "UPDATE claims SET done=1 WHERE run_id=? AND task=? AND item=? AND owner=? "
-                   "AND EXISTS (SELECT 1 FROM stored)",
-                   (run_id, item, task, int(scored), json.dumps(result, default=str), time.time(), fingerprint,
-                    run_id, task, claim, OWNER))
+        # The end of the claim and the judgment in one statement (one round trip, one commit), the
+        # judgment written only when the claim is still this worker's: a worker paused past its
+        # claim never writes over the one that took the item over.
+        self._exec("WITH mine AS (UPDATE claims SET done=1 WHERE run_id=? AND task=? AND item=? AND owner=? "
+                   "AND done=0 RETURNING 1) "
+                   "INSERT INTO judgments (run_id, item, task, scored, result, created, fingerprint) "
+                   "SELECT ?,?,?,?,?,?,? WHERE EXISTS (SELECT 1 FROM mine) ON CONFLICT (run_id, item, task) "
+                   "DO UPDATE SET scored=excluded.scored, result=excluded.result, created=excluded.created, "
+                   "fingerprint=excluded.fingerprint",
+                   (run_id, task, claim, OWNER,
+                    run_id, item, task, int(scored), json.dumps(result, default=str), time.time(), fingerprint))
         with self._claim_lock:
             self._claimed.discard((run_id, task, claim))
 
@@ -163,7 +165,7 @@ class PostgresRunStore(StoreBase):
                  attempts: int, usage: Any, cost: float | None, error: str | None) -> None:
         """The call log is written in groups from a background thread, at most 50 ms late: a row
         costs a round trip, and the log is a record, not a result (the reply itself is in the cache)."""
-        row = (run_id, model, key, int(cached), int(ok), attempts, usage.prompt_tokens,
+        row = (run_id, redact(model), key, int(cached), int(ok), attempts, usage.prompt_tokens,
                usage.completion_tokens, cost, error, time.time())
         with self._log_lock:
             self._log_rows.append(row)
@@ -201,7 +203,15 @@ class PostgresRunStore(StoreBase):
         present = {r[0] for r in rows}
         if "langrag_meta" in present:
             version = self._rows("SELECT value FROM langrag_meta WHERE key='schema_version'")
-            found = int(version[0][0]) if version else 0
+            try:
+                found = int(str(version[0][0]).strip()) if version else 0
+            except ValueError:
+                raise ConfigError(f"{self.path}: the run store's schema version is {str(version[0][0])[:40]!r}, "
+                                  "not a number; the store is damaged or was written by something else; "
+                                  "use another database or schema") from None
+            if found < 0:
+                raise ConfigError(f"{self.path}: the run store's schema version is {found}, which no "
+                                  "langrag-eval writes; use another database or schema")
             if found > SCHEMA_VERSION:
                 raise ConfigError(f"{self.path}: run store schema version {found} is newer than this "
                                   f"langrag-eval reads ({SCHEMA_VERSION}); upgrade langrag-eval")
@@ -246,6 +256,17 @@ class PostgresRunStore(StoreBase):
         if got:
             self._keeper.start()
         return got
+
+    def hold_claim(self, run_id: str, task: str, item: str) -> bool:
+        """Renew one claim before paying for its item: True while it is still this worker's and not
+        done. A worker paused past the claim's lifetime finds here that another took it over (a
+        conditional write on the claim's owner), and leaves the item to that one."""
+        held = self._rows("UPDATE claims SET expires=? WHERE run_id=? AND task=? AND item=? AND owner=? "
+                          "AND done=0 RETURNING item", (time.time() + self.claim_ttl, run_id, task, item, OWNER))
+        if not held:
+            with self._claim_lock:
+                self._claimed.discard((run_id, task, item))
+        return bool(held)
 
     def finish_claims(self, run_id: str, task: str, items: Sequence[str]) -> None:
         """Mark items done (their judgments are stored): nobody claims them again."""

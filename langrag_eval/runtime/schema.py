@@ -18,7 +18,7 @@ import sqlite3
 
 from ..errors import ConfigError
 
-__all__ = ["SCHEMA_VERSION", "prepare", "check_readable"]
+__all__ = ["SCHEMA_VERSION", "prepare", "check_openable", "check_readable"]
 
 SCHEMA_VERSION = 2
 
@@ -71,9 +71,13 @@ def _tables(db: sqlite3.Connection) -> set[str]:
     return {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
 
 
-def _check_columns(db: sqlite3.Connection, path: str) -> None:
+# What version 1 stores hold: the tables and columns before version 2 added its own.
+_V1_COLUMNS = {t: c - {"fingerprint", "inputs"} for t, c in _COLUMNS.items() if t != "leases"}
+
+
+def _check_columns(db: sqlite3.Connection, path: str, columns: dict[str, set[str]] = _COLUMNS) -> None:
     tables = _tables(db)
-    for table, expected in _COLUMNS.items():
+    for table, expected in columns.items():
         if table not in tables:
             raise ConfigError(f"{path}: not a langrag-eval run store of schema version {SCHEMA_VERSION} "
                               f"(table {table} is missing); use another --store")
@@ -130,3 +134,24 @@ def check_readable(db: sqlite3.Connection, path: str) -> None:
         raise ConfigError(f"{path}: run store schema version {version or 1} needs migrating to "
                           f"{SCHEMA_VERSION}; open it once with write access (any judging command)")
     _check_columns(db, path)
+
+
+def check_openable(db: sqlite3.Connection, path: str) -> None:
+    """On a read-only connection, before a store is opened for writing: refuse a newer schema, a
+    file that is not a SQLite database, and a current-version store whose tables do not match
+    (an older one is left to :func:`prepare`, which migrates it in one transaction or rolls back)."""
+    db.execute("SELECT count(*) FROM sqlite_master").fetchone()  # not a database: raises here
+    version = _refuse_newer(db, path)
+    if version < 0:
+        raise ConfigError(f"{path}: run store schema version {version} is not one langrag-eval writes; "
+                          "the store is damaged or was written by something else; use another --store")
+    if version == SCHEMA_VERSION:
+        _check_columns(db, path)
+        return
+    tables = _tables(db) - {"sqlite_sequence"}
+    foreign = sorted(tables - set(_COLUMNS))
+    if foreign:
+        raise ConfigError(f"{path}: holds tables that are not a run store's ({', '.join(foreign[:5])}); "
+                          "give --store a file of its own")
+    if tables:
+        _check_columns(db, path, _V1_COLUMNS)

@@ -21,10 +21,11 @@ import threading
 import weakref
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from ..errors import ConfigError
 from .lease import DEFAULT_TTL, OWNER, LeaseKeeper
-from .schema import check_readable, prepare
+from .schema import check_openable, check_readable, prepare
 from .store_base import RunBusyError, StaleRunError, StoreBase, run_id_for
 
 __all__ = ["RunStore", "open_store", "run_id_for", "DEFAULT_STORE", "RunBusyError", "StaleRunError"]
@@ -164,6 +165,8 @@ def _connect(path: str, read_only: bool) -> sqlite3.Connection:
                                  check_same_thread=False, isolation_level=None, timeout=30)
             check_readable(db, path)
             return db
+        if path != ":memory:" and Path(path).is_file() and Path(path).stat().st_size > 0:
+            _refuse_unusable(path)
         db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
@@ -171,6 +174,24 @@ def _connect(path: str, read_only: bool) -> sqlite3.Connection:
         return db
     except sqlite3.DatabaseError as exc:
         raise ConfigError(f"{path}: cannot open the run store: {exc}") from None
+
+
+def _refuse_unusable(path: str) -> None:
+    """Look at an existing store read-only before opening it for writing: a file that is not a
+    store, is damaged or has a newer schema is refused untouched (opening it for writing would
+    already switch its journal mode, and closing it would checkpoint into it)."""
+    resolved = Path(path).resolve()
+    # Without a write-ahead log beside it the file holds everything, and ``immutable`` reads it
+    # without creating one; with a log (a store in use), read-only mode reads through it.
+    mode = "mode=ro" if Path(f"{resolved}-wal").exists() else "mode=ro&immutable=1"
+    db = sqlite3.connect(f"file:{quote(str(resolved))}?{mode}", uri=True,
+                         check_same_thread=False, isolation_level=None, timeout=30)
+    try:
+        check_openable(db, path)
+    except sqlite3.DatabaseError as exc:
+        raise ConfigError(f"{path}: cannot open the run store: {exc}") from None
+    finally:
+        db.close()
 
 
 def open_store(spec: str | Path | None = None, *, read_only: bool = False) -> StoreBase:

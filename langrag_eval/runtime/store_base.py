@@ -17,15 +17,20 @@ import time
 import weakref
 from typing import Any, Callable, Iterator
 
-from ..errors import ConfigError
+from ..errors import ConfigError, is_secret_name, redact
 from ..model import Reply, TokenUsage
 from .lease import DEFAULT_TTL, OWNER, LeaseKeeper, wait_message
 
-__all__ = ["StoreBase", "RunBusyError", "StaleRunError", "run_id_for"]
+__all__ = ["StoreBase", "LeaseLostError", "RunBusyError", "StaleRunError", "run_id_for"]
 
 
 class RunBusyError(ConfigError):
     """Another process holds the run's lease and the caller chose not to wait."""
+
+
+class LeaseLostError(ConfigError):
+    """This process's lease on a run expired (it was paused: a laptop asleep, SIGSTOP, a long
+    pause) and another process took the run over; this one stops before paying or writing again."""
 
 
 class StaleRunError(ConfigError):
@@ -39,15 +44,25 @@ def run_id_for(kind: str, config: dict[str, Any]) -> str:
     return f"{kind}-{digest[:12]}"
 
 
-# What ``copy_runs`` carries from one store to another, column by column (calls without their id).
-_COPY = {
-    "runs": ("id", "kind", "config", "judge", "created", "finished", "summary", "inputs"),
-    "judgments": ("run_id", "item", "task", "scored", "result", "created", "fingerprint"),
-    "calls": ("run_id", "model", "key", "cached", "ok", "attempts", "prompt_tokens", "completion_tokens",
-              "cost", "error", "created"),
-    "artifacts": ("run_id", "name", "data", "created"),
-}
-_KEYS = {"runs": "(id)", "judgments": "(run_id, item, task)", "artifacts": "(run_id, name)"}
+def _stored(value: Any) -> str:
+    """JSON as the store keeps it: a key or password that reached a setting or a summary (a model
+    named by its key, a URL with its password) is masked, never written. Masked string by string,
+    so the text stays JSON whatever a secret sits next to."""
+    text = json.dumps(value, default=str)
+    if redact(text) == text:  # the usual case: nothing to mask
+        return text
+    return json.dumps(_masked(json.loads(text)))
+
+
+def _masked(value: Any) -> Any:
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {redact(k): "***" if isinstance(v, str) and is_secret_name(k) else _masked(v)
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [_masked(v) for v in value]
+    return value
 
 
 class StoreBase:
@@ -59,6 +74,7 @@ class StoreBase:
 
     def _start(self) -> None:
         self._leases: set[str] = set()
+        self._lost: set[str] = set()
         self._counts: dict[str, Any] = {}
         ref = weakref.ref(self)
         self._keeper = LeaseKeeper(lambda: (ref() or _Gone()).renew_leases(), ttl=self.lease_ttl)
@@ -99,7 +115,7 @@ class StoreBase:
         if self.read_only:
             raise ConfigError(f"{self.path}: the store was opened read-only")
         self._exec("INSERT INTO runs (id, kind, config, judge, created, inputs) "
-                   "VALUES (?,?,?,?,?,?) ON CONFLICT (id) DO NOTHING", (run_id, kind, json.dumps(config, default=str), judge,
+                   "VALUES (?,?,?,?,?,?) ON CONFLICT (id) DO NOTHING", (run_id, kind, _stored(config), judge and redact(judge),
                                             time.time(), json.dumps(inputs, sort_keys=True) if inputs else None))
         told = False
         # A cooperative store (PostgreSQL) shares runs between workers through item claims instead.
@@ -134,7 +150,7 @@ class StoreBase:
         row = self._rows("SELECT config, inputs FROM runs WHERE id=?", (run_id,))[0]
         before_config = self._json(row[0], f"run {run_id}'s settings")
         before_inputs = self._json(row[1], f"run {run_id}'s inputs") if row[1] else None
-        now_config = json.loads(json.dumps(config, default=str))
+        now_config = json.loads(_stored(config))  # as stored: secrets masked on both sides
         changed = sorted(k for k in set(before_config) | set(now_config)
                          if before_config.get(k) != now_config.get(k))
         changed_inputs = sorted(k for k in set(before_inputs or {}) | set(inputs or {})
@@ -152,7 +168,7 @@ class StoreBase:
             self._exec("DELETE FROM artifacts WHERE run_id=?", (run_id,))
         if changed or (inputs is not None and before_inputs != inputs):
             self._exec("UPDATE runs SET config=?, inputs=?, finished=NULL, summary=NULL WHERE id=?",
-                       (json.dumps(config, default=str),
+                       (_stored(config),
                         json.dumps(inputs, sort_keys=True) if inputs else None, run_id))
 
     # ---- leases: one writer per run
@@ -174,12 +190,60 @@ class StoreBase:
 
     def renew_leases(self) -> None:
         for run_id in list(self._leases):
-            self._exec("UPDATE leases SET expires=? WHERE run_id=? AND owner=?",
-                       (time.time() + self.lease_ttl, run_id, OWNER))
+            self._renew(run_id)
+
+    def _renew(self, run_id: str) -> bool:
+        """A conditional write on the lease: it extends the lease only while this process still
+        owns it. A lease found taken over is marked lost, never taken back."""
+        changed = self._exec("UPDATE leases SET expires=? WHERE run_id=? AND owner=?",
+                             (time.time() + self.lease_ttl, run_id, OWNER))
+        if _count(changed) == 0:
+            self._leases.discard(run_id)
+            self._lost.add(run_id)
+            return False
+        return True
+
+    def check_lease(self, run_id: str | None) -> None:
+        """Raise :class:`LeaseLostError` when this process held ``run_id``'s lease and another
+        process has taken it over since (it expired while this one was paused). Called before every
+        paid model call and fenced into every write of a judgment, so a paused holder finds out
+        before it pays or writes again. A run this process never leased passes."""
+        if run_id is None or (run_id not in self._leases and run_id not in self._lost):
+            return
+        if run_id in self._leases:
+            rows = self._rows("SELECT owner, expires FROM leases WHERE run_id=?", (run_id,))
+            if rows and rows[0][0] == OWNER and (rows[0][1] > time.time() + self.lease_ttl / 3
+                                                 or self._renew(run_id)):
+                return
+            self._leases.discard(run_id)
+            self._lost.add(run_id)
+        raise LeaseLostError(self._lost_message(run_id))
+
+    def _lost_message(self, run_id: str) -> str:
+        holder = self.lease_holder(run_id)
+        who = f"process {holder['pid']} on {holder['host']}" if holder else "another process"
+        return (f"run {run_id}: this process was paused past its lease and {who} took the run over; "
+                "it stopped without paying for or writing anything more (the other process finishes "
+                "the run; run the command again to see it)")
+
+    def _fenced(self, run_id: str, sql: str, args: tuple[Any, ...]) -> None:
+        """A write to a run's rows that lands only while this process owns the run's lease, when it
+        took one (``{fence}`` in ``sql`` is that condition): checked by the database in the same
+        statement, so a holder paused past its lease cannot write over its successor's work."""
+        if run_id in self._lost:
+            raise LeaseLostError(self._lost_message(run_id))
+        leased = run_id in self._leases
+        fence, extra = (("EXISTS (SELECT 1 FROM leases WHERE run_id=? AND owner=?)", (run_id, OWNER))
+                        if leased else ("1=1", ()))
+        if _count(self._exec(sql.format(fence=fence), (*args, *extra))) == 0 and leased:
+            self._leases.discard(run_id)
+            self._lost.add(run_id)
+            raise LeaseLostError(self._lost_message(run_id))
 
     def release(self, run_id: str) -> None:
         """Give the run's lease back (done by ``finish_run`` and ``close``)."""
         self._leases.discard(run_id)
+        self._lost.discard(run_id)
         if not self.read_only:
             self._exec("DELETE FROM leases WHERE run_id=? AND owner=?", (run_id, OWNER))
 
@@ -189,8 +253,9 @@ class StoreBase:
         return {"owner": rows[0][0], "pid": rows[0][1], "host": rows[0][2], "expires": rows[0][3]} if rows else None
 
     def finish_run(self, run_id: str, summary: dict[str, Any]) -> None:
-        self._exec("UPDATE runs SET finished=?, summary=? WHERE id=?",
-                   (time.time(), json.dumps(summary, default=str), run_id))
+        self.check_lease(run_id)
+        self._fenced(run_id, "UPDATE runs SET finished=?, summary=? WHERE id=? AND {fence}",
+                     (time.time(), _stored(summary), run_id))
         self.release(run_id)
 
     def run(self, run_id: str) -> dict[str, Any]:
@@ -230,13 +295,14 @@ class StoreBase:
 
     def put_judgment(self, run_id: str, item: str, task: str, result: Any, *, scored: bool,
                      fingerprint: str | None = None, claim: str | None = None) -> None:
-        """Store a result; ``claim`` (cooperative stores) is the item's claim, marked done with it."""
-        self._exec("INSERT INTO judgments (run_id, item, task, scored, result, created, fingerprint) "
-                   "VALUES (?,?,?,?,?,?,?) ON CONFLICT (run_id, item, task) DO UPDATE SET "
-                   "scored=excluded.scored, result=excluded.result, created=excluded.created, "
-                   "fingerprint=excluded.fingerprint",
-                   (run_id, item, task, int(scored), json.dumps(result, default=str), time.time(),
-                    fingerprint))
+        """Store a result; ``claim`` (cooperative stores) is the item's claim, marked done with it.
+        On a run this process leased, the write is fenced on the lease: refused (LeaseLostError)
+        once another process has taken the run over."""
+        self._fenced(run_id, "INSERT INTO judgments (run_id, item, task, scored, result, created, fingerprint) "
+                     "SELECT ?,?,?,?,?,?,? WHERE {fence} ON CONFLICT (run_id, item, task) DO UPDATE SET "
+                     "scored=excluded.scored, result=excluded.result, created=excluded.created, "
+                     "fingerprint=excluded.fingerprint",
+                     (run_id, item, task, int(scored), json.dumps(result, default=str), time.time(), fingerprint))
 
     def task_index(self, run_id: str, task: str) -> dict[str, tuple[str | None, bool, str | None, float]]:
         """Per stored item of a task: (fingerprint, scored, Unscored cause or None, created)."""
@@ -278,14 +344,14 @@ class StoreBase:
                            "VALUES (?,?,?,?,?,?) ON CONFLICT (key) DO UPDATE SET model=excluded.model, "
                            "text=excluded.text, prompt_tokens=excluded.prompt_tokens, "
                            "completion_tokens=excluded.completion_tokens, created=excluded.created",
-                   (key, model, reply.text, reply.usage.prompt_tokens, reply.usage.completion_tokens,
+                   (key, redact(model), reply.text, reply.usage.prompt_tokens, reply.usage.completion_tokens,
                     time.time()))
 
     def log_call(self, run_id: str | None, model: str, key: str, *, cached: bool, ok: bool,
                  attempts: int, usage: TokenUsage, cost: float | None, error: str | None) -> None:
         self._exec_grouped("INSERT INTO calls (run_id, model, key, cached, ok, attempts, prompt_tokens, "
                    "completion_tokens, cost, error, created) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                   (run_id, model, key, int(cached), int(ok), attempts, usage.prompt_tokens,
+                   (run_id, redact(model), key, int(cached), int(ok), attempts, usage.prompt_tokens,
                     usage.completion_tokens, cost, error, time.time()))
 
     def usage(self, run_id: str) -> dict[str, Any]:
@@ -311,9 +377,9 @@ class StoreBase:
 
     # ---- artifacts: summaries a capability computes for the report
     def put_artifact(self, run_id: str, name: str, data: Any) -> None:
-        self._exec("INSERT INTO artifacts (run_id, name, data, created) VALUES (?,?,?,?) "
-                   "ON CONFLICT (run_id, name) DO UPDATE SET data=excluded.data, created=excluded.created",
-                   (run_id, name, json.dumps(data, default=str), time.time()))
+        self._fenced(run_id, "INSERT INTO artifacts (run_id, name, data, created) SELECT ?,?,?,? WHERE {fence} "
+                     "ON CONFLICT (run_id, name) DO UPDATE SET data=excluded.data, created=excluded.created",
+                     (run_id, name, _stored(data), time.time()))
 
     def get_artifact(self, run_id: str, name: str) -> Any | None:
         rows = self._rows("SELECT data FROM artifacts WHERE run_id=? AND name=?", (run_id, name))
@@ -327,27 +393,14 @@ class StoreBase:
 
     # ---- moving runs between stores
     def copy_runs(self, target: "StoreBase", run_ids: list[str] | None = None) -> dict[str, int]:
-        """Copy runs (default: all) with their judgments, call log and artifacts, and the whole reply
-        cache, into ``target``; rows the target already has are kept. Returns rows copied per table."""
-        ids = run_ids if run_ids is not None else [r["id"] for r in self.runs()]
-        copied = {name: 0 for name in (*_COPY, "cache")}
-        for run_id in ids:
-            for table, columns in _COPY.items():
-                column = "id" if table == "runs" else "run_id"
-                rows = self._rows(f"SELECT {', '.join(columns)} FROM {table} WHERE {column}=?", (run_id,))
-                if table == "calls" and target._rows("SELECT 1 FROM calls WHERE run_id=? LIMIT 1", (run_id,)):
-                    continue  # the call log has no key of its own: copied once, never twice
-                marks = ", ".join("?" * len(columns))
-                conflict = f" ON CONFLICT {_KEYS[table]} DO NOTHING" if table in _KEYS else ""
-                for row in rows:
-                    target._exec(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks}){conflict}", tuple(row))
-                copied[table] += len(rows)
-        for row in self._rows("SELECT key, model, text, prompt_tokens, completion_tokens, created FROM cache"):
-            target._exec_grouped("INSERT INTO cache (key, model, text, prompt_tokens, completion_tokens, created) "
-                                 "VALUES (?,?,?,?,?,?) ON CONFLICT (key) DO NOTHING", tuple(row))
-            copied["cache"] += 1
-        target.flush()
-        return copied
+        """Copy runs (default: all) into ``target``: see :func:`~langrag_eval.runtime.transfer.copy_runs`."""
+        from .transfer import copy_runs
+        return copy_runs(self, target, run_ids)
+
+
+def _count(result: Any) -> int:
+    """Rows a write changed: SQLite returns its cursor, PostgreSQL the count."""
+    return result if isinstance(result, int) else int(getattr(result, "rowcount", -1))
 
 
 class _Gone:

@@ -9,6 +9,8 @@ import logging
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from langrag_eval.cli import main
 from langrag_eval.errors import RateLimitError
@@ -122,3 +124,56 @@ def test_redact_masks_env_secrets_and_url_passwords() -> None:
     masked = redact(text, env)
     _assert_clean(masked)
     assert masked == "key *** at https://u:***@h:9200 from /root/home"
+
+
+_SECRET_CHARS = st.characters(codec="ascii", categories=("L", "N"), include_characters="-_.~%!*$+")
+
+
+@settings(max_examples=300, deadline=None)
+@given(secret=st.text(_SECRET_CHARS, min_size=6, max_size=40),
+       name=st.sampled_from(["password", "sslpassword", "PASSWORD", "passwd", "token", "access_token",
+                             "api_key", "apikey", "api-key", "client_secret", "auth"]),
+       before=st.sampled_from(["", "sslmode=require&", "options=-csearch_path%3Dx&"]),
+       after=st.sampled_from(["", "&connect_timeout=3", " unreachable", "\nsecond line"]),
+       userinfo=st.booleans())
+def test_redact_masks_a_secret_in_any_url_form(secret: str, name: str, before: str, after: str,
+                                               userinfo: bool) -> None:
+    from langrag_eval.errors import redact
+
+    user = f"me:{secret}" if userinfo else "me"
+    text = f"cannot reach postgresql://{user}@db:5432/evals?{before}{name}={secret}{after}"
+    masked = redact(text, {})
+    assert secret not in masked
+    assert masked.startswith("cannot reach postgresql://me") and "@db:5432/evals?" in masked
+    assert masked.endswith(after)                     # only the secret is masked
+    dsn = redact(f"host=db {name}='{secret} x' dbname=evals", {})
+    assert secret not in dsn and dsn.endswith(" dbname=evals")
+
+
+@pytest.mark.parametrize("text", ["max_tokens=256 temperature=0", "unexpected token: ','",
+                                  "postgresql://me@db/evals?sslmode=require", "Score: [[5]]"])
+def test_redact_leaves_what_is_not_a_secret(text: str) -> None:
+    from langrag_eval.errors import redact
+
+    assert redact(text, {}) == text
+
+
+_PIECES = st.sampled_from(["password=", "token", "Token", '"', "'", "\\", ":", "{", "}", "=", "&", " ",
+                           "api_key", "x", "postgresql://u:", "@h/db?", "sslpassword=s3cr3t"])
+_TEXT = st.lists(_PIECES, max_size=8).map("".join)
+_JSON = st.recursive(st.none() | st.booleans() | st.integers() | _TEXT,
+                     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_TEXT, inner, max_size=4),
+                     max_leaves=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=_JSON)
+def test_what_the_store_keeps_stays_json_whatever_it_masks(value: object) -> None:
+    from langrag_eval.runtime.store_base import _stored
+
+    kept = json.loads(_stored(value))               # always JSON, never a half-masked string
+    assert "s3cr3t" not in json.dumps(kept)
+    if "s3cr3t" not in json.dumps(value) and "password" not in json.dumps(value).lower() \
+            and "token" not in json.dumps(value).lower() and "api_key" not in json.dumps(value) \
+            and "postgresql://" not in json.dumps(value):
+        assert kept == value                          # nothing secret-like: kept as it was

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import re
 import sqlite3
 from pathlib import Path
 
@@ -91,6 +92,32 @@ def test_named_grade_run_with_changed_input_is_refused_then_continued(tmp_path: 
     assert _model_calls(store) == 5
     scores = [json.loads(line)["score"] for line in out.read_text().splitlines()]
     assert scores == [5, 1, 5, 5]
+
+
+def test_a_run_continued_after_rows_left_its_input_no_longer_counts_them(tmp_path: Path, capsys) -> None:
+    from langrag_eval.compare import load_observations
+
+    judge = tmp_path / "judge.json"
+    judge.write_text(json.dumps(GRADER), encoding="utf-8")
+    qa, store = tmp_path / "qa.csv", tmp_path / "runs.sqlite"
+    answers = ["answer good" if i % 2 else "answer poor" for i in range(10)]
+    common = ["--judge", f"scripted:{judge}", "--store", str(store)]
+    _qa(qa, answers)
+    assert main(["grade", str(qa), *common, "--run", "base", "--out", str(tmp_path / "a.jsonl")]) == 0
+    assert main(["grade", str(qa), *common, "--run", "nightly", "--out", str(tmp_path / "b.jsonl")]) == 0
+    _qa(qa, answers[:6])                               # four rows removed, the run continued
+    assert main(["grade", str(qa), *common, "--run", "nightly", "--continue",
+                 "--out", str(tmp_path / "b.jsonl")]) == 0
+    assert "reused 6 finished judgment(s), judged 0" in capsys.readouterr().out
+    assert [o.id for o in load_observations(RunStore(str(store)), "nightly")["vrag"]] == [f"q{i}" for i in range(6)]
+    assert main(["compare", "base", "nightly", "--store", str(store)]) == 0
+    out = capsys.readouterr().out
+    assert "vrag: 6 items paired by content; 4 only in A, 0 only in B" in out
+    assert re.search(r"accept_rate\s+6\s", out)
+    assert main(["gate", "nightly", "--baseline", "base", "--store", str(store), "--max-drop", "accept_rate=0.5",
+                 "--junit", str(tmp_path / "gate.xml")]) == 0
+    assert 'tests="' in (tmp_path / "gate.xml").read_text(encoding="utf-8")
+    assert re.search(r"accept_rate .* n=6\n", capsys.readouterr().out)
 
 
 class Length(BaseModel):
