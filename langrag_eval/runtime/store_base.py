@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterator
 
 from ..errors import ConfigError
 from ..model import Reply, TokenUsage
-from .lease import DEFAULT_TTL, OWNER, LeaseKeeper, wait_message
+from .lease import DEFAULT_TTL, LeaseKeeper, owner_id, wait_message
 
 __all__ = ["StoreBase", "RunBusyError", "StaleRunError", "run_id_for"]
 
@@ -164,9 +164,9 @@ class StoreBase:
                    "ON CONFLICT (run_id) DO UPDATE SET owner=excluded.owner, pid=excluded.pid, "
                    "host=excluded.host, acquired=excluded.acquired, expires=excluded.expires "
                    "WHERE leases.owner=excluded.owner OR leases.expires<excluded.acquired",
-                   (run_id, OWNER, os.getpid(), socket.gethostname(), now, now + self.lease_ttl))
+                   (run_id, owner_id(), os.getpid(), socket.gethostname(), now, now + self.lease_ttl))
         row = self._rows("SELECT owner, pid, host, expires FROM leases WHERE run_id=?", (run_id,))[0]
-        if row[0] != OWNER:
+        if row[0] != owner_id():
             return {"owner": row[0], "pid": row[1], "host": row[2], "expires": row[3]}
         self._leases.add(run_id)
         self._keeper.start()
@@ -175,13 +175,13 @@ class StoreBase:
     def renew_leases(self) -> None:
         for run_id in list(self._leases):
             self._exec("UPDATE leases SET expires=? WHERE run_id=? AND owner=?",
-                       (time.time() + self.lease_ttl, run_id, OWNER))
+                       (time.time() + self.lease_ttl, run_id, owner_id()))
 
     def release(self, run_id: str) -> None:
         """Give the run's lease back (done by ``finish_run`` and ``close``)."""
         self._leases.discard(run_id)
         if not self.read_only:
-            self._exec("DELETE FROM leases WHERE run_id=? AND owner=?", (run_id, OWNER))
+            self._exec("DELETE FROM leases WHERE run_id=? AND owner=?", (run_id, owner_id()))
 
     def lease_holder(self, run_id: str) -> dict[str, Any] | None:
         rows = self._rows("SELECT owner, pid, host, expires FROM leases WHERE run_id=? AND expires>?",
