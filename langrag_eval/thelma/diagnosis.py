@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict
 
+from ..errors import ArgumentError
+
 __all__ = ["RULES", "Finding", "Rule", "Thresholds", "diagnose", "diagnose_dataset"]
 
 
@@ -36,7 +38,7 @@ class Thresholds:
         for metric in set(self.low) | set(self.high) | {"_"}:
             lo, hi = self.low_of(metric), self.high_of(metric)
             if not 0.0 <= lo <= hi <= 1.0:
-                raise ValueError(f"thresholds for {metric}: need 0 <= low ({lo}) <= high ({hi}) <= 1")
+                raise ArgumentError(f"thresholds for {metric}: need 0 <= low ({lo}) <= high ({hi}) <= 1")
 
     def low_of(self, metric: str) -> float:
         return self.low.get(metric, self.default_low)

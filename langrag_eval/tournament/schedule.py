@@ -24,6 +24,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from ..errors import ArgumentError
 from .data import Problem, TournamentData
 from .pairwise import GameRecord
 from .ranking import bradley_terry
@@ -76,7 +77,7 @@ def sample_games(games: Sequence[Pairing], n_per_query: int, *, seed: int = 0) -
     """At most ``n_per_query`` games per query, drawn without replacement; a query's draw depends only
     on the seed and its qid, so adding queries does not change the others' games."""
     if n_per_query < 1:
-        raise ValueError("n_games_per_query must be at least 1")
+        raise ArgumentError("n_games_per_query must be at least 1")
     by_query: dict[str, list[Pairing]] = {}
     for g in games:
         by_query.setdefault(g.qid, []).append(g)
