@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from ..errors import ArgumentError
+from ..runtime import synchronous
 from .data import Problem, TournamentData
 from .pairwise import GameRecord
 from .ranking import bradley_terry
@@ -153,8 +154,8 @@ class AdaptiveScheduler:
                 routes.append((w, legs))  # type: ignore[arg-type]
         return routes
 
-    async def run(self, games: Sequence[Pairing], agents: Sequence[str], play: Play
-                  ) -> list[tuple[Pairing, Any]]:
+    async def arun(self, games: Sequence[Pairing], agents: Sequence[str], play: Play
+                   ) -> list[tuple[Pairing, Any]]:
         candidates = _by_pair(games)
         rng = random.Random(self.seed)
         remaining = {pair: rng.sample(sorted(q), len(q)) for pair, q in sorted(candidates.items())}
@@ -188,3 +189,7 @@ class AdaptiveScheduler:
                 pending = any(self._routes(p, order, remaining) for p in open_pairs)
                 self.stopped = "budget" if pending else "exhausted"
         return played
+
+    def run(self, games: Sequence[Pairing], agents: Sequence[str], play: Play) -> list[tuple[Pairing, Any]]:
+        """:meth:`arun` from synchronous code."""
+        return synchronous(self.arun)(games, agents, play)
