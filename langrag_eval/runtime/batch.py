@@ -158,8 +158,17 @@ async def _cooperate(items: Sequence[X], evaluate: Callable[[X], Awaitable[R | U
     dead worker's claims expire and are taken over). Items that failed for a transient reason before
     this worker started are tried again; those failing while it runs are left for the next pass."""
     started = time.time()
-    position = {k: i for i, k in enumerate(keys)}
+    # A claim names the item by key and content; a retry of a failed judgment adds when that one was
+    # made: the claim of the failed attempt is done, and a retry is a new claim every worker that
+    # reads the same store computes alike.
     claim_name = [f"{k}\x1f{d}" for k, d in zip(keys, digests)]
+
+    def name_claims(index: dict[str, tuple[str | None, bool, str | None, float]], indices: list[int]) -> None:
+        for i in indices:
+            record = index.get(keys[i])
+            retry = record is not None and record[0] == digests[i] and not record[1]
+            claim_name[i] = f"{keys[i]}\x1f{digests[i]}" + (f"\x1f{record[3]!r}" if retry else "")  # type: ignore[index]
+
     # Each worker walks the items from its own starting point, so workers rarely contend.
     order = list(range(len(items)))
     random.Random(owner_id()).shuffle(order)
@@ -178,6 +187,7 @@ async def _cooperate(items: Sequence[X], evaluate: Callable[[X], Awaitable[R | U
     before = store.task_index(run_id, task)  # read once: what is pending and what changed
     counts.changed += sum(1 for k, d in zip(keys, digests) if k in before and before[k][0] != d)
     pending: list[int] = [i for i in order if needs_judging(before, i)]
+    name_claims(before, pending)
     cursor = [0]
 
     def claim_more() -> list[int] | None:
@@ -186,15 +196,17 @@ async def _cooperate(items: Sequence[X], evaluate: Callable[[X], Awaitable[R | U
         if cursor[0] >= len(pending):
             index = store.task_index(run_id, task)
             pending[:] = [i for i in order if i not in mine and needs_judging(index, i)]
+            name_claims(index, pending)
             cursor[0] = 0
             if not pending:
                 return None
         while cursor[0] < len(pending):
             window = pending[cursor[0]:cursor[0] + chunk]
             cursor[0] += chunk
-            got = store.claim(run_id, task, [claim_name[i] for i in window])
+            by_name = {claim_name[i]: i for i in window}
+            got = store.claim(run_id, task, list(by_name))
             if got:
-                return [position[name.rsplit("\x1f", 1)[0]] for name in got]
+                return [by_name[name] for name in got]
         return []  # the rest is held by live workers: wait for them (or for their claims to expire)
 
     async def next_index() -> int | None:

@@ -109,3 +109,28 @@ def test_cancellation_is_not_turned_into_a_result() -> None:
 
     with pytest.raises(asyncio.CancelledError):
         asyncio.run(main())
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_the_boundary_holds_on_every_store_and_on_the_shared_one(kind: str, tmp_path: Path) -> None:
+    """The same on a PostgreSQL store, where workers share the batch by claims (its own path)."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from store_backends import store_spec
+
+    from langrag_eval.runtime import open_store
+
+    samples = [f"s{i}" for i in range(6)]
+    with store_spec(kind, tmp_path) as spec:
+        store = open_store(spec)
+        try:
+            run = store.open_run("lookup", {})
+            first = Lookup(_table(samples, {"s2", "s5"})).evaluate_many(samples, store=store, run_id=run)
+            assert [getattr(r, "cause", None) for r in first] == [None, None, "evaluator_error", None, None,
+                                                                 "evaluator_error"]
+            fixed = Lookup(_table(samples, set()))
+            assert fixed.evaluate_many(samples, store=store, run_id=run) == [Length(n=2)] * 6
+            assert sorted(fixed.seen) == ["s2", "s5"]
+        finally:
+            store.close()
