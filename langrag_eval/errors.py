@@ -13,6 +13,7 @@ __all__ = [
     "redact",
     "LangragError",
     "ConfigError",
+    "ArgumentError",
     "DataError",
     "PromptError",
     "JudgeOutputError",
@@ -31,6 +32,16 @@ class LangragError(Exception):
 
 class ConfigError(LangragError):
     """A setting, argument or judge specification is invalid or unusable."""
+
+
+class ArgumentError(ConfigError, ValueError):
+    """An argument outside what a function accepts (sequences of different lengths, a level out of
+    range, a name that is not among the known ones). Also a ``ValueError``, as Python's own
+    functions raise for such arguments, so ``except ValueError`` keeps working.
+
+    >>> isinstance(ArgumentError("limit must be at least 1"), (LangragError, ValueError))
+    True
+    """
 
 
 class DataError(LangragError):

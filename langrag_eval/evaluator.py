@@ -1,7 +1,8 @@
 """The one evaluator contract every capability implements.
 
 An :class:`Evaluator` turns one sample into a result or an :class:`~langrag_eval.results.Unscored`
-with the reason; it never raises over bad data or a judge's failure. An evaluator writes a single
+with the reason; it never raises over bad data or a judge's failure (and in a batch, an exception it
+does raise on one sample becomes that sample's ``Unscored``, cause ``evaluator_error``). An evaluator writes a single
 method, ``aevaluate(sample)``; the rest is derived here, once for every capability:
 
 - ``evaluate(sample)``: the same from synchronous code (also inside a running event loop);
@@ -110,12 +111,14 @@ class Evaluator(ABC, Generic[S, R]):
     # ------------------------------------------------------------------ derived
 
     async def aevaluate_many(self, samples: Sequence[S], *, run_id: str | None = None,
-                             store: "RunStore | None" = None, limit: int | None = None
-                             ) -> list[R | Unscored]:
+                             store: "RunStore | None" = None, limit: int | None = None,
+                             progress: bool | None = None) -> list[R | Unscored]:
         """Evaluate every sample, at most ``limit`` at once (default: the judge's concurrency), in
         input order. With a run store (the judge's, unless ``store`` is given) and a ``run_id``, each
         result is stored as it finishes and a re-run reads finished items back instead of judging
-        them again, as long as their content is unchanged."""
+        them again, as long as their content is unchanged. An exception raised on one sample is
+        that sample's ``Unscored`` (cause ``evaluator_error``), tried again on a re-run; the others
+        go on. ``progress=True`` draws a progress bar on a terminal (off by default)."""
         keys = [self.key(s) for s in samples]
         explicit = [str(getattr(s, "id")) for s in samples if getattr(s, "id", None) is not None]
         repeated = sorted(k for k, n in _Tally(explicit).items() if n > 1)
@@ -137,12 +140,14 @@ class Evaluator(ABC, Generic[S, R]):
         return await run_batch(samples, evaluator.aevaluate, key=lambda s: by_sample[id(s)], task=task,
                                result_type=self.result_type, store=store, run_id=run_id,  # type: ignore[arg-type]
                                limit=limit or concurrency, description=self.description or task,
-                               fingerprint=self.fingerprint)
+                               fingerprint=self.fingerprint, progress=progress)
 
     def evaluate_many(self, samples: Sequence[S], *, run_id: str | None = None,
-                      store: "RunStore | None" = None, limit: int | None = None) -> list[R | Unscored]:
+                      store: "RunStore | None" = None, limit: int | None = None,
+                      progress: bool | None = None) -> list[R | Unscored]:
         """:meth:`aevaluate_many` from synchronous code."""
-        return synchronous(self.aevaluate_many)(samples, run_id=run_id, store=store, limit=limit)
+        return synchronous(self.aevaluate_many)(samples, run_id=run_id, store=store, limit=limit,
+                                                progress=progress)
 
     def summarize(self, results: Sequence[R | Unscored]) -> dict[str, Any]:
         """The dataset summary of ``results``: counts of scored and unscored (by cause) unless the

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Collection, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
@@ -66,6 +66,9 @@ class ChatModel(Protocol):
 
     ``model_id`` names the model for the cache and the report (for example ``openai:gpt-4o``).
     ``constrained`` is True when the backend guarantees replies that match ``schema``.
+    A model that sends only some of the :class:`GenerationParams` fields with a call may name them
+    in an optional ``sent_params`` attribute (an empty set when it sends none); only those are part
+    of a call's cache key. Without it, every field is.
     """
 
     model_id: str
@@ -81,8 +84,20 @@ def estimate_tokens(text: str) -> int:
 
 
 def call_key(model_id: str, prompt: str, params: GenerationParams,
-             schema: dict[str, Any] | None = None) -> str:
-    """The cache key of one call: model, full prompt, generation settings and output schema."""
-    payload = json.dumps({"model": model_id, "prompt": prompt, "params": params.model_dump(),
+             schema: dict[str, Any] | None = None, *, sent: Collection[str] | None = None) -> str:
+    """The cache key of one call: model, full prompt, the generation settings sent with it and
+    output schema. ``sent`` names the settings the model sends (its ``sent_params``); None means all.
+    A setting the model does not send cannot change its reply, so it is not part of the key.
+
+    >>> quiet = GenerationParams(temperature=0.0)
+    >>> call_key("m", "p", quiet, sent=()) == call_key("m", "p", GenerationParams(temperature=1.0), sent=())
+    True
+    >>> call_key("m", "p", quiet) == call_key("m", "p", GenerationParams(temperature=1.0))
+    False
+    """
+    settings = params.model_dump()
+    if sent is not None:
+        settings = {name: value for name, value in settings.items() if name in sent}
+    payload = json.dumps({"model": model_id, "prompt": prompt, "params": settings,
                           "schema": schema}, sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()

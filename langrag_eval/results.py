@@ -23,6 +23,7 @@ UnscoredCause = Literal[
     "model_error",   # the model call failed in a way retrying cannot fix
     "invalid_input", # the sample itself cannot be judged (empty answer, missing label ...)
     "undefined",     # the metric is undefined for this sample (no claims, no sources ...)
+    "evaluator_error",  # the evaluator raised an exception on this sample (a bug, not a verdict)
 ]
 
 

@@ -160,3 +160,51 @@ def test_summaries_share_one_name() -> None:
     assert thelma.summarize(thelma.evaluate_many([sample]))["metrics"]["rp"]["n"] == 1
     counts = RelevanceEvaluator(_judge(["not json"])).summarize([Unscored(reason="x", cause="unparseable")])
     assert counts == {"n": 1, "scored": 0, "unscored": 1, "causes": {"unparseable": 1}}
+
+
+# The model seam's building blocks exist only as coroutines and keep plain names.
+COROUTINE_BUILDING_BLOCKS = {"generate", "ask", "complete", "run_batch", "gather_bounded", "slot"}
+
+
+def test_public_coroutines_carry_the_a_prefix() -> None:
+    """Every public coroutine function (in the ``__all__`` of a module of the README's API table, or a
+    public method of a class there) is named ``aname``, except the seam's building blocks; those
+    once named otherwise have a synchronous twin derived by ``synchronous``."""
+    import importlib
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent / "docs"))
+    from api_table import MODULES
+
+    wrong = []
+    for module_name in MODULES:
+        module = importlib.import_module(module_name)
+        for name in getattr(module, "__all__", []):
+            obj = getattr(module, name, None)
+            owners = [(module_name, name, obj)] if inspect.isfunction(obj) else []
+            if inspect.isclass(obj):
+                owners = [(obj, attr, value) for attr, value in vars(obj).items() if not attr.startswith("_")]
+            for owner, attr, value in owners:
+                if not inspect.iscoroutinefunction(value) or attr in COROUTINE_BUILDING_BLOCKS:
+                    continue
+                label = f"{module_name}: {getattr(owner, '__name__', '')}.{attr}".replace(": .", ": ")
+                if not attr.startswith("a"):
+                    wrong.append(label)
+    assert wrong == [], "name coroutines aname and derive name with runtime.synchronous:\n" + "\n".join(wrong)
+
+    from langrag_eval.grammar import aauthor_templates, author_templates
+    from langrag_eval.pipelines import FusionAgent
+    from langrag_eval.synth import QueryGenerator
+    from langrag_eval.thelma import Decomposer, Matcher, MetaEvaluation
+    from langrag_eval.tournament import AdaptiveScheduler
+
+    renamed = [(aauthor_templates, author_templates)] + [
+        (getattr(cls, "a" + name), getattr(cls, name)) for cls, names in [
+            (QueryGenerator, ["synthesize"]), (Decomposer, ["claims", "questions"]),
+            (Matcher, ["source", "essential", "addresses", "supported", "answers"]),
+            (MetaEvaluation, ["negative"]), (AdaptiveScheduler, ["run"]), (FusionAgent, ["variations"])]
+        for name in names]
+    for coroutine, twin in renamed:
+        assert inspect.iscoroutinefunction(coroutine) and not inspect.iscoroutinefunction(twin)
+        assert (getattr(twin, "__wrapped__", None) is coroutine
+                or "synchronous(" in inspect.getsource(inspect.unwrap(twin)))

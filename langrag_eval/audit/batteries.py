@@ -121,7 +121,7 @@ async def judge_support(judge: Judge, items: Sequence[AnswerItem], *, task: str)
         if not item.knowledge:
             return Unscored(reason="the item has no passage to check the answer against",
                             cause="invalid_input")
-        verdict = (await matcher.supported([claim_of(item)], [item.knowledge]))[0]
+        verdict = (await matcher.asupported([claim_of(item)], [item.knowledge]))[0]
         return verdict if isinstance(verdict, Unscored) else Support(supported=int(verdict))
 
     return await run_batch(items, one, key=lambda i: i.id, task=task, result_type=Support,

@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..errors import ArgumentError
 from ..stats.intervals import Estimate
 
 __all__ = ["Measure", "UseVerdict", "JudgeCard", "decide", "show", "bar", "rows", "HEADLINE", "USES",
@@ -96,7 +97,7 @@ class JudgeCard(BaseModel):
             if m.key == key:
                 return m
         known = ", ".join(m.key for m in self.measures)
-        raise KeyError(f"no measure {key!r} on this card; measures: {known}")
+        raise ArgumentError(f"no measure {key!r} on this card; measures: {known}")
 
     def verdict(self, use: str) -> UseVerdict:
         return next(v for v in self.verdicts if v.use == use)

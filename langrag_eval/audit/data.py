@@ -24,7 +24,7 @@ from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
-from ..errors import DataError
+from ..errors import ArgumentError, DataError
 from ..grading.io import Columns, read_grading_file
 
 __all__ = ["PairItem", "AnswerItem", "load_pairs", "load_answers", "read_labelled_file",
@@ -134,7 +134,7 @@ def stratified_sample(items: Sequence[X], stratum: Callable[[X], Hashable], limi
     if limit is None or limit >= len(items):
         return list(items)
     if limit < 1:
-        raise ValueError("limit must be at least 1")
+        raise ArgumentError("limit must be at least 1")
     groups: dict[Hashable, list[int]] = defaultdict(list)
     for i, item in enumerate(items):
         groups[stratum(item)].append(i)

@@ -19,6 +19,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from ..errors import ArgumentError
 from ..grading import VragGrade
 from ..model import ChatModel, GenerationParams, Reply
 from ..results import Unscored
@@ -174,7 +175,7 @@ async def arun_audit(judge: Judge, *, run_id: str | None = None, limit: int | No
     self-consistency probe (a second one at temperature 0 is always run)."""
     unknown = [b for b in batteries if b not in BATTERIES]
     if unknown:
-        raise ValueError(f"unknown audit batteries {unknown}; choose from {', '.join(BATTERIES)}")
+        raise ArgumentError(f"unknown audit batteries {unknown}; choose from {', '.join(BATTERIES)}")
     if judge.store is not None and run_id is not None and run_id not in {r["id"] for r in judge.store.runs()}:
         # a run the caller opened (the CLI, with its own settings) is used as it is; otherwise made here
         judge.store.open_run("judge-audit", {"judge": judge.model_id, "limit": limit, "seed": seed,

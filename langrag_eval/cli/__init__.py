@@ -73,8 +73,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "handler", None):
         parser.print_help()
         return 2
+    # Batches draw progress bars for the command line only; a library call draws none.
+    from ..runtime.progress import show_progress
     try:
-        return int(args.handler(args) or 0)
+        with show_progress():
+            return int(args.handler(args) or 0)
     except LangragError as exc:
         # One line, even when the message quotes a library's multi-line text.
         message = " ".join(part.strip() for part in redact(str(exc)).splitlines() if part.strip())

@@ -163,9 +163,8 @@ def _generate(args: argparse.Namespace) -> int:
             say(f"phrased {len(unphrased)} template(s) without text templates; saved to {path}")
     else:
         setup = setup_judge(args)
-        authored = asyncio.run(author_templates(schema, setup.judge, styles=styles,
-                                                requirements=args.requirements,
-                                                max_templates=args.max_templates))
+        authored = author_templates(schema, setup.judge, styles=styles, requirements=args.requirements,
+                                    max_templates=args.max_templates)
         templates = TemplateSet(database=args.db if "://" not in args.db else None,
                                 templates=authored.templates, problems=authored.problems)
         save_templates(path, templates)

@@ -10,7 +10,6 @@ Example::
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 from pathlib import Path
 
@@ -110,10 +109,10 @@ def _queries(args: argparse.Namespace) -> int:
         embedder = default_embedder()
     generator = QueryGenerator(judges, examples, per_passage=args.per_passage, prompt=args.prompt,
                                limit=args.concurrency * len(judges))
-    result = asyncio.run(generator.synthesize(
+    result = generator.synthesize(
         chosen, quotas=quotas if any(v is not None for v in quotas.values()) else None,
         similarity=args.similarity, embedder=embedder, embedding_threshold=args.embedding_threshold,
-        seed=args.seed, store=store, run_id=run_id))
+        seed=args.seed, store=store, run_id=run_id)
     write_queries(args.out, result.queries)
     if args.pool_out:
         write_queries(args.pool_out, result.pool)

@@ -34,7 +34,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..errors import ConfigError
+from ..errors import ArgumentError, ConfigError
 from ..runtime import RunStore
 from ..stats.paired import (
     bootstrap_mean_difference,
@@ -101,7 +101,7 @@ class Comparison:
         for m in self.metrics:
             if m.metric == name:
                 return m
-        raise KeyError(f"no metric {name!r} in this comparison; metrics: "
+        raise ArgumentError(f"no metric {name!r} in this comparison; metrics: "
                        f"{', '.join(m.metric for m in self.metrics) or 'none'}")
 
     def as_dict(self) -> dict[str, Any]:

@@ -23,7 +23,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ..errors import ConfigError
+from ..errors import ArgumentError, ConfigError
 from ..runtime import RunStore
 from .compare import Comparison, MetricComparison, compare_observations, compare_runs
 from .observations import BINARY, METRIC_FAMILY, SCORED, Observation
@@ -99,7 +99,7 @@ def check(comparison: Comparison, max_drop: Mapping[str, float], *, min_n: int =
     for metric, drop in max_drop.items():
         try:
             m = comparison.metric(metric)
-        except KeyError:
+        except ArgumentError:
             raise ConfigError(f"--max-drop {metric}: the two runs do not both have this metric; compared: "
                               f"{', '.join(x.metric for x in comparison.metrics)}") from None
         if m.high is None or m.diff is None:

@@ -31,7 +31,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..errors import DataError
+from ..errors import ArgumentError, DataError
 from ..io import Row, Table, parse_json, read_table, read_text, require_columns
 from ..types import RAGSample
 from .grader import GradedExample
@@ -66,11 +66,12 @@ class GradingData:
 
 def parse_score(value: Any, low: int = 1, high: int = 5) -> int | None:
     """An integer score from a cell (``4``, ``"4"``, ``"4.0"``); None for an empty cell.
-    Raises ValueError for anything else, including scores outside ``low..high``."""
+    Raises :class:`~langrag_eval.errors.ArgumentError` (a ``ValueError``) for anything else,
+    including scores outside ``low..high``."""
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
     if isinstance(value, bool):
-        raise ValueError(value)
+        raise ArgumentError(f"score {value!r} is not a whole number from {low} to {high}")
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, int):
@@ -78,10 +79,10 @@ def parse_score(value: Any, low: int = 1, high: int = 5) -> int | None:
     else:
         m = _INT.match(str(value))
         if not m:
-            raise ValueError(value)
+            raise ArgumentError(f"score {value!r} is not a whole number from {low} to {high}")
         n = int(m.group(1))
     if not low <= n <= high:
-        raise ValueError(value)
+        raise ArgumentError(f"score {value!r} is not a whole number from {low} to {high}")
     return n
 
 

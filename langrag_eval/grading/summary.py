@@ -46,6 +46,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..errors import ArgumentError
 from ..results import Unscored
 
 if TYPE_CHECKING:
@@ -84,7 +85,7 @@ def summarize(results: Sequence[VragGrade | Unscored], *, ids: Sequence[str] | N
     """
     ids = [str(i) for i in ids] if ids is not None else [str(i) for i in range(len(results))]
     if len(ids) != len(results) or (subjects is not None and len(subjects) != len(results)):
-        raise ValueError("ids and subjects must run parallel to results")
+        raise ArgumentError("ids and subjects must run parallel to results")
     out: dict[str, Any] = {"version": 1, "threshold": threshold, **_block(results)}
     out["unscored"]["items"] = [{"id": i, "cause": r.cause, "reason": r.reason}
                                 for i, r in zip(ids, results) if isinstance(r, Unscored)]

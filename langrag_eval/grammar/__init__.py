@@ -2,7 +2,7 @@
 evaluation that tells knowledge gaps from robustness failures and retrieval failures from LM ones.
 
 Generation (Algorithm 1): :func:`introspect` the schema, have a model write SQL templates
-(:func:`author_templates`), review them in the JSON file (:func:`save_templates` /
+(:func:`aauthor_templates` / :func:`author_templates`), review them in the JSON file (:func:`save_templates` /
 :func:`load_templates`), then :func:`build_dataset` fills placeholders with ``SELECT DISTINCT``
 values and runs every SQL query read-only with bound parameters.
 
@@ -45,6 +45,7 @@ from .authoring import (
                        SqlTemplateGenerator,
                        Style,
                        TextTemplateGenerator,
+                       aauthor_templates,
                        author_templates,
 )
 from .dataset import GrammarDataset, GrammarQuery, TemplateReport, build_dataset, read_dataset, stratify
@@ -106,6 +107,7 @@ __all__ = [
                        "aassess_reliability",
                        "assess_reliability",
                        "attribute_failures",
+                       "aauthor_templates",
                        "author_templates",
                        "binary_reliability",
                        "bind_placeholders",

@@ -36,6 +36,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from ..errors import ArgumentError
+
 __all__ = [
     "ClusterComparison",
     "Group",
@@ -258,7 +260,7 @@ def binary_reliability(truth: Sequence[bool | None], predicted: Sequence[bool | 
     """Precision and recall of ``predicted`` against ``truth``; pairs with either side None are
     skipped and counted."""
     if len(truth) != len(predicted):
-        raise ValueError("truth and predicted must have the same length")
+        raise ArgumentError("truth and predicted must have the same length")
     tp = fp = fn = tn = skipped = 0
     for t, p in zip(truth, predicted):
         if t is None or p is None:

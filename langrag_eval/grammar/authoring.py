@@ -12,8 +12,8 @@ them in the saved file, and the dataset builder skips templates that still have 
 >>> from langrag_eval.grammar.schema import introspect
 >>> model = ScriptedModel({"SQL query templates": "<templates>\\nSELECT country FROM office WHERE city = '[office.city]'\\n</templates>",
 ...                        "natural questions": '{"short": ["Where is the [office.city] office?"]}'})
->>> out = asyncio.run(author_templates(introspect(demo_database()), Judge(model),
-...                                    styles=(Style("short", "a brief question", 1),)))
+>>> out = asyncio.run(aauthor_templates(introspect(demo_database()), Judge(model),
+...                                     styles=(Style("short", "a brief question", 1),)))
 >>> out.templates[0].texts[0].text
 'Where is the [office.city] office?'
 """
@@ -28,7 +28,7 @@ from pydantic import RootModel
 
 from ..prompts import load_prompt
 from ..results import Unscored
-from ..runtime import Judge, gather_bounded
+from ..runtime import Judge, gather_bounded, synchronous
 from ..verdicts import JsonFormat, TagFormat
 from .db import sqlglot_dialect
 from .schema import DatabaseSchema
@@ -47,6 +47,7 @@ __all__ = [
     "SqlTemplateGenerator",
     "Style",
     "TextTemplateGenerator",
+    "aauthor_templates",
     "author_templates",
     "parse_template_lines",
 ]
@@ -155,9 +156,9 @@ class AuthoringResult:
         return TemplateSet(database=database, templates=self.templates)
 
 
-async def author_templates(schema: DatabaseSchema, judge: Judge, *, text_judge: Judge | None = None,
-                           styles: tuple[Style, ...] = DEFAULT_STYLES, requirements: str = "",
-                           max_templates: int = 20, limit: int = 8) -> AuthoringResult:
+async def aauthor_templates(schema: DatabaseSchema, judge: Judge, *, text_judge: Judge | None = None,
+                            styles: tuple[Style, ...] = DEFAULT_STYLES, requirements: str = "",
+                            max_templates: int = 20, limit: int = 8) -> AuthoringResult:
     """Steps 2 and 3 of Algorithm 1: SQL templates, then text templates for each one without
     errors (a template the reviewer must fix first gets its phrasings after reloading)."""
     sql_templates, problems = await SqlTemplateGenerator(judge, requirements, max_templates).generate(schema)
@@ -172,3 +173,6 @@ async def author_templates(schema: DatabaseSchema, judge: Judge, *, text_judge: 
     phrased = await gather_bounded(sql_templates, phrase, limit=limit)
     return AuthoringResult(templates=[t for t, _ in phrased],
                            problems=problems + [p for _, ps in phrased for p in ps])
+
+
+author_templates = synchronous(aauthor_templates)

@@ -1,18 +1,23 @@
 """Judge selection: ``--judge provider:model``, ``LANGRAG_JUDGE``, or the local default.
 
-Providers are found through the ``langrag_eval.judges`` entry point group: the core registers
-``local`` (llama.cpp) and ``scripted`` (a JSON file of replies); ``langchain-langrag`` registers
+The core's own providers, ``local`` (llama.cpp) and ``scripted`` (a JSON file of replies), are
+registered here in code, so a source checkout that was never pip-installed has them too. Others are
+found through the ``langrag_eval.judges`` entry point group: ``langchain-langrag`` registers
 ``langchain``, which resolves any ``provider:model`` that LangChain's ``init_chat_model`` knows
 (``openai:gpt-4o``, ``anthropic:claude-...``), and ``llama-index-evaluation-langrag`` registers
-``llamaindex``.
+``llamaindex``. A built-in name is not taken over by an entry point of the same name.
+
+>>> sorted(set(judge_providers()) & {"local", "scripted"})
+['local', 'scripted']
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 from dataclasses import dataclass
 from importlib.metadata import entry_points
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping, Protocol
 
 from ..errors import ConfigError
 from ..model import ChatModel
@@ -34,9 +39,35 @@ class ResolvedJudge:
     warning: str | None = None
 
 
-def judge_providers() -> dict[str, Callable[[str], ChatModel]]:
-    """Installed judge providers by name, from entry points."""
-    return {ep.name: ep for ep in entry_points(group="langrag_eval.judges")}  # type: ignore[misc]
+class _Provider(Protocol):
+    """A judge provider found by name: ``load()`` gives its factory, ``spec -> ChatModel``."""
+
+    name: str
+
+    def load(self) -> Callable[[str], ChatModel]: ...
+
+
+@dataclass(frozen=True)
+class _Builtin:
+    """One of the core's providers: its factory as ``module:attribute``, imported on ``load()``."""
+
+    name: str
+    value: str
+
+    def load(self) -> Any:
+        module, _, attribute = self.value.partition(":")
+        return getattr(importlib.import_module(module), attribute)
+
+
+_BUILTIN = {p.name: p for p in (_Builtin("local", "langrag_eval.models.llamacpp:resolve"),
+                                _Builtin("scripted", "langrag_eval.testing:resolve"))}
+
+
+def judge_providers() -> dict[str, _Provider]:
+    """Judge providers by name: the core's own (registered in code), then installed ones from
+    entry points."""
+    found: dict[str, _Provider] = {ep.name: ep for ep in entry_points(group="langrag_eval.judges")}  # type: ignore[misc]
+    return {**found, **_BUILTIN}
 
 
 def resolve_judge(spec: str | None = None, *, env: Mapping[str, str] = os.environ) -> ResolvedJudge:

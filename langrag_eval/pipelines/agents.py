@@ -35,7 +35,7 @@ from ..prompts import PromptTemplate, load_prompt
 from ..results import Unscored
 from ..retrieval.base import HybridSettings, Mode, Retriever, SearchBackend, run_sync
 from ..retrieval.fusion import rrf_documents
-from ..runtime import Judge, gather_bounded
+from ..runtime import Judge, gather_bounded, synchronous
 from ..types import AgentAnswer, Document
 from .variations import parse_variations
 
@@ -156,17 +156,21 @@ class FusionAgent(_SyncRun):
         self._templates = (_template(self.prompt, {"question", "passages"}),
                            _template(self.variations_prompt, {"question", "n"}))
 
-    async def variations(self, query: str) -> list[str]:
+    async def avariations(self, query: str) -> list[str]:
         """The generator's rewrites of ``query`` (at most ``n_variations``). Raises ModelCallError."""
         reply = await self.generator.complete(self._templates[1].render(question=query, n=self.n_variations))
         return parse_variations(reply.text, original=query, n=self.n_variations)
+
+    def variations(self, query: str) -> list[str]:
+        """:meth:`avariations` from synchronous code."""
+        return synchronous(self.avariations)(query)
 
     async def arun(self, query: str, *, qid: str | None = None) -> AgentAnswer | Unscored:
         """Answer ``query`` from the RRF fusion of the original's and the rewrites' rankings."""
         if (bad := _check_query(query)) is not None:
             return bad
         try:
-            variations = await self.variations(query)
+            variations = await self.avariations(query)
         except ModelCallError as exc:
             return Unscored(reason=f"query variation generation failed: {exc}", cause=exc.cause)  # type: ignore[arg-type]
         depth = self.depth or self.k

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import ArgumentError
 from .standard_tokenizer import BUFFER_UNITS, tokenize
 
 __all__ = ["LENGTH_TABLE", "MAX_TOKEN_LENGTH", "analyze", "byte4_to_int", "encode_lengths",
@@ -51,7 +52,7 @@ _NUM_FREE_VALUES = 255 - _long_to_int4(2**31 - 1)  # 24: lengths below this are 
 def int_to_byte4(i: int) -> int:
     """Lucene ``SmallFloat.intToByte4``: a document length to its one-byte norm (0..255)."""
     if i < 0:
-        raise ValueError(f"length must be non-negative, got {i}")
+        raise ArgumentError(f"length must be non-negative, got {i}")
     if i < _NUM_FREE_VALUES:
         return i
     return _NUM_FREE_VALUES + _long_to_int4(i - _NUM_FREE_VALUES)

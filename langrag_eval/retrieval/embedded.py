@@ -397,8 +397,9 @@ class EmbeddedBackend:
             postings = Postings(saved["indptr"].astype(np.int64), saved["docs"].astype(np.int32),
                                 saved["tfs"])
         if len(lengths) != len(chunks) or postings.terms != len(self._vocab):
-            raise ValueError(f"postings.npz does not match chunks.jsonl ({len(lengths)} lengths, "
-                             f"{len(chunks)} chunks)")
+            raise RetrievalError(f"{self.path}: the index files are damaged or from another version "
+                                 f"(postings.npz does not match chunks.jsonl: {len(lengths)} lengths, "
+                                 f"{len(chunks)} chunks); index the corpus again into a new folder")
         self._segments = [postings.segment()]
         self._lengths.frombytes(lengths.tobytes())
         self._row_of = {chunk.id: i for i, chunk in enumerate(chunks)}

@@ -5,6 +5,12 @@ under the same key is judged again (a judgment is never reused for other content
 ended Unscored because the provider was unavailable (rate limit, timeout, transient error) is not
 finished: a restarted batch tries it again. Unparseable replies and invalid input stay as recorded.
 
+An exception raised while evaluating one item is that item's failure, not the batch's: it becomes
+the item's ``Unscored`` with cause ``evaluator_error`` (the exception's type and message in the
+reason), the other items go on, and a restarted batch tries it again (the error was a fault of the
+code, perhaps fixed since, not a judgment). Configuration errors (:class:`ConfigError`,
+:class:`PromptError`) still raise: every item would fail the same way.
+
 >>> import asyncio
 >>> from pydantic import BaseModel
 >>> class Length(BaseModel):
@@ -25,16 +31,19 @@ from typing import Any, Awaitable, Callable, Sequence, TypeVar, Union
 
 from pydantic import BaseModel, TypeAdapter
 
+from ..errors import ConfigError, ModelCallError, PromptError
 from ..results import Unscored
 from .concurrency import gather_bounded
 from .identity import content_hash
-from .lease import OWNER
+from .lease import owner_id
 from .progress import BatchProgress
 from .store import RunStore
 
-__all__ = ["run_batch", "RETRY_ON_RESUME", "BatchCounts"]
+__all__ = ["run_batch", "RETRY_ON_RESUME", "BatchCounts", "guarded"]
 
-RETRY_ON_RESUME = frozenset({"rate_limit", "timeout", "transient"})
+RETRY_ON_RESUME = frozenset({"rate_limit", "timeout", "transient", "evaluator_error"})
+# Errors of the set-up, not of one item: every item would raise them, so the batch stops.
+_CONFIGURATION_ERRORS = (ConfigError, PromptError)
 
 X = TypeVar("X")
 R = TypeVar("R", bound=BaseModel)
@@ -59,17 +68,48 @@ class BatchCounts:
         return text + (f" ({self.changed} of them because their content changed)" if self.changed else "")
 
 
+def guarded(evaluate: Callable[[X], Awaitable[R | Unscored]]) -> Callable[[X], Awaitable[R | Unscored]]:
+    """``evaluate`` with an exception on one item turned into that item's ``Unscored``: cause
+    ``evaluator_error`` with the exception's type and message, or the cause a failed model call
+    carries. Configuration errors and cancellation still propagate.
+
+    >>> import asyncio
+    >>> async def lookup(key): return {"a": 1}[key]
+    >>> asyncio.run(guarded(lookup)("b")).reason
+    "evaluator raised KeyError: 'b'"
+    """
+
+    async def one(item: X) -> R | Unscored:
+        try:
+            return await evaluate(item)
+        except _CONFIGURATION_ERRORS:
+            raise
+        except ModelCallError as exc:
+            return Unscored(reason=f"model call failed: {exc}", cause=exc.cause)  # type: ignore[arg-type]
+        except Exception as exc:  # noqa: BLE001 - the boundary: one item's failure is data
+            message = str(exc)
+            reason = f"evaluator raised {type(exc).__name__}" + (f": {message}" if message else "")
+            return Unscored(reason=reason, cause="evaluator_error")
+
+    return one
+
+
 async def run_batch(items: Sequence[X], evaluate: Callable[[X], Awaitable[R | Unscored]], *,
                     key: Callable[[X], str], task: str, result_type: type[R],
                     store: RunStore | None = None, run_id: str | None = None, limit: int = 16,
                     description: str | None = None,
-                    fingerprint: Callable[[X], Any] | None = None) -> list[R | Unscored]:
-    """Evaluate every item once per run. ``evaluate`` must return a result or Unscored, not raise.
+                    fingerprint: Callable[[X], Any] | None = None,
+                    progress: bool | None = None) -> list[R | Unscored]:
+    """Evaluate every item once per run. ``evaluate`` returns a result or Unscored; an exception it
+    raises on one item becomes that item's ``Unscored`` (see :func:`guarded`).
 
     ``fingerprint(item)`` gives what the item's judgment depends on (default: the item itself);
     pass it when the item is only a reference to content held elsewhere (ids of a game, say).
+    ``progress`` draws a progress bar on a terminal; by default only inside
+    :func:`~langrag_eval.runtime.progress.show_progress` (the command line), never in a library call.
     """
     codec: TypeAdapter[R | Unscored] = TypeAdapter(Union[Unscored, result_type])  # type: ignore[arg-type]
+    evaluate = guarded(evaluate)
     resumable = store is not None and run_id is not None
     counts = BatchCounts()
 
@@ -99,11 +139,11 @@ async def run_batch(items: Sequence[X], evaluate: Callable[[X], Awaitable[R | Un
             digests = [content_hash(fingerprint(i) if fingerprint is not None else i) for i in items]
             results = await _cooperate(items, evaluate, keys, digests, task=task, codec=codec,
                                        store=store, run_id=run_id, limit=limit, counts=counts,  # type: ignore[arg-type]
-                                       description=description)
+                                       description=description, progress=progress)
             store.count_batch(run_id, counts)  # type: ignore[union-attr,arg-type]
             return results
-    with BatchProgress(description or task, len(items)) as progress:
-        results = await gather_bounded(items, one, limit=limit, on_done=lambda i, r: progress.advance())
+    with BatchProgress(description or task, len(items), show=progress) as bar:
+        results = await gather_bounded(items, one, limit=limit, on_done=lambda i, r: bar.advance())
     if resumable:
         store.count_batch(run_id, counts)  # type: ignore[union-attr,arg-type]
     return results
@@ -111,17 +151,27 @@ async def run_batch(items: Sequence[X], evaluate: Callable[[X], Awaitable[R | Un
 
 async def _cooperate(items: Sequence[X], evaluate: Callable[[X], Awaitable[R | Unscored]], keys: list[str],
                      digests: list[str], *, task: str, codec: TypeAdapter, store: Any, run_id: str, limit: int,
-                     counts: BatchCounts, description: str | None) -> list[R | Unscored]:
+                     counts: BatchCounts, description: str | None,
+                     progress: bool | None) -> list[R | Unscored]:
     """The batch shared with other workers on a cooperative store: claim a slice of the items nobody
     has finished or holds, judge it, mark it done, claim again; wait while others hold the rest (a
     dead worker's claims expire and are taken over). Items that failed for a transient reason before
     this worker started are tried again; those failing while it runs are left for the next pass."""
     started = time.time()
-    position = {k: i for i, k in enumerate(keys)}
+    # A claim names the item by key and content; a retry of a failed judgment adds when that one was
+    # made: the claim of the failed attempt is done, and a retry is a new claim every worker that
+    # reads the same store computes alike.
     claim_name = [f"{k}\x1f{d}" for k, d in zip(keys, digests)]
+
+    def name_claims(index: dict[str, tuple[str | None, bool, str | None, float]], indices: list[int]) -> None:
+        for i in indices:
+            record = index.get(keys[i])
+            retry = record is not None and record[0] == digests[i] and not record[1]
+            claim_name[i] = f"{keys[i]}\x1f{digests[i]}" + (f"\x1f{record[3]!r}" if retry else "")  # type: ignore[index]
+
     # Each worker walks the items from its own starting point, so workers rarely contend.
     order = list(range(len(items)))
-    random.Random(OWNER).shuffle(order)
+    random.Random(owner_id()).shuffle(order)
     chunk = max(2 * limit, 8)
     queue: deque[int] = deque()
     refill = asyncio.Lock()
@@ -137,6 +187,7 @@ async def _cooperate(items: Sequence[X], evaluate: Callable[[X], Awaitable[R | U
     before = store.task_index(run_id, task)  # read once: what is pending and what changed
     counts.changed += sum(1 for k, d in zip(keys, digests) if k in before and before[k][0] != d)
     pending: list[int] = [i for i in order if needs_judging(before, i)]
+    name_claims(before, pending)
     cursor = [0]
 
     def claim_more() -> list[int] | None:
@@ -145,15 +196,17 @@ async def _cooperate(items: Sequence[X], evaluate: Callable[[X], Awaitable[R | U
         if cursor[0] >= len(pending):
             index = store.task_index(run_id, task)
             pending[:] = [i for i in order if i not in mine and needs_judging(index, i)]
+            name_claims(index, pending)
             cursor[0] = 0
             if not pending:
                 return None
         while cursor[0] < len(pending):
             window = pending[cursor[0]:cursor[0] + chunk]
             cursor[0] += chunk
-            got = store.claim(run_id, task, [claim_name[i] for i in window])
+            by_name = {claim_name[i]: i for i in window}
+            got = store.claim(run_id, task, list(by_name))
             if got:
-                return [position[name.rsplit("\x1f", 1)[0]] for name in got]
+                return [by_name[name] for name in got]
         return []  # the rest is held by live workers: wait for them (or for their claims to expire)
 
     async def next_index() -> int | None:
@@ -172,7 +225,7 @@ async def _cooperate(items: Sequence[X], evaluate: Callable[[X], Awaitable[R | U
                 mine.update(got)
                 queue.extend(got)
 
-    with BatchProgress(description or task, len(items)) as progress:
+    with BatchProgress(description or task, len(items), show=progress) as bar:
         async def worker() -> None:
             while (i := await next_index()) is not None:
                 if not store.hold_claim(run_id, task, claim_name[i]):
@@ -183,7 +236,7 @@ async def _cooperate(items: Sequence[X], evaluate: Callable[[X], Awaitable[R | U
                 store.put_judgment(run_id, keys[i], task, codec.dump_python(result, mode="json"),
                                    scored=not isinstance(result, Unscored), fingerprint=digests[i],
                                    claim=claim_name[i])
-                progress.advance()
+                bar.advance()
 
         await asyncio.gather(*(worker() for _ in range(max(1, limit))))
     counts.reused += len(items) - len(mine)

@@ -17,6 +17,8 @@ import threading
 from contextlib import asynccontextmanager
 from typing import AsyncIterator, Awaitable, Callable, ParamSpec, Sequence, TypeVar
 
+from ..errors import ArgumentError
+
 __all__ = ["gather_bounded", "Limiter", "run_sync", "synchronous"]
 
 X = TypeVar("X")
@@ -28,7 +30,7 @@ async def gather_bounded(items: Sequence[X], fn: Callable[[X], Awaitable[R]], *,
                          on_done: Callable[[int, R], None] | None = None) -> list[R]:
     """Run ``fn`` over ``items`` with at most ``limit`` in flight; ``on_done(index, result)`` per item."""
     if limit < 1:
-        raise ValueError("limit must be at least 1")
+        raise ArgumentError("limit must be at least 1")
     results: list[R] = [None] * len(items)  # type: ignore[list-item]
     queue = iter(enumerate(items))
 
@@ -76,7 +78,7 @@ class Limiter:
 
     def __init__(self, limit: int) -> None:
         if limit < 1:
-            raise ValueError("concurrency must be at least 1")
+            raise ArgumentError("concurrency must be at least 1")
         self.limit = limit
         self.in_flight = 0
         self.peak = 0

@@ -191,7 +191,7 @@ class Judge:
         Safe from any number of threads and event loops at once: a call that is already in flight
         anywhere (the cache only holds finished ones) is awaited, not made again."""
         params = params or self.params
-        key = call_key(self.model_id, prompt, params, schema)
+        key = call_key(self.model_id, prompt, params, schema, sent=getattr(self.model, "sent_params", None))
         while True:
             with self._lock:
                 cached = self._memory.get(key)

@@ -23,12 +23,42 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Callable
 
-__all__ = ["LeaseKeeper", "OWNER", "DEFAULT_TTL"]
+__all__ = ["LeaseKeeper", "owner_id", "DEFAULT_TTL"]
 
-# One owner per process: two stores (or threads) of one process share a run without waiting on
-# themselves; two processes never do.
-OWNER = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 DEFAULT_TTL = 30.0
+_owner: tuple[int, str] | None = None  # (pid it was made in, id)
+_owner_lock = threading.Lock()
+
+
+def owner_id() -> str:
+    """This process's identity as a writer of runs: ``host:pid:random``. Two stores (or threads) of
+    one process share it, so they share a run without waiting on themselves; two processes never do,
+    a child forked from this one included (a worker pool's, say): the id is made afresh in a process
+    whose pid is not the one it was made in.
+
+    >>> owner_id() == owner_id() and owner_id().split(":")[1] == str(__import__("os").getpid())
+    True
+    """
+    global _owner
+    pid = os.getpid()
+    current = _owner
+    if current is None or current[0] != pid:
+        with _owner_lock:
+            if _owner is None or _owner[0] != pid:
+                _owner = (pid, f"{socket.gethostname()}:{pid}:{uuid.uuid4().hex[:8]}")
+            current = _owner
+    return current[1]
+
+
+def _forget_owner() -> None:
+    # A forked child starts with a copy of the parent's lock: it might be held by a thread that does
+    # not exist in the child. Give the child fresh ones.
+    global _owner, _owner_lock
+    _owner, _owner_lock = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_owner)
 
 
 @dataclass

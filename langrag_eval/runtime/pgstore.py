@@ -22,7 +22,7 @@ import weakref
 from typing import Any, Sequence
 
 from ..errors import ConfigError, redact
-from .lease import DEFAULT_TTL, OWNER
+from .lease import DEFAULT_TTL, owner_id
 from .store_base import StoreBase
 
 __all__ = ["PostgresRunStore", "SCHEMA_VERSION", "is_postgres_url"]
@@ -156,7 +156,7 @@ class PostgresRunStore(StoreBase):
                    "SELECT ?,?,?,?,?,?,? WHERE EXISTS (SELECT 1 FROM mine) ON CONFLICT (run_id, item, task) "
                    "DO UPDATE SET scored=excluded.scored, result=excluded.result, created=excluded.created, "
                    "fingerprint=excluded.fingerprint",
-                   (run_id, task, claim, OWNER,
+                   (run_id, task, claim, owner_id(),
                     run_id, item, task, int(scored), json.dumps(result, default=str), time.time(), fingerprint))
         with self._claim_lock:
             self._claimed.discard((run_id, task, claim))
@@ -249,7 +249,7 @@ class PostgresRunStore(StoreBase):
             "ON CONFLICT (run_id, task, item) DO UPDATE SET owner=excluded.owner, host=excluded.host, "
             "pid=excluded.pid, expires=excluded.expires "
             "WHERE claims.done=0 AND (claims.expires<? OR claims.owner=excluded.owner) RETURNING item",
-            (run_id, task, OWNER, _host(), _pid(), now + self.claim_ttl, list(items), now))
+            (run_id, task, owner_id(), _host(), _pid(), now + self.claim_ttl, list(items), now))
         got = [r[0] for r in rows]
         with self._claim_lock:
             self._claimed.update((run_id, task, k) for k in got)
@@ -262,7 +262,7 @@ class PostgresRunStore(StoreBase):
         done. A worker paused past the claim's lifetime finds here that another took it over (a
         conditional write on the claim's owner), and leaves the item to that one."""
         held = self._rows("UPDATE claims SET expires=? WHERE run_id=? AND task=? AND item=? AND owner=? "
-                          "AND done=0 RETURNING item", (time.time() + self.claim_ttl, run_id, task, item, OWNER))
+                          "AND done=0 RETURNING item", (time.time() + self.claim_ttl, run_id, task, item, owner_id()))
         if not held:
             with self._claim_lock:
                 self._claimed.discard((run_id, task, item))
@@ -273,7 +273,7 @@ class PostgresRunStore(StoreBase):
         items = list(items)
         if items:
             self._exec("UPDATE claims SET done=1 WHERE run_id=? AND task=? AND item = ANY(?) AND owner=?",
-                       (run_id, task, list(items), OWNER))
+                       (run_id, task, list(items), owner_id()))
         with self._claim_lock:
             self._claimed.difference_update((run_id, task, k) for k in items)
 
@@ -291,7 +291,7 @@ class PostgresRunStore(StoreBase):
             by_task.setdefault((run_id, task), []).append(item)
         for (run_id, task), items in by_task.items():
             self._exec("UPDATE claims SET expires=? WHERE run_id=? AND task=? AND item = ANY(?) AND owner=?",
-                       (time.time() + self.claim_ttl, run_id, task, items, OWNER))
+                       (time.time() + self.claim_ttl, run_id, task, items, owner_id()))
 
     def workers(self, run_id: str) -> list[dict[str, Any]]:
         """Each worker's progress on the run: items finished, items held now, and when it was last seen."""
@@ -308,11 +308,11 @@ def _retryable(exc: BaseException) -> bool:
 
 
 def _host() -> str:
-    return OWNER.split(":", 1)[0]
+    return owner_id().split(":", 1)[0]
 
 
 def _pid() -> int:
-    return int(OWNER.split(":")[1])
+    return int(owner_id().split(":")[1])
 
 
 def _pg_errors() -> tuple[type[BaseException], ...]:
@@ -338,7 +338,7 @@ def _shutdown(engine: Any, leases: set[str], keeper: Any, log_rows: list[tuple[A
         _flush_log(engine, log_rows, log_lock)
         with engine.connect() as conn:
             for run_id in list(leases):
-                conn.exec_driver_sql("DELETE FROM leases WHERE run_id=%s AND owner=%s", (run_id, OWNER))
+                conn.exec_driver_sql("DELETE FROM leases WHERE run_id=%s AND owner=%s", (run_id, owner_id()))
         leases.clear()
         engine.dispose()
     except Exception:  # the server went away first: leases expire on their own

@@ -1,26 +1,51 @@
 """Progress bars (rich) that appear once a batch has run for more than a second, whether or not an
-item has finished by then (a batch whose first items take half a minute shows its bar at once)."""
+item has finished by then (a batch whose first items take half a minute shows its bar at once).
+
+Off unless asked for: a library call draws nothing on its caller's terminal. The command line turns
+them on for the command it runs with :func:`show_progress`, a setting of the current context (the
+thread or task and what it starts), not of the process; a batch may also be told directly
+(``progress=True``).
+
+>>> BatchProgress("grading", 3).enabled
+False
+>>> with show_progress(): BatchProgress("grading", 3, force=True).enabled
+True
+"""
 
 from __future__ import annotations
 
 import sys
 import threading
-import time
+from contextlib import contextmanager
+from contextvars import ContextVar
 from types import TracebackType
-from typing import Any
+from typing import Any, Iterator
 
-__all__ = ["BatchProgress"]
+__all__ = ["BatchProgress", "show_progress"]
 
 _console: Any = None
+_SHOW: ContextVar[bool] = ContextVar("langrag_eval_progress", default=False)
+
+
+@contextmanager
+def show_progress(on: bool = True) -> Iterator[None]:
+    """Within the block, batches that are not told otherwise draw progress bars (on a terminal)."""
+    token = _SHOW.set(on)
+    try:
+        yield
+    finally:
+        _SHOW.reset(token)
 
 
 class BatchProgress:
-    """``with BatchProgress("grading", total) as p: ... p.advance()``; silent for sub-second batches
-    and when stderr is not a terminal (unless ``force``). rich is imported only when a bar is drawn."""
+    """``with BatchProgress("grading", total) as p: ... p.advance()``; silent unless ``show`` (by
+    default: inside :func:`show_progress`), for sub-second batches, and when stderr is not a
+    terminal (unless ``force``). rich is imported only when a bar is drawn."""
 
-    def __init__(self, description: str, total: int, *, delay: float = 1.0, force: bool = False) -> None:
+    def __init__(self, description: str, total: int, *, delay: float = 1.0, force: bool = False,
+                 show: bool | None = None) -> None:
         self.description, self.total, self.delay = description, total, delay
-        self.enabled = force or sys.stderr.isatty()
+        self.enabled = (_SHOW.get() if show is None else show) and (force or sys.stderr.isatty())
         self._progress: Any = None
         self._task = None
         self._done = 0

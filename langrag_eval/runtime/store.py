@@ -24,7 +24,7 @@ from typing import Any
 from urllib.parse import quote
 
 from ..errors import ConfigError
-from .lease import DEFAULT_TTL, OWNER, LeaseKeeper
+from .lease import DEFAULT_TTL, LeaseKeeper, owner_id
 from .schema import check_openable, check_readable, prepare
 from .store_base import RunBusyError, StaleRunError, StoreBase, run_id_for
 
@@ -114,7 +114,7 @@ def _shutdown(db: sqlite3.Connection, lock: threading.Lock, leases: set[str], ke
     with lock:
         try:
             for run_id in list(leases):
-                db.execute("DELETE FROM leases WHERE run_id=? AND owner=?", (run_id, OWNER))
+                db.execute("DELETE FROM leases WHERE run_id=? AND owner=?", (run_id, owner_id()))
             leases.clear()
             if db.in_transaction:
                 db.commit()

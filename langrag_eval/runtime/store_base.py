@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterator
 
 from ..errors import ConfigError, is_secret_name, redact
 from ..model import Reply, TokenUsage
-from .lease import DEFAULT_TTL, OWNER, LeaseKeeper, wait_message
+from .lease import DEFAULT_TTL, LeaseKeeper, owner_id, wait_message
 
 __all__ = ["StoreBase", "LeaseLostError", "RunBusyError", "StaleRunError", "run_id_for"]
 
@@ -180,9 +180,9 @@ class StoreBase:
                    "ON CONFLICT (run_id) DO UPDATE SET owner=excluded.owner, pid=excluded.pid, "
                    "host=excluded.host, acquired=excluded.acquired, expires=excluded.expires "
                    "WHERE leases.owner=excluded.owner OR leases.expires<excluded.acquired",
-                   (run_id, OWNER, os.getpid(), socket.gethostname(), now, now + self.lease_ttl))
+                   (run_id, owner_id(), os.getpid(), socket.gethostname(), now, now + self.lease_ttl))
         row = self._rows("SELECT owner, pid, host, expires FROM leases WHERE run_id=?", (run_id,))[0]
-        if row[0] != OWNER:
+        if row[0] != owner_id():
             return {"owner": row[0], "pid": row[1], "host": row[2], "expires": row[3]}
         self._leases.add(run_id)
         self._keeper.start()
@@ -196,7 +196,7 @@ class StoreBase:
         """A conditional write on the lease: it extends the lease only while this process still
         owns it. A lease found taken over is marked lost, never taken back."""
         changed = self._exec("UPDATE leases SET expires=? WHERE run_id=? AND owner=?",
-                             (time.time() + self.lease_ttl, run_id, OWNER))
+                             (time.time() + self.lease_ttl, run_id, owner_id()))
         if _count(changed) == 0:
             self._leases.discard(run_id)
             self._lost.add(run_id)
@@ -212,7 +212,7 @@ class StoreBase:
             return
         if run_id in self._leases:
             rows = self._rows("SELECT owner, expires FROM leases WHERE run_id=?", (run_id,))
-            if rows and rows[0][0] == OWNER and (rows[0][1] > time.time() + self.lease_ttl / 3
+            if rows and rows[0][0] == owner_id() and (rows[0][1] > time.time() + self.lease_ttl / 3
                                                  or self._renew(run_id)):
                 return
             self._leases.discard(run_id)
@@ -233,7 +233,7 @@ class StoreBase:
         if run_id in self._lost:
             raise LeaseLostError(self._lost_message(run_id))
         leased = run_id in self._leases
-        fence, extra = (("EXISTS (SELECT 1 FROM leases WHERE run_id=? AND owner=?)", (run_id, OWNER))
+        fence, extra = (("EXISTS (SELECT 1 FROM leases WHERE run_id=? AND owner=?)", (run_id, owner_id()))
                         if leased else ("1=1", ()))
         if _count(self._exec(sql.format(fence=fence), (*args, *extra))) == 0 and leased:
             self._leases.discard(run_id)
@@ -245,7 +245,7 @@ class StoreBase:
         self._leases.discard(run_id)
         self._lost.discard(run_id)
         if not self.read_only:
-            self._exec("DELETE FROM leases WHERE run_id=? AND owner=?", (run_id, OWNER))
+            self._exec("DELETE FROM leases WHERE run_id=? AND owner=?", (run_id, owner_id()))
 
     def lease_holder(self, run_id: str) -> dict[str, Any] | None:
         rows = self._rows("SELECT owner, pid, host, expires FROM leases WHERE run_id=? AND expires>?",

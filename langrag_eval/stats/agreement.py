@@ -27,6 +27,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ..errors import ArgumentError
+
 __all__ = [
     "Paired", "Correlation", "AgreementReport", "pair_scores", "exact_agreement", "binary_agreement",
     "confusion_matrix", "binary_confusion", "reject_rate", "cohen_kappa", "kendall_tau", "spearman",
@@ -68,7 +70,7 @@ def pair_scores(a: Scores, b: Scores) -> Paired:
     (['x'], ['y'], ['z'])
     """
     if not isinstance(a, Mapping) and not isinstance(b, Mapping) and len(a) != len(b):
-        raise ValueError(f"score sequences differ in length: {len(a)} and {len(b)}")
+        raise ArgumentError(f"score sequences differ in length: {len(a)} and {len(b)}")
     ma, mb = _as_mapping(a), _as_mapping(b)
     order = list(ma) + [k for k in mb if k not in ma]
     out = Paired(ids=[], a=[], b=[])
@@ -92,13 +94,13 @@ def pair_scores(a: Scores, b: Scores) -> Paired:
 
 def _score(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise ValueError(f"scores must be integers or None, got {value!r}")
+        raise ArgumentError(f"scores must be integers or None, got {value!r}")
     return int(value)
 
 
 def _check(a: Sequence[int], b: Sequence[int]) -> None:
     if len(a) != len(b):
-        raise ValueError(f"score lists differ in length: {len(a)} and {len(b)}")
+        raise ArgumentError(f"score lists differ in length: {len(a)} and {len(b)}")
 
 
 def exact_agreement(a: Sequence[int], b: Sequence[int]) -> float | None:
@@ -141,7 +143,7 @@ def confusion_matrix(a: Sequence[int], b: Sequence[int], labels: Sequence[int] =
     stray = sorted({v for v in list(a) + list(b) if v not in allowed})
     if stray:
         # crosstab would silently leave these out of the table
-        raise ValueError(f"scores {stray} are not among the levels {list(labels)}")
+        raise ArgumentError(f"scores {stray} are not among the levels {list(labels)}")
     if not a:
         return [[0] * len(labels) for _ in labels]
     from scipy.stats.contingency import crosstab  # scipy.stats takes seconds to import: load on use
@@ -174,7 +176,7 @@ def cohen_kappa(a: Sequence[int], b: Sequence[int], *, labels: Sequence[int] = L
     0.5714
     """
     if weights not in (None, "linear", "quadratic"):
-        raise ValueError(f"weights must be None, 'linear' or 'quadratic', got {weights!r}")
+        raise ArgumentError(f"weights must be None, 'linear' or 'quadratic', got {weights!r}")
     observed = np.asarray(confusion_matrix(a, b, labels), dtype=float)
     n = observed.sum()
     if n == 0:
@@ -269,7 +271,7 @@ def agreement(a: Scores, b: Scores, *, names: tuple[str, str] = ("a", "b"), thre
     (unweighted and quadratic), Kendall tau-b and Spearman. See the module docstring."""
     na, nb = names
     if na == nb:
-        raise ValueError(f"the two graders need different names, got {names!r}")
+        raise ArgumentError(f"the two graders need different names, got {names!r}")
     p = pair_scores(a, b)
     notes: list[str] = []
     kappa = cohen_kappa(p.a, p.b, labels=labels)

@@ -25,6 +25,8 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
+from ..errors import ArgumentError
+
 __all__ = ["Estimate", "wilson", "bootstrap", "bootstrap_values", "percentile"]
 
 X = TypeVar("X")
@@ -58,7 +60,7 @@ def wilson(successes: int, n: int, *, confidence: float = 0.95) -> Estimate:
     True
     """
     if not 0 <= successes <= n:
-        raise ValueError(f"successes must lie between 0 and n, got {successes} of {n}")
+        raise ArgumentError(f"successes must lie between 0 and n, got {successes} of {n}")
     if n == 0:
         return Estimate(value=None, low=None, high=None, n=0, method="wilson", successes=0)
     z = _z(confidence)
@@ -81,7 +83,7 @@ def percentile(values: Sequence[float], q: float) -> float:
     2.5
     """
     if not values:
-        raise ValueError("percentile of no values")
+        raise ArgumentError("percentile of no values")
     xs = sorted(values)
     pos = (len(xs) - 1) * q / 100
     lo, hi = math.floor(pos), math.ceil(pos)

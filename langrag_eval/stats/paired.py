@@ -40,6 +40,8 @@ from functools import lru_cache
 import numpy as np
 from scipy import stats as sps
 
+from ..errors import ArgumentError
+
 __all__ = [
     "EXACT_MCNEMAR_BELOW",
     "EXACT_WILCOXON_UP_TO",
@@ -75,7 +77,7 @@ def mcnemar(b: int, c: int, *, exact: bool | None = None) -> McNemar:
     1.0
     """
     if b < 0 or c < 0:
-        raise ValueError("discordant counts cannot be negative")
+        raise ArgumentError("discordant counts cannot be negative")
     n = b + c
     if exact is None:
         exact = n < EXACT_MCNEMAR_BELOW
@@ -88,7 +90,7 @@ def mcnemar(b: int, c: int, *, exact: bool | None = None) -> McNemar:
 
 def _z(level: float) -> float:
     if not 0.0 < level < 1.0:
-        raise ValueError(f"confidence level {level} is not between 0 and 1")
+        raise ArgumentError(f"confidence level {level} is not between 0 and 1")
     return float(sps.norm.ppf(0.5 + level / 2))
 
 
@@ -98,7 +100,7 @@ def paired_proportion_interval(b: int, c: int, n: int, *, level: float = 0.95) -
     if n <= 0:
         return None
     if b + c > n:
-        raise ValueError("more discordant pairs than pairs")
+        raise ArgumentError("more discordant pairs than pairs")
     b2, c2, n2 = b + 0.5, c + 0.5, n + 2.0
     diff = (c2 - b2) / n2
     var = ((b2 + c2) - (c2 - b2) ** 2 / n2) / n2 ** 2
@@ -168,7 +170,7 @@ def bootstrap_mean_difference(differences: Sequence[float], *, level: float = 0.
     if d.size < 2:
         return None
     if resamples < 100:
-        raise ValueError("use at least 100 bootstrap resamples")
+        raise ArgumentError("use at least 100 bootstrap resamples")
     _z(level)  # checks the level
     rng = np.random.default_rng(seed)
     means = np.empty(resamples)

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from scipy import stats as sps
 
+from ..errors import ArgumentError
 from .agreement import Correlation, kendall_tau, spearman
 
 __all__ = [
@@ -53,7 +54,7 @@ class TTest:
 def paired_t_test(a: Sequence[float], b: Sequence[float]) -> TTest:
     """Two-sided paired t-test of ``a`` against ``b`` (equal length, paired by position)."""
     if len(a) != len(b):
-        raise ValueError(f"paired samples differ in length: {len(a)} vs {len(b)}")
+        raise ArgumentError(f"paired samples differ in length: {len(a)} vs {len(b)}")
     n = len(a)
     if n < 2:
         return TTest(n, None if n == 0 else float(a[0] - b[0]), None, None, "fewer than two pairs")
@@ -77,7 +78,7 @@ class BlandAltman:
 def bland_altman(llm: Sequence[float], human: Sequence[float]) -> BlandAltman:
     """Bias (mean of llm - human) and limits of agreement (bias +/- 1.96 sd, sample sd)."""
     if len(llm) != len(human):
-        raise ValueError(f"paired samples differ in length: {len(llm)} vs {len(human)}")
+        raise ArgumentError(f"paired samples differ in length: {len(llm)} vs {len(human)}")
     n = len(llm)
     if n == 0:
         return BlandAltman(0, None, None, None, None)

@@ -9,7 +9,7 @@ the generator's model id and the prompt.
 >>> from langrag_eval.synth.passages import Passage
 >>> gen = Judge(ScriptedModel(['{"questions": ["Which office opened in 2012?"]}'], model_id="gen-a"))
 >>> passages = [Passage(id="offices#1", doc_id="offices", text="The São Paulo office opened in 2012.", tokens=7)]
->>> result = asyncio.run(QueryGenerator([gen], examples=["Where is HQ?"]).synthesize(passages))
+>>> result = QueryGenerator([gen], examples=["Where is HQ?"]).synthesize(passages)
 >>> q = result.queries[0]
 >>> (q.text, q.passage_id, q.generator, q.prompt)
 ('Which office opened in 2012?', 'offices#1', 'gen-a', 'synth/queries')
@@ -30,7 +30,7 @@ from ..errors import ConfigError
 from ..files import atomic_write
 from ..prompts import load_prompt
 from ..results import Unscored
-from ..runtime import Judge, RunStore, run_batch
+from ..runtime import Judge, RunStore, run_batch, synchronous
 from ..verdicts import JsonFormat
 from .passages import Passage
 from .pool import Duplicate, QuotaResult, drop_near_duplicates, sample_by_quota
@@ -142,10 +142,10 @@ class QueryGenerator:
                                            doc_id=passage.doc_id, generator=gid, prompt=self._prompt_name))
         return pool, failures
 
-    async def synthesize(self, passages: Sequence[Passage], *, quotas: Mapping[str, int | None] | None = None,
-                         similarity: float = 0.8, embedder: Embedder | None = None,
-                         embedding_threshold: float = 0.92, seed: int = 0, store: RunStore | None = None,
-                         run_id: str | None = None) -> SynthResult:
+    async def asynthesize(self, passages: Sequence[Passage], *, quotas: Mapping[str, int | None] | None = None,
+                          similarity: float = 0.8, embedder: Embedder | None = None,
+                          embedding_threshold: float = 0.92, seed: int = 0, store: RunStore | None = None,
+                          run_id: str | None = None) -> SynthResult:
         """Generate, pool, drop near-duplicates, sample by quota, and report each step's counts."""
         pool, failures = await self.generate(passages, store=store, run_id=run_id)
         unique, duplicates = drop_near_duplicates(pool, threshold=similarity, embedder=embedder,
@@ -158,6 +158,15 @@ class QueryGenerator:
         report = _report(len(passages), pool, duplicates, unique, selected, quota, failures,
                          [g.model_id for g in self.generators])
         return SynthResult(queries=selected, pool=pool, duplicates=duplicates, report=report)
+
+    def synthesize(self, passages: Sequence[Passage], *, quotas: Mapping[str, int | None] | None = None,
+                   similarity: float = 0.8, embedder: Embedder | None = None,
+                   embedding_threshold: float = 0.92, seed: int = 0, store: RunStore | None = None,
+                   run_id: str | None = None) -> SynthResult:
+        """:meth:`asynthesize` from synchronous code."""
+        return synchronous(self.asynthesize)(passages, quotas=quotas, similarity=similarity, embedder=embedder,
+                                             embedding_threshold=embedding_threshold, seed=seed, store=store,
+                                             run_id=run_id)
 
 
 def _report(passages: int, pool: list[SyntheticQuery], duplicates: list[Duplicate],

@@ -80,7 +80,7 @@ class ScriptedModel:
             for key, reply in self.replies.items():
                 if key in prompt:
                     return reply
-            raise KeyError(f"ScriptedModel has no reply for a prompt starting {prompt[:80]!r}")
+            raise ConfigError(f"ScriptedModel has no reply for a prompt starting {prompt[:80]!r}")
         reply = self.replies[self._next % len(self.replies)]
         self._next += 1
         return reply

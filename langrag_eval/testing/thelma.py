@@ -25,6 +25,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Union
 
+from ..errors import ConfigError
 from ..thelma.decompose import split_sentences
 from .scripted import ScriptedModel
 
@@ -125,11 +126,11 @@ class ThelmaScript:
         if blocks(prompt, "query") and sources:
             verdicts = [self.verdict("source", (query, s), s) for s in sources]
             return self._digits(verdicts) if _numbered(prompt, "source") else f"<output>{verdicts[0]}</output>"
-        raise KeyError(f"not a THELMA prompt this script knows: {prompt[:80]!r}")
+        raise ConfigError(f"not a THELMA prompt this script knows: {prompt[:80]!r}")
 
     def _perturb(self, prompt: str) -> str:
         if self.rewrite is None:
-            raise KeyError("this script has no rewrite function for perturbation prompts")
+            raise ConfigError("this script has no rewrite function for perturbation prompts")
         kinds = {"extra statements": "add_extraneous", "leaves out": "remove_essential",
                  "repeats itself": "rephrase_repeat", "no longer agrees": "alter_fact",
                  "no longer contains": "remove_source_facts"}

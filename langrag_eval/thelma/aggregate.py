@@ -21,6 +21,7 @@ from typing import Literal, Union
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..errors import ArgumentError
 from ..results import Unscored
 
 __all__ = [
@@ -111,7 +112,7 @@ def self_distinctness(similarity: Sequence[Sequence[float]] | np.ndarray,
     sim = np.array(similarity, dtype=np.float64)
     n = sim.shape[0]
     if n == 0:
-        raise ValueError("self-distinctness needs at least one sentence")
+        raise ArgumentError("self-distinctness needs at least one sentence")
     np.fill_diagonal(sim, -np.inf)
     repeated = [int(n > 1 and bool(np.max(sim[i]) >= threshold)) for i in range(n)]
     return 1.0 - sum(repeated) / n, repeated

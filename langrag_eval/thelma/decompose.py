@@ -8,7 +8,7 @@ into claims, the same module D_text), a query into standalone sub-questions with
 >>> from langrag_eval.runtime import Judge
 >>> from langrag_eval.testing import ScriptedModel
 >>> d = Decomposer(Judge(ScriptedModel(["<output>\\n- When was it built?\\n</output>"])))
->>> asyncio.run(d.questions("When was it built?"))
+>>> asyncio.run(d.aquestions("When was it built?"))
 ['When was it built?']
 """
 
@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ..prompts import PromptTemplate, load_prompt, override_template
 from ..results import Unscored
-from ..runtime import Judge
+from ..runtime import Judge, synchronous
 from .formats import ListFormat
 
 __all__ = ["Decomposer", "load_task_prompt", "split_sentences"]
@@ -59,12 +59,20 @@ class Decomposer:
     judge: Judge
     prompts: Mapping[str, str | Path | PromptTemplate] = field(default_factory=dict)
 
-    async def claims(self, text: str) -> list[str] | Unscored:
+    async def aclaims(self, text: str) -> list[str] | Unscored:
         """D_text: the atomic claims of a response, or the facts of a source."""
         prompt = load_task_prompt("decompose_claims", self.prompts).render(text=text)
         return (await self.judge.ask(prompt, ListFormat())).value
 
-    async def questions(self, query: str) -> list[str] | Unscored:
+    async def aquestions(self, query: str) -> list[str] | Unscored:
         """D_qcov: the standalone sub-questions of a query."""
         prompt = load_task_prompt("decompose_query", self.prompts).render(query=query)
         return (await self.judge.ask(prompt, ListFormat())).value
+
+    def claims(self, text: str) -> list[str] | Unscored:
+        """:meth:`aclaims` from synchronous code."""
+        return synchronous(self.aclaims)(text)
+
+    def questions(self, query: str) -> list[str] | Unscored:
+        """:meth:`aquestions` from synchronous code."""
+        return synchronous(self.aquestions)(query)

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict
 
+from ..errors import ArgumentError
 from ..results import Unscored
 
 __all__ = ["RULES", "Finding", "Rule", "Thresholds", "diagnose", "diagnose_dataset", "undiagnosed"]
@@ -45,7 +46,7 @@ class Thresholds:
         for metric in set(self.low) | set(self.high) | {"_"}:
             lo, hi = self.low_of(metric), self.high_of(metric)
             if not 0.0 <= lo <= hi <= 1.0:
-                raise ValueError(f"thresholds for {metric}: need 0 <= low ({lo}) <= high ({hi}) <= 1")
+                raise ArgumentError(f"thresholds for {metric}: need 0 <= low ({lo}) <= high ({hi}) <= 1")
 
     def low_of(self, metric: str) -> float:
         return self.low.get(metric, self.default_low)

@@ -213,8 +213,8 @@ class Thelma(Evaluator["ThelmaSample | RAGSample", ThelmaResult]):
 
         s = _Sample(query=sample.query.strip(), response=response, sources=texts,
                     retrieved=len(sample.sources), source_error=error,
-                    claims=_Once(lambda: decomposer.claims(response)),
-                    questions=_Once(lambda: decomposer.questions(sample.query.strip())),
+                    claims=_Once(lambda: decomposer.aclaims(response)),
+                    questions=_Once(lambda: decomposer.aquestions(sample.query.strip())),
                     facts=_Once(facts))
         outcomes: dict[str, MetricOutcome] = {}
 
@@ -253,7 +253,7 @@ class Thelma(Evaluator["ThelmaSample | RAGSample", ThelmaResult]):
     async def _sp1(self, s: _Sample, matcher: Matcher) -> MetricOutcome:
         if (problem := self._source_problem(s, needs_query=True)) is not None:
             return problem
-        asked = await matcher.source(s.query, s.knowledge)
+        asked = await matcher.asource(s.query, s.knowledge)
         answers = iter(asked)
         # An empty retrieved source holds nothing essential: it counts as 0 without a model call.
         verdicts = [next(answers) if src.strip() else 0 for src in s.sources]
@@ -266,7 +266,7 @@ class Thelma(Evaluator["ThelmaSample | RAGSample", ThelmaResult]):
         if isinstance(facts, Unscored):
             return facts
         flat = [f for per_source in facts for f in per_source]
-        return macro_average(await matcher.essential(s.query, flat), metric="sp2", components=flat,
+        return macro_average(await matcher.aessential(s.query, flat), metric="sp2", components=flat,
                              empty="no facts extracted from the sources: precision undefined")
 
     async def _sqc(self, s: _Sample, matcher: Matcher) -> MetricOutcome:
@@ -275,7 +275,7 @@ class Thelma(Evaluator["ThelmaSample | RAGSample", ThelmaResult]):
         questions = await s.questions.get()
         if isinstance(questions, Unscored):
             return questions
-        return macro_average(await matcher.answers(questions, s.knowledge), metric="sqc",
+        return macro_average(await matcher.aanswers(questions, s.knowledge), metric="sqc",
                              components=questions, empty="the query asks no question: coverage undefined")
 
     # ------------------------------------------------------------------ response metrics
@@ -293,7 +293,7 @@ class Thelma(Evaluator["ThelmaSample | RAGSample", ThelmaResult]):
         claims = await s.claims.get()
         if isinstance(claims, Unscored):
             return claims
-        return macro_average(await matcher.essential(s.query, claims), metric="rp", components=claims,
+        return macro_average(await matcher.aessential(s.query, claims), metric="rp", components=claims,
                              empty="no claims in the response: precision undefined")
 
     async def _rqc(self, s: _Sample, matcher: Matcher) -> MetricOutcome:
@@ -302,7 +302,7 @@ class Thelma(Evaluator["ThelmaSample | RAGSample", ThelmaResult]):
         questions = await s.questions.get()
         if isinstance(questions, Unscored):
             return questions
-        return macro_average(await matcher.addresses(questions, s.response), metric="rqc",
+        return macro_average(await matcher.aaddresses(questions, s.response), metric="rqc",
                              components=questions, empty="the query asks no question: coverage undefined")
 
     async def _gr(self, s: _Sample, matcher: Matcher) -> MetricOutcome:
@@ -313,7 +313,7 @@ class Thelma(Evaluator["ThelmaSample | RAGSample", ThelmaResult]):
         claims = await s.claims.get()
         if isinstance(claims, Unscored):
             return claims
-        return macro_average(await matcher.supported(claims, s.knowledge), metric="gr", components=claims,
+        return macro_average(await matcher.asupported(claims, s.knowledge), metric="gr", components=claims,
                              empty="no claims in the response: groundedness undefined")
 
     async def _sd(self, s: _Sample, matcher: Matcher) -> MetricOutcome:
@@ -340,7 +340,7 @@ def _as_thelma(sample: ThelmaSample | RAGSample) -> ThelmaSample:
 
 
 async def _facts_of(decomposer: Decomposer, text: str) -> list[str] | Unscored:
-    return await decomposer.claims(text) if text.strip() else []
+    return await decomposer.aclaims(text) if text.strip() else []
 
 
 def _done(once: _Once) -> Any:

@@ -10,7 +10,7 @@ asked once whether any source, alone or combined, answers each sub-question.
 >>> from langrag_eval.runtime import Judge
 >>> from langrag_eval.testing import ScriptedModel
 >>> m = Matcher(Judge(ScriptedModel(["<output>[1, 0]</output>"])), batched=True)
->>> asyncio.run(m.essential("When was it built?", ["It was built in 1896.", "It is red."]))
+>>> m.essential("When was it built?", ["It was built in 1896.", "It is red."])
 [1, 0]
 """
 
@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ..prompts import PromptTemplate
 from ..results import Unscored
-from ..runtime import Judge, gather_bounded
+from ..runtime import Judge, gather_bounded, synchronous
 from ..verdicts import BinaryFormat
 from .aggregate import Verdict, coverage
 from .decompose import load_task_prompt
@@ -57,19 +57,19 @@ class Matcher:
             return [answer.value] * n
         return list(answer.value)
 
-    async def source(self, query: str, sources: Sequence[str]) -> list[Verdict]:
+    async def asource(self, query: str, sources: Sequence[str]) -> list[Verdict]:
         """m_sp1: does each retrieved source hold information essential to the query?"""
         if self.batched:
             return await self._batch("batch_source", len(sources), query=query, sources=list(sources))
         return await self._many("match_source", [{"query": query, "source": s} for s in sources])
 
-    async def essential(self, query: str, facts: Sequence[str]) -> list[Verdict]:
+    async def aessential(self, query: str, facts: Sequence[str]) -> list[Verdict]:
         """m_sp2 / m_rp: is each fact (of the sources) or claim (of the response) essential?"""
         if self.batched:
             return await self._batch("batch_essential", len(facts), query=query, facts=list(facts))
         return await self._many("match_essential", [{"query": query, "fact": f} for f in facts])
 
-    async def addresses(self, questions: Sequence[str], response: str) -> list[Verdict]:
+    async def aaddresses(self, questions: Sequence[str], response: str) -> list[Verdict]:
         """m_rqcov: does the response address each sub-question?"""
         if self.batched:
             return await self._batch("batch_addresses", len(questions), questions=list(questions),
@@ -77,7 +77,7 @@ class Matcher:
         return await self._many("match_addresses", [{"question": q, "response": response}
                                                     for q in questions])
 
-    async def supported(self, claims: Sequence[str], sources: Sequence[str]) -> list[Verdict]:
+    async def asupported(self, claims: Sequence[str], sources: Sequence[str]) -> list[Verdict]:
         """m_gr: is each claim of the response supported by the source set?"""
         if self.batched:
             return await self._batch("batch_supported", len(claims), claims=list(claims),
@@ -85,7 +85,7 @@ class Matcher:
         return await self._many("match_supported", [{"claim": c, "sources": list(sources)}
                                                     for c in claims])
 
-    async def answers(self, questions: Sequence[str], sources: Sequence[str]) -> list[Verdict]:
+    async def aanswers(self, questions: Sequence[str], sources: Sequence[str]) -> list[Verdict]:
         """m_sqcov with the max over components: is each sub-question answered by some source,
         or (multi-hop) by the source set as a whole?"""
         if self.batched:
@@ -102,3 +102,24 @@ class Matcher:
             return coverage([alone])[0]
 
         return await gather_bounded(list(questions), per_question, limit=self.judge.concurrency)
+
+    # The same from synchronous code.
+    def source(self, query: str, sources: Sequence[str]) -> list[Verdict]:
+        """:meth:`asource` from synchronous code."""
+        return synchronous(self.asource)(query, sources)
+
+    def essential(self, query: str, facts: Sequence[str]) -> list[Verdict]:
+        """:meth:`aessential` from synchronous code."""
+        return synchronous(self.aessential)(query, facts)
+
+    def addresses(self, questions: Sequence[str], response: str) -> list[Verdict]:
+        """:meth:`aaddresses` from synchronous code."""
+        return synchronous(self.aaddresses)(questions, response)
+
+    def supported(self, claims: Sequence[str], sources: Sequence[str]) -> list[Verdict]:
+        """:meth:`asupported` from synchronous code."""
+        return synchronous(self.asupported)(claims, sources)
+
+    def answers(self, questions: Sequence[str], sources: Sequence[str]) -> list[Verdict]:
+        """:meth:`aanswers` from synchronous code."""
+        return synchronous(self.aanswers)(questions, sources)

@@ -157,7 +157,7 @@ class MetaEvaluation:
             sample, original = samples[i], originals[i]
             pool = [s for j, other in enumerate(samples) if j != i for s in other.source_texts()[0] if s.strip()]
             key = sample.key()
-            negative = await self.negative(metric, sample, pool, random.Random(f"{self.seed}|{key}|{metric}"))
+            negative = await self.anegative(metric, sample, pool, random.Random(f"{self.seed}|{key}|{metric}"))
             if isinstance(negative, Unscored):
                 return PairOutcome(sample=key, metric=metric, outcome="unscored", reason=negative.reason)
             single = Thelma(self.thelma.judge, metrics=(metric,), batched=self.thelma.batched,
@@ -182,8 +182,8 @@ class MetaEvaluation:
         answer = await self.thelma.judge.ask(prompt, TagFormat())
         return answer.value
 
-    async def negative(self, metric: str, sample: ThelmaSample, pool: Sequence[str],
-                       rng: random.Random) -> ThelmaSample | Unscored:
+    async def anegative(self, metric: str, sample: ThelmaSample, pool: Sequence[str],
+                        rng: random.Random) -> ThelmaSample | Unscored:
         """The contrastive negative of ``sample`` for ``metric``, or why it could not be built."""
         sources, error = sample.source_texts()
         response = (sample.response or "").strip()
@@ -229,6 +229,11 @@ class MetaEvaluation:
         if changed.sources == sample.sources and changed.response == sample.response:
             return Unscored(reason="the perturbation left the sample unchanged", cause="invalid_input")
         return changed
+
+    def negative(self, metric: str, sample: ThelmaSample, pool: Sequence[str],
+                 rng: random.Random) -> ThelmaSample | Unscored:
+        """:meth:`anegative` from synchronous code."""
+        return synchronous(self.anegative)(metric, sample, pool, rng)
 
 
 def _row(metric: str, pairs: list[PairOutcome]) -> MetaRow:

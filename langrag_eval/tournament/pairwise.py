@@ -31,6 +31,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..errors import ArgumentError
 from ..contexts import as_documents
 from ..evaluator import Evaluator
 from ..prompts import PromptTemplate
@@ -190,9 +191,9 @@ class PairwiseEvaluator(Evaluator[GameSample, GameRecord]):
 
     def __post_init__(self) -> None:
         if self.threshold not in (0, 1, 2):
-            raise ValueError("threshold must be 0, 1 or 2")
+            raise ArgumentError("threshold must be 0, 1 or 2")
         if self.orders not in (1, 2):
-            raise ValueError("orders must be 1 (one judgment per game) or 2 (both orders)")
+            raise ArgumentError("orders must be 1 (one judgment per game) or 2 (both orders)")
         self._template = _template(self.prompt, "tournament/pairwise",
                                    {"query", "documents", "answer_a", "answer_b", "factors"})
         self._relevance = RelevanceEvaluator(self.judge, prompt=self.relevance_prompt)

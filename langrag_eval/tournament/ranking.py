@@ -29,6 +29,7 @@ import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
+from ..errors import ArgumentError
 from .orders import step_blocks
 
 __all__ = [
@@ -70,7 +71,7 @@ def elo_update(r_a: float, r_b: float, score_a: float, k: float = 32.0) -> tuple
 def _encode(games: Sequence[Game], agents: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     index = {a: i for i, a in enumerate(agents)}
     if len(index) != len(agents):
-        raise ValueError("agent names must be unique")
+        raise ArgumentError("agent names must be unique")
     n = len(games)
     try:
         # one pass per column through C-speed iterators, checked as arrays; "+ 0.0" refuses text
@@ -92,11 +93,11 @@ def _encode_one_by_one(games: Sequence[Game], index: dict[str, int]
     s = np.empty(len(games), dtype=np.float64)
     for n, (x, y, score) in enumerate(games):
         if x not in index or y not in index:
-            raise ValueError(f"game {n} names an agent not in the list: {x!r} vs {y!r}")
+            raise ArgumentError(f"game {n} names an agent not in the list: {x!r} vs {y!r}")
         if x == y:
-            raise ValueError(f"game {n} pits {x!r} against itself")
+            raise ArgumentError(f"game {n} pits {x!r} against itself")
         if score not in (0.0, 0.5, 1.0):
-            raise ValueError(f"game {n} has score {score!r}; expected 0, 0.5 or 1")
+            raise ArgumentError(f"game {n} has score {score!r}; expected 0, 0.5 or 1")
         a[n], b[n], s[n] = index[x], index[y], score
     return a, b, s
 
@@ -118,7 +119,7 @@ def elo_ratings(games: Sequence[Game], agents: Sequence[str], *, k: float = 32.0
                 initial: float = 1000.0, tournaments: int = 500, seed: int = 0) -> EloResult:
     """Play every game once per tournament in a fresh random order; average the final ratings."""
     if tournaments < 1:
-        raise ValueError("tournaments must be at least 1")
+        raise ArgumentError("tournaments must be at least 1")
     a, b, s = _encode(games, agents)
     n_games = len(games)
     n = len(agents)
@@ -282,7 +283,7 @@ def bradley_terry_intervals(games: Sequence[Game], agents: Sequence[str], groups
     """Fit once on all games, then refit on ``n_boot`` resamples of the groups (queries) drawn with
     replacement: games of one query share the query's difficulty, so they are resampled together."""
     if len(groups) != len(games):
-        raise ValueError("groups must name one query per game")
+        raise ArgumentError("groups must name one query per game")
     a, b, s = _encode(games, agents)
     fit = _bradley_terry(a, b, s, tuple(agents), prior=None, initial=initial)
     n = len(agents)

@@ -160,7 +160,7 @@ async def arun_tournament(data: TournamentData, judge: Judge, config: Tournament
         adaptive = AdaptiveScheduler(initial_per_pair=config.adaptive_initial,
                                      batch_per_pair=config.adaptive_batch, z=config.adaptive_z,
                                      max_games=config.max_games, seed=config.seed)
-        played = await adaptive.run(candidates, agents, play_all)
+        played = await adaptive.arun(candidates, agents, play_all)
     else:
         chosen = candidates if config.schedule == "all" else sample_games(
             candidates, config.n_games_per_query, seed=config.seed)

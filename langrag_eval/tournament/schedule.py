@@ -24,6 +24,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from ..errors import ArgumentError
+from ..runtime import synchronous
 from .data import Problem, TournamentData
 from .pairwise import GameRecord
 from .ranking import bradley_terry
@@ -76,7 +78,7 @@ def sample_games(games: Sequence[Pairing], n_per_query: int, *, seed: int = 0) -
     """At most ``n_per_query`` games per query, drawn without replacement; a query's draw depends only
     on the seed and its qid, so adding queries does not change the others' games."""
     if n_per_query < 1:
-        raise ValueError("n_games_per_query must be at least 1")
+        raise ArgumentError("n_games_per_query must be at least 1")
     by_query: dict[str, list[Pairing]] = {}
     for g in games:
         by_query.setdefault(g.qid, []).append(g)
@@ -152,8 +154,8 @@ class AdaptiveScheduler:
                 routes.append((w, legs))  # type: ignore[arg-type]
         return routes
 
-    async def run(self, games: Sequence[Pairing], agents: Sequence[str], play: Play
-                  ) -> list[tuple[Pairing, Any]]:
+    async def arun(self, games: Sequence[Pairing], agents: Sequence[str], play: Play
+                   ) -> list[tuple[Pairing, Any]]:
         candidates = _by_pair(games)
         rng = random.Random(self.seed)
         remaining = {pair: rng.sample(sorted(q), len(q)) for pair, q in sorted(candidates.items())}
@@ -187,3 +189,7 @@ class AdaptiveScheduler:
                 pending = any(self._routes(p, order, remaining) for p in open_pairs)
                 self.stopped = "budget" if pending else "exhausted"
         return played
+
+    def run(self, games: Sequence[Pairing], agents: Sequence[str], play: Play) -> list[tuple[Pairing, Any]]:
+        """:meth:`arun` from synchronous code."""
+        return synchronous(self.arun)(games, agents, play)

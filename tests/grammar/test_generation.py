@@ -16,7 +16,7 @@ from langrag_eval.grammar import (
     Style,
     TemplateSet,
     TextTemplate,
-    author_templates,
+    aauthor_templates,
     build_dataset,
     introspect,
     load_templates,
@@ -168,7 +168,7 @@ def scripted_author() -> ScriptedModel:
 async def test_authoring_validates_saves_and_reloads_after_edit(company_db: Path, tmp_path: Path) -> None:
     schema = introspect(company_db)
     model = scripted_author()
-    result = await author_templates(schema, Judge(model), styles=(Style("short", "brief", 2), Style("long", "wordy", 1)))
+    result = await aauthor_templates(schema, Judge(model), styles=(Style("short", "brief", 2), Style("long", "wordy", 1)))
     assert "ExxonMobil" not in model.prompts[0] and "Company_ID" in model.prompts[0]  # schema only, no rows
     by_sql = {t.sql.split(" FROM")[0]: t for t in result.templates}
     assert not by_sql["SELECT Industry"].issues

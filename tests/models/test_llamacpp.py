@@ -269,3 +269,18 @@ def test_a_full_prefix_cache_lets_go_of_the_state_its_newest_one_covers() -> Non
         asyncio.run(model.generate(prompt, params, schema=ScoreFormat().json_schema()))
     assert model._prefixes.restored == 2  # busy's second call, and quiet's second after all
     assert len(model._prefixes._states) == 2
+
+
+def test_the_core_judges_are_registered_in_code_without_any_entry_point(monkeypatch, tmp_path) -> None:  # noqa: ANN001
+    """A source checkout that was never pip-installed has no entry points at all; the core's own
+    judges are listed and resolved all the same."""
+    import langrag_eval.models as models
+
+    monkeypatch.setattr(models, "entry_points", lambda group: [])
+    assert sorted(models.judge_providers()) == ["local", "scripted"]
+    path = tmp_path / "replies.json"
+    path.write_text('["Score: [[4]], Reason: [[fine]]"]', encoding="utf-8")
+    resolved = resolve_judge(f"scripted:{path}", env={})
+    assert resolved.model.model_id == "scripted:replies.json"
+    assert models.judge_providers()["local"].load() is __import__(
+        "langrag_eval.models.llamacpp", fromlist=["resolve"]).resolve

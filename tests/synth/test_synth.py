@@ -59,7 +59,7 @@ async def test_two_generators_end_to_end_with_quotas_and_provenance() -> None:
     a = ScriptedModel(generator_a, model_id="gen-a")
     b = ScriptedModel(generator_b, model_id="gen-b")
     gen = QueryGenerator([Judge(a), Judge(b)], EXAMPLES, per_passage=5)
-    result = await gen.synthesize(passages, quotas={"gen-a": 20, "gen-b": 30}, seed=7)
+    result = await gen.asynthesize(passages, quotas={"gen-a": 20, "gen-b": 30}, seed=7)
     r = result.report
     assert r.passages == 9 and r.pool_size == 9 * 5 + 9 * 5     # B capped at 5 a passage
     # Per passage: A's lower-case repeat, and B's "Who wrote X ?" (same normalised text as A's).
@@ -79,7 +79,7 @@ async def test_two_generators_end_to_end_with_quotas_and_provenance() -> None:
     assert a.calls == 9 and b.calls == 9
     assert all(EXAMPLES[0] in p and "up to 5 questions" in p for p in a.prompts)
     # Same seed, same selection.
-    again = await gen.synthesize(passages, quotas={"gen-a": 20, "gen-b": 30}, seed=7)
+    again = await gen.asynthesize(passages, quotas={"gen-a": 20, "gen-b": 30}, seed=7)
     assert [q.id for q in again.queries] == [q.id for q in result.queries]
 
 
@@ -87,7 +87,7 @@ async def test_shortfall_and_failed_generator_calls_are_reported() -> None:
     passages = split_passages(corpus(2), tokens=200)[:2]
     bad = ScriptedModel(["not json at all"], model_id="gen-bad")
     gen = QueryGenerator([Judge(ScriptedModel(generator_a, model_id="gen-a")), Judge(bad)], EXAMPLES, per_passage=5)
-    result = await gen.synthesize(passages, quotas={"gen-a": 100, "gen-bad": 10})
+    result = await gen.asynthesize(passages, quotas={"gen-a": 100, "gen-bad": 10})
     r = result.report
     assert r.generators["gen-a"].shortfall == 100 - 8 and r.generators["gen-a"].selected == 8
     assert r.generators["gen-bad"].failed_passages == 2 and r.generators["gen-bad"].shortfall == 10
@@ -101,9 +101,9 @@ async def test_generation_resumes_from_the_store() -> None:
     run = store.open_run("synth", {"x": 1})
     model = ScriptedModel(generator_a, model_id="gen-a")
     gen = QueryGenerator([Judge(model, store=store, run_id=run)], EXAMPLES, per_passage=3)
-    first = await gen.synthesize(passages, store=store, run_id=run)
+    first = await gen.asynthesize(passages, store=store, run_id=run)
     fresh = QueryGenerator([Judge(ScriptedModel(["should not be called"], model_id="gen-a"))], EXAMPLES, per_passage=3)
-    second = await fresh.synthesize(passages, store=store, run_id=run)
+    second = await fresh.asynthesize(passages, store=store, run_id=run)
     assert [q.text for q in second.pool] == [q.text for q in first.pool] and model.calls == 3
 
 

@@ -50,7 +50,7 @@ async def test_adaptive_scheduler_settles_clear_rankings_with_fewer_games() -> N
     games = [Pairing(f"q{q}", x, y) for q in range(150) for i, x in enumerate(agents) for y in agents[i + 1:]]
     strength = {"a": 0.0, "b": 200.0, "c": 400.0, "d": 600.0}
     sched = AdaptiveScheduler(initial_per_pair=5, batch_per_pair=5, seed=0)
-    played = await sched.run(games, agents, _simulated_play(strength))
+    played = await sched.arun(games, agents, _simulated_play(strength))
     assert sched.stopped == "settled"
     assert len(played) < len(games) / 3
     assert sched.rounds[-1]["ranking"] == ["d", "c", "b", "a"]
@@ -61,10 +61,10 @@ async def test_adaptive_scheduler_stops_when_equal_agents_exhaust_their_queries(
     agents = ["a", "b"]
     games = [Pairing(f"q{q}", "a", "b") for q in range(30)]
     sched = AdaptiveScheduler(initial_per_pair=10, batch_per_pair=10, z=50.0)
-    played = await sched.run(games, agents, _simulated_play({"a": 0.0, "b": 0.0}))
+    played = await sched.arun(games, agents, _simulated_play({"a": 0.0, "b": 0.0}))
     assert sched.stopped == "exhausted" and len(played) == 30
     budget = AdaptiveScheduler(initial_per_pair=10, batch_per_pair=10, z=50.0, max_games=15)
-    assert len(await budget.run(games, agents, _simulated_play({"a": 0.0, "b": 0.0}))) == 15
+    assert len(await budget.arun(games, agents, _simulated_play({"a": 0.0, "b": 0.0}))) == 15
     assert budget.stopped == "budget"
 
 
@@ -113,7 +113,7 @@ async def test_adaptive_budget_is_never_exceeded_when_common_opponents_are_playe
     games = [Pairing(f"q{q}", x, y) for q in range(12) for x, y in (("a", "b"), ("a", "c"), ("b", "c"))]
     for budget in range(4, 37, 3):
         sched = AdaptiveScheduler(initial_per_pair=1, batch_per_pair=5, z=50.0, max_games=budget)
-        played = await sched.run(games, agents, _simulated_play({"a": 0.0, "b": 0.0, "c": 0.0}))
+        played = await sched.arun(games, agents, _simulated_play({"a": 0.0, "b": 0.0, "c": 0.0}))
         assert len(played) == min(budget, len(games))
     # once a-b has no direct query left, both play the common opponent nearest in the ranking
     routes = AdaptiveScheduler._routes(("a", "b"), ["a", "b", "c", "d"],

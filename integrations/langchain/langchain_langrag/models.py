@@ -44,6 +44,12 @@ class LangChainJudge:
         self.model_id = model_id or _describe(llm)
         self.pass_params = pass_params
 
+    @property
+    def sent_params(self) -> frozenset[str]:
+        """The generation settings sent with a call, the only ones in its cache key: temperature
+        and max tokens with ``pass_params``, none without (the model keeps those it was built with)."""
+        return frozenset({"temperature", "max_tokens"}) if self.pass_params else frozenset()
+
     async def generate(self, prompt: str, params: GenerationParams, *,
                        schema: dict[str, Any] | None = None) -> Reply:
         llm: Any = self.llm

@@ -45,6 +45,11 @@ class LlamaIndexJudge:
         self._sync_only = isinstance(llm, CustomLLM) and _owner(type(llm), "acomplete") is CustomLLM
         self._sync_lock = threading.Lock()  # a synchronous LLM is not assumed to be thread-safe
 
+    @property
+    def sent_params(self) -> frozenset[str]:
+        """The generation settings sent with a call, the only ones in its cache key."""
+        return frozenset({"temperature"}) if self.pass_params else frozenset()
+
     def _complete(self, prompt: str, kwargs: dict[str, Any]) -> Any:
         with self._sync_lock:
             return self.llm.complete(prompt, **kwargs)
