@@ -14,7 +14,7 @@ from ..errors import ConfigError
 from ..report import write_report
 from ..runtime import open_store
 from ._common import add_store_options, say
-from ._files import output_file
+from ._files import check_files, declare_files, output_file, store_path
 
 __all__ = ["register"]
 
@@ -30,11 +30,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="a baseline run: add a comparison section (differences with intervals, "
                         "flipped items)")
     add_store_options(p)
+    declare_files(p, reads={"--store": store_path},
+                  writes={"--out": lambda a: a.out or (f"{a.run}.html" if a.run else None)}, stores={"--store"})
     p.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:
-    store = open_store(args.store)
+    store = open_store(args.store, read_only=True)  # a report never writes the store
     if args.list:
         for r in store.runs():
             when = dt.datetime.fromtimestamp(r["created"], dt.timezone.utc).strftime("%Y-%m-%d %H:%M")
@@ -43,7 +45,9 @@ def handle(args: argparse.Namespace) -> int:
     if not args.run:
         raise ConfigError("give a run id (see: langrag-eval report --list)")
     run = store.run(args.run)
-    path = write_report(store, run["id"], output_file(args.out or f"{run['id']}.html", "--out"),
+    out = args.out or f"{run['id']}.html"
+    check_files(args, writes={"--out": out})  # the default name holds the whole run id
+    path = write_report(store, run["id"], output_file(out, "--out"),
                         baseline=args.baseline)
     say(f"report: {path}")
     return 0

@@ -17,7 +17,7 @@ from pathlib import Path
 from ..errors import ConfigError
 from ..runtime.identity import content_hash
 from ._common import add_call_options, add_store_options, check_call_options, make_judge, open_cli_run, say
-from ._files import output_file
+from ._files import declare_files, judge_file, output_file, store_path
 
 __all__ = ["register"]
 
@@ -56,6 +56,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     q.add_argument("--seed", type=int, default=0)
     add_call_options(q, concurrency=8, what="model calls per generator")
     add_store_options(q)
+    declare_files(q, reads={"--corpus": "corpus", "--examples": "examples", "--prompt": "prompt",
+                            "--generator": lambda a: [judge_file(_generator_spec(g)[0]) for g in a.generator]},
+                  writes={"--out": "out", "--pool-out": "pool_out", "--store": store_path},
+                  folders={"--corpus"}, stores={"--store"})
     q.set_defaults(handler=_queries)
 
 

@@ -22,7 +22,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import ConfigError, DataError
-from ..io import jsonl_objects, parse_json
+from ..io import jsonl_objects, parse_json, read_text
 
 __all__ = [
     "CorpusDocument",
@@ -106,10 +106,7 @@ def load_corpus(path: str | Path) -> list[CorpusDocument]:
 
 
 def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise DataError(f"not UTF-8 text ({exc.reason})", path=str(path)) from None
+    return read_text(path, what="corpus file")
 
 
 def _strict(obj: dict[str, Any] | DataError) -> dict[str, Any]:
