@@ -216,7 +216,7 @@ def _longest(roles: str, start: int, endpos: int) -> int:
 # keeps a text made of one enormous token linear: each buffer-long piece costs a bounded match,
 # instead of a match over the whole rest of the token.
 _REACH = 2 * BUFFER_UNITS + 2
-_WINDOW = 4 * _REACH
+_WINDOW = 2 * _REACH
 
 
 def _spans(text: str, roles: str) -> list[tuple[int, int]]:
@@ -234,8 +234,10 @@ def _spans(text: str, roles: str) -> list[tuple[int, int]]:
             continue
         if match is None:
             break
-        start = match.start()
-        end = _longest(roles, start, min(size, start + _REACH))
+        start, end = match.span()
+        if roles[start] == _AMBIGUOUS:
+            end = _longest(roles, start, min(size, start + _REACH))
+        # A match cut by the window's end is longer than _REACH, so cut at the buffer below.
         if end - start > _LONG:
             limit = _utf16_end(text, start, BUFFER_UNITS)
             if limit < end:
