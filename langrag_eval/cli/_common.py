@@ -16,7 +16,7 @@ from ..runtime import DEFAULT_STORE, Judge, PriceTable, RetryPolicy, RunStore, o
 
 __all__ = ["add_judge_options", "add_store_options", "add_call_options", "JudgeSetup", "setup_judge",
            "check_call_options", "make_judge", "say", "open_cli_run", "say_reuse", "say_usage", "report_issues",
-           "quiet_model_loading"]
+           "quiet_model_loading", "open_store_to_read"]
 
 
 def add_store_options(p: argparse.ArgumentParser) -> None:
@@ -130,6 +130,15 @@ def quiet_model_loading() -> None:
     except ImportError:
         return
     hf_logging.disable_progress_bar()
+
+
+def open_store_to_read(spec: str | None) -> RunStore:
+    """The run store of a command that only reads it (report, compare, gate, status): an existing
+    SQLite file is opened read-only, so that neither the reading nor a refusal (a damaged or newer
+    store) can change a byte of it."""
+    path = spec if spec is not None else os.environ.get("LANGRAG_STORE") or str(DEFAULT_STORE)
+    exists = "://" not in str(path) and str(path) != ":memory:" and os.path.lexists(path)
+    return open_store(spec, read_only=exists)
 
 
 def say(text: str, *, err: bool = False) -> None:

@@ -102,23 +102,24 @@ def same_file(a: str | Path, b: str | Path) -> bool:
         return os.path.abspath(a) == os.path.abspath(b)
 
 
-def _special(role: str, path: str, *, folder_ok: bool) -> None:
-    """Refuse an existing path that is no regular file (or folder, where one is allowed)."""
+def _special(role: str, path: str) -> None:
+    """Refuse an existing path that a read could hang on or loop in: a named pipe, a device, a
+    socket, a symbolic link loop. A missing file or a folder is left to the command's reader, which
+    says so in its own words."""
     try:
         mode = os.stat(path).st_mode
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise ConfigError(f"{role} {path}: a symbolic link that leads back to itself (a loop); "
                               "name the file itself") from None
-        return  # missing: the command's reader says so in its own words
+        return
     except ValueError:
         return
-    if folder_ok and stat.S_ISDIR(mode):
-        return
-    try:
-        check_regular(path, what=f"{role}")
-    except DataError as exc:
-        raise ConfigError(str(exc)) from None
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        try:
+            check_regular(path, what=role)
+        except DataError as exc:
+            raise ConfigError(str(exc)) from None
 
 
 def check_files(args: argparse.Namespace, *, writes: Mapping[str, str | Path | None] = {}) -> None:
@@ -132,7 +133,7 @@ def check_files(args: argparse.Namespace, *, writes: Mapping[str, str | Path | N
     outputs.update({role: [str(p)] if p else [] for role, p in writes.items()})
     written = [(role, p) for role, ps in outputs.items() for p in ps]
     for role, path in reads:
-        _special(role, path, folder_ok=role in roles.folders)
+        _special(role, path)
     for index, (role, path) in enumerate(written):
         for other_role, other in reads + written[:index] + written[index + 1:]:
             if other_role == role and other == path:
@@ -144,7 +145,7 @@ def check_files(args: argparse.Namespace, *, writes: Mapping[str, str | Path | N
                                   f"({what}); writing it would destroy that file; give another name")
     for role, path in written:
         if role in roles.stores:
-            _special(role, path, folder_ok=False)
+            _special(role, path)
         elif role not in roles.folders:
             check_output(path, role)
 

@@ -15,8 +15,7 @@ import argparse
 
 from ..compare import compare_runs, format_comparison
 from ..errors import ConfigError
-from ..runtime import open_store
-from ._common import add_store_options, say
+from ._common import add_store_options, open_store_to_read, say
 from ._files import declare_files, store_path
 from ._options import (add_comparison_options, add_json_option, check_comparison_options, json_output,
                        write_json)
@@ -46,7 +45,7 @@ def handle(args: argparse.Namespace) -> int:
     if not 0.0 < args.level < 1.0:
         raise ConfigError(f"--level {args.level}: expected a confidence level between 0 and 1, e.g. 0.95")
     out = json_output(args)
-    store = open_store(args.store, read_only=True)  # comparing never writes the store
+    store = open_store_to_read(args.store)
     comparison = compare_runs(store, args.run_a, args.run_b, level=args.level, seed=args.seed,
                               resamples=args.resamples, agent=args.agent, agent_b=args.agent_b)
     say(format_comparison(comparison, flips=max(0, args.flips)))

@@ -16,8 +16,7 @@ import argparse
 from ..compare import format_gate, gate_runs, junit_error, junit_xml
 from ..errors import LangragError
 from ..files import write_text_atomic
-from ..runtime import open_store
-from ._common import add_store_options, say
+from ._common import add_store_options, open_store_to_read, say
 from ._files import declare_files, output_file, store_path
 from ._options import add_comparison_options, check_comparison_options
 
@@ -47,7 +46,7 @@ def handle(args: argparse.Namespace) -> int:
     junit = output_file(args.junit, "--junit") if args.junit else None
     try:
         check_comparison_options(args)
-        result = gate_runs(open_store(args.store, read_only=True), args.run, args.baseline, args.max_drop,
+        result = gate_runs(open_store_to_read(args.store), args.run, args.baseline, args.max_drop,
                            confidence=args.confidence, seed=args.seed, resamples=args.resamples,
                            agent=args.agent, agent_b=args.agent_b)
     except LangragError as exc:

@@ -12,8 +12,7 @@ import datetime as dt
 
 from ..errors import ConfigError
 from ..report import write_report
-from ..runtime import open_store
-from ._common import add_store_options, say
+from ._common import add_store_options, open_store_to_read, say
 from ._files import check_files, declare_files, output_file, store_path
 
 __all__ = ["register"]
@@ -36,7 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    store = open_store(args.store, read_only=True)  # a report never writes the store
+    store = open_store_to_read(args.store)
     if args.list:
         for r in store.runs():
             when = dt.datetime.fromtimestamp(r["created"], dt.timezone.utc).strftime("%Y-%m-%d %H:%M")

@@ -15,7 +15,7 @@ import datetime as dt
 
 from ..errors import ConfigError
 from ..runtime import open_store
-from ._common import add_store_options, say
+from ._common import add_store_options, open_store_to_read, say
 from ._files import declare_files, store_path
 
 __all__ = ["register"]
@@ -53,7 +53,7 @@ def _copy(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
-    store = open_store(args.store, read_only=True)
+    store = open_store_to_read(args.store)
     if not args.run:
         for r in store.runs():
             state = "finished" if r["finished"] else "unfinished"
