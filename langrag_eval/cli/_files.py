@@ -17,7 +17,7 @@ the same way, before anything opens them.
 >>> declare_files(p, reads={"FILE": "file"}, writes={"--out": "out"})
 >>> check_files(p.parse_args([data, "--out", os.path.join(folder, ".", "qa.csv")]))  # doctest: +ELLIPSIS
 Traceback (most recent call last):
-langrag_eval.errors.ConfigError: --out ...qa.csv is the same file as FILE ...qa.csv; ...
+langrag_eval.errors.ConfigError: --out ...qa.csv is the same file as FILE ...qa.csv (one of its inputs); ...
 """
 
 from __future__ import annotations
