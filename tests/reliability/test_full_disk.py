@@ -32,13 +32,16 @@ def full_disk(tmp_path: Path):
         pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip() or done.returncode}")
 
     def fill() -> None:
-        with open(mount / "filler", "wb") as fh:
-            try:
-                while True:
-                    fh.write(b"\0" * 4096)
-                    fh.flush()
-            except OSError as exc:
-                assert exc.errno == errno.ENOSPC
+        fd = os.open(mount / "filler", os.O_WRONLY | os.O_CREAT)
+        try:
+            for size in (4096, 1):
+                try:
+                    while os.write(fd, b"\0" * size):
+                        pass
+                except OSError as exc:
+                    assert exc.errno == errno.ENOSPC
+        finally:
+            os.close(fd)
     try:
         yield mount, fill
     finally:
