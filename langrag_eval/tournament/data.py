@@ -242,9 +242,8 @@ def load_ragelo_csv(queries: str | Path, documents: str | Path | None, answers: 
             try:
                 rank = (finite_number(row["rank"].strip(), path=str(dpath), line=line, field="rank")
                         if row.get("rank", "").strip() else float(line))
-            except DataError:
-                b.problem("bad_row", line, "rank", f"{row['rank']!r} is not a finite number; file order used",
-                          str(dpath))
+            except DataError as exc:  # not a number, or NaN / infinity, which would rank first or last
+                b.problem("bad_row", line, "rank", f"{exc.message}; file order used", str(dpath))
                 rank = float(line)
             if b.attributed:
                 ranked.setdefault((qid, agent), []).append((rank, line, doc))
