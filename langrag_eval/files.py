@@ -27,7 +27,7 @@ from typing import IO, Iterable, Iterator
 
 from .errors import ConfigError
 
-__all__ = ["atomic_write", "write_text_atomic", "check_output", "temporary_name", "TEMPORARY_MARK"]
+__all__ = ["atomic_write", "write_text_atomic", "check_output"]
 
 
 TEMPORARY_MARK = ".langrag-tmp-"  # in the name of every temporary file this package writes

@@ -35,7 +35,9 @@ from typing import Any, Iterator, Literal
 from .errors import DataError
 
 __all__ = ["Row", "Table", "read_table", "read_bytes", "read_text", "require_columns", "TableFormat", "parse_json",
-           "jsonl_objects", "lines_of", "check_regular", "digest_of_read", "finite_number", "csv_cells_unbounded"]
+           "jsonl_objects"]
+# Also used across the package (not in the public API): lines_of, check_regular, digest_of_read,
+# finite_number, csv_cells_unbounded.
 
 TableFormat = Literal["csv", "tsv", "jsonl"]
 _ESCAPED = re.compile(r"[\udc80-\udcff]")
