@@ -26,3 +26,40 @@ def test_index_keeps_a_users_folder_named_after_the_index(tmp_path: Path, suffix
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["docs", "idx", mine.name])
     assert not [p for p in tmp_path.iterdir() if TEMPORARY_MARK in p.name]
     capsys.readouterr()
+
+
+def _store_refused_untouched(tmp_path: Path, capsys, make) -> None:
+    import hashlib
+    import json
+    store = tmp_path / "runs.sqlite"
+    make(store)
+    before = hashlib.sha256(store.read_bytes()).hexdigest()
+    qa = tmp_path / "qa.csv"
+    qa.write_text("id,question,answer,label\nq1,Who?,Ada,Ada\n", encoding="utf-8")
+    judge = tmp_path / "judge.json"
+    judge.write_text(json.dumps(["Score: [[4]]"]), encoding="utf-8")
+    for argv in (["grade", str(qa), "--judge", f"scripted:{judge}", "--store", str(store)],
+                 ["report", "--list", "--store", str(store)]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1 and str(store) in err, err
+        assert hashlib.sha256(store.read_bytes()).hexdigest() == before
+
+
+def _newer(path: Path) -> None:
+    import sqlite3
+    with sqlite3.connect(path) as db:  # a rollback-journal store of a later schema version
+        db.execute("CREATE TABLE runs (id TEXT)")
+        db.execute("PRAGMA user_version=99")
+
+
+def _foreign(path: Path) -> None:
+    import sqlite3
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE customers (id INTEGER)")
+
+
+@pytest.mark.parametrize("make", [_newer, _foreign, lambda p: p.write_bytes(b"not a database at all" * 50)],
+                         ids=["newer", "another program's database", "damaged"])
+def test_a_store_refused_is_left_as_it_was(tmp_path: Path, capsys, make) -> None:
+    _store_refused_untouched(tmp_path, capsys, make)
