@@ -17,7 +17,7 @@ the same way, before anything opens them.
 >>> declare_files(p, reads={"FILE": "file"}, writes={"--out": "out"})
 >>> check_files(p.parse_args([data, "--out", os.path.join(folder, ".", "qa.csv")]))  # doctest: +ELLIPSIS
 Traceback (most recent call last):
-langrag_eval.errors.ConfigError: --out ...qa.csv is the same file as FILE ...qa.csv (one of its inputs); ...
+langrag_eval.errors.ConfigError: --out ...qa.csv: is also an input of this command (FILE ...qa.csv is the same file); ...
 """
 
 from __future__ import annotations
@@ -139,10 +139,10 @@ def check_files(args: argparse.Namespace, *, writes: Mapping[str, str | Path | N
             if other_role == role and other == path:
                 continue  # the role itself (a file both read and written)
             if same_file(path, other):
-                what = "the run store" if other_role in roles.stores else "one of its inputs" \
-                    if (other_role, other) in reads else "another of its outputs"
-                raise ConfigError(f"{role} {path} is the same file as {other_role} {other} "
-                                  f"({what}); writing it would destroy that file; give another name")
+                what = "the run store" if other_role in roles.stores else "an input" \
+                    if (other_role, other) in reads else "another output"
+                raise ConfigError(f"{role} {path}: is also {what} of this command ({other_role} {other} "
+                                  "is the same file); writing it would destroy that file; give another name")
     for role, path in written:
         if role in roles.stores:
             _special(role, path)
