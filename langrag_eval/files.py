@@ -18,6 +18,7 @@ langrag_eval.errors.ConfigError: --out ...out.jsonl: is also an input of this co
 
 from __future__ import annotations
 
+import errno
 import os
 import uuid
 from contextlib import contextmanager
@@ -29,25 +30,50 @@ from .errors import ConfigError
 __all__ = ["atomic_write", "write_text_atomic", "check_output"]
 
 
+TEMPORARY_MARK = ".langrag-tmp-"  # in the name of every temporary file this package writes
+
+
+def temporary_name(target: Path, kind: str = "tmp") -> Path:
+    """A name beside ``target`` for a file this package makes and removes itself: hidden, marked
+    as the package's, and unique to this process and call, so it is never a user's file.
+
+    >>> temporary_name(Path("out/res.jsonl")).name.startswith(".res.jsonl.langrag-tmp-")
+    True
+    """
+    return target.parent / f".{target.name}{TEMPORARY_MARK}{kind}-{os.getpid()}-{uuid.uuid4().hex}"
+
+
+def _unwritten(target: Path, exc: OSError) -> ConfigError:
+    why = "the disk is full" if exc.errno == errno.ENOSPC else "over the disk quota" \
+        if exc.errno == errno.EDQUOT else exc.strerror or str(exc)
+    kept = "the previous file is left as it was" if target.exists() else "nothing was written"
+    return ConfigError(f"{target}: could not be written ({why}); {kept}")
+
+
 @contextmanager
 def atomic_write(path: str | Path, *, encoding: str = "utf-8") -> Iterator[IO[str]]:
-    """Open a temporary file beside ``path``; on success it replaces ``path`` in one rename."""
+    """Open a temporary file beside ``path``; on success it replaces ``path`` in one rename. A
+    failure to write (a full disk, say) removes the temporary file, leaves ``path`` as it was and is
+    a one-line :class:`ConfigError` naming it."""
     target = Path(path)
     # A plain exclusive create gets the permissions the user's umask gives any new file (mkstemp
     # would make it private); the random part keeps two writers apart.
-    tmp = target.parent / f".{target.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
+    tmp = temporary_name(target)
     try:
         fh = open(tmp, "x", encoding=encoding, newline="")  # noqa: SIM115 - closed below
     except OSError as exc:
         raise ConfigError(f"{target}: cannot write here ({exc.strerror})") from None
     try:
-        with fh:
-            yield fh
-            fh.flush()
-            os.fsync(fh.fileno())
-        if target.exists():  # keep the mode the user gave the file
-            os.chmod(tmp, target.stat().st_mode & 0o7777)
-        os.replace(tmp, target)
+        try:
+            with fh:
+                yield fh
+                fh.flush()
+                os.fsync(fh.fileno())
+            if target.exists():  # keep the mode the user gave the file
+                os.chmod(tmp, target.stat().st_mode & 0o7777)
+            os.replace(tmp, target)
+        except OSError as exc:
+            raise _unwritten(target, exc) from None
     except BaseException:
         try:
             os.unlink(tmp)
@@ -64,11 +90,10 @@ def write_text_atomic(path: str | Path, text: str) -> Path:
 
 def _same(a: Path, b: Path) -> bool:
     try:
-        if a.exists() and b.exists():
-            return os.path.samefile(a, b)
-    except OSError:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):
         pass
-    return a.resolve() == b.resolve()
+    return os.path.realpath(a) == os.path.realpath(b)
 
 
 def check_output(path: str | Path, option: str, *, inputs: Iterable[str | Path | None] = ()) -> Path:

@@ -31,6 +31,7 @@ spellings (fullwidth, zero-width characters, Cyrillic letters, spaces, any case)
 from __future__ import annotations
 
 import importlib.resources
+import os
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -181,7 +182,8 @@ def prompt_names() -> list[str]:
 def load_prompt(name_or_path: str | Path) -> PromptTemplate:
     """Load a shipped template by name, or a user's template by file path."""
     candidate = Path(name_or_path)
-    if candidate.suffix and candidate.is_file():
+    looks_like_a_file = bool(candidate.suffix) or candidate.is_absolute() or str(name_or_path).startswith(".")
+    if looks_like_a_file and os.path.lexists(candidate):  # a pipe, folder or link loop is refused there
         return PromptTemplate.from_file(candidate)
     if candidate.suffix or candidate.is_absolute() or str(name_or_path).startswith("."):
         raise PromptError(f"{candidate}: prompt file not found")

@@ -5,17 +5,23 @@ a file. User errors print one line and exit with status 2; no traceback.
 Only the module of the command being run is imported: ``langrag-eval --help`` and every other
 command's entry in it come from :data:`COMMANDS`, one line per command, so starting the program
 costs a few milliseconds whatever the capabilities weigh. A module missing from :data:`COMMANDS`
-still works; it is imported to be listed."""
+still works; it is imported to be listed.
+
+Before any handler runs, the files the command declared (:mod:`._files`) are checked, and every
+number option is checked to be finite: ``nan`` or ``inf`` given as a threshold would compare false
+with everything and pass every check made of comparisons."""
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import math
 import pkgutil
 import sys
-from typing import Sequence
+from typing import Any, Sequence
 
-from ..errors import LangragError, redact
+from ..errors import ConfigError, LangragError, redact
+from ._files import check_files
 
 __all__ = ["main", "build_parser"]
 
@@ -76,6 +82,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Batches draw progress bars for the command line only; a library call draws none.
     from ..runtime.progress import show_progress
     try:
+        _check_numbers(parser, args)
+        check_files(args)
         with show_progress():
             return int(args.handler(args) or 0)
     except LangragError as exc:
@@ -88,6 +96,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"langrag-eval {args.command}: interrupted; run the same command again to resume",
               file=sys.stderr)
         return 130
+
+
+def _flags(parser: argparse.ArgumentParser) -> dict[str, str]:
+    """``{dest: option}`` over the parser and its subcommands' parsers."""
+    out: dict[str, str] = {}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                for dest, flag in _flags(sub).items():
+                    out.setdefault(dest, flag)
+        elif action.option_strings:
+            out.setdefault(action.dest, action.option_strings[0])
+    return out
+
+
+def _check_numbers(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    def finite(value: Any) -> bool:
+        if isinstance(value, float):
+            return math.isfinite(value)
+        if isinstance(value, (tuple, list)):
+            return all(finite(v) for v in value)
+        return True
+    for dest, value in vars(args).items():
+        if not finite(value):
+            flag = _flags(parser).get(dest, "--" + dest.replace("_", "-"))
+            raise ConfigError(f"{flag} {value}: not a finite number")
 
 
 if __name__ == "__main__":  # pragma: no cover

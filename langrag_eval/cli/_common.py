@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import sqlite3
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -17,9 +18,10 @@ from ..runtime import DEFAULT_STORE, Judge, PriceTable, RetryPolicy, RunStore, o
 from ._batch import add_batch_options, setup_batch_judge
 from ._executor import add_executor_options, run_command_on_ray
 
-__all__ = ["add_judge_options", "add_store_option", "add_store_options", "add_run_argument", "run_argument", "add_call_options", "JudgeSetup", "setup_judge",
-           "check_call_options", "make_judge", "say", "open_cli_run", "say_reuse", "say_usage", "report_issues",
-           "quiet_model_loading"]
+__all__ = ["add_judge_options", "add_store_option", "add_store_options", "add_run_argument", "run_argument",
+           "add_call_options", "JudgeSetup", "setup_judge", "check_call_options", "make_judge", "say",
+           "open_cli_run", "say_reuse", "say_usage", "report_issues", "quiet_model_loading",
+           "open_store_to_read", "open_store_to_write"]
 
 
 def add_store_option(p: argparse.ArgumentParser) -> None:
@@ -120,7 +122,7 @@ def setup_judge(args: argparse.Namespace, *, role: str = "judge") -> JudgeSetup:
     resolved = resolve_judge(args.judge)  # before the store: a bad --judge leaves no file behind
     if role == "generator" and resolved.warning:
         resolved = dataclasses.replace(resolved, warning=GENERATOR_WARNING)
-    store = open_store(args.store)
+    store = open_store_to_write(args.store)
     return JudgeSetup(judge=make_judge(resolved, args, store), store=store, warning=resolved.warning)
 
 
@@ -167,6 +169,40 @@ def quiet_model_loading() -> None:
     except ImportError:
         return
     hf_logging.disable_progress_bar()
+
+
+def open_store_to_read(spec: str | None) -> RunStore:
+    """The run store of a command that only reads it (report, compare, gate, status): an existing
+    SQLite file is opened read-only, so that neither the reading nor a refusal (a damaged or newer
+    store) can change a byte of it."""
+    path = spec if spec is not None else os.environ.get("LANGRAG_STORE") or str(DEFAULT_STORE)
+    exists = "://" not in str(path) and str(path) != ":memory:" and os.path.lexists(path)
+    return open_store(spec, read_only=exists)
+
+
+def open_store_to_write(spec: str | None) -> RunStore:
+    """The run store of a judging command. An existing SQLite file is first looked at read-only: one
+    that is damaged, newer than this version, or another program's database is refused before the
+    store is opened for writing, so the refusal leaves every byte of it as it was."""
+    path = str(spec if spec is not None else os.environ.get("LANGRAG_STORE") or DEFAULT_STORE)
+    if "://" not in path and path != ":memory:" and os.path.isfile(path) and os.path.getsize(path) > 0:
+        from ..runtime.schema import SCHEMA_VERSION, check_readable
+        try:
+            db = sqlite3.connect(f"file:{os.path.abspath(path)}?mode=ro", uri=True)
+            try:
+                tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+                version = int(db.execute("PRAGMA user_version").fetchone()[0])
+                if version >= SCHEMA_VERSION:
+                    check_readable(db, path)  # newer, or tables that are not this version's
+                elif tables and "runs" not in tables:
+                    raise ConfigError(f"{path}: a database that is not a langrag-eval run store "
+                                      f"(tables {', '.join(sorted(tables)[:5])}); use another --store")
+            finally:
+                db.close()
+        except sqlite3.DatabaseError as exc:
+            raise ConfigError(f"{path}: the run store cannot be used ({exc}); it is left as it was; "
+                              "use another --store") from None
+    return open_store(spec)
 
 
 def say(text: str, *, err: bool = False) -> None:

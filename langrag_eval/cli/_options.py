@@ -31,10 +31,10 @@ from pydantic import BaseModel, ValidationError
 
 from ..errors import ConfigError
 from ..files import write_text_atomic
-from ._files import output_file
+from ._files import Getter, output_file
 
 __all__ = ["SettingsOptions", "add_settings_options", "TABLE_FORMATS", "add_table_options", "column_names",
-           "add_json_option", "json_output", "write_json", "add_results_option", "results_file",
+           "add_json_option", "json_output", "write_json", "add_results_option", "results_file", "results_path",
            "add_comparison_options", "check_comparison_options"]
 
 TABLE_FORMATS = ("csv", "tsv", "jsonl")
@@ -90,10 +90,15 @@ def add_results_option(p: argparse.ArgumentParser, suffix: str, what: str = "per
     p.add_argument("--out", default=None, help=f"{what} (default: FILE's name + {suffix})")
 
 
-def results_file(args: argparse.Namespace, suffix: str, *, inputs: Iterable[str | Path | None] = ()) -> Path:
+def results_path(suffix: str) -> Getter:
+    """The per-item results file of the parsed options: ``--out``, else FILE's name + ``suffix``
+    (a getter for :func:`~langrag_eval.cli._files.declare_files`)."""
+    return lambda args: args.out or Path(args.file).with_name(Path(args.file).name + suffix)
+
+
+def results_file(args: argparse.Namespace, suffix: str) -> Path:
     """The per-item results file, checked: ``--out``, else the input FILE's name with ``suffix`` added."""
-    path = args.out or Path(args.file).with_name(Path(args.file).name + suffix)
-    return output_file(path, "--out", inputs=[args.file, *inputs])
+    return output_file(results_path(suffix)(args), "--out")
 
 
 # ---- options of the commands that compare two runs (compare, gate) -----------------------------

@@ -33,7 +33,7 @@ from ..retrieval.chunking import DEFAULT_OVERLAP, DEFAULT_SIZE, chunk_sources
 from ..retrieval.ingest import Loaded, ingest, load_path
 from ..runtime.identity import file_digest
 from ._common import add_judge_options, open_cli_run, say, say_reuse, say_usage, setup_judge
-from ._files import output_file
+from ._files import JUDGE_READS, declare_files, output_file, store_path
 
 __all__ = ["register"]
 
@@ -65,6 +65,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--id-field", default="id", help="id field of .jsonl corpus files (default id)")
     p.add_argument("--limit", type=int, default=8, help="(agent, query) pairs in flight (default 8)")
     add_judge_options(p)
+    declare_files(p, reads={"--corpus": "corpus", "--queries": "queries", **JUDGE_READS},
+                  writes={"--out": "out", "--index": "index", "--store": store_path},
+                  folders={"--corpus", "--index"}, stores={"--store"})
     p.set_defaults(handler=handle)
 
 

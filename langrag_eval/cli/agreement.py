@@ -17,6 +17,7 @@ from ..errors import ConfigError
 from ..grading.io import read_scores
 from ..stats import agreement, format_agreement
 from ._common import report_issues, say
+from ._files import declare_files
 from ._options import add_json_option, json_output, write_json
 
 __all__ = ["register"]
@@ -39,6 +40,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                                  "(default: the score column or file names)")
     p.add_argument("--threshold", type=int, default=4, help="lowest accepted score (default 4)")
     add_json_option(p, "the statistics")
+    declare_files(p, reads={"A": "a", "B": "b"}, writes={"--json": "json_out"})
     p.set_defaults(handler=handle)
 
 

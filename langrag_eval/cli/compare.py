@@ -15,8 +15,8 @@ import argparse
 
 from ..compare import compare_runs, format_comparison
 from ..errors import ConfigError
-from ..runtime import open_store
-from ._common import add_store_option, say
+from ._common import add_store_option, open_store_to_read, say
+from ._files import declare_files, store_path
 from ._options import (add_comparison_options, add_json_option, check_comparison_options, json_output,
                        write_json)
 
@@ -36,6 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_json_option(p, "the whole comparison")
     add_comparison_options(p)
     add_store_option(p)
+    declare_files(p, reads={"--store": store_path}, writes={"--json": "json_out"}, stores={"--store"})
     p.set_defaults(handler=handle)
 
 
@@ -44,7 +45,7 @@ def handle(args: argparse.Namespace) -> int:
     if not 0.0 < args.level < 1.0:
         raise ConfigError(f"--level {args.level}: expected a confidence level between 0 and 1, e.g. 0.95")
     out = json_output(args)
-    store = open_store(args.store)
+    store = open_store_to_read(args.store)
     comparison = compare_runs(store, args.run_a, args.run_b, level=args.level, seed=args.seed,
                               resamples=args.resamples, agent=args.agent, agent_b=args.agent_b)
     say(format_comparison(comparison, flips=max(0, args.flips)))

@@ -17,9 +17,9 @@ import argparse
 
 from ..compare import format_gate, gate_runs, junit_error, junit_xml
 from ..errors import ConfigError, LangragError
-from ..runtime import open_store
-from ._common import add_store_option, say
-from ._files import output_file
+from ..files import write_text_atomic
+from ._common import add_store_option, open_store_to_read, say
+from ._files import declare_files, output_file, store_path
 from ._options import add_comparison_options, check_comparison_options
 
 __all__ = ["register"]
@@ -43,6 +43,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--junit", default=None, help="write a JUnit XML report to this file")
     add_comparison_options(p)
     add_store_option(p)
+    declare_files(p, reads={"--store": store_path}, writes={"--junit": "junit"}, stores={"--store"})
     p.set_defaults(handler=handle)
 
 
@@ -52,15 +53,15 @@ def handle(args: argparse.Namespace) -> int:
         check_comparison_options(args)
         if args.min_n < 0:
             raise ConfigError(f"--min-n {args.min_n}: expected a number of items, 0 or more, e.g. --min-n 30")
-        result = gate_runs(open_store(args.store), args.run, args.baseline, args.max_drop,
+        result = gate_runs(open_store_to_read(args.store), args.run, args.baseline, args.max_drop,
                            confidence=args.confidence, seed=args.seed, resamples=args.resamples,
                            agent=args.agent, agent_b=args.agent_b, min_n=args.min_n)
     except LangragError as exc:
         if junit is not None:  # CI shows the reason instead of a missing report
-            junit.write_text(junit_error(str(exc)), encoding="utf-8")
+            write_text_atomic(junit, junit_error(str(exc)))
         raise
     say(format_gate(result))
     if junit is not None:
-        junit.write_text(junit_xml(result), encoding="utf-8")
+        write_text_atomic(junit, junit_xml(result))
         say(f"junit: {junit}")
     return result.exit_code

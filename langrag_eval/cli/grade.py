@@ -23,7 +23,8 @@ from ..grading.io import read_examples
 from ..results import Unscored
 from ..runtime.identity import file_digest
 from ._common import add_judge_options, open_cli_run, report_issues, say, say_reuse, say_usage, setup_judge
-from ._options import add_results_option, add_table_options, column_names, results_file
+from ._files import JUDGE_READS, declare_files, store_path
+from ._options import add_results_option, add_table_options, column_names, results_file, results_path
 
 __all__ = ["register"]
 
@@ -55,6 +56,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--prompt", default=None, help="prompt template replacing vrag/grade (a file path)")
     add_results_option(p, ".vrag.jsonl")
     add_judge_options(p)
+    declare_files(p, reads={"FILE": "file", "--rubric": "rubric", "--examples": "examples",
+                            "--prompt": "prompt", **JUDGE_READS},
+                  writes={"--out": results_path(".vrag.jsonl"), "--store": store_path}, stores={"--store"})
     p.set_defaults(handler=handle)
 
 
@@ -104,7 +108,7 @@ def handle(args: argparse.Namespace) -> int:
         raise ConfigError(f"--combine {args.combine!r}: expected median or one of --human-cols "
                           f"({', '.join(humans) or 'none given'})")
     columns = Columns(**column_names(args, _COLUMNS), id=args.id_col, humans=humans, subject=args.subject_col)
-    out = results_file(args, ".vrag.jsonl", inputs=[args.rubric, args.examples, args.prompt])
+    out = results_file(args, ".vrag.jsonl")
     data = read_grading_file(args.file, columns, format=args.format)
     report_issues(data.issues)
     if not data.samples:

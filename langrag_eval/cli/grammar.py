@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from ..errors import ConfigError, DataError
 from ..runtime.identity import file_digest
 from ._common import add_judge_options, open_cli_run, say, say_reuse, setup_judge
-from ._files import output_file
+from ._files import JUDGE_READS, declare_files, judge_file, output_file, store_path
 from ._options import write_json
 
 if TYPE_CHECKING:
@@ -39,6 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     s = sub.add_parser("schema", help="show the schema a template generator sees, with warnings")
     s.add_argument("--db", required=True, help="SQLAlchemy URL, SQLite file path, or 'demo'")
+    declare_files(s, reads={"--db": _db_file})
     s.set_defaults(handler=_schema)
 
     g = sub.add_parser("generate", help="templates (written by a model or reloaded) to query/answer pairs")
@@ -72,6 +73,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     g.add_argument("--max-combinations", type=int, default=5000, help="per template (default 5000)")
     g.add_argument("--seed", type=int, default=0)
     add_judge_options(g)
+    declare_files(g, reads={"--db": _db_file, "--templates": _templates_file, **JUDGE_READS},
+                  writes={"--out": "out", "--templates": _templates_file, "--store": store_path},
+                  stores={"--store"})
     g.set_defaults(handler=_generate)
 
     a = sub.add_parser("analyze", help="grade answers against the dataset; groups, R, Acc, attribution")
@@ -91,7 +95,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "optional agent")
     a.add_argument("--out", default=None, help="also write the summary JSON here")
     add_judge_options(a)
+    declare_files(a, reads={"--dataset": "dataset", "--answers": "answers", "--verdicts": "verdicts",
+                            "--answerer": lambda args: judge_file(args.answerer) if args.answerer else None,
+                            **JUDGE_READS},
+                  writes={"--out": "out", "--store": store_path}, stores={"--store"})
     a.set_defaults(handler=_analyze)
+
+
+def _db_file(args: argparse.Namespace) -> str | None:
+    """The SQLite file ``--db`` names, if it names one."""
+    text = args.db
+    if text == "demo" or ("://" in text and not text.startswith("sqlite:///")):
+        return None
+    return text.removeprefix("sqlite:///") or None
+
+
+def _templates_file(args: argparse.Namespace) -> str | None:
+    if args.templates:
+        return args.templates
+    return None if args.db == "demo" else "grammar_templates.json"
 
 
 def _db(text: str) -> str:
@@ -139,7 +161,7 @@ def _generate(args: argparse.Namespace) -> int:
         stratify,
     )
     db = _db(args.db)
-    output_file(args.out, "--out", inputs=[args.templates, db.removeprefix("sqlite:///") if db.startswith("sqlite:///") else None])
+    output_file(args.out, "--out")
     schema = introspect(db)
     for w in schema.warnings:
         say(f"warning: {w}", err=True)
@@ -210,7 +232,7 @@ def _analyze(args: argparse.Namespace) -> int:
     from ..pipelines import read_answers
     from ..runtime import Judge, RetryPolicy
     if args.out:
-        output_file(args.out, "--out", inputs=[args.dataset, args.answers, args.verdicts])
+        output_file(args.out, "--out")
     if args.selfcheck_samples < 1:
         raise ConfigError("--selfcheck-samples must be at least 1")
     queries = read_dataset(args.dataset)

@@ -21,6 +21,7 @@ from ..retrieval.chunking import DEFAULT_OVERLAP, DEFAULT_SIZE
 from ..retrieval.ingest import Loaded, ingest, load_path
 from ._backend import add_backend_options, open_backend
 from ._common import quiet_model_loading, say
+from ._files import declare_files
 
 __all__ = ["register"]
 
@@ -47,6 +48,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="OpenSearch knn engine (default faiss; faiss + cosinesimil needs 2.19+)")
     p.add_argument("--space", choices=("cosinesimil", "l2", "innerproduct"), default=None,
                    help="OpenSearch knn space (default cosinesimil)")
+    declare_files(p, reads={"PATH": "paths"},
+                  writes={"--store-dir": lambda a: a.store_dir if a.backend == "embedded" else None},
+                  folders={"PATH", "--store-dir"})
     p.set_defaults(handler=handle)
 
 

@@ -21,7 +21,7 @@ from ..grading.io import Columns
 from ..report import write_report
 from ..runtime.identity import file_digest
 from ._common import add_judge_options, check_call_options, open_cli_run, report_issues, say, setup_judge
-from ._files import output_file
+from ._files import JUDGE_READS, declare_files, output_file, store_path
 from ._options import add_json_option, add_table_options, column_names, json_output, write_json
 
 __all__ = ["register"]
@@ -56,6 +56,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     a.add_argument("--report", default=None, help="also write the HTML report of the audit run here")
     add_json_option(a, "the card")
     add_judge_options(a)
+    declare_files(a, reads={"--data": "data", **JUDGE_READS},
+                  writes={"--json": "json_out", "--report": "report", "--store": store_path}, stores={"--store"})
     a.set_defaults(handler=handle_audit)
     p.set_defaults(handler=lambda args: (p.print_help(), 2)[1])
 

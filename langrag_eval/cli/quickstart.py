@@ -17,6 +17,7 @@ from pathlib import Path
 from ..errors import ConfigError
 from ..quickstart import QuickstartSettings, run_quickstart
 from ._common import add_judge_options, say, setup_judge
+from ._files import JUDGE_READS, declare_files, store_path
 
 __all__ = ["register"]
 
@@ -35,6 +36,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--games", type=int, default=None,
                    help="pairwise games per question, each judged in both orders (default 5; 2 offline)")
     add_judge_options(p)
+    declare_files(p, reads=JUDGE_READS, writes={"--out": "out", "--store": store_path},
+                  folders={"--out"}, stores={"--store"})
     p.set_defaults(handler=handle, concurrency=4)
 
 

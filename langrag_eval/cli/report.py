@@ -13,9 +13,8 @@ import datetime as dt
 
 from ..errors import ConfigError
 from ..report import write_report
-from ..runtime import open_store
-from ._common import add_run_argument, add_store_option, run_argument, say
-from ._files import output_file
+from ._common import add_run_argument, add_store_option, open_store_to_read, run_argument, say
+from ._files import check_files, declare_files, output_file, store_path
 
 __all__ = ["register"]
 
@@ -31,11 +30,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="a baseline run: add a comparison section (differences with intervals, "
                         "flipped items)")
     add_store_option(p)
+    declare_files(p, reads={"--store": store_path},
+                  writes={"--out": lambda a: a.out or ((a.run or a.run_option) and f"{a.run or a.run_option}.html")},
+                  stores={"--store"})
     p.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:
-    store = open_store(args.store)
+    store = open_store_to_read(args.store)
     if args.list:
         for r in store.runs():
             when = dt.datetime.fromtimestamp(r["created"], dt.timezone.utc).strftime("%Y-%m-%d %H:%M")
@@ -45,7 +47,9 @@ def handle(args: argparse.Namespace) -> int:
     if not name:
         raise ConfigError("give a run id, e.g. langrag-eval report grade-3f2a9c (see: langrag-eval report --list)")
     run = store.run(name)
-    path = write_report(store, run["id"], output_file(args.out or f"{run['id']}.html", "--out"),
+    out = args.out or f"{run['id']}.html"
+    check_files(args, writes={"--out": out})  # the default name holds the whole run id
+    path = write_report(store, run["id"], output_file(out, "--out"),
                         baseline=args.baseline)
     say(f"report: {path}")
     return 0

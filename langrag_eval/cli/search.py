@@ -21,6 +21,7 @@ from ..errors import ConfigError
 from ..retrieval import HybridSettings, Retriever
 from ._backend import add_backend_options, open_backend
 from ._common import quiet_model_loading, say
+from ._files import declare_files
 from ._options import SettingsOptions
 
 __all__ = ["format_table", "register"]
@@ -39,6 +40,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("-k", type=int, default=10, help="chunks to return (default 10)")
     _HYBRID.add_to(p)
     p.add_argument("--json", action="store_true", help="print one JSON object per hit instead of a table")
+    declare_files(p, reads={"--store-dir": lambda a: a.store_dir if a.backend == "embedded" else None},
+                  folders={"--store-dir"})
     p.set_defaults(handler=handle)
 
 

@@ -15,7 +15,8 @@ import datetime as dt
 
 from ..errors import ConfigError
 from ..runtime import open_store
-from ._common import add_run_argument, add_store_option, run_argument, say
+from ._common import add_run_argument, add_store_option, open_store_to_read, run_argument, say
+from ._files import declare_files, store_path
 
 __all__ = ["register"]
 
@@ -28,10 +29,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     c.add_argument("source", help="store to read: a SQLite file or postgresql:// URL")
     c.add_argument("target", help="store to write: a SQLite file or postgresql:// URL")
     c.add_argument("--run", dest="runs", action="append", default=None, help="a run id or prefix (repeatable)")
+    declare_files(c, reads={"SOURCE": lambda a: store_path(argparse.Namespace(store=a.source))},
+                  writes={"TARGET": lambda a: store_path(argparse.Namespace(store=a.target))},
+                  stores={"SOURCE", "TARGET"})
     c.set_defaults(handler=_copy)
     s = sub.add_parser("status", help="each run's state, or one run's workers and their progress")
     add_run_argument(s, "run id or prefix (none: every run's state)")
     add_store_option(s)
+    declare_files(s, reads={"--store": store_path}, stores={"--store"})
     s.set_defaults(handler=_status)
     p.set_defaults(handler=lambda args: (p.print_help(), 2)[1])
 
@@ -48,7 +53,7 @@ def _copy(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
-    store = open_store(args.store)
+    store = open_store_to_read(args.store)
     name = run_argument(args)
     if not name:
         for r in store.runs():

@@ -15,8 +15,9 @@ from pathlib import Path
 
 from ..errors import ConfigError
 from ..runtime.identity import content_hash
-from ._common import add_call_options, add_store_options, check_call_options, make_judge, open_cli_run, say
-from ._files import output_file
+from ._common import (add_call_options, add_store_options, check_call_options, make_judge, open_cli_run,
+                      open_store_to_write, say)
+from ._files import declare_files, judge_file, output_file, store_path
 
 __all__ = ["register"]
 
@@ -55,6 +56,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     q.add_argument("--seed", type=int, default=0)
     add_call_options(q, concurrency=8, what="model calls per generator")
     add_store_options(q)
+    declare_files(q, reads={"--corpus": "corpus", "--examples": "examples", "--prompt": "prompt",
+                            "--generator": lambda a: [judge_file(_generator_spec(g)[0]) for g in a.generator]},
+                  writes={"--out": "out", "--pool-out": "pool_out", "--store": store_path},
+                  folders={"--corpus"}, stores={"--store"})
     q.set_defaults(handler=_queries)
 
 
@@ -71,7 +76,7 @@ def _queries(args: argparse.Namespace) -> int:
     # Imported on use: every langrag-eval command imports this module to register its subcommand.
     from ..models import resolve_judge
     from ..pipelines import read_queries
-    from ..runtime import Judge, open_store
+    from ..runtime import Judge
     from ..synth import QueryGenerator, load_corpus, sample_passages, split_passages, write_queries
 
     check_call_options(args)
@@ -81,7 +86,7 @@ def _queries(args: argparse.Namespace) -> int:
     if args.pool_out:
         output_file(args.pool_out, "--pool-out")
     specs = [_generator_spec(g) for g in args.generator]
-    store = open_store(args.store)
+    store = open_store_to_write(args.store)
     judges: list[Judge] = []
     quotas: dict[str, int | None] = {}
     for spec, quota in specs:

@@ -51,7 +51,8 @@ from ..thelma.evaluator import DEFAULT_SD_THRESHOLD
 from ..thelma.io import read_samples
 from ._common import (add_judge_options, open_cli_run, quiet_model_loading, report_issues, say, say_reuse,
                       setup_judge)
-from ._options import SettingsOptions, add_results_option, add_table_options, results_file
+from ._files import JUDGE_READS, declare_files, store_path
+from ._options import SettingsOptions, add_results_option, add_table_options, results_file, results_path
 
 __all__ = ["ARTIFACT", "register"]
 
@@ -85,6 +86,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--samples-in-flight", type=int, default=8, help="samples scored at once (default 8)")
     add_results_option(p, ".thelma.jsonl", "per-sample JSONL")
     add_judge_options(p)
+    declare_files(p, reads={"FILE": "file", "--prompt": lambda a: [s.partition("=")[2] for s in a.prompt],
+                            **JUDGE_READS},
+                  writes={"--out": results_path(".thelma.jsonl"), "--store": store_path}, stores={"--store"})
     p.set_defaults(handler=handle)
 
 

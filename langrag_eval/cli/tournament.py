@@ -19,6 +19,7 @@ from ..prompts import load_prompt
 from ..runtime.identity import content_hash, file_digest
 from ..tournament import TournamentConfig, format_summary, load_answers_jsonl, load_ragelo_csv, run_tournament
 from ._common import add_judge_options, open_cli_run, report_issues, say, say_reuse, setup_judge
+from ._files import JUDGE_READS, declare_files, store_path
 from ._options import SettingsOptions, add_json_option, json_output, write_json
 
 __all__ = ["register"]
@@ -43,7 +44,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--factors-file", default=None, help="read --factors from a file")
     add_judge_options(p)
     add_json_option(p, "the summary")
+    declare_files(p, reads={"CSV": "files", "--answers": "answers_jsonl", "--factors-file": "factors_file",
+                            **{_SETTINGS.flag(f): _prompt_file(f) for f in _PROMPTS}, **JUDGE_READS},
+                  writes={"--json": "json_out", "--store": store_path}, stores={"--store"})
     p.set_defaults(handler=handle)
+
+
+_PROMPTS = ("relevance_prompt", "pointwise_prompt", "pairwise_prompt")
+
+
+def _prompt_file(name: str):  # a prompt given as a file (not a packaged prompt's name)
+    return lambda args: getattr(args, name, None) if Path(str(getattr(args, name, ""))).suffix else None
 
 
 def _load(args: argparse.Namespace):

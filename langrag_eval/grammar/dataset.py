@@ -47,7 +47,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import ConfigError, DataError
 from ..files import atomic_write
-from ..io import read_text
+from ..io import lines_of, parse_json, read_text
 from .db import AnswerRows, database_error, readonly_engine, run_many, sqlglot_dialect
 from .schema import DatabaseSchema, introspect
 from .templates import (
@@ -299,13 +299,16 @@ def stratify(queries: list[GrammarQuery], per_logic: int, *, seed: int = 0) -> t
 def read_dataset(path: str | Path) -> list[GrammarQuery]:
     """Read a dataset JSONL written by :meth:`GrammarDataset.to_jsonl`; errors name line and field."""
     source = Path(path)
-    lines = read_text(source, what="dataset file").splitlines()
+    lines = lines_of(read_text(source, what="dataset file"))
     out: list[GrammarQuery] = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            out.append(GrammarQuery.model_validate_json(line))
+            # parsed here, not by pydantic: a repeated key or a NaN is refused, not read as one value
+            out.append(GrammarQuery.model_validate(parse_json(line)))
+        except json.JSONDecodeError as exc:
+            raise DataError(f"not valid JSON ({exc.msg})", path=str(source), line=number) from None
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"]) or None

@@ -39,7 +39,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..errors import DataError
 from ..files import atomic_write
-from ..io import jsonl_objects, read_text
+from ..io import jsonl_objects, lines_of, read_text
 from ..types import Document
 from .agents import AgentAnswer
 
@@ -97,7 +97,7 @@ def read_queries(path: str | Path) -> list[Query]:
         rows = ((number, _query(_strict(obj), p, number)) for number, obj in jsonl_objects(p, text))
     else:
         rows = ((number, Query(qid=f"q{number}", query=line.strip()))
-                for number, line in enumerate(text.splitlines(), start=1) if line.strip())
+                for number, line in enumerate(lines_of(text), start=1) if line.strip())
     for number, query in rows:
         if query.qid in first_line:
             raise DataError(f"qid {query.qid!r} repeats line {first_line[query.qid]}", path=p,

@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import RetrievalError
+from ..files import temporary_name
 from ..types import Document
 from .analysis import analyze
 from .base import Chunk, HybridSettings, IngestReport, Mode
@@ -329,9 +330,34 @@ class EmbeddedBackend:
         postings = self._compile().postings   # live rows only
         live = np.array(self._live, dtype=bool)
         rows = np.flatnonzero(live)
-        tmp = self.path.with_name(self.path.name + ".saving")
-        shutil.rmtree(tmp, ignore_errors=True)
+        # The new folder and the old one's place while swapping get names only this call makes
+        # (temporary_name), so a user's folder beside the index is never taken for one of them.
+        tmp = temporary_name(self.path, "saving")
         tmp.mkdir(parents=True)
+        old: Path | None = None
+        try:
+            self._write_folder(tmp, rows, live, postings)
+            if self.path.exists():
+                old = temporary_name(self.path, "old")
+                self.path.rename(old)
+            try:
+                tmp.rename(self.path)
+            except OSError:
+                if old is not None:
+                    old.rename(self.path)
+                    old = None
+                raise
+        except OSError as exc:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise RetrievalError(f"{self.path}: the index could not be saved ({exc.strerror or exc}); "
+                                 "the index there is left as it was") from None
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+
+    def _write_folder(self, tmp: Path, rows: np.ndarray, live: np.ndarray, postings: Any) -> None:
         with open(tmp / "chunks.jsonl", "w", encoding="utf-8") as f:
             f.writelines(json.dumps({"id": c.id, "text": c.text, "metadata": c.metadata}, ensure_ascii=False)
                          + "\n" for c in map(self._chunks.__getitem__, rows.tolist()))
@@ -345,12 +371,6 @@ class EmbeddedBackend:
         (tmp / "manifest.json").write_text(json.dumps(
             {"format": _FORMAT, "version": _VERSION, "space": self.space, "dimension": self.dimension,
              "chunks": len(rows)}), encoding="utf-8")
-        old = self.path.with_name(self.path.name + ".old")
-        shutil.rmtree(old, ignore_errors=True)
-        if self.path.exists():
-            self.path.rename(old)
-        tmp.rename(self.path)
-        shutil.rmtree(old, ignore_errors=True)
 
     def _write_vectors(self, path: Path, rows: np.ndarray) -> np.ndarray:
         """Save the vectors of ``rows`` (zeros where a row has none) as .npy, a slice at a time so

@@ -189,6 +189,9 @@ def _roles_of(text: str) -> str:
 
 def _utf16_end(text: str, start: int, units: int) -> int:
     """The end of the longest prefix of ``text[start:]`` that fits in ``units`` UTF-16 units."""
+    chunk = text[start:start + units]
+    if len(chunk.encode("utf-16-le")) <= 2 * units:  # no astral character pushes it past the buffer
+        return start + len(chunk)
     end, used = start, 0
     while end < len(text):
         used += 2 if ord(text[end]) > 0xFFFF else 1
@@ -208,15 +211,33 @@ def _longest(roles: str, start: int, endpos: int) -> int:
     return end
 
 
+# How far past a token's start a match is followed before it is known to be cut at the buffer
+# (more than the buffer, and more than _LONG), and how much text one search looks at. Bounding both
+# keeps a text made of one enormous token linear: each buffer-long piece costs a bounded match,
+# instead of a match over the whole rest of the token.
+_REACH = 2 * BUFFER_UNITS + 2
+_WINDOW = 2 * _REACH
+
+
 def _spans(text: str, roles: str) -> list[tuple[int, int]]:
     """Token spans, following the scanner where the plain first match is not enough: a start that
     is both a letter and an emoji, and a match longer than the scanner's buffer."""
     spans: list[tuple[int, int]] = []
     pos, size = 0, len(roles)
-    while (match := _TOKEN.search(roles, pos)) is not None:
+    while pos < size:
+        stop = min(size, pos + _WINDOW)
+        match = _TOKEN.search(roles, pos, stop)
+        if stop < size and (match is None or match.start() >= stop - _REACH):
+            # No start before the last stretch of the window, or one too near its end to follow:
+            # look again from there (a start needs far less context than _REACH to be found).
+            pos = stop - _REACH if match is None else match.start()
+            continue
+        if match is None:
+            break
         start, end = match.span()
         if roles[start] == _AMBIGUOUS:
-            end = _longest(roles, start, size)
+            end = _longest(roles, start, min(size, start + _REACH))
+        # A match cut by the window's end is longer than _REACH, so cut at the buffer below.
         if end - start > _LONG:
             limit = _utf16_end(text, start, BUFFER_UNITS)
             if limit < end:

@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..io import read_bytes
+from ..io import digest_of_read, read_bytes
 
 
 __all__ = ["content_hash", "file_digest", "canonical"]
@@ -55,5 +55,7 @@ def content_hash(obj: Any) -> str:
 
 
 def file_digest(path: str | Path, *, what: str = "file") -> str:
-    """sha256 of a file's bytes; a file that cannot be read is a one-line error naming it."""
-    return hashlib.sha256(read_bytes(path, what=what)).hexdigest()
+    """sha256 of a file's bytes; a file that cannot be read is a one-line error naming it. A file
+    this process has read already, unchanged since, is not read again: its digest was taken from
+    the bytes read then (a pipe or a file being rewritten would give other bytes a second time)."""
+    return digest_of_read(path) or hashlib.sha256(read_bytes(path, what=what)).hexdigest()

@@ -14,6 +14,7 @@ possible; a paragraph longer than a passage is cut between words.
 from __future__ import annotations
 
 import json
+import os
 import random
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -22,7 +23,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import ConfigError, DataError
-from ..io import jsonl_objects, parse_json
+from ..io import check_regular, jsonl_objects, parse_json, read_text
 
 __all__ = [
     "CorpusDocument",
@@ -78,7 +79,9 @@ def load_corpus(path: str | Path) -> list[CorpusDocument]:
         files = sorted(f for f in p.rglob("*") if f.suffix.lower() in (".txt", ".md") and f.is_file())
         docs = [CorpusDocument(id=str(f.relative_to(p)), text=_read(f)) for f in files]
     elif not p.is_file():
-        raise ConfigError(f"{p}: corpus not found")
+        if not os.path.lexists(p):
+            raise ConfigError(f"{p}: corpus not found")
+        check_regular(p, what="corpus")  # a pipe, device or link loop: refused before reading
     elif p.suffix.lower() == ".jsonl":
         docs = [_record(_strict(obj), str(p), n, n - 1) for n, obj in jsonl_objects(p, _read(p))]
     elif p.suffix.lower() == ".json":
@@ -106,10 +109,7 @@ def load_corpus(path: str | Path) -> list[CorpusDocument]:
 
 
 def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise DataError(f"not UTF-8 text ({exc.reason})", path=str(path)) from None
+    return read_text(path, what="corpus file")
 
 
 def _strict(obj: dict[str, Any] | DataError) -> dict[str, Any]:

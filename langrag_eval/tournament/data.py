@@ -34,7 +34,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import DataError
-from ..io import read_text
+from ..io import csv_cells_unbounded, finite_number, read_text
 from ..types import AgentAnswer, Document
 
 __all__ = ["AgentAnswer", "Problem", "TournamentData", "load_answers_jsonl", "load_ragelo_csv"]
@@ -184,7 +184,9 @@ class _Builder:
 
 
 def _read_csv(path: Path, required: tuple[str, ...]) -> Iterable[tuple[int, dict[str, str]]]:
-    with io.StringIO(read_text(path, what="CSV file"), newline="") as handle:
+    text = read_text(path, what="CSV file")
+    csv_cells_unbounded(len(text))
+    with io.StringIO(text, newline="") as handle:
         reader = csv.DictReader(handle)
         header = [h.strip() for h in (reader.fieldnames or [])]
         missing = [c for c in required if c not in header]
@@ -238,10 +240,10 @@ def load_ragelo_csv(queries: str | Path, documents: str | Path | None, answers: 
             seen.add((qid, did, agent))
             doc = b.add_document(qid, Document(id=did, text=row["document"]), line, str(dpath))
             try:
-                rank = float(row["rank"]) if row.get("rank", "").strip() else float(line)
-            except ValueError:
-                b.problem("bad_row", line, "rank", f"{row['rank']!r} is not a number; file order used",
-                          str(dpath))
+                rank = (finite_number(row["rank"].strip(), path=str(dpath), line=line, field="rank")
+                        if row.get("rank", "").strip() else float(line))
+            except DataError as exc:  # not a number, or NaN / infinity, which would rank first or last
+                b.problem("bad_row", line, "rank", f"{exc.message}; file order used", str(dpath))
                 rank = float(line)
             if b.attributed:
                 ranked.setdefault((qid, agent), []).append((rank, line, doc))
