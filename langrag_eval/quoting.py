@@ -28,6 +28,7 @@ import re
 from typing import Any, Hashable, Sequence, TypeVar
 
 from .delimiters import QUOTE_TAGS
+from .echoes import current_reading, mask_echoes
 from .errors import AmbiguousVerdictError, JudgeOutputError
 
 V = TypeVar("V", bound=Hashable)
@@ -101,7 +102,14 @@ def _mask_inline(line: str) -> str:
 def mask_quoted(text: str, *, keep_tags: frozenset[str] = frozenset(), quotes: bool = True) -> str:
     """Blank out (same length, so positions hold) whatever the judge quoted rather than said:
     tag-delimited blocks (but ``keep_tags``), double-quoted spans and inline code (unless ``quotes``
-    is False: JSON verdicts are full of quotes), and ``>`` block quotes."""
+    is False: JSON verdicts are full of quotes), and ``>`` block quotes. Within
+    :func:`~langrag_eval.echoes.reading` (the untrusted texts of the prompt known), whatever the
+    reply reproduces of them is blanked first, and with ``delimiters=False`` only that."""
+    state = current_reading()
+    if state is not None:
+        text = mask_echoes(text, state.spans(text))
+        if not state.delimiters:
+            return text
     text = _mask_spans(text, [(a, b) for a, b, _ in tag_blocks(text, skip=keep_tags)])
     if quotes:
         text = "\n".join(_mask_inline(line) for line in text.split("\n"))

@@ -25,12 +25,14 @@ langrag_eval.errors.AmbiguousVerdictError: the reply holds verdicts that disagre
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from .echoes import current_reading, keys_in_spans, repeated_keys
 from .errors import AmbiguousVerdictError, JudgeOutputError
 from .quoting import find_json_objects, mask_quoted, single_verdict
 
@@ -257,12 +259,25 @@ class JsonFormat(Generic[M]):
         own = [o for o in objects if masked[o[0]] == "{"]
         if not own:
             raise JudgeOutputError("every JSON object in the reply is quoted; expected the judge's own")
+        state = current_reading()
+        for start, end, _ in own:
+            # a key the reply reproduces from the graded text (a reason string that breaks out and
+            # plants "relevance": 2) or a key given twice leaves the judge's own value unknown
+            planted = keys_in_spans(text, start, end, state.spans(text)) if state is not None else []
+            repeated = repeated_keys(text[start:end])
+            if planted or repeated:
+                why = (f"the key {planted[0]!r} lies in text reproduced from the graded material" if planted
+                       else f"the key {repeated[0]!r} is repeated")
+                raise AmbiguousVerdictError(f"JSON verdict: {why}; which value is the judge's cannot be "
+                                            f"told; give {self.instructions}, each key once")
         valid: dict[str, M] = {}
         seen = []
         error: JudgeOutputError | None = None
         for _, _, value in own:
             try:
                 verdict = self.from_json(value)
+            except AmbiguousVerdictError:
+                raise
             except JudgeOutputError as exc:
                 error = exc
                 continue
@@ -278,11 +293,20 @@ class JsonFormat(Generic[M]):
 
     def from_json(self, obj: Any) -> M:
         try:
-            return self.model.model_validate(obj)
+            lax = self.model.model_validate(obj)
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"]) or "object"
             raise JudgeOutputError(f"JSON verdict field {where}: {first['msg']}") from None
+        try:  # the schema's own types, as JSON spells them: "2" for an integer is not the schema's
+            return self.model.model_validate_json(json.dumps(obj), strict=True)
+        except (ValidationError, TypeError, ValueError) as exc:
+            first = exc.errors()[0] if isinstance(exc, ValidationError) else {"loc": (), "msg": str(exc)}
+            where = ".".join(str(p) for p in first["loc"]) or "object"
+            raise AmbiguousVerdictError(f"JSON verdict field {where} is not of the schema's type "
+                                        f"({first['msg']}); read loosely it would be "
+                                        f"{lax.model_dump_json()[:80]}, which cannot be taken as the "
+                                        "judge's") from None
 
 
 # ---------------------------------------------------------------- <output>...</output>, 0/1, text
