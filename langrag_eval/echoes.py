@@ -327,10 +327,24 @@ def loads_strict(text: str) -> Any:
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"(\s*:)?', re.S)
 
 
+_DECODER = json.JSONDecoder(strict=False)
+
+
 def keys_in_spans(text: str, start: int, end: int, spans: Sequence[tuple[int, int]]) -> list[str]:
-    """The keys of the JSON object at ``text[start:end]`` that lie inside one of ``spans``."""
+    """The keys of the JSON object at ``text[start:end]`` that lie, with their value, inside one of
+    ``spans``: pairs the reply reproduces (a key that merely shares its spelling with the graded
+    text, its value the judge's own, is not one)."""
     out = []
     for m in _JSON_STRING.finditer(text, start, end):
-        if m.group(1) and any(s < m.end() and m.start() < e for s, e in spans):
+        if not m.group(1) or not any(s <= m.start() < e for s, e in spans):
+            continue
+        pos = m.end()
+        while pos < end and text[pos].isspace():
+            pos += 1
+        try:
+            _, value_end = _DECODER.raw_decode(text, pos)
+        except (ValueError, RecursionError):
+            value_end = pos + 1
+        if any(s <= m.start() and value_end <= e for s, e in spans):
             out.append(m.group()[1:].split('"')[0])
     return out
