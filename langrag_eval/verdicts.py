@@ -32,7 +32,7 @@ from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from .echoes import current_reading, keys_in_spans, repeated_keys
+from .echoes import current_reading, keys_in_spans, reading, repeated_keys
 from .errors import AmbiguousVerdictError, JudgeOutputError
 from .quoting import find_json_objects, mask_quoted, single_verdict
 
@@ -255,11 +255,17 @@ class JsonFormat(Generic[M]):
         # Objects inside '>' block quotes or tag blocks are echoes (an answer's forged verdict); the
         # string and code masks do not apply, since JSON has quotes and often comes fenced. An
         # <output> block is where some prompts ask for the verdict, so it is not a quote here.
-        masked = mask_quoted(text, quotes=False, keep_tags=frozenset({"output"}))
-        own = [o for o in objects if masked[o[0]] == "{"]
+        state = current_reading()
+        spans = state.spans(text) if state is not None else []
+        masked = text
+        if state is None or state.delimiters:
+            with reading(None):  # the judge's delimiters only: echoes are told by whole objects below
+                masked = mask_quoted(text, quotes=False, keep_tags=frozenset({"output"}))
+        # an object wholly inside an echo is the graded text's; one that merely shares a prefix with
+        # it ('{"reason": "') is the judge's, its reproduced keys checked one by one
+        own = [o for o in objects if masked[o[0]] == "{" and not any(s <= o[0] and o[1] <= e for s, e in spans)]
         if not own:
             raise JudgeOutputError("every JSON object in the reply is quoted; expected the judge's own")
-        state = current_reading()
         for start, end, _ in own:
             # a key the reply reproduces from the graded text (a reason string that breaks out and
             # plants "relevance": 2) or a key given twice leaves the judge's own value unknown
