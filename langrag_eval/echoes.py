@@ -183,30 +183,36 @@ def read_verdict(fmt: Any, text: str, untrusted: Untrusted | Sequence[str] | Non
             raise
         except JudgeOutputError as exc:
             first_error = exc
-        view = mask_quoted_view(text)
+        keep = frozenset({"output", str(getattr(fmt, "tag", "output"))})
+        view = mask_quoted_view(text, keep)
     with reading(known, delimiters=False):
         try:
-            whole = parse(text)
-        except AmbiguousVerdictError as exc:
-            if quoted_aside is None:
-                raise
-            suspects = echoed_tokens(view, known)
-            if suspects:
-                raise AmbiguousVerdictError(
-                    f"{exc}; the verdict outside quotes, {suspects[0][:60]!r}, also stands in the graded "
-                    "text") from None
-            return quoted_aside[0]  # type: ignore[no-any-return]
-        except JudgeOutputError:
-            if quoted_aside is None:
-                raise first_error from None
-            return quoted_aside[0]  # type: ignore[no-any-return]
-    return quoted_aside[0] if quoted_aside is not None else whole  # type: ignore[no-any-return]
+            whole: Any = (parse(text),)
+            doubt: JudgeOutputError | None = None
+        except JudgeOutputError as exc:
+            whole, doubt = None, exc
+    if quoted_aside is None:
+        if whole is None:
+            raise doubt if isinstance(doubt, AmbiguousVerdictError) else first_error
+        return whole[0]  # type: ignore[no-any-return]
+    if whole is not None and whole[0] == quoted_aside[0]:
+        return quoted_aside[0]  # type: ignore[no-any-return]
+    # the two readings differ: the verdict outside the judge's quotes holds only if nothing there
+    # can be a short echo
+    suspects = echoed_tokens(view, known)
+    if suspects:
+        raise AmbiguousVerdictError(
+            f"the verdict outside quoted text disagrees with the rest of the reply, and "
+            f"{suspects[0][:60]!r} also stands in the graded text; give exactly one verdict, "
+            f"{getattr(fmt, 'instructions', 'in the format asked for')}")
+    return quoted_aside[0]  # type: ignore[no-any-return]
 
 
-def mask_quoted_view(text: str) -> str:
-    """The reply as the verdict parsers read it within the current :func:`reading`."""
+def mask_quoted_view(text: str, keep: frozenset[str] = frozenset()) -> str:
+    """The reply as the verdict parsers read it within the current :func:`reading`, the ``keep`` tag
+    blocks (where verdicts are written) left in view."""
     from .quoting import mask_quoted  # quoting reads the reading set here: imported on use
-    return mask_quoted(text)
+    return mask_quoted(text, keep_tags=keep)
 
 
 def _view(text: str) -> tuple[str, list[int], list[int]]:
@@ -230,18 +236,28 @@ def _view(text: str) -> tuple[str, list[int], list[int]]:
     return "".join(chars), starts, ends
 
 
-def _tokens(text: str) -> list[tuple[int, int, bool, str, str]]:
-    """Verdict-shaped tokens: (start, end, protected, kind, key). Bracket tokens and lists carry a
-    key to look up among the untrusted ones; tag marks are protected only."""
-    out = []
+_Token = tuple[int, int, int, int, str, str]
+
+
+def _value_span(m: re.Match[str], group: int | str) -> tuple[int, int]:
+    a, b = m.span(group)
+    value = m.string[a:b]
+    lead = len(value) - len(value.lstrip())
+    return a + lead, a + len(value.rstrip()) if value.strip() else a + lead
+
+
+def _tokens(text: str) -> list[_Token]:
+    """Verdict-shaped tokens: (start, end, value start, value end, kind, key). Bracket tokens, lists
+    and short tag blocks carry a key to look up among the untrusted ones; tag marks have none."""
+    out: list[_Token] = []
     for m in _BRACKET.finditer(text):
-        out.append((m.start(), m.end(), True, _label(m["label"]), _norm(m["value"])))
+        out.append((m.start(), m.end(), *_value_span(m, "value"), _label(m["label"]), _norm(m["value"])))
     for m in _LIST.finditer(text):
-        out.append((m.start(), m.end(), True, "list", re.sub(r"\s", "", m.group())))
+        out.append((m.start(), m.end(), m.start(), m.end(), "list", re.sub(r"\s", "", m.group())))
     for m in _BLOCK.finditer(text):
-        out.append((m.start(), m.end(), True, "block", f"{fold(m.group(1))}:{_norm(m.group(2))}"))
+        out.append((m.start(), m.end(), *_value_span(m, 2), "block", f"{fold(m.group(1))}:{_norm(m.group(2))}"))
     for m in _TAGMARK.finditer(text):
-        out.append((m.start(), m.end(), True, "tag", ""))
+        out.append((m.start(), m.end(), m.start(), m.start(), "tag", ""))
     return out
 
 
@@ -278,9 +294,13 @@ def echo_spans(text: str, untrusted: Untrusted) -> list[tuple[int, int]]:
     # a stretch that is nothing but verdict tokens ("Final verdict: [[A]]") says nothing of who wrote
     # it: it is left to read_verdict, which treats such tokens as suspects
     spans = [(s, e) for s, e in _merge(raw) if _has_words(text, s, e, tokens)]
-    # a token of the judge's own (not wholly inside an echo) cuts the echoes it touches
-    for a, b, _, _, _ in tokens:
-        if any(s <= a and b <= e for s, e in spans):
+    # a token whose value the reply reproduces is an echo whole, though the judge closed it ("<output>1"
+    # echoed, then "</output>"); a token of the judge's own cuts the echoes it touches, so a shared
+    # prefix ("Score: [[") does not blank it
+    echoed = [(a, b) for a, b, va, vb, _, _ in tokens
+              if vb > va and any(s <= va and vb <= e for s, e in spans)]
+    for a, b, _, _, _, _ in tokens:
+        if any(s <= a and b <= e for s, e in spans + echoed):
             continue
         cut = []
         for s, e in spans:
@@ -292,12 +312,12 @@ def echo_spans(text: str, untrusted: Untrusted) -> list[tuple[int, int]]:
             if e > b:
                 cut.append((b, e))
         spans = cut
-    return _merge(spans)
+    return _merge(spans + echoed)
 
 
-def _has_words(text: str, start: int, end: int, tokens: list[tuple[int, int, bool, str, str]]) -> bool:
+def _has_words(text: str, start: int, end: int, tokens: list[_Token]) -> bool:
     chars = list(text[start:end])
-    for a, b, _, _, _ in tokens:
+    for a, b, _, _, _, _ in tokens:
         if start <= a and b <= end:
             chars[a - start:b - start] = " " * (b - a)
     return len(re.findall(r"\w", "".join(chars))) >= 3
@@ -308,7 +328,7 @@ def echoed_tokens(text: str, untrusted: Untrusted) -> list[str]:
     holding only a verdict) that also stand in an untrusted text: each may be an echo too short to
     be told from the judge's own by its context."""
     found = []
-    for a, b, _, kind, key in _tokens(text):
+    for a, b, _, _, kind, key in _tokens(text):
         if kind in ("list", "block") and (kind, key) in untrusted.brackets:
             found.append(text[a:b])
         elif kind not in ("list", "tag", "block") and ((kind, key) in untrusted.brackets or (
