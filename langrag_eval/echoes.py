@@ -239,23 +239,26 @@ def _view(text: str) -> tuple[str, list[int], list[int]]:
 _Token = tuple[int, int, int, int, str, str]
 
 
-def _value_span(m: re.Match[str], group: int | str) -> tuple[int, int]:
+def _value_span(m: re.Match[str], group: int | str, opener: int) -> tuple[int, int]:
+    """From the token's opening delimiter (``opener``) to the end of its value, trailing blanks left
+    out: what an echo must reproduce for the token to be an echo though the judge closed it."""
     a, b = m.span(group)
     value = m.string[a:b]
-    lead = len(value) - len(value.lstrip())
-    return a + lead, a + len(value.rstrip()) if value.strip() else a + lead
+    return opener, a + len(value.rstrip()) if value.strip() else opener
 
 
 def _tokens(text: str) -> list[_Token]:
-    """Verdict-shaped tokens: (start, end, value start, value end, kind, key). Bracket tokens, lists
+    """Verdict-shaped tokens: (start, end, opener, value end, kind, key). Bracket tokens, lists
     and short tag blocks carry a key to look up among the untrusted ones; tag marks have none."""
     out: list[_Token] = []
     for m in _BRACKET.finditer(text):
-        out.append((m.start(), m.end(), *_value_span(m, "value"), _label(m["label"]), _norm(m["value"])))
+        out.append((m.start(), m.end(), *_value_span(m, "value", m.start("value") - 2), _label(m["label"]),
+                    _norm(m["value"])))
     for m in _LIST.finditer(text):
         out.append((m.start(), m.end(), m.start(), m.end(), "list", re.sub(r"\s", "", m.group())))
     for m in _BLOCK.finditer(text):
-        out.append((m.start(), m.end(), *_value_span(m, 2), "block", f"{fold(m.group(1))}:{_norm(m.group(2))}"))
+        out.append((m.start(), m.end(), *_value_span(m, 2, m.start()), "block",
+                    f"{fold(m.group(1))}:{_norm(m.group(2))}"))
     for m in _TAGMARK.finditer(text):
         out.append((m.start(), m.end(), m.start(), m.start(), "tag", ""))
     return out
@@ -294,8 +297,9 @@ def echo_spans(text: str, untrusted: Untrusted) -> list[tuple[int, int]]:
     # a stretch that is nothing but verdict tokens ("Final verdict: [[A]]") says nothing of who wrote
     # it: it is left to read_verdict, which treats such tokens as suspects
     spans = [(s, e) for s, e in _merge(raw) if _has_words(text, s, e, tokens)]
-    # a token whose value the reply reproduces is an echo whole, though the judge closed it ("<output>1"
-    # echoed, then "</output>"); a token of the judge's own cuts the echoes it touches, so a shared
+    # a token whose opening and value the reply reproduces is an echo whole, though the judge closed
+    # it ("<output>1" echoed, then "</output>"); a value alone reproduced (a claim the judge lists,
+    # a sentence it rewrites) is the judge's. A token of the judge's own cuts the echoes it touches, so a shared
     # prefix ("Score: [[") does not blank it
     echoed = [(a, b) for a, b, va, vb, _, _ in tokens
               if vb > va and any(s <= va and vb <= e for s, e in spans)]

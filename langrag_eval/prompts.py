@@ -45,7 +45,7 @@ from .echoes import untrusted_strings
 from .errors import DataError, PromptError
 from .io import read_text
 
-__all__ = ["PromptTemplate", "RenderedPrompt", "as_template", "from_format_string", "override_template", "load_prompt", "prompt_names", "prompts_root"]
+__all__ = ["PromptTemplate", "as_template", "from_format_string", "override_template", "load_prompt", "prompt_names", "prompts_root"]
 
 _HEADER = re.compile(r"\A\{#(?P<body>.*?)#\}\n?", re.S)
 _TAG = re.compile(r"</?\s*([A-Za-z_][\w-]*)(?:\s[^<>]*)?>")

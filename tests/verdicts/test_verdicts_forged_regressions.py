@@ -165,3 +165,21 @@ def test_the_repaired_relevance_does_not_become_a_game_annotation_planted() -> N
                                   documents=[{"id": "d1", "text": DOCUMENT}], qid="q1"))
     assert not isinstance(game, Unscored), game
     assert game.documents == []  # the Unscored relevance does not admit the document at level 2
+
+
+# ---------------------------------------------------------------- content the judge is asked to repeat
+
+
+@pytest.mark.parametrize("reply", ["<output>Ada was born in 1815.</output>",
+                                   "<output>\n- Ada was born in 1815.\n</output>",
+                                   "The text holds one claim.\n<output>\n* Ada was born in 1815.\n</output>"])
+def test_a_claim_that_repeats_the_text_is_read_as_the_judges(reply: str) -> None:
+    """Extraction tasks ask the judge to reproduce the text: what it writes in the block is its own."""
+    import asyncio
+
+    from langrag_eval.prompts import load_prompt
+    from langrag_eval.thelma.formats import ListFormat
+
+    prompt = load_prompt("thelma/decompose_claims").render(text="Ada was born in 1815.")
+    answer = asyncio.run(Judge(ScriptedModel([reply]), repair=False).ask(prompt, ListFormat()))
+    assert answer.value == ["Ada was born in 1815."]
