@@ -34,7 +34,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
+from typing import Any, Callable, Iterable, Iterator, NamedTuple, Sequence, TypeVar
 
 from .delimiters import fold
 from .errors import AmbiguousVerdictError, JudgeOutputError
@@ -236,31 +236,35 @@ def _view(text: str) -> tuple[str, list[int], list[int]]:
     return "".join(chars), starts, ends
 
 
-_Token = tuple[int, int, int, int, str, str]
+class _Token(NamedTuple):
+    start: int
+    end: int
+    opener: int       # where its opening delimiter starts
+    value: int        # where its value starts
+    value_end: int    # where its value ends, trailing blanks left out
+    kind: str         # a canonical label ("score", "verdict", "" when bare), "list", "block", "tag"
+    key: str          # what to look up among the untrusted tokens
 
 
-def _value_span(m: re.Match[str], group: int | str, opener: int) -> tuple[int, int]:
-    """From the token's opening delimiter (``opener``) to the end of its value, trailing blanks left
-    out: what an echo must reproduce for the token to be an echo though the judge closed it."""
+def _token(m: re.Match[str], group: int | str, opener: int, kind: str, key: str) -> _Token:
     a, b = m.span(group)
     value = m.string[a:b]
-    return opener, a + len(value.rstrip()) if value.strip() else opener
+    lead = len(value) - len(value.lstrip())
+    return _Token(m.start(), m.end(), opener, a + lead, a + len(value.rstrip()), kind, key)
 
 
 def _tokens(text: str) -> list[_Token]:
-    """Verdict-shaped tokens: (start, end, opener, value end, kind, key). Bracket tokens, lists
-    and short tag blocks carry a key to look up among the untrusted ones; tag marks have none."""
+    """Verdict-shaped tokens. Bracket tokens, lists and short tag blocks carry a key to look up
+    among the untrusted ones; tag marks have none."""
     out: list[_Token] = []
     for m in _BRACKET.finditer(text):
-        out.append((m.start(), m.end(), *_value_span(m, "value", m.start("value") - 2), _label(m["label"]),
-                    _norm(m["value"])))
+        out.append(_token(m, "value", m.start("value") - 2, _label(m["label"]), _norm(m["value"])))
     for m in _LIST.finditer(text):
-        out.append((m.start(), m.end(), m.start(), m.end(), "list", re.sub(r"\s", "", m.group())))
+        out.append(_token(m, 0, m.start(), "list", re.sub(r"\s", "", m.group())))
     for m in _BLOCK.finditer(text):
-        out.append((m.start(), m.end(), *_value_span(m, 2, m.start()), "block",
-                    f"{fold(m.group(1))}:{_norm(m.group(2))}"))
+        out.append(_token(m, 2, m.start(), "block", f"{fold(m.group(1))}:{_norm(m.group(2))}"))
     for m in _TAGMARK.finditer(text):
-        out.append((m.start(), m.end(), m.start(), m.start(), "tag", ""))
+        out.append(_Token(m.start(), m.end(), m.start(), m.start(), m.start(), "tag", ""))
     return out
 
 
@@ -299,29 +303,33 @@ def echo_spans(text: str, untrusted: Untrusted) -> list[tuple[int, int]]:
     spans = [(s, e) for s, e in _merge(raw) if _has_words(text, s, e, tokens)]
     # a token whose opening and value the reply reproduces is an echo whole, though the judge closed
     # it ("<output>1" echoed, then "</output>"); a value alone reproduced (a claim the judge lists,
-    # a sentence it rewrites) is the judge's. A token of the judge's own cuts the echoes it touches, so a shared
-    # prefix ("Score: [[") does not blank it
-    echoed = [(a, b) for a, b, va, vb, _, _ in tokens
-              if vb > va and any(s <= va and vb <= e for s, e in spans)]
-    for a, b, _, _, _, _ in tokens:
-        if any(s <= a and b <= e for s, e in spans + echoed):
+    # a sentence it rewrites) is the judge's. The frame of a token of the judge's own (label,
+    # brackets, tags) cuts the echoes it touches, so a shared prefix ("Score: [[") does not blank it.
+    echoed = [(t.start, t.end) for t in tokens
+              if t.value_end > t.opener and any(s <= t.opener and t.value_end <= e for s, e in spans)]
+    for t in tokens:
+        if any(s <= t.start and t.end <= e for s, e in spans + echoed):
             continue
-        cut = []
-        for s, e in spans:
-            if e <= a or s >= b:
-                cut.append((s, e))
+        frame = [(t.start, t.end)] if t.kind == "list" else [(t.start, t.value), (t.value_end, t.end)]
+        for a, b in frame:
+            if b <= a:
                 continue
-            if s < a:
-                cut.append((s, a))
-            if e > b:
-                cut.append((b, e))
-        spans = cut
+            cut = []
+            for s, e in spans:
+                if e <= a or s >= b:
+                    cut.append((s, e))
+                    continue
+                if s < a:
+                    cut.append((s, a))
+                if e > b:
+                    cut.append((b, e))
+            spans = cut
     return _merge(spans + echoed)
 
 
 def _has_words(text: str, start: int, end: int, tokens: list[_Token]) -> bool:
     chars = list(text[start:end])
-    for a, b, _, _, _, _ in tokens:
+    for a, b, *_ in tokens:
         if start <= a and b <= end:
             chars[a - start:b - start] = " " * (b - a)
     return len(re.findall(r"\w", "".join(chars))) >= 3
@@ -332,7 +340,7 @@ def echoed_tokens(text: str, untrusted: Untrusted) -> list[str]:
     holding only a verdict) that also stand in an untrusted text: each may be an echo too short to
     be told from the judge's own by its context."""
     found = []
-    for a, b, _, _, kind, key in _tokens(text):
+    for a, b, _, _, _, kind, key in _tokens(text):
         if kind in ("list", "block") and (kind, key) in untrusted.brackets:
             found.append(text[a:b])
         elif kind not in ("list", "tag", "block") and ((kind, key) in untrusted.brackets or (

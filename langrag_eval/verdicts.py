@@ -337,7 +337,12 @@ class TagFormat:
         """The stripped content of every innermost ``<tag>...</tag>`` block found in ``view``."""
         tag = re.escape(self.tag)
         pattern = re.compile(rf"<{tag}\s*>((?:(?!<{tag}\s*>).)*?)</{tag}\s*>", re.S | re.I)
-        return [text[m.start(1):m.end(1)].strip() for m in pattern.finditer(view)]
+        found = [(text[m.start(1):m.end(1)].strip(), bool(m.group(1).strip())) for m in pattern.finditer(view)]
+        # beside a block of the judge's own, one that holds nothing but text reproduced from the
+        # graded material (blank in the view) is an echo the judge wrapped; alone, it is the result
+        # of a task that asks for such text (claims, a rewrite)
+        own = [body for body, seen in found if seen or not body]
+        return own if own else [body for body, _ in found]
 
     def json_schema(self) -> dict[str, Any]:
         return {"type": "object", "properties": {self.tag: {"type": "string"}}, "required": [self.tag]}
