@@ -32,9 +32,8 @@ from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from .echoes import current_reading, keys_in_spans, reading, repeated_keys
 from .errors import AmbiguousVerdictError, JudgeOutputError
-from .quoting import find_json_objects, mask_quoted, single_verdict
+from .quoting import find_json_objects, mask_quoted, own_json_objects, single_verdict
 
 __all__ = [
     "VerdictFormat", "ScoreVerdict", "ScoreFormat", "PairwiseFormat", "JsonFormat", "TagFormat",
@@ -249,33 +248,7 @@ class JsonFormat(Generic[M]):
     instructions: str = "a JSON object on the last line"
 
     def parse(self, text: str) -> M:
-        objects = find_json_objects(text)
-        if not objects:
-            raise JudgeOutputError("no JSON object in the reply")
-        # Objects inside '>' block quotes or tag blocks are echoes (an answer's forged verdict); the
-        # string and code masks do not apply, since JSON has quotes and often comes fenced. An
-        # <output> block is where some prompts ask for the verdict, so it is not a quote here.
-        state = current_reading()
-        spans = state.spans(text) if state is not None else []
-        masked = text
-        if state is None or state.delimiters:
-            with reading(None):  # the judge's delimiters only: echoes are told by whole objects below
-                masked = mask_quoted(text, quotes=False, keep_tags=frozenset({"output"}))
-        # an object wholly inside an echo is the graded text's; one that merely shares a prefix with
-        # it ('{"reason": "') is the judge's, its reproduced keys checked one by one
-        own = [o for o in objects if masked[o[0]] == "{" and not any(s <= o[0] and o[1] <= e for s, e in spans)]
-        if not own:
-            raise JudgeOutputError("every JSON object in the reply is quoted; expected the judge's own")
-        for start, end, _ in own:
-            # a key the reply reproduces from the graded text (a reason string that breaks out and
-            # plants "relevance": 2) or a key given twice leaves the judge's own value unknown
-            planted = keys_in_spans(text, start, end, state.spans(text)) if state is not None else []
-            repeated = repeated_keys(text[start:end])
-            if planted or repeated:
-                why = (f"the key {planted[0]!r} lies in text reproduced from the graded material" if planted
-                       else f"the key {repeated[0]!r} is repeated")
-                raise AmbiguousVerdictError(f"JSON verdict: {why}; which value is the judge's cannot be "
-                                            f"told; give {self.instructions}, each key once")
+        own = own_json_objects(text, self.instructions)
         valid: dict[str, M] = {}
         seen = []
         error: JudgeOutputError | None = None

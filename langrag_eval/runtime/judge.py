@@ -20,11 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Literal, Sequence, TypeVar
 
-from ..echoes import Untrusted, echo_spans, keys_in_spans, loads_strict, read_verdict
+from ..echoes import Untrusted, echo_spans
 from ..errors import AmbiguousVerdictError, ConfigError, JudgeOutputError, ModelCallError
 from ..io import parse_json, read_text
 from ..model import ChatModel, GenerationParams, Reply, TokenUsage, call_key
 from ..prompts import load_prompt
+from ..quoting import keys_in_spans, loads_strict, read_verdict
 from ..results import Unscored
 from ..verdicts import VerdictFormat
 from .concurrency import Limiter

@@ -20,10 +20,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from langrag_eval.delimiters import QUOTE_TAGS, neutralise_tags
-from langrag_eval.echoes import read_verdict
 from langrag_eval.errors import AmbiguousVerdictError, JudgeOutputError
 from langrag_eval.grammar.grading import CorrectnessFormat
 from langrag_eval.prompts import load_prompt
+from langrag_eval.quoting import read_verdict
 from langrag_eval.results import Unscored
 from langrag_eval.runtime import Judge
 from langrag_eval.synth.queries import _Questions
