@@ -274,8 +274,9 @@ def echo_spans(text: str, untrusted: Untrusted) -> list[tuple[int, int]]:
 
 def _has_words(text: str, start: int, end: int, tokens: list[_Token]) -> bool:
     chars = list(text[start:end])
-    for a, b, *_ in tokens:
-        if start <= a and b <= end:
+    for a, b, *_ in tokens:  # a token's frame ("Reason: [[") is the format's wording, not the text's
+        a, b = max(a, start), min(b, end)
+        if a < b:
             chars[a - start:b - start] = " " * (b - a)
     return len(re.findall(r"\w", "".join(chars))) >= 3
 
