@@ -235,7 +235,7 @@ def echo_spans(text: str, untrusted: Untrusted) -> list[tuple[int, int]]:
     run_start, run_end = -1, -1
     for j in range(len(view) - k + 1):
         if view[j:j + k] in grams:
-            if j > run_end:
+            if j >= run_end:  # two stretches that merely touch are two echoes, judged one by one
                 if run_start >= 0:
                     raw.append((starts[run_start], ends[run_end - 1]))
                 run_start = j
@@ -245,7 +245,7 @@ def echo_spans(text: str, untrusted: Untrusted) -> list[tuple[int, int]]:
     tokens = _tokens(text)
     # a stretch that is nothing but verdict tokens ("Final verdict: [[A]]") says nothing of who wrote
     # it: it is left to quoting.read_verdict, which treats such tokens as suspects
-    spans = [(s, e) for s, e in _merge(raw) if _has_words(text, s, e, tokens)]
+    spans = [(s, e) for s, e in raw if _has_words(text, s, e, tokens)]
     # a token whose opening and value the reply reproduces is an echo whole, though the judge closed
     # it ("<output>1" echoed, then "</output>"); a value alone reproduced (a claim the judge lists,
     # a sentence it rewrites) is the judge's. The frame of a token of the judge's own (label,
@@ -274,10 +274,14 @@ def echo_spans(text: str, untrusted: Untrusted) -> list[tuple[int, int]]:
 
 def _has_words(text: str, start: int, end: int, tokens: list[_Token]) -> bool:
     chars = list(text[start:end])
-    for a, b, *_ in tokens:  # a token's frame ("Reason: [[") is the format's wording, not the text's
-        a, b = max(a, start), min(b, end)
-        if a < b:
-            chars[a - start:b - start] = " " * (b - a)
+    # a token's frame ("Reason: [[", "<output>") and a verdict-sized value are the format's wording,
+    # not the graded text's; a longer value (a reason, a block of prose) is text
+    for t in tokens:
+        short = t.kind not in ("block", "tag") and t.value_end - t.value <= 12
+        for a, b in ([(t.start, t.end)] if short else [(t.start, t.value), (t.value_end, t.end)]):
+            a, b = max(a, start), min(b, end)
+            if a < b:
+                chars[a - start:b - start] = " " * (b - a)
     return len(re.findall(r"\w", "".join(chars))) >= 3
 
 
