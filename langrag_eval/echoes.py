@@ -8,17 +8,20 @@ returns), the verdict parsers read the reply by its content instead:
 
 - every stretch of the reply that reproduces an untrusted text (at least :data:`ECHO_MIN` characters
   in a folded view: look-alikes, invisibles, case and runs of white space do not count) is an echo,
-  whatever surrounds it, closed or not; a verdict inside it is not the judge's;
+  whatever surrounds it, closed or not; a verdict inside it is not the judge's. A stretch holding
+  no words of its own beside verdict tokens and their frames (``Score: [[5]], Reason: [[``) says
+  nothing of who wrote it and is not an echo;
 - an echo stops short of a verdict token of the judge's own that it touches, so a shared prefix
   (``Score: [[``) cannot blank the judge's verdict.
 
 The parsers then read the judge's verdict outside the echoes, twice: setting aside what the judge
 put in quotes, tags or block quotes, and not (:func:`~langrag_eval.quoting.read_verdict`). When only
-the second reading finds a verdict, the judge wrote its own inside such a block. When the two disagree, the verdict
-outside the judge's quotes is taken only if it stands in no untrusted text: a verdict token as short
-as ``[[A]]`` cannot be told from an echo by its context, so the reply is then ambiguous. JSON is
-read strictly: a repeated key, a value not of the schema's type, and a key that the reply reproduces
-with its value from an untrusted text (a reason string that breaks out) are all ambiguous.
+the second reading finds a verdict, the judge wrote its own inside such a block. When the two
+disagree, the verdict outside the judge's quotes is taken only if it stands in no untrusted text: a
+verdict token as short as ``[[A]]`` cannot be told from an echo by its context, so the reply is then
+ambiguous. JSON is read strictly: a repeated key, a value not of the schema's type, and a key that
+the reply reproduces with its value from an untrusted text (a reason string that breaks out) are all
+ambiguous.
 
 >>> from langrag_eval.quoting import read_verdict
 >>> from langrag_eval.verdicts import ScoreFormat
