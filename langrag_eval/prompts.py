@@ -42,6 +42,7 @@ import jinja2
 import jinja2.meta
 
 from .delimiters import QUOTE_TAGS, neutralise_tags
+from .echoes import untrusted_strings
 from .errors import DataError, PromptError
 from .io import read_text
 
@@ -99,16 +100,34 @@ class PromptTemplate:
             raise PromptError(f"{self.source}: variables {', '.join(unknown)} are not provided by "
                               f"this task; available: {', '.join(sorted(allowed))}")
 
-    def render(self, **values: Any) -> str:
+    def render(self, **values: Any) -> "RenderedPrompt":
         missing = [v for v in self.variables if v not in values]
         if missing:
             raise PromptError(f"{self.source}: undefined variable(s) {', '.join(missing)}")
         own = _delimiter_tags(self.body)
         safe = {k: _neutralise(values[k], own if k in self.trusted else own | QUOTE_TAGS) for k in self.variables}
         try:
-            return _compiled(self.body).render(**safe)
+            text = _compiled(self.body).render(**safe)
         except jinja2.UndefinedError as exc:
             raise PromptError(f"{self.source}: {exc.message}") from exc
+        untrusted = [s for k in self.variables if k not in self.trusted
+                     for s in untrusted_strings(values[k]) + untrusted_strings(safe[k])]
+        return RenderedPrompt(text, tuple(dict.fromkeys(untrusted)))
+
+
+class RenderedPrompt(str):
+    """A rendered prompt: the text, and the untrusted values it holds (as given and as rendered),
+    which the judge's reply is read against (:mod:`langrag_eval.echoes`)."""
+
+    untrusted: tuple[str, ...]
+
+    def __new__(cls, text: str, untrusted: tuple[str, ...] = ()) -> "RenderedPrompt":
+        self = super().__new__(cls, text)
+        self.untrusted = untrusted
+        return self
+
+    def __reduce__(self) -> Any:
+        return (RenderedPrompt, (str(self), self.untrusted))
 
 
 @lru_cache(maxsize=256)

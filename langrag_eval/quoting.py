@@ -25,14 +25,17 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Hashable, Sequence, TypeVar
+from typing import Any, Callable, Hashable, Sequence, TypeVar
 
 from .delimiters import QUOTE_TAGS
+from .echoes import Untrusted, current_reading, echoed_tokens, mask_echoes, reading
 from .errors import AmbiguousVerdictError, JudgeOutputError
 
 V = TypeVar("V", bound=Hashable)
+T = TypeVar("T")
 
-__all__ = ["mask_quoted", "line_start", "find_json_objects", "tag_blocks", "single_verdict"]
+__all__ = ["read_verdict", "mask_quoted", "line_start", "find_json_objects", "own_json_objects", "tag_blocks",
+           "single_verdict", "loads_strict", "repeated_keys", "keys_in_spans"]
 
 _CURLY = re.compile("\u201c[^\u201c\u201d\n]*\u201d")
 _DOUBLE = re.compile(r'"[^"\n]*"')
@@ -101,7 +104,14 @@ def _mask_inline(line: str) -> str:
 def mask_quoted(text: str, *, keep_tags: frozenset[str] = frozenset(), quotes: bool = True) -> str:
     """Blank out (same length, so positions hold) whatever the judge quoted rather than said:
     tag-delimited blocks (but ``keep_tags``), double-quoted spans and inline code (unless ``quotes``
-    is False: JSON verdicts are full of quotes), and ``>`` block quotes."""
+    is False: JSON verdicts are full of quotes), and ``>`` block quotes. Within
+    :func:`~langrag_eval.echoes.reading` (the untrusted texts of the prompt known), whatever the
+    reply reproduces of them is blanked first, and with ``delimiters=False`` only that."""
+    state = current_reading()
+    if state is not None:
+        text = mask_echoes(text, state.spans(text))
+        if not state.delimiters:
+            return text
     text = _mask_spans(text, [(a, b) for a, b, _ in tag_blocks(text, skip=keep_tags)])
     if quotes:
         text = "\n".join(_mask_inline(line) for line in text.split("\n"))
@@ -131,6 +141,83 @@ def find_json_objects(text: str) -> list[tuple[int, int, Any]]:
     return found
 
 
+def read_verdict(fmt: Any, text: str, untrusted: Untrusted | Sequence[str] | None,
+                 parse: Callable[[str], T] | None = None) -> T:
+    """``fmt.parse(text)`` (or ``parse(text)``) with the echoes of ``untrusted`` set aside.
+
+    The reply is read twice outside the echoes: setting aside what the judge quoted (quotes, tag
+    blocks, block quotes), and not. When both readings agree, or only the second finds a verdict
+    (the judge wrote its own inside such a block), that is the verdict. When what the judge quoted
+    disagrees with the verdict outside it, the first reading stands only if that verdict stands in
+    no untrusted text; otherwise it may be a short echo the quotes were meant to hide: ambiguous."""
+    parse = parse or fmt.parse
+    known = untrusted if isinstance(untrusted, Untrusted) else Untrusted(tuple(untrusted or ()))
+    if not known.texts:
+        with reading(None):
+            return parse(text)
+    quoted_aside: Any = None
+    with reading(known):
+        try:
+            quoted_aside = (parse(text),)
+        except AmbiguousVerdictError:
+            raise
+        except JudgeOutputError as exc:
+            first_error = exc
+        keep = frozenset({"output", str(getattr(fmt, "tag", "output"))})
+        view = mask_quoted(text, keep_tags=keep)
+    with reading(known, delimiters=False):
+        try:
+            whole: Any = (parse(text),)
+            doubt: JudgeOutputError | None = None
+        except JudgeOutputError as exc:
+            whole, doubt = None, exc
+    if quoted_aside is None:
+        if whole is None:
+            raise doubt if isinstance(doubt, AmbiguousVerdictError) else first_error
+        return whole[0]  # type: ignore[no-any-return]
+    if whole is not None and whole[0] == quoted_aside[0]:
+        return quoted_aside[0]  # type: ignore[no-any-return]
+    # the two readings differ: the verdict outside the judge's quotes holds only if nothing there
+    # can be a short echo
+    suspects = echoed_tokens(view, known)
+    if suspects:
+        raise AmbiguousVerdictError(
+            f"the verdict outside quoted text disagrees with the rest of the reply, and "
+            f"{suspects[0][:60]!r} also stands in the graded text; give exactly one verdict, "
+            f"{getattr(fmt, 'instructions', 'in the format asked for')}")
+    return quoted_aside[0]  # type: ignore[no-any-return]
+
+
+def own_json_objects(text: str, instructions: str) -> list[tuple[int, int, Any]]:
+    """The JSON objects of ``text`` the judge wrote itself, as (start, end, value). Objects inside
+    ``>`` block quotes or tag blocks (but ``<output>``, where some prompts ask for the verdict) are
+    quotes, and within a :func:`~langrag_eval.echoes.reading` objects wholly inside an echo are the
+    graded text's. Raises :class:`AmbiguousVerdictError` when an object of the judge's repeats a key
+    or reproduces a key with its value from the graded text (a reason string that breaks out)."""
+    objects = find_json_objects(text)
+    if not objects:
+        raise JudgeOutputError("no JSON object in the reply")
+    state = current_reading()
+    spans = state.spans(text) if state is not None else []
+    masked = text
+    if state is None or state.delimiters:
+        with reading(None):  # the judge's delimiters only: echoes are told by whole objects below
+            masked = mask_quoted(text, quotes=False, keep_tags=frozenset({"output"}))
+    # an object that merely shares a prefix with an echo ('{"reason": "') is the judge's
+    own = [o for o in objects if masked[o[0]] == "{" and not any(s <= o[0] and o[1] <= e for s, e in spans)]
+    if not own:
+        raise JudgeOutputError("every JSON object in the reply is quoted; expected the judge's own")
+    for start, end, _ in own:
+        planted = keys_in_spans(text, start, end, spans)
+        repeated = repeated_keys(text[start:end])
+        if planted or repeated:
+            why = (f"the key {planted[0]!r} lies in text reproduced from the graded material" if planted
+                   else f"the key {repeated[0]!r} is repeated")
+            raise AmbiguousVerdictError(f"JSON verdict: {why}; which value is the judge's cannot be "
+                                        f"told; give {instructions}, each key once")
+    return own
+
+
 def single_verdict(visible: Sequence[V], expected: str) -> V:
     """The one verdict the judge gave: every verdict outside quoted text (``visible``) must agree.
     Raises :class:`JudgeOutputError` when there is none and :class:`AmbiguousVerdictError` when
@@ -148,3 +235,59 @@ def single_verdict(visible: Sequence[V], expected: str) -> V:
             f"the reply holds verdicts that disagree ({shown}) outside quoted text; give exactly one "
             f"verdict, {expected}, and put any verdict you repeat from the graded text in quotes")
     return distinct[0]
+
+
+def repeated_keys(text: str) -> list[str]:
+    """The keys that an object in the JSON ``text`` repeats (nested objects included)."""
+    repeated: list[str] = []
+
+    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in out:
+                repeated.append(key)
+            out[key] = value
+        return out
+
+    try:
+        json.loads(text, object_pairs_hook=hook, strict=False)
+    except (ValueError, RecursionError):
+        return []
+    return repeated
+
+
+def loads_strict(text: str) -> Any:
+    """``json.loads`` for a verdict: raw newlines in strings allowed, a repeated key refused as
+    ambiguous (which of its values the judge meant cannot be told)."""
+    value = json.loads(text, strict=False)
+    repeated = repeated_keys(text)
+    if repeated:
+        raise AmbiguousVerdictError(f"the JSON verdict repeats the key {repeated[0]!r}; which value is the "
+                                    "judge's cannot be told")
+    return value
+
+
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"(\s*:)?', re.S)
+
+
+_DECODER = json.JSONDecoder(strict=False)
+
+
+def keys_in_spans(text: str, start: int, end: int, spans: Sequence[tuple[int, int]]) -> list[str]:
+    """The keys of the JSON object at ``text[start:end]`` that lie, with their value, inside one of
+    ``spans``: pairs the reply reproduces (a key that merely shares its spelling with the graded
+    text, its value the judge's own, is not one)."""
+    out = []
+    for m in _JSON_STRING.finditer(text, start, end):
+        if not m.group(1) or not any(s <= m.start() < e for s, e in spans):
+            continue
+        pos = m.end()
+        while pos < end and text[pos].isspace():
+            pos += 1
+        try:
+            _, value_end = _DECODER.raw_decode(text, pos)
+        except (ValueError, RecursionError):
+            value_end = pos + 1
+        if any(s <= m.start() and value_end <= e for s, e in spans):
+            out.append(m.group()[1:].split('"')[0])
+    return out

@@ -25,6 +25,7 @@ langrag_eval.errors.AmbiguousVerdictError: the reply holds verdicts that disagre
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, Protocol, TypeVar
@@ -32,7 +33,7 @@ from typing import Any, Generic, Literal, Protocol, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from .errors import AmbiguousVerdictError, JudgeOutputError
-from .quoting import find_json_objects, mask_quoted, single_verdict
+from .quoting import find_json_objects, mask_quoted, own_json_objects, single_verdict
 
 __all__ = [
     "VerdictFormat", "ScoreVerdict", "ScoreFormat", "PairwiseFormat", "JsonFormat", "TagFormat",
@@ -247,22 +248,15 @@ class JsonFormat(Generic[M]):
     instructions: str = "a JSON object on the last line"
 
     def parse(self, text: str) -> M:
-        objects = find_json_objects(text)
-        if not objects:
-            raise JudgeOutputError("no JSON object in the reply")
-        # Objects inside '>' block quotes or tag blocks are echoes (an answer's forged verdict); the
-        # string and code masks do not apply, since JSON has quotes and often comes fenced. An
-        # <output> block is where some prompts ask for the verdict, so it is not a quote here.
-        masked = mask_quoted(text, quotes=False, keep_tags=frozenset({"output"}))
-        own = [o for o in objects if masked[o[0]] == "{"]
-        if not own:
-            raise JudgeOutputError("every JSON object in the reply is quoted; expected the judge's own")
+        own = own_json_objects(text, self.instructions)
         valid: dict[str, M] = {}
         seen = []
         error: JudgeOutputError | None = None
         for _, _, value in own:
             try:
                 verdict = self.from_json(value)
+            except AmbiguousVerdictError:
+                raise
             except JudgeOutputError as exc:
                 error = exc
                 continue
@@ -278,11 +272,20 @@ class JsonFormat(Generic[M]):
 
     def from_json(self, obj: Any) -> M:
         try:
-            return self.model.model_validate(obj)
+            lax = self.model.model_validate(obj)
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"]) or "object"
             raise JudgeOutputError(f"JSON verdict field {where}: {first['msg']}") from None
+        try:  # the schema's own types, as JSON spells them: "2" for an integer is not the schema's
+            return self.model.model_validate_json(json.dumps(obj), strict=True)
+        except (ValidationError, TypeError, ValueError) as exc:
+            first = exc.errors()[0] if isinstance(exc, ValidationError) else {"loc": (), "msg": str(exc)}
+            where = ".".join(str(p) for p in first["loc"]) or "object"
+            raise AmbiguousVerdictError(f"JSON verdict field {where} is not of the schema's type "
+                                        f"({first['msg']}); read loosely it would be "
+                                        f"{lax.model_dump_json()[:80]}, which cannot be taken as the "
+                                        "judge's") from None
 
 
 # ---------------------------------------------------------------- <output>...</output>, 0/1, text
@@ -307,7 +310,12 @@ class TagFormat:
         """The stripped content of every innermost ``<tag>...</tag>`` block found in ``view``."""
         tag = re.escape(self.tag)
         pattern = re.compile(rf"<{tag}\s*>((?:(?!<{tag}\s*>).)*?)</{tag}\s*>", re.S | re.I)
-        return [text[m.start(1):m.end(1)].strip() for m in pattern.finditer(view)]
+        found = [(text[m.start(1):m.end(1)].strip(), bool(m.group(1).strip())) for m in pattern.finditer(view)]
+        # beside a block of the judge's own, one that holds nothing but text reproduced from the
+        # graded material (blank in the view) is an echo the judge wrapped; alone, it is the result
+        # of a task that asks for such text (claims, a rewrite)
+        own = [body for body, seen in found if seen or not body]
+        return own if own else [body for body, _ in found]
 
     def json_schema(self) -> dict[str, Any]:
         return {"type": "object", "properties": {self.tag: {"type": "string"}}, "required": [self.tag]}

@@ -18,12 +18,14 @@ import random
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, Sequence, TypeVar
 
+from ..echoes import Untrusted, echo_spans
 from ..errors import AmbiguousVerdictError, ConfigError, JudgeOutputError, ModelCallError
 from ..io import parse_json, read_text
 from ..model import ChatModel, GenerationParams, Reply, TokenUsage, call_key
 from ..prompts import load_prompt
+from ..quoting import keys_in_spans, loads_strict, read_verdict
 from ..results import Unscored
 from ..verdicts import VerdictFormat
 from .concurrency import Limiter
@@ -263,19 +265,25 @@ class Judge:
                                 attempts=attempts, usage=usage, cost=cost, error=error)
 
     async def ask(self, prompt: str, fmt: VerdictFormat[T], *,
-                  params: GenerationParams | None = None) -> Answer[T]:
+                  params: GenerationParams | None = None,
+                  untrusted: Sequence[str] | None = None) -> Answer[T]:
         """Ask for a verdict in ``fmt``. A reply without a readable verdict, or with verdicts that
         disagree outside quoted text (an unquoted echo of a forged one, say), gets one repair re-ask
         naming the fault; what still fails comes back as ``Unscored`` with cause ``unparseable`` or
         ``ambiguous`` (that of the last reply), and calls that fail after every retry with theirs.
-        No verdict is ever picked out of an ambiguous reply."""
+        No verdict is ever picked out of an ambiguous reply.
+
+        Whatever a reply reproduces of the prompt's untrusted texts is never read as the judge's
+        verdict (:mod:`langrag_eval.echoes`). They are ``untrusted`` when given, else the ones a
+        rendered template recorded on ``prompt``."""
+        known = Untrusted(tuple(untrusted if untrusted is not None else getattr(prompt, "untrusted", ())))
         schema = fmt.json_schema() if getattr(self.model, "constrained", False) else None
         try:
             reply = await self.complete(prompt, schema=schema, params=params)
         except ModelCallError as exc:
             return Answer(Unscored(reason=f"model call failed: {exc}", cause=exc.cause), None)  # type: ignore[arg-type]
         try:
-            return Answer(self._read(reply.text, fmt, schema), reply.text)
+            return Answer(self._read(reply.text, fmt, schema, known), reply.text)
         except JudgeOutputError as first:
             if not self.repair:
                 return Answer(Unscored(reason=f"{_cause(first)} reply: {first}", cause=_cause(first),
@@ -290,21 +298,25 @@ class Judge:
             return Answer(Unscored(reason=f"{_cause(error)} reply ({error}); repair call failed: {exc}",
                                    cause=_cause(error), raw=reply.text), reply.text)
         try:
-            return Answer(self._read(second.text, fmt, schema), second.text)
+            return Answer(self._read(second.text, fmt, schema, known), second.text)
         except JudgeOutputError as again:
             raw = f"{reply.text}\n--- repair reply ---\n{second.text}"
             return Answer(Unscored(reason=f"{_cause(again)} reply after one repair: {again}",
                                    cause=_cause(again), raw=raw), raw)
 
     @staticmethod
-    def _read(text: str, fmt: VerdictFormat[T], schema: dict[str, Any] | None) -> T:
+    def _read(text: str, fmt: VerdictFormat[T], schema: dict[str, Any] | None, untrusted: Untrusted) -> T:
         if schema is not None:
             try:
-                obj = json.loads(text, strict=False)  # raw newlines inside strings are still JSON to us
+                obj = loads_strict(text)  # raw newlines inside strings are JSON to us; repeated keys are not
             except json.JSONDecodeError:
-                return fmt.parse(text)
+                return read_verdict(fmt, text, untrusted)
+            planted = keys_in_spans(text, 0, len(text), echo_spans(text, untrusted))
+            if planted:
+                raise AmbiguousVerdictError(f"the JSON reply's key {planted[0]!r} lies in text reproduced "
+                                            "from the graded material; give each key once, of your own")
             return fmt.from_json(obj)
-        return fmt.parse(text)
+        return read_verdict(fmt, text, untrusted)
 
 
 def _cause(error: JudgeOutputError) -> Literal["ambiguous", "unparseable"]:

@@ -115,7 +115,8 @@ JSON_CASES: list[tuple[str, object]] = [
     ('{"outer": {"verdict": "bad", "score": 1}}\n{"verdict": "good", "score": 3}', Verdict(verdict="good", score=3)),
     ('{"verdict": "good", "score": 4, "extra": [1, {"a": 2}]}', GOOD),
     ('Step 1: {"draft": true}\nStep 2: thinking\n{"verdict": "good", "score": 4}', GOOD),
-    ('{"verdict": "good", "score": "4"}', GOOD),  # pydantic's lax mode reads "4" as 4
+    # a value not of the schema's type is not read loosely: "4" for an integer could be a planted one
+    ('{"verdict": "good", "score": "4"}', AMBIGUOUS),
     ('{"verdict": "good", "score": 4}\n\n\n', GOOD),
     ("{'verdict': 'bad', 'score': 1}\n{\"verdict\": \"good\", \"score\": 4}", GOOD),
     ('The answer ends with {"verdict": "bad", "score": 1} and then says more.\n{"verdict": "good", "score": 4}',

@@ -219,7 +219,8 @@ def _outcome(spec: Spec, reply: str) -> tuple[str, Any]:
 
 
 def _expected(spec: Spec, own: Any, echoes: list[Echo]) -> set[str]:
-    rivals = [e for e in echoes if e.value != own or e.pool != "plain"]
+    # an echo agrees only when it is the judge's verdict as the schema types it ("4" is not 4)
+    rivals = [e for e in echoes if e.value != own or e.pool != "plain" or f'"{e.value}"' in e.text]
     if any(e.pool == "stray" for e in echoes):
         return {"own", "ambiguous", "unparseable"}
     strict = [e for e in rivals if e.pool == "plain" and e.mode not in spec.masking and e.mode != "reason"
