@@ -21,6 +21,7 @@ __all__ = [
     "RateLimitError",
     "ModelTimeoutError",
     "TransientModelError",
+    "TruncatedReplyError",
     "RetrievalError",
 ]
 
@@ -96,6 +97,13 @@ class TransientModelError(ModelCallError):
 
     retryable = True
     cause = "transient"
+
+
+class TruncatedReplyError(ModelCallError):
+    """The reply was cut (by the token budget or a length limit) before it was complete; retrying
+    the same call gives the same cut, so it is not retried."""
+
+    cause = "truncated"
 
 
 class RetrievalError(LangragError):
