@@ -13,6 +13,12 @@ then returns it as cut: ``Unscored`` with cause ``truncated``). The default is n
 text written beside a verdict (a score's reason): at its size that text says nothing, it ran to the
 cap nearly every time, and a verdict must not be lost over it (:func:`without_explanations`).
 
+The other way round, a user's model asked for a bare verdict object (RAGElo's pairwise letter, its
+pointwise scores, a 0/1 match) would lose the reasoning the papers' prompts ask for before the
+verdict (explain then compare; step by step): a grammar allows nothing outside the JSON. So such an
+object gets a ``reasoning`` string as its first property (:func:`with_reasoning`); parsers read the
+verdict and ignore it, and the raw reply keeps it.
+
 >>> schema = {"type": "object", "properties": {"claims": {"type": "array", "maxItems": 3,
 ...           "items": {"type": "string", "maxLength": 400}}}}
 >>> uncapped(schema)["properties"]["claims"]
@@ -27,7 +33,8 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["MAX_FIELD_CHARS", "MAX_LIST_ITEMS", "uncapped", "capped", "cut_at", "without_explanations"]
+__all__ = ["MAX_FIELD_CHARS", "MAX_LIST_ITEMS", "uncapped", "capped", "cut_at", "without_explanations",
+           "with_reasoning"]
 
 MAX_FIELD_CHARS = 32
 MAX_LIST_ITEMS = 6
@@ -139,3 +146,17 @@ def without_explanations(schema: Any) -> Any:
         return node
 
     return _map(schema, change)
+
+
+def with_reasoning(schema: Any) -> Any:
+    """A top-level object of verdicts only (no free text) with a ``reasoning`` string first."""
+    if not isinstance(schema, dict) or schema.get("type") != "object":
+        return schema
+    props = schema.get("properties")
+    if not isinstance(props, dict) or not props or "reasoning" in props or any(
+            isinstance(v, dict) and _free_text(v) for v in props.values()):
+        return schema
+    out = dict(schema)
+    out["properties"] = {"reasoning": {"type": "string"}, **props}
+    out["required"] = ["reasoning", *[k for k in schema.get("required", []) if k != "reasoning"]]
+    return out

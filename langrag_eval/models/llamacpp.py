@@ -28,7 +28,7 @@ from ..errors import ConfigError, TruncatedReplyError
 from ..model import GenerationParams, Reply, TokenUsage
 from ..prompt_fit import fit_prompt
 from ._file_digest import file_digest
-from ._reply_limits import MAX_FIELD_CHARS, MAX_LIST_ITEMS, capped, cut_at, uncapped, without_explanations
+from ._reply_limits import MAX_FIELD_CHARS, MAX_LIST_ITEMS, capped, cut_at, uncapped, with_reasoning, without_explanations
 from ._short_keys import renamed, restore_keys, short_names
 
 __all__ = ["LlamaCppModel", "default_gguf", "resolve", "MAX_FIELD_CHARS", "MAX_LIST_ITEMS"]
@@ -118,9 +118,10 @@ class LlamaCppModel:
         """The schema the grammar enforces, and the short names it uses. The tiny default spells some
         property names in several tokens; it gets one-letter names for those of closed values (the
         reply gets the schema's names back), length caps, and no free text beside a verdict. A model of the user's choosing reads
-        the names as part of the instructions, so it keeps them, and writes without any cap."""
+        the names as part of the instructions, so it keeps them, writes without any cap, and
+        reasons before a bare verdict."""
         if not self.is_tiny_default:
-            return uncapped(schema), {}
+            return uncapped(with_reasoning(schema)), {}
         schema = without_explanations(schema)
         names = short_names(schema, self._name_tokens)
         return capped(renamed(schema, names)), names
