@@ -115,6 +115,7 @@ def _commands(i: dict[str, str], judge: list[str], store: list[str], out: Path) 
     }
 
 
+@pytest.mark.slow
 def test_every_judging_command_stores_the_same_judgments_whatever_the_order(tmp_path: Path, capsys) -> None:  # noqa: ANN001
     judge_file = tmp_path / "judge.json"
     judge_file.write_text('[""]', encoding="utf-8")
