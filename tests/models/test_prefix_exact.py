@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from langrag_eval.model import GenerationParams
@@ -64,7 +64,8 @@ prompt_sets = st.lists(st.tuples(st.sampled_from(range(len(STEMS))),
                        min_size=2, max_size=4)
 
 
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture],
+          phases=[Phase.explicit, Phase.reuse, Phase.generate])  # a real model: shrinking would take minutes
 @given(prompts=prompt_sets, order=st.lists(st.integers(0, 3), min_size=3, max_size=7),
        foreign=st.booleans())
 def test_every_kind_of_prefix_start_gives_the_fresh_logits_bit_for_bit(contexts, prompts, order, foreign) -> None:  # noqa: ANN001
