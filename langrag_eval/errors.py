@@ -22,6 +22,7 @@ __all__ = [
     "RateLimitError",
     "ModelTimeoutError",
     "TransientModelError",
+    "TruncatedReplyError",
     "RetrievalError",
 ]
 
@@ -107,6 +108,13 @@ class TransientModelError(ModelCallError):
 
     retryable = True
     cause = "transient"
+
+
+class TruncatedReplyError(ModelCallError):
+    """The reply was cut (by the token budget or a length limit) before it was complete; retrying
+    the same call gives the same cut, so it is not retried."""
+
+    cause = "truncated"
 
 
 class RetrievalError(LangragError):

@@ -21,6 +21,7 @@ UnscoredCause = Literal[
     "timeout",       # retries on timeouts ran out
     "transient",     # retries on server or network errors ran out
     "model_error",   # the model call failed in a way retrying cannot fix
+    "truncated",     # the reply was cut by a token budget or a length limit before it was complete
     "invalid_input", # the sample itself cannot be judged (empty answer, missing label ...)
     "undefined",     # the metric is undefined for this sample (no claims, no sources ...)
     "evaluator_error",  # the evaluator raised an exception on this sample (a bug, not a verdict)

@@ -215,7 +215,7 @@ _PAIR = re.compile(r"\[\[\s*([ABC])\s*\]\]", re.I)
 
 @dataclass(frozen=True)
 class PairwiseFormat:
-    """``[[A]]``, ``[[B]]`` or ``[[C]]`` for a tie (RAGElo pairwise judge, Appendix A.3); the letter's
+    """``[[A]]``, ``[[B]]`` or ``[[C]]`` for a tie (RAGElo pairwise judge, Appendix A.2); the letter's
     case does not matter, as in every other format."""
 
     instructions: str = "[[A]] if answer A is better, [[B]] if answer B is better, [[C]] for a tie"

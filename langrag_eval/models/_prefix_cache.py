@@ -1,17 +1,23 @@
-"""Prompt-prefix reuse across interleaved tasks for the local judge.
+"""Prompt-prefix reuse for the local judge that never changes a reply.
 
-llama-cpp-python already skips the prefix a prompt shares with the *previous* prompt. Concurrent
-judgments of different tasks (THELMA sends six templates side by side) interleave, so the previous
-prompt is usually another task's and its instructions are evaluated again every time. This keeps the
-KV cache of recent prompts (llama.cpp's per-sequence state, only the cells in use: about 10 MB for a
-700-token prompt and its reply with the default 270M model) and, before a call, restores the one
-sharing the longest prefix with the new prompt when that beats what is already loaded.
+A KV state is a function of the tokens *and of how they were batched*: llama.cpp's kernels sum in an
+order that depends on the shape of each batch, so the cells of a prefix evaluated as the tail of one
+batch differ in their last bits from the same prefix evaluated as the head of another. Reusing
+whatever prefix the previous prompt shared (llama-cpp-python's own reuse, and this module's first
+form) therefore let a reply depend on what ran before it; once in a while a greedy choice flipped.
 
-It keeps the last ``slots`` states, and more while they fit in ``budget`` bytes (about 25 of the
-default model's). When one must go, it is the kept state sharing the longest prefix with the state
-just added (a task's earlier call: the new one holds the same instructions), else the oldest: an
-eviction by age alone dropped a task's only state while another task had several. The caller holds
-the model's lock.
+A fresh evaluation of a prompt runs it in batches of ``n_batch`` tokens from position 0. Its state
+after ``j * n_batch`` tokens depends on those tokens alone, and equals, bit for bit, the state of any
+earlier prompt that began with the same ``j * n_batch`` tokens and was itself evaluated that way. So
+a state is kept only up to the last whole batch of its prompt (the reply's cells, made one token at a
+time, are dropped), and a call starts from the kept state sharing the most whole batches with its
+prompt, always leaving at least one token to evaluate. Every call then computes exactly what a fresh
+evaluation computes: the same batches, the same cells, the same logits. The live state of the
+context counts only when this cache left it there (anything else may have touched it).
+
+It keeps the last ``slots`` states, and more while they fit in ``budget`` bytes. When one must go, it
+is the kept state sharing the longest prefix with the state just added (a task's earlier call: the
+new one holds the same instructions), else the oldest. The caller holds the model's lock.
 """
 
 from __future__ import annotations
@@ -34,47 +40,76 @@ def _common(a: np.ndarray, b: np.ndarray) -> int:
 
 
 class PrefixCache:
-    """The KV states of recent prompts (and their replies), keyed by their tokens."""
+    """KV states of recent prompts, each cut at a whole batch, keyed by their tokens."""
 
-    def __init__(self, llm: Any, slots: int = 8, min_gain: int = 16, budget: int = 256 << 20) -> None:
+    def __init__(self, llm: Any, slots: int = 8, budget: int = 256 << 20) -> None:
         self._llm = llm
         self._slots = slots
         self._budget = budget
-        self._min_gain = min_gain  # restoring costs a copy: worth it only for a real saving
+        self._batch = int(llm.n_batch)
         self._states: OrderedDict[bytes, tuple[np.ndarray, bytes]] = OrderedDict()
         self._bytes = 0
-        self.restored = 0  # how many calls started from a kept state (for tests and benchmarks)
+        self._live: np.ndarray | None = None  # the tokens of the state this cache left in the context
+        self.restored = 0  # calls that started from a kept state (for tests and benchmarks)
+        self.reused = 0    # calls that started from the live state
+
+    def _boundary(self, shared: int, prompt: int) -> int:
+        """The last whole-batch position within ``shared`` tokens that leaves one of ``prompt`` to run."""
+        return min(shared, prompt - 1) // self._batch * self._batch
 
     def before(self, tokens: list[int]) -> None:
-        """Load the kept state sharing the longest prefix with ``tokens``, if it beats the live one."""
+        """Leave the context holding exactly the state a fresh evaluation of ``tokens`` has after its
+        longest run of whole batches this cache can supply, or nothing."""
         llm = self._llm
         want = np.asarray(tokens, dtype=llm.input_ids.dtype)
-        live = _common(llm.input_ids[:llm.n_tokens], want)
-        best, best_len = None, live
+        live = self._live
+        if live is not None and (llm.n_tokens < len(live) or not np.array_equal(llm.input_ids[:len(live)], live)):
+            live = None  # something else ran in this context since
+        at = self._boundary(_common(live, want), len(want)) if live is not None else 0
+        best, best_at = None, at
         for key, (ids, _) in self._states.items():
-            n = _common(ids, want)
-            if n > best_len:
-                best, best_len = key, n
-        if best is None or best_len - live < self._min_gain:
-            return
-        ids, state = self._states[best]
-        self._states.move_to_end(best)
-        ctx = llm._ctx.ctx
-        llm._ctx.kv_cache_clear()
-        buf = (ctypes.c_uint8 * len(state)).from_buffer_copy(state)
-        if not llama_cpp.llama_state_seq_set_data(ctx, buf, len(state), 0):
-            llm._ctx.kv_cache_clear()  # unusable: start from nothing, as llama-cpp-python would
-            llm.n_tokens = 0
-            return
-        llm.input_ids[:len(ids)] = ids
-        llm.n_tokens = len(ids)
-        llm._requires_eval = True  # the logits are not this state's: evaluate at least one token
-        self.restored += 1
+            n = self._boundary(_common(ids, want), len(want))
+            if n > best_at:
+                best, best_at = key, n
+        self._live = None
+        if best is not None:
+            ids, state = self._states[best]
+            self._states.move_to_end(best)
+            llm._ctx.kv_cache_clear()
+            buf = (ctypes.c_uint8 * len(state)).from_buffer_copy(state)
+            if llama_cpp.llama_state_seq_set_data(llm._ctx.ctx, buf, len(state), 0):
+                llm.input_ids[:len(ids)] = ids
+                at = best_at
+                self.restored += 1
+            else:
+                at = 0  # unusable: start from nothing
+        elif at:
+            self.reused += 1
+        if at:
+            llm._ctx.kv_cache_seq_rm(-1, at, -1)
+        else:
+            llm._ctx.kv_cache_clear()
+        # llama-cpp-python then reuses exactly these ``at`` tokens (they all match, and at least one
+        # token of the prompt is left), evaluating the rest in batches from a whole-batch position.
+        llm.n_tokens = at
+        llm._requires_eval = True
 
-    def after(self) -> None:
-        """Keep the state the last call left (its prompt and reply), evicting as the class says."""
+    def after(self, prompt_tokens: int) -> None:
+        """Keep the state of the last call's prompt up to its last whole batch; the reply's cells and
+        the prompt's last partial batch go (a different prompt would batch them differently)."""
         llm = self._llm
-        if llm.n_tokens == 0:
+        cut = min(prompt_tokens, llm.n_tokens) // self._batch * self._batch
+        llm._ctx.kv_cache_seq_rm(-1, cut, -1)
+        llm.n_tokens = cut
+        llm._requires_eval = True
+        if cut == 0:
+            self._live = None
+            return
+        ids = llm.input_ids[:cut].copy()
+        self._live = ids
+        key = ids.tobytes()
+        if key in self._states:
+            self._states.move_to_end(key)  # the very same cells: nothing new to copy
             return
         ctx = llm._ctx.ctx
         size = llama_cpp.llama_state_seq_get_size(ctx, 0)
@@ -82,9 +117,6 @@ class PrefixCache:
         written = llama_cpp.llama_state_seq_get_data(ctx, buf, size, 0)
         if not written:
             return
-        ids = llm.input_ids[:llm.n_tokens].copy()
-        key = ids.tobytes()
-        self._drop(key)
         self._states[key] = (ids, ctypes.string_at(buf, written))
         self._bytes += written
         while len(self._states) > self._slots and self._bytes > self._budget:
@@ -95,7 +127,7 @@ class PrefixCache:
         keys = list(self._states)[:-1]
         shared = [_common(self._states[k][0], ids) for k in keys]
         best = int(np.argmax(shared))
-        return keys[best] if shared[best] >= self._min_gain else keys[0]
+        return keys[best] if shared[best] >= self._batch else keys[0]
 
     def _drop(self, key: bytes) -> None:
         if key in self._states:

@@ -3,9 +3,14 @@ likelihood with bootstrap intervals, and the win / tie / loss matrix. Pure funct
 
 A game is ``(agent_a, agent_b, score_a)`` with ``score_a`` 1 (a won), 0.5 (tie) or 0 (b won).
 
-Elo follows RAGElo's description (K 32, initial 1000, games shuffled, the final ratings averaged
-over many tournaments) but in floating point, with the standard expected score
-``E_a = 1 / (1 + 10 ** ((R_b - R_a) / 400))`` and every tournament starting afresh. All tournaments
+Elo follows RAGElo's description (games shuffled, the final ratings averaged over many
+tournaments) in floating point, with the standard expected score
+``E_a = 1 / (1 + 10 ** ((R_b - R_a) / 400))`` and every tournament starting afresh. The paper states
+no K and no initial rating: K 32, initial 1000 and the 400-point scale are our choices (the usual
+chess ones). Ratings therefore centre on 1000. RAGElo's Table 6 (436-571) came from the May-2024
+toolkit, which truncated ratings to integers after every game, so every rating drifted down (by
+about 500 over 3,000 games); the order of the agents and the spread between them are comparable,
+the absolute values are not. All tournaments
 run at once as rows of one numpy array, so 500 tournaments of 3,000 games take a fraction of a
 second; the game orders are streamed a block of steps at a time (:mod:`.orders`), so memory stays
 bounded and time linear in games (500 tournaments of 950,000 games fit in a few hundred MB).
