@@ -37,6 +37,14 @@ ALLOWED = {
         "a failed contract check, reported by pytest",
     ("testing/regression.py", "assert_no_regression", "AssertionError"): "a failed regression gate, reported by pytest",
     ("retrieval/__init__.py", "__getattr__", "AttributeError"): "the import system's protocol for a missing name",
+    ("__init__.py", "__getattr__", "AttributeError"): "the import system's protocol for a missing name",
+    ("cli/_executor.py", "__call__", "RuntimeError"): "raised inside a Ray actor: Ray hands it to the "
+                                                      "driver, which reports the worker's one line",
+    ("io.py", "_finite_float", "ValueError"): "json's parse_float hook; parse_json turns it into a "
+                                              "DataError naming the file and line",
+    ("io.py", "finite_number", "ValueError"): "caught in the same function",
+    ("tournament/apps.py", "call", "TimeoutError"): "an app's own time limit, read by calling_error as "
+                                                    "the query's failure",
     ("cli/_options.py", "convert", "ValueError"): "caught in the same function and turned into argparse's message",
     ("cli/_options.py", "_fields", "TypeError"):
         "a command's settings class declared wrong: a programming error met while the parser is built",

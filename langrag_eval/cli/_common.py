@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
-import sqlite3
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -181,27 +180,9 @@ def open_store_to_read(spec: str | None) -> RunStore:
 
 
 def open_store_to_write(spec: str | None) -> RunStore:
-    """The run store of a judging command. An existing SQLite file is first looked at read-only: one
-    that is damaged, newer than this version, or another program's database is refused before the
-    store is opened for writing, so the refusal leaves every byte of it as it was."""
-    path = str(spec if spec is not None else os.environ.get("LANGRAG_STORE") or DEFAULT_STORE)
-    if "://" not in path and path != ":memory:" and os.path.isfile(path) and os.path.getsize(path) > 0:
-        from ..runtime.schema import SCHEMA_VERSION, check_readable
-        try:
-            db = sqlite3.connect(f"file:{os.path.abspath(path)}?mode=ro", uri=True)
-            try:
-                tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-                version = int(db.execute("PRAGMA user_version").fetchone()[0])
-                if version >= SCHEMA_VERSION:
-                    check_readable(db, path)  # newer, or tables that are not this version's
-                elif tables and "runs" not in tables:
-                    raise ConfigError(f"{path}: a database that is not a langrag-eval run store "
-                                      f"(tables {', '.join(sorted(tables)[:5])}); use another --store")
-            finally:
-                db.close()
-        except sqlite3.DatabaseError as exc:
-            raise ConfigError(f"{path}: the run store cannot be used ({exc}); it is left as it was; "
-                              "use another --store") from None
+    """The run store of a judging command. An existing SQLite file is looked at read-only first
+    (:func:`~langrag_eval.runtime.open_store` does): one that is damaged, newer than this version,
+    or another program's database is refused before anything writes to it."""
     return open_store(spec)
 
 

@@ -161,8 +161,9 @@ def _connect(path: str, read_only: bool) -> sqlite3.Connection:
             raise ConfigError(f"{path}: the run store cannot be read (permission denied)")
     try:
         if read_only and path != ":memory:":
-            db = sqlite3.connect(f"file:{Path(path).resolve()}?mode=ro", uri=True,
+            db = sqlite3.connect(_read_only_uri(path), uri=True,
                                  check_same_thread=False, isolation_level=None, timeout=30)
+            check_openable(db, path)  # damaged, newer or another program's: the same words as a writer's
             check_readable(db, path)
             return db
         if path != ":memory:" and Path(path).is_file() and Path(path).stat().st_size > 0:
@@ -176,16 +177,21 @@ def _connect(path: str, read_only: bool) -> sqlite3.Connection:
         raise ConfigError(f"{path}: cannot open the run store: {exc}") from None
 
 
+def _read_only_uri(path: str) -> str:
+    """A URI that reads the store without writing a byte beside it: without a write-ahead log
+    beside it the file holds everything, and ``immutable`` reads it without creating one; with a log
+    (a store in use), read-only mode reads through it."""
+    resolved = Path(path).resolve()
+    mode = "mode=ro" if Path(f"{resolved}-wal").exists() else "mode=ro&immutable=1"
+    return f"file:{quote(str(resolved))}?{mode}"
+
+
 def _refuse_unusable(path: str) -> None:
     """Look at an existing store read-only before opening it for writing: a file that is not a
     store, is damaged or has a newer schema is refused untouched (opening it for writing would
     already switch its journal mode, and closing it would checkpoint into it)."""
-    resolved = Path(path).resolve()
-    # Without a write-ahead log beside it the file holds everything, and ``immutable`` reads it
-    # without creating one; with a log (a store in use), read-only mode reads through it.
-    mode = "mode=ro" if Path(f"{resolved}-wal").exists() else "mode=ro&immutable=1"
-    db = sqlite3.connect(f"file:{quote(str(resolved))}?{mode}", uri=True,
-                         check_same_thread=False, isolation_level=None, timeout=30)
+    db = sqlite3.connect(_read_only_uri(path), uri=True, check_same_thread=False, isolation_level=None,
+                         timeout=30)
     try:
         check_openable(db, path)
     except sqlite3.DatabaseError as exc:

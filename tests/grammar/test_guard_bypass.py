@@ -169,7 +169,7 @@ def test_cli_refuses_the_bypass_in_one_line_and_writes_nothing(scratch: Scratch,
     captured = capsys.readouterr()
     assert code == 2 and "Traceback" not in captured.err
     assert "  error: the SQL holds a comment the server may run (/*M! ... */); remove it" in captured.err
-    assert captured.err.strip().splitlines()[-1].startswith("langrag-eval grammar: error: no query could be")
+    assert captured.err.strip().splitlines()[-1].startswith("langrag-eval grammar generate: error: no query could be")
     assert not out.exists() and not os.path.exists(path)
 
 

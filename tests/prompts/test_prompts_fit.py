@@ -139,9 +139,9 @@ def test_the_local_judge_fits_the_prompt_without_losing_a_delimiter() -> None:
     model = LlamaCppModel(n_ctx=512, n_threads=1)
     seen: list[str] = []
 
-    def capture(prompt: str, **_: object) -> dict:
-        seen.append(prompt)
-        return {"choices": [{"text": '{"score": 3, "reason": "x"}'}], "usage": {}}
+    def capture(prompt: list[int], **_: object) -> dict:  # the model is given the prompt's tokens
+        seen.append(model._llm.detokenize(prompt).decode("utf-8"))
+        return {"choices": [{"text": '{"score": 3, "reason": "x"}', "finish_reason": "stop"}], "usage": {}}
 
     model._llm.create_completion = capture  # type: ignore[method-assign]
     prompt = _grade_prompt("Paris is the capital. " * 200, "Lyon is the capital. " * 200)

@@ -113,7 +113,7 @@ def test_the_command_line_turns_progress_on_for_its_command(monkeypatch: pytest.
 
     seen: list[bool] = []
 
-    def parser() -> argparse.ArgumentParser:
+    def parser(command: str = "") -> argparse.ArgumentParser:
         p = argparse.ArgumentParser(prog="langrag-eval")
         sub = p.add_subparsers(dest="command")
         sub.add_parser("probe").set_defaults(

@@ -10,7 +10,7 @@ from langrag_eval.runtime.progress import BatchProgress
 
 
 def test_the_bar_shows_before_the_first_item_finishes() -> None:
-    with BatchProgress("slow step", 3, delay=0.05, force=True) as progress:
+    with BatchProgress("slow step", 3, delay=0.05, force=True, show=True) as progress:
         time.sleep(0.5)  # nothing finished yet
         assert progress._progress is not None
         task = progress._progress.tasks[0]
@@ -20,7 +20,7 @@ def test_the_bar_shows_before_the_first_item_finishes() -> None:
 
 
 def test_a_quick_batch_draws_nothing() -> None:
-    with BatchProgress("quick", 2, delay=0.5, force=True) as progress:
+    with BatchProgress("quick", 2, delay=0.5, force=True, show=True) as progress:
         progress.advance(2)
     time.sleep(0.7)
     assert progress._progress is None
