@@ -28,6 +28,7 @@ import json
 import re
 from typing import Any
 
+from ..errors import ConfigError
 from ..thelma.decompose import split_sentences
 from .scripted import ScriptedModel
 from .thelma import ThelmaScript, blocks
@@ -145,7 +146,7 @@ def overlap_reply(prompt: str) -> str:
         return _variations(prompt, int(m.group(1)))
     try:
         return _THELMA.reply(prompt)
-    except KeyError:
+    except ConfigError:  # not a THELMA prompt
         pass
     # Anything else is taken as an app's own RAG prompt: context first, then "Question: ..." (or
     # "Query: ...", as LlamaIndex's default answer prompt writes it).
