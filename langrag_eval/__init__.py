@@ -5,8 +5,9 @@ verdict parsers (:mod:`langrag_eval.verdicts`), prompt files (:mod:`langrag_eval
 doubles (:mod:`langrag_eval.testing`) are shared by every capability.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ._lazy import lazy_getattr
 from .errors import DataError, JudgeOutputError, LangragError
 
 if TYPE_CHECKING:  # imported on first use below: `import langrag_eval.cli` must stay cheap
@@ -21,13 +22,7 @@ _LAZY = {"ChatModel": "model", "GenerationParams": "model", "Reply": "model", "T
          "AgentAnswer": "types", "Document": "types", "RAGSample": "types"}
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, {name: f".{module}" for name, module in _LAZY.items()}, globals())
 
 
 __version__ = "0.1.0"

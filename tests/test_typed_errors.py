@@ -36,8 +36,7 @@ ALLOWED = {
     ("testing/contract.py", "test_a_backend_failure_is_raised_and_classified", "AssertionError"):
         "a failed contract check, reported by pytest",
     ("testing/regression.py", "assert_no_regression", "AssertionError"): "a failed regression gate, reported by pytest",
-    ("retrieval/__init__.py", "__getattr__", "AttributeError"): "the import system's protocol for a missing name",
-    ("__init__.py", "__getattr__", "AttributeError"): "the import system's protocol for a missing name",
+    ("_lazy.py", "__getattr__", "AttributeError"): "the import system's protocol for a missing name",
     ("cli/_executor.py", "__call__", "RuntimeError"): "raised inside a Ray actor: Ray hands it to the "
                                                       "driver, which reports the worker's one line",
     ("io.py", "_finite_float", "ValueError"): "json's parse_float hook; parse_json turns it into a "

@@ -10,9 +10,7 @@ ingestion and retrieval metrics.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
-
+from .._lazy import lazy_getattr
 from .base import (
     Chunk,
     Fusion,
@@ -69,7 +67,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(import_module(_LAZY[name], __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, _LAZY, globals())

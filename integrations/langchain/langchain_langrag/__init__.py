@@ -1,7 +1,9 @@
 """LangChain adapters for langrag-eval. ``ragelo_comparative_evaluator`` is the deprecated name of
 :func:`ragelo_langsmith_evaluator` (it still works, with a warning)."""
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from langrag_eval._lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from .capture import RAGCapture, capturing
@@ -23,13 +25,7 @@ _LAZY = {"RAGCapture": "capture", "capturing": "capture", "VragStringEvaluator":
          "ragelo_comparative_evaluator": "tournament"}  # deprecated name, kept importable
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, {name: f".{module}" for name, module in _LAZY.items()}, globals())
 
 
 __all__ = ["RAGCapture", "capturing", "LangChainEmbedder", "ThelmaStringEvaluator",
