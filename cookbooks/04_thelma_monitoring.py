@@ -138,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {r.id}: groundedness {r.score('gr'):.2f}; fix: "
               f"{', '.join(dict.fromkeys(f.component for f in r.diagnosis)) or '-'}")
 
-    rows = [{"id": r.id, "scores": r.scores(), "diagnosis": [f.component for f in r.diagnosis],
+    rows = [{"id": r.id, "scores": r.score_values(), "diagnosis": [f.component for f in r.diagnosis],
              "unscored": {m: u.cause for m, u in r.unscored().items()}} for r in results]
     result = {"summary": summary, "samples": rows, "problems": [str(p) for p in problems],
               "judge_calls_this_run": judge.usage.calls}

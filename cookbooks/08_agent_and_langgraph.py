@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
         scores = thelma.evaluate(sample)
         rows.append({"app": app_name, "question": sample.query, "answer": sample.response,
                      "contexts": [{"id": d.id, "source": d.metadata.get("source")} for d in sample.sources],
-                     "vrag": getattr(grade, "score", None), "thelma": scores.scores()})
+                     "vrag": getattr(grade, "score", None), "thelma": scores.score_values()})
     result = tournament_from_runnables(apps, [q for q, _ in DATASET], judge,
                                        TournamentConfig(tournaments=50, n_boot=50))
     (out / "results.json").write_text(json.dumps({"samples": rows, "ranking": result.summary["ranking"]},

@@ -9,7 +9,9 @@ method, ``aevaluate(sample)``; the rest is derived here, once for every capabili
 - ``aevaluate_many(samples)`` / ``evaluate_many(samples)``: a bounded batch with progress, resumable
   when the judge has a run store and a ``run_id`` is given (finished items are read back while their
   content is unchanged);
-- ``summarize(results)``: the capability's dataset summary, where it has one.
+- ``summarize(results)``: the capability's dataset summary, where it has one;
+- ``scores(result)``: any result, scored or not, as the typed :class:`~langrag_eval.results.Score`
+  records named by ``score_names()``, the one shape ``compare``, the report and the adapters read.
 
 Names follow one convention across the package, the one LangChain (``invoke`` / ``ainvoke``) and
 LlamaIndex (``evaluate`` / ``aevaluate``) users already know: the ``a`` prefix marks the coroutine,
@@ -22,10 +24,18 @@ the plain name is synchronous. Retrievers, agents and tournaments follow it too.
 ...     task, result_type = "length", Length
 ...     async def aevaluate(self, sample):
 ...         return Length(n=len(sample)) if sample else Unscored(reason="empty", cause="invalid_input")
+...     def score_names(self):
+...         return ("length",)
+...     def score_scale(self, name):
+...         return ScoreScale(0, 100)
+...     def result_scores(self, result):
+...         return [self.score_scale("length").score("length", min(result.n, 100))]
 >>> Counter().evaluate("four").n
 4
 >>> [r.n if isinstance(r, Length) else r.cause for r in Counter().evaluate_many(["ab", ""])]
 [2, 'invalid_input']
+>>> [(s.name, s.value, s.cause) for r in Counter().evaluate_many(["ab", ""]) for s in Counter().scores(r)]
+[('length', 2.0, None), ('length', None, 'invalid_input')]
 """
 
 from __future__ import annotations
@@ -38,7 +48,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 from pydantic import BaseModel
 
 from .errors import ConfigError
-from .results import Unscored
+from .results import Score, ScoreScale, Unscored
 from .runtime import put_item_index, run_batch
 from .runtime.identity import content_hash
 from .runtime.concurrency import synchronous
@@ -148,6 +158,29 @@ class Evaluator(ABC, Generic[S, R]):
         """:meth:`aevaluate_many` from synchronous code."""
         return synchronous(self.aevaluate_many)(samples, run_id=run_id, store=store, limit=limit,
                                                 progress=progress)
+
+    # ------------------------------------------------------------------ scores
+
+    def score_names(self) -> tuple[str, ...]:
+        """The names of the scores this evaluator gives every sample, in order (none unless the
+        evaluator declares them)."""
+        return ()
+
+    def score_scale(self, name: str) -> ScoreScale:
+        """The scale the score ``name`` is read on (0..1, higher is better, unless refined)."""
+        return ScoreScale()
+
+    def result_scores(self, result: R) -> list[Score]:
+        """A scored result's scores, one per name in :meth:`score_names` (the hook a capability
+        writes; :meth:`scores` is what callers use)."""
+        return []
+
+    def scores(self, result: R | Unscored) -> list[Score]:
+        """``result`` as typed scores: a scored result's own (:meth:`result_scores`); for an
+        ``Unscored`` item, one unscored score per name carrying its cause and reason."""
+        if isinstance(result, Unscored):
+            return [self.score_scale(name).unscored(name, result) for name in self.score_names()]
+        return self.result_scores(result)
 
     def summarize(self, results: Sequence[R | Unscored]) -> dict[str, Any]:
         """The dataset summary of ``results``: counts of scored and unscored (by cause) unless the

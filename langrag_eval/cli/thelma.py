@@ -129,7 +129,7 @@ def _prompts(specs: list[str]) -> dict[str, str]:
 
 
 def _record(result: ThelmaResult, line: int) -> dict[str, Any]:
-    return {"id": result.id, "line": line, "scores": result.scores(),
+    return {"id": result.id, "line": line, "scores": result.score_values(),
             "unscored": {m: {"cause": u.cause, "reason": u.reason} for m, u in result.unscored().items()},
             "diagnosis": [f.rule for f in result.diagnosis]}
 

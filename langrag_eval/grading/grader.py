@@ -36,7 +36,7 @@ from ..errors import ConfigError
 from ..io import read_text
 from ..model import GenerationParams
 from ..prompts import PromptTemplate, load_prompt, override_template
-from ..results import Unscored
+from ..results import Score, ScoreScale, Unscored
 from ..evaluator import Evaluator
 from ..runtime import Judge
 from ..types import RAGSample
@@ -190,6 +190,16 @@ class VragGrader(Evaluator[RAGSample, VragGrade]):
         verdict: ScoreVerdict = answer.value
         return VragGrade(score=verdict.score, accepted=verdict.score >= self.threshold,
                          reason=verdict.reason, raw=answer.raw, confidence=verdict.confidence)
+
+    def score_names(self) -> tuple[str, ...]:
+        return ("grade",)
+
+    def score_scale(self, name: str) -> ScoreScale:
+        return ScoreScale(1, 5)
+
+    def result_scores(self, result: VragGrade) -> list[Score]:
+        """The 1-5 grade, passed when accepted at this grader's threshold."""
+        return [ScoreScale(1, 5).score("grade", result.score, passed=result.accepted, reason=result.reason)]
 
     def index_item(self, sample: RAGSample) -> tuple[str | None, str | None, str | None]:
         # what each item asks, so a later run of another app variant can be paired with this one

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..errors import JudgeOutputError
 from ..prompts import PromptTemplate, load_prompt
-from ..results import Unscored
+from ..results import Score, ScoreScale, Unscored
 from ..evaluator import Evaluator
 from ..runtime import Judge
 from ..types import RAGSample
@@ -94,6 +94,13 @@ class ReferenceGrader(Evaluator[RAGSample, Correctness]):
 
     def index_item(self, sample: RAGSample) -> tuple[str | None, str | None, str | None]:
         return sample.question, sample.reference, None
+
+    def score_names(self) -> tuple[str, ...]:
+        return ("correct",)
+
+    def result_scores(self, result: Correctness) -> list[Score]:
+        """1 for Correct, 0 for Incorrect, passed when correct."""
+        return [ScoreScale().score("correct", float(result.correct), passed=result.correct)]
 
     async def aevaluate(self, sample: RAGSample) -> Correctness | Unscored:
         response, true_answer = sample.answer, sample.reference

@@ -37,7 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..evaluator import Evaluator
 from ..model import GenerationParams
 from ..prompts import load_prompt
-from ..results import Unscored
+from ..results import Score, ScoreScale, Unscored
 from ..runtime import Judge, RunStore, gather_bounded, run_batch, synchronous
 from ..types import Document
 from ..verdicts import BinaryFormat, JsonFormat, TextFormat
@@ -83,6 +83,14 @@ class ReferenceFreeEvaluator(Evaluator[ReliabilitySample, FreeVerdict]):
 
     task: ClassVar[str] = "grammar/free"
     result_type: ClassVar[type[FreeVerdict]] = FreeVerdict
+
+    def score_names(self) -> tuple[str, ...]:
+        return ("correct",)
+
+    def result_scores(self, result: FreeVerdict) -> list[Score]:
+        """1 when the evaluator calls the answer correct, else 0, passed when correct (its own
+        score, on a scale of the evaluator's choosing, stays in the verdict's ``score``)."""
+        return [ScoreScale().score("correct", float(result.correct), passed=result.correct)]
 
 
 class _Statements(BaseModel):

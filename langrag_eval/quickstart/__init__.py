@@ -150,7 +150,7 @@ def run_quickstart(judge: Judge, store: RunStore, out_dir: str | Path, *,
     thelma = Thelma(judge, batched=True, embedder=embedder)
     thelma_results = thelma.evaluate_many(scored, run_id=run_id, store=store, limit=judge.concurrency)
     thelma_summary = {**thelma.summarize(thelma_results), "samples": [
-        {"id": r.id, "scores": r.scores(),
+        {"id": r.id, "scores": r.score_values(),
          "unscored": {m: {"cause": u.cause, "reason": u.reason} for m, u in r.unscored().items()}}
         for r in thelma_results]}
     store.put_artifact(run_id, "thelma", thelma_summary)

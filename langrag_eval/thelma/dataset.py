@@ -56,7 +56,7 @@ def summarize(results: Sequence[ThelmaResult], thresholds: Thresholds | None = N
              "tokens_per_sample": (totals["prompt_tokens"] + totals["completion_tokens"]) / n if n else None}
     t = thresholds or Thresholds()
     return {"version": 1, "mode": mode, "metrics": metrics,
-            "diagnosis": diagnose_dataset([r.scores() for r in results], t),
+            "diagnosis": diagnose_dataset([r.score_values() for r in results], t),
             "thresholds": {"default_low": t.default_low, "default_high": t.default_high,
                            "low": dict(t.low), "high": dict(t.high)},
             "usage": usage}

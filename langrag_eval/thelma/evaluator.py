@@ -31,7 +31,7 @@ from ..embeddings import Embedder, cosine_matrix, default_embedder
 from ..errors import ConfigError, DataError, LangragError
 from ..evaluator import Evaluator
 from ..prompts import PromptTemplate
-from ..results import Unscored
+from ..results import Score, ScoreScale, Unscored
 from ..runtime import Judge, UsageMeter, gather_bounded
 from ..types import RAGSample
 from .aggregate import METRICS, MetricOutcome, MetricScore, macro_average, self_distinctness
@@ -189,6 +189,21 @@ class Thelma(Evaluator["ThelmaSample | RAGSample", ThelmaResult]):
         results = await super().aevaluate_many(samples, **options)
         return [r if r.id else r.model_copy(update={"id": k})  # type: ignore[union-attr,misc]
                 for r, k in zip(results, keys)]
+
+    def score_names(self) -> tuple[str, ...]:
+        return tuple(self.metrics)
+
+    def result_scores(self, result: ThelmaResult) -> list[Score]:
+        """Each metric of ``result`` on 0..1, passed when not low at this evaluator's thresholds;
+        the reason says how many components matched, or why the metric is unscored."""
+        out = []
+        for metric, value in result.metrics.items():
+            if isinstance(value, Unscored):
+                out.append(ScoreScale().unscored(metric, value))
+            else:
+                out.append(ScoreScale().score(metric, value.score, reason=result.comment(metric),
+                                              passed=not self.thresholds.is_low(metric, value.score)))
+        return out
 
     def summarize(self, results: Sequence[ThelmaResult | Unscored]) -> dict[str, Any]:  # type: ignore[override]
         """Per metric mean, spread, counts and causes; the dataset diagnosis; usage per sample

@@ -127,7 +127,9 @@ class ThelmaResult(BaseModel):
         value = self.metrics.get(metric)
         return value.score if isinstance(value, MetricScore) else None
 
-    def scores(self) -> dict[str, float | None]:
+    def score_values(self) -> dict[str, float | None]:
+        """Each metric's score, None where it is unscored (the typed records, with scales, causes
+        and pass/fail, are :meth:`Thelma.scores`)."""
         return {m: self.score(m) for m in self.metrics}
 
     def unscored(self) -> dict[str, Unscored]:
@@ -135,7 +137,7 @@ class ThelmaResult(BaseModel):
 
     def mean(self) -> float | None:
         """The mean of the scored metrics (None when none was scored)."""
-        scored = [s for s in self.scores().values() if s is not None]
+        scored = [s for s in self.score_values().values() if s is not None]
         return sum(scored) / len(scored) if scored else None
 
     def comment(self, metric: str) -> str:
@@ -153,7 +155,7 @@ class ThelmaResult(BaseModel):
 
     def undiagnosed(self) -> Unscored | None:
         """Why there is no diagnosis: every metric unscored (None when one was scored)."""
-        return undiagnosed(self.scores(), {m: f"{u.cause}: {u.reason}" for m, u in self.unscored().items()})
+        return undiagnosed(self.score_values(), {m: f"{u.cause}: {u.reason}" for m, u in self.unscored().items()})
 
     def diagnosis_text(self) -> str:
         """The Table 2 findings in one line (``rule: interpretation; ...``), or why there are none
@@ -176,7 +178,7 @@ class ThelmaResult(BaseModel):
         if metric is not None:
             score = self.score(metric)
             return None if score is None else not thresholds.is_low(metric, score)
-        scored = {m: s for m, s in self.scores().items() if s is not None}
+        scored = {m: s for m, s in self.score_values().items() if s is not None}
         if not scored:
             return None
         return not self.diagnosis and not any(thresholds.is_low(m, s) for m, s in scored.items())

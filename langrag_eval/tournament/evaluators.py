@@ -25,7 +25,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_valida
 
 from ..contexts import as_documents
 from ..prompts import PromptTemplate, load_prompt, override_template
-from ..results import Unscored
+from ..results import Score, ScoreScale, Unscored
 from ..evaluator import Evaluator
 from ..runtime import Judge
 from ..types import Document
@@ -124,6 +124,15 @@ class RelevanceEvaluator(Evaluator[RelevanceSample, RelevanceJudgment]):
     def __post_init__(self) -> None:
         self._template = _template(self.prompt, "tournament/relevance", {"query", "document"})
 
+    def score_names(self) -> tuple[str, ...]:
+        return ("relevance",)
+
+    def score_scale(self, name: str) -> ScoreScale:
+        return ScoreScale(0, 2)
+
+    def result_scores(self, result: RelevanceJudgment) -> list[Score]:
+        return [ScoreScale(0, 2).score("relevance", result.relevance, reason=result.reason or None)]
+
     def fingerprint(self, sample: RelevanceSample) -> Any:
         return sample.query, sample.document.text  # the judgment reads the text, not the id
 
@@ -148,6 +157,15 @@ class PointwiseEvaluator(Evaluator[PointwiseSample, PointwiseScores]):
 
     def __post_init__(self) -> None:
         self._template = _template(self.prompt, "tournament/pointwise", {"query", "answer", "documents"})
+
+    def score_names(self) -> tuple[str, ...]:
+        return CRITERIA
+
+    def score_scale(self, name: str) -> ScoreScale:
+        return ScoreScale(0, 2)
+
+    def result_scores(self, result: PointwiseScores) -> list[Score]:
+        return [ScoreScale(0, 2).score(name, getattr(result, name)) for name in CRITERIA]
 
     def fingerprint(self, sample: PointwiseSample) -> Any:
         return sample.query, sample.answer, sample.documents

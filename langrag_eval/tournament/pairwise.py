@@ -35,7 +35,7 @@ from ..errors import ArgumentError
 from ..contexts import as_documents
 from ..evaluator import Evaluator
 from ..prompts import PromptTemplate
-from ..results import Unscored
+from ..results import Score, ScoreScale, Unscored
 from ..runtime import Judge, gather_bounded
 from ..types import Document
 from ..verdicts import PairwiseFormat
@@ -188,6 +188,14 @@ class PairwiseEvaluator(Evaluator[GameSample, GameRecord]):
     task: ClassVar[str] = "tournament/game"
     result_type: ClassVar[type[GameRecord]] = GameRecord
     description: ClassVar[str] = "games"
+
+    def score_names(self) -> tuple[str, ...]:
+        return ("score_a",)
+
+    def result_scores(self, result: GameRecord) -> list[Score]:
+        """Agent a's game score: 1 a win, 0.5 a tie, 0 a loss."""
+        return [ScoreScale().score("score_a", result.score_a,
+                                   reason=f"{result.agent_a} vs {result.agent_b}: {result.outcome}")]
 
     def __post_init__(self) -> None:
         if self.threshold not in (0, 1, 2):

@@ -93,10 +93,10 @@ def test_sixteen_threads_score_captured_agent_samples_with_one_judge(agent) -> N
     assert [s.query for s in samples] == list(ROWS) and all(len(s.sources) == 1 for s in samples)
     script = ThelmaScript(default=1)
     alone = Judge(script.model())
-    expected = [Thelma(alone, metrics=("sp1", "gr")).evaluate(s).scores() for s in samples]
+    expected = [Thelma(alone, metrics=("sp1", "gr")).evaluate(s).score_values() for s in samples]
     shared_model = script.model(latency=0.005)
     thelma = Thelma(Judge(shared_model, concurrency=4), metrics=("sp1", "gr"))
     with ThreadPoolExecutor(16) as pool:
         got = list(pool.map(lambda i: thelma.evaluate(samples[i % len(samples)]), range(48)))
-    assert [g.scores() for g in got] == [expected[i % len(samples)] for i in range(48)]
+    assert [g.score_values() for g in got] == [expected[i % len(samples)] for i in range(48)]
     assert shared_model.calls == alone.model.calls and shared_model.peak_concurrency <= 4

@@ -135,7 +135,7 @@ def test_thelma_sync_evaluate_from_sixteen_threads() -> None:
     alone = Thelma(Judge(script.model()), metrics=("rp", "gr", "sp1")).evaluate(sample)
     with ThreadPoolExecutor(16) as pool:
         results = list(pool.map(lambda _: thelma.evaluate(sample), range(16)))
-    assert all(r.scores() == alone.scores() for r in results)
+    assert all(r.score_values() == alone.score_values() for r in results)
     assert model.calls == alone.usage.calls  # sixteen evaluations, one evaluation's calls
     assert judge.usage.calls == alone.usage.calls and model.peak_concurrency <= 3
 
