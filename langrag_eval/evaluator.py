@@ -150,7 +150,7 @@ class Evaluator(ABC, Generic[S, R]):
         return await run_batch(samples, evaluator.aevaluate, key=lambda s: by_sample[id(s)], task=task,
                                result_type=self.result_type, store=store, run_id=run_id,  # type: ignore[arg-type]
                                limit=limit or concurrency, description=self.description or task,
-                               fingerprint=self.fingerprint, progress=progress)
+                               fingerprint=self.fingerprint, progress=progress, scores=self.scores)
 
     def evaluate_many(self, samples: Sequence[S], *, run_id: str | None = None,
                       store: "RunStore | None" = None, limit: int | None = None,

@@ -47,21 +47,23 @@ class Unscored(BaseModel):
 
 
 class ScoreScale(NamedTuple):
-    """The range a score is read on (``low`` to ``high``, e.g. 1..5 or 0..1) and its direction."""
+    """The range a score is read on (``low`` to ``high``, e.g. 1..5 or 0..1), its direction, and
+    whether it is ``binary`` (a yes/no score: its value is ``low`` or ``high``, nothing between)."""
 
     low: float = 0.0
     high: float = 1.0
     higher_is_better: bool = True
+    binary: bool = False
 
     def score(self, name: str, value: float, *, passed: bool | None = None,
               reason: str | None = None) -> "Score":
         """The score ``name`` with ``value`` on this scale."""
-        return Score(name=name, value=value, low=self.low, high=self.high,
+        return Score(name=name, value=value, low=self.low, high=self.high, binary=self.binary,
                      higher_is_better=self.higher_is_better, passed=passed, reason=reason)
 
     def unscored(self, name: str, missing: Unscored) -> "Score":
         """The score ``name`` on this scale, not made for the reason ``missing`` gives."""
-        return Score(name=name, value=None, low=self.low, high=self.high,
+        return Score(name=name, value=None, low=self.low, high=self.high, binary=self.binary,
                      higher_is_better=self.higher_is_better, reason=missing.reason, cause=missing.cause)
 
 
@@ -69,7 +71,8 @@ class Score(BaseModel):
     """One named score of one judged sample, on its scale ``low``..``high``: the value, or the
     ``cause`` (and ``reason``) it is missing. Exactly one of ``value`` and ``cause`` is set.
     ``passed`` is the capability's own accept/pass call where it has one (vRAG's accept, a THELMA
-    metric above its threshold, GRAMMAR's correct), else None."""
+    metric above its threshold, GRAMMAR's correct), else None. A ``binary`` score is a yes/no
+    call (its value is ``low`` or ``high``): compared as a proportion, its mean is a rate."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -78,6 +81,7 @@ class Score(BaseModel):
     low: float
     high: float
     higher_is_better: bool = True
+    binary: bool = False
     passed: bool | None = None
     reason: str | None = None
     cause: UnscoredCause | None = None
@@ -90,6 +94,8 @@ class Score(BaseModel):
             raise ValueError(f"score {self.name!r}: scale low {self.low} must be below high {self.high}")
         if self.value is not None and not self.low <= self.value <= self.high:
             raise ValueError(f"score {self.name!r}: value {self.value} is outside {self.low}..{self.high}")
+        if self.binary and self.value is not None and self.value not in (self.low, self.high):
+            raise ValueError(f"score {self.name!r}: a binary score is {self.low} or {self.high}, not {self.value}")
         if self.value is None and self.passed is not None:
             raise ValueError(f"score {self.name!r}: an unscored score cannot pass or fail")
         return self
@@ -100,7 +106,7 @@ class Score(BaseModel):
 
     @property
     def scale(self) -> ScoreScale:
-        return ScoreScale(self.low, self.high, self.higher_is_better)
+        return ScoreScale(self.low, self.high, self.higher_is_better, self.binary)
 
     def normalised(self) -> float | None:
         """The value on 0..1, ``(value - low) / (high - low)`` (the same direction as the scale);

@@ -33,7 +33,7 @@ def _judge(replies) -> Judge:
 CASES = {
     "vrag": (lambda: VragGrader(_judge(["Score: [[3]], Reason: [[partly]]"])),
              RAGSample(id="s1", question="Capital?", answer="Paris", reference="Paris"),
-             {"grade": (3.0, False)}),
+             {"accept_rate": (0.0, False), "grade": (3.0, False)}),
     "thelma": (lambda: Thelma(Judge(ThelmaScript(default=1).model()), metrics=("rp", "gr")),
                RAGSample(id="s1", question="Who?", answer="Ada.", contexts=["Ada."]),
                {"rp": (1.0, True), "gr": (1.0, True)}),

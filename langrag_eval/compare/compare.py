@@ -1,12 +1,13 @@
 """Run-to-run comparison with paired statistics: did the change from run A to run B help?
 
 Items are paired by content (see :mod:`.pairing`). For every metric the two runs share, on the items
-scored in both runs, it reports both means, the difference B - A with an interval, and a paired test:
+scored in both runs, it reports both means, the difference B - A with an interval, and a paired test,
+chosen by the score's scale (:class:`~langrag_eval.results.ScoreScale`), not by the capability:
 
-- accept/reject (``accept_rate``, GRAMMAR ``correct``): McNemar's test (exact binomial below 25
-  discordant pairs) and the Agresti-Min interval for matched proportions;
-- 1-5 grades and THELMA scores: Wilcoxon's signed-rank test and a seeded paired-bootstrap
-  percentile interval of the mean difference.
+- binary scores (accept/reject ``accept_rate``, GRAMMAR ``correct``): McNemar's test (exact binomial
+  below 25 discordant pairs) and the Agresti-Min interval for matched proportions;
+- other scores (1-5 grades, THELMA metrics): Wilcoxon's signed-rank test and a seeded
+  paired-bootstrap percentile interval of the mean difference.
 
 ``scored_rate`` (vRAG-Eval) and ``grammar_scored_rate`` compare the share of items graded at all,
 so answers that became ungradable do not vanish from view; being a check on the data rather than a
@@ -18,9 +19,12 @@ listed too. Items that flipped between accepted and rejected are listed with bot
 for grades and THELMA scores, ``movers`` lists the items that fell the most (up to 10 per metric).
 
 >>> from langrag_eval.compare.observations import Observation
->>> a = [Observation(id=str(i), key=str(i), values={"accept_rate": 1.0, "grade": 5.0}) for i in range(40)]
->>> b = [Observation(id=str(i), key=str(i), values={"accept_rate": float(i >= 10), "grade": 5.0 - (i < 10)})
+>>> from langrag_eval.results import ScoreScale
+>>> scales = {"accept_rate": ScoreScale(0, 1, binary=True), "grade": ScoreScale(1, 5)}
+>>> a = [Observation(id=str(i), key=str(i), values={"accept_rate": 1.0, "grade": 5.0}, scales=scales)
 ...      for i in range(40)]
+>>> b = [Observation(id=str(i), key=str(i), values={"accept_rate": float(i >= 10), "grade": 5.0 - (i < 10)},
+...                  scales=scales) for i in range(40)]
 >>> c = compare_observations({"vrag": a}, {"vrag": b})
 >>> m = c.metric("accept_rate")
 >>> m.diff, m.test, m.p_value < 0.01, len(c.flips)
@@ -43,7 +47,7 @@ from ..stats.paired import (
     paired_proportion_interval,
     wilcoxon_signed_rank,
 )
-from .observations import BINARY, FAMILIES, SCORED, Observation, load_observations
+from .observations import Observation, is_scored_rate, load_observations
 from .pairing import Pairing, pair
 
 __all__ = ["Comparison", "MetricComparison", "compare_observations", "compare_runs"]
@@ -112,7 +116,7 @@ def _compare_metric(metric: str, family: str, pairs: Sequence[tuple[Observation,
                     level: float, seed: int, resamples: int, subject: str | None = None) -> MetricComparison:
     both = [(a.values[metric], b.values[metric]) for a, b in pairs
             if metric in a.values and metric in b.values]
-    kind = "binary" if metric in BINARY else "score"
+    kind = "binary" if _binary(metric, pairs) else "score"
     base = dict(metric=metric, family=family, kind=kind, pairs=len(pairs), n=len(both),
                 unscored_a=sum(1 for a, _ in pairs if metric not in a.values),
                 unscored_b=sum(1 for _, b in pairs if metric not in b.values), level=level, subject=subject)
@@ -142,12 +146,32 @@ def _compare_metric(metric: str, family: str, pairs: Sequence[tuple[Observation,
 
 def _adjust(rows: list[MetricComparison]) -> list[MetricComparison]:
     # the share of items graded is a check on the data, not a quality hypothesis: outside the family
-    tested = [i for i, r in enumerate(rows) if r.p_value is not None and r.metric not in SCORED]
+    tested = [i for i, r in enumerate(rows) if r.p_value is not None and not is_scored_rate(r.metric)]
     adjusted = holm([rows[i].p_value for i in tested])  # type: ignore[misc]
     out = list(rows)
     for i, p in zip(tested, adjusted):
         out[i] = MetricComparison(**{**asdict(rows[i]), "p_adjusted": p})
     return out
+
+
+def _binary(metric: str, pairs: Sequence[tuple[Observation, Observation]]) -> bool:
+    return any(x.is_binary(metric) or y.is_binary(metric) for x, y in pairs)
+
+
+def _metrics(observations: Sequence[Observation]) -> list[str]:
+    """A family's metrics in the order its scores came (the evaluator's order)."""
+    return list(dict.fromkeys(m for o in observations for m in (*o.values, *o.unscored)))
+
+
+def _fall(flip: dict[str, Any], scales: dict[str, Any]) -> float:
+    """How far a flipped item's graded (non-binary) scores moved, each on its own scale's width."""
+    a, b = flip["a"]["values"], flip["b"]["values"]
+    total = 0.0
+    for m in a.keys() & b.keys():
+        scale = scales.get(m)
+        if scale is None or not scale.binary:
+            total += abs(a[m] - b[m]) / ((scale.high - scale.low) if scale is not None else 1.0)
+    return total
 
 
 def _side(o: Observation) -> dict[str, Any]:
@@ -160,24 +184,26 @@ def compare_observations(a: Mapping[str, Sequence[Observation]], b: Mapping[str,
     """Compare every family present in both ``a`` and ``b`` (see :func:`load_observations`)."""
     if not 0.0 < level < 1.0:
         raise ConfigError(f"confidence level {level} must lie between 0 and 1")
-    shared = [f for f in FAMILIES if f in a and f in b]
+    shared = [f for f in a if f in b]
     if not shared:
         raise ConfigError(f"runs {run_a} and {run_b} share no comparable results (run A has "
                           f"{', '.join(a) or 'none'}; run B has {', '.join(b) or 'none'})")
     out = Comparison(run_a=run_a, run_b=run_b, level=level, seed=seed, resamples=resamples)
     overall, by_subject = [], []
+    scales: dict[str, Any] = {}
     for family in shared:
         p: Pairing = pair(a[family], b[family])
-        in_a = set().union(*(set(x.values) | set(x.unscored) for x in a[family]))
-        in_b = set().union(*(set(x.values) | set(x.unscored) for x in b[family]))
+        order = list(dict.fromkeys([*_metrics(a[family]), *_metrics(b[family])]))
+        in_a, in_b = set(_metrics(a[family])), set(_metrics(b[family]))
+        scales.update({m: sc for o in (*a[family], *b[family]) for m, sc in o.scales.items()})
         # a metric one run did not compute at all is named, not compared as if all were unscored
         out.pairing[family] = {"by": p.by, "pairs": len(p.pairs), "only_a": len(p.only_a),
                                "only_b": len(p.only_b), "repeated": p.repeated,
-                               "metrics_only_a": [m for m in FAMILIES[family] if m in in_a - in_b],
-                               "metrics_only_b": [m for m in FAMILIES[family] if m in in_b - in_a]}
+                               "metrics_only_a": [m for m in order if m in in_a - in_b],
+                               "metrics_only_b": [m for m in order if m in in_b - in_a]}
         out.unpaired += [{"family": family, "run": "a", "id": o.id, "question": o.question} for o in p.only_a]
         out.unpaired += [{"family": family, "run": "b", "id": o.id, "question": o.question} for o in p.only_b]
-        metrics = [m for m in FAMILIES[family] if m in in_a & in_b]
+        metrics = [m for m in order if m in in_a & in_b]
         for m in metrics:
             overall.append(_compare_metric(m, family, p.pairs, level=level, seed=seed, resamples=resamples))
         subjects = sorted({x.subject or y.subject for x, y in p.pairs if x.subject or y.subject})
@@ -194,14 +220,14 @@ def compare_observations(a: Mapping[str, Sequence[Observation]], b: Mapping[str,
                                      "a": {m: x.unscored[m] for m in missing if m in x.unscored},
                                      "b": {m: y.unscored[m] for m in missing if m in y.unscored}})
             for m in metrics:
-                if m in BINARY and m not in SCORED and m in x.values and m in y.values \
+                if _binary(m, p.pairs) and not is_scored_rate(m) and m in x.values and m in y.values \
                         and x.values[m] != y.values[m]:
                     out.flips.append({"family": family, "metric": m,
                                       "direction": "lost" if x.values[m] > y.values[m] else "gained",
                                       "question": x.question, "subject": x.subject or y.subject,
                                       "a": _side(x), "b": _side(y)})
         for m in metrics:
-            if m in BINARY:
+            if _binary(m, p.pairs):
                 continue
             falls = sorted(((y.values[m] - x.values[m], x, y) for x, y in p.pairs
                             if m in x.values and m in y.values and y.values[m] < x.values[m]),
@@ -212,8 +238,7 @@ def compare_observations(a: Mapping[str, Sequence[Observation]], b: Mapping[str,
     out.metrics = _adjust(overall)
     out.subjects = _adjust(by_subject)
     # the largest falls first: a lost item whose grade fell from 5 to 1 before one from 4 to 3
-    out.flips.sort(key=lambda f: (f["direction"] != "lost",
-                                  -abs(f["a"]["values"].get("grade", 0) - f["b"]["values"].get("grade", 0))))
+    out.flips.sort(key=lambda f: (f["direction"] != "lost", -_fall(f, scales)))
     return out
 
 

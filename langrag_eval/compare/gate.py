@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from ..errors import ArgumentError, ConfigError
 from ..runtime import RunStore
 from .compare import Comparison, MetricComparison, compare_observations, compare_runs
-from .observations import BINARY, METRIC_FAMILY, SCORED, Observation
+from .observations import Observation, is_scored_rate
 
 __all__ = ["GateCheck", "GateResult", "check", "gate_observations", "gate_runs", "junit_xml", "junit_error",
            "parse_max_drop"]
@@ -78,8 +78,8 @@ def parse_max_drop(specs: Sequence[str] | Mapping[str, float]) -> dict[str, floa
     out: dict[str, float] = {}
     for name, drop in items:
         metric = str(name).strip().lower()
-        if metric not in METRIC_FAMILY:
-            raise ConfigError(f"--max-drop {name}: unknown metric; metrics: {', '.join(METRIC_FAMILY)}")
+        if not metric.replace("_", "").replace("-", "").isalnum():
+            raise ConfigError(f"--max-drop {name}: a metric is a score name, e.g. accept_rate or gr")
         if not 0.0 <= float(drop) < float("inf"):
             raise ConfigError(f"--max-drop {name}={drop}: the allowed drop must be a number >= 0")
         out[metric] = float(drop)
@@ -88,8 +88,8 @@ def parse_max_drop(specs: Sequence[str] | Mapping[str, float]) -> dict[str, floa
     return out
 
 
-def _pct(metric: str, x: float) -> str:
-    return f"{100 * x:+.1f} pts" if metric in BINARY else f"{x:+.3f}"
+def _pct(m: MetricComparison, x: float) -> str:
+    return f"{100 * x:+.1f} pts" if m.kind == "binary" else f"{x:+.3f}"
 
 
 def check(comparison: Comparison, max_drop: Mapping[str, float], *, min_n: int = 0) -> list[GateCheck]:
@@ -100,7 +100,11 @@ def check(comparison: Comparison, max_drop: Mapping[str, float], *, min_n: int =
         try:
             m = comparison.metric(metric)
         except ArgumentError:
-            raise ConfigError(f"--max-drop {metric}: the two runs do not both have this metric; compared: "
+            one_sided = {n for p in comparison.pairing.values()
+                         for n in (*p.get("metrics_only_a", ()), *p.get("metrics_only_b", ()))}
+            why = ("the two runs do not both have this metric" if metric in one_sided
+                   else "unknown metric: neither run has it")
+            raise ConfigError(f"--max-drop {metric}: {why}; compared: "
                               f"{', '.join(x.metric for x in comparison.metrics)}") from None
         if m.high is None or m.diff is None:
             why = "no item scored in both runs" if m.n == 0 else f"only {m.n} item(s) scored in both runs"
@@ -110,17 +114,17 @@ def check(comparison: Comparison, max_drop: Mapping[str, float], *, min_n: int =
             checks.append(GateCheck(metric, drop, "undecided", f"cannot decide: only {m.n} item(s) scored in "
                                     f"both runs, --min-n asks for {min_n}", m))
             continue
-        low = _pct(metric, m.low if m.low is not None else m.high)
-        span = f"change {_pct(metric, m.diff)}, interval [{low}, {_pct(metric, m.high)}]"
+        low = _pct(m, m.low if m.low is not None else m.high)
+        span = f"change {_pct(m, m.diff)}, interval [{low}, {_pct(m, m.high)}]"
         if m.high < -drop:
-            checks.append(GateCheck(metric, drop, "fail", f"dropped by more than {_pct(metric, drop)[1:]}: "
+            checks.append(GateCheck(metric, drop, "fail", f"dropped by more than {_pct(m, drop)[1:]}: "
                                     f"{span}", m))
         elif m.low is not None and m.low < -drop:
             detectable = drop + (m.high - m.diff)
             checks.append(GateCheck(metric, drop, "pass", f"{span}; insufficient evidence: with n={m.n} the "
-                                    f"interval still reaches drops larger than the allowed {_pct(metric, drop)[1:]}; "
+                                    f"interval still reaches drops larger than the allowed {_pct(m, drop)[1:]}; "
                                     f"the smallest drop this comparison could have detected is about "
-                                    f"{_pct(metric, detectable)[1:]} (more items narrow it; --min-n N requires "
+                                    f"{_pct(m, detectable)[1:]} (more items narrow it; --min-n N requires "
                                     f"N items)", m, insufficient=True))
         else:
             checks.append(GateCheck(metric, drop, "pass", span, m))
@@ -169,9 +173,9 @@ def _result(comparison: Comparison, limits: dict[str, float], confidence: float,
     for m in comparison.metrics:
         # Unscored items are left out of the quality metrics: a change that makes answers ungradable
         # could pass a gate on accept rate alone. Said aloud even when not gated.
-        if m.metric in SCORED and m.metric not in limits and m.high is not None and m.high < 0:
+        if is_scored_rate(m.metric) and m.metric not in limits and m.high is not None and m.high < 0:
             notes.append(f"WARNING: the run has more unscored items than the baseline ({m.metric} "
-                         f"{_pct(m.metric, m.diff or 0.0)}, interval up to {_pct(m.metric, m.high)}); "
+                         f"{_pct(m, m.diff or 0.0)}, interval up to {_pct(m, m.high)}); "
                          f"gate it with --max-drop {m.metric}=0")
     return GateResult(run=comparison.run_b, baseline=comparison.run_a, confidence=confidence,
                       checks=check(comparison, limits, min_n=min_n), comparison=comparison, notes=notes)
@@ -188,7 +192,7 @@ def junit_xml(result: GateResult) -> str:
                         ("confidence", str(result.confidence))):
         ET.SubElement(props, "property", name=name, value=value)
     for c in result.checks:
-        family = c.comparison.family if c.comparison else METRIC_FAMILY.get(c.metric, "metric")
+        family = c.comparison.family if c.comparison else "metric"
         case = ET.SubElement(suite, "testcase", classname=f"langrag_eval.gate.{family}",
                              name=f"{c.metric} drops by at most {c.max_drop:g}")
         if c.status == "fail":

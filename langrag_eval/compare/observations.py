@@ -1,22 +1,25 @@
-"""What a stored run says about each item, per metric: read from the run store's judgments.
+"""What a stored run says about each item, per score: read by name from the typed scores each
+judgment is stored with (:meth:`~langrag_eval.evaluator.Evaluator.scores`), the same way for every
+capability, with no knowledge of any capability's result shape.
 
-Three families of graded runs can be compared:
+A *family* is one evaluator's judgments in a run, named after its task (``vrag``, ``thelma`` for
+``thelma:batched`` or ``thelma:per_component``, ``grammar`` for ``grammar/correct``); its metrics
+are the names of its scores, in the order the evaluator gives them: ``accept_rate`` and ``grade``
+for vRAG-Eval, one per THELMA metric (a metric registered later included), ``correct`` for GRAMMAR.
+Families whose items can be unscored as a whole also get a scored rate (``scored_rate`` for vRAG,
+``grammar_scored_rate`` for GRAMMAR: 1 when the item was judged at all), so a change that makes
+answers ungradable shows instead of vanishing from the other metrics. Only evaluators that index
+their items (:meth:`~langrag_eval.evaluator.Evaluator.index_item`) are comparable.
 
-- ``vrag`` (``langrag-eval grade``, ``VragGrader.evaluate_many``): ``accept_rate`` (1 accepted,
-  0 rejected) and ``grade`` (1-5), from the judgments of task ``vrag``; and ``scored_rate`` (1 when
-  the item was graded at all), so a change that makes answers ungradable (empty, failing) shows
-  instead of vanishing from the accept rate;
-- ``thelma`` (``langrag-eval thelma``, ``Thelma.evaluate_many``): ``sp1 sp2 sqc rp rqc sd gr`` in 0..1;
-- ``grammar`` (``langrag-eval grammar evaluate``, ``evaluate_answers``): ``correct`` (1 or 0) of
-  one agent, and ``grammar_scored_rate`` like ``scored_rate``.
+An item's pairing ``key`` comes from the run's item index (:mod:`langrag_eval.runtime.items`).
 
-Every metric here is better when higher. An item's pairing ``key`` comes from the run's item index
-(:mod:`langrag_eval.runtime.items`); ``key`` is None for runs stored before the index existed.
-
+>>> from langrag_eval.results import ScoreScale
 >>> from langrag_eval.runtime import RunStore, put_item_index
 >>> store = RunStore(":memory:")
 >>> run = store.open_run("grade", {})
->>> store.put_judgment(run, "q1", "vrag", {"score": 4, "accepted": True, "reason": "ok"}, scored=True)
+>>> scores = [ScoreScale(0, 1, binary=True).score("accept_rate", 1, reason="ok"),
+...           ScoreScale(1, 5).score("grade", 4, reason="ok")]
+>>> store.put_judgment(run, "q1", "vrag", {"score": 4, "scores": [s.model_dump() for s in scores]}, scored=True)
 >>> put_item_index(store, run, "vrag", [("q1", "Why?", "Because.", None)])
 >>> obs = load_observations(store, run)["vrag"][0]
 >>> obs.values, obs.reason
@@ -29,27 +32,35 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import ValidationError
+
 from ..errors import ConfigError
+from ..results import Score, ScoreScale
 from ..runtime import RunStore
 from ..runtime.items import get_item_index
 
-__all__ = ["FAMILIES", "METRIC_FAMILY", "BINARY", "SCORED", "Observation", "load_observations"]
+__all__ = ["SCORED_RATES", "Observation", "family_of", "is_scored_rate", "load_observations"]
 
-FAMILIES: dict[str, tuple[str, ...]] = {
-    "vrag": ("accept_rate", "grade", "scored_rate"),
-    "thelma": ("sp1", "sp2", "sqc", "rp", "rqc", "sd", "gr"),
-    "grammar": ("correct", "grammar_scored_rate"),
-}
-METRIC_FAMILY = {m: fam for fam, metrics in FAMILIES.items() for m in metrics}
-SCORED = frozenset({"scored_rate", "grammar_scored_rate"})   # 1 graded, 0 unscored: never unscored
-BINARY = frozenset({"accept_rate", "correct"}) | SCORED
-_THELMA_TASKS = ("thelma:per_component", "thelma:batched")
-_GRAMMAR_TASK = "grammar/correct"
+# the families whose items are judged whole (scored or not), with the name of their scored rate
+SCORED_RATES = {"vrag": "scored_rate", "grammar": "grammar_scored_rate"}
+_RATE = ScoreScale(0, 1, binary=True)
+_PER_AGENT = "grammar/correct"   # a GRAMMAR run grades several agents under one task, "agent/qid"
+
+
+def family_of(task: str) -> str:
+    """A task's family: its name up to the first ``:`` or ``/`` (``thelma:batched`` is ``thelma``)."""
+    return task.split(":", 1)[0].split("/", 1)[0]
+
+
+def is_scored_rate(metric: str) -> bool:
+    """True for a family's share of items judged at all (a check on the data, not a quality)."""
+    return metric in SCORED_RATES.values()
 
 
 @dataclass(frozen=True)
 class Observation:
-    """One item of one run: scored ``values`` per metric, ``unscored`` reasons per metric."""
+    """One item of one run: scored ``values`` per metric, ``unscored`` reasons per metric, and each
+    metric's scale (a metric without one is read as a score on its own range)."""
 
     id: str
     key: str | None
@@ -58,94 +69,96 @@ class Observation:
     values: dict[str, float] = field(default_factory=dict)
     unscored: dict[str, str] = field(default_factory=dict)
     reason: str | None = None
+    scales: dict[str, ScoreScale] = field(default_factory=dict)
+
+    def is_binary(self, metric: str) -> bool:
+        scale = self.scales.get(metric)
+        return scale is not None and scale.binary
 
 
-def _why(result: dict[str, Any]) -> str:
-    return f"{result.get('cause', 'unscored')}: {result.get('reason', '')}".strip()
+def _scores(result: Any) -> list[Score] | None:
+    raw = result.get("scores") if isinstance(result, dict) else None
+    if not isinstance(raw, list):
+        return None
+    try:
+        return [Score.model_validate(s) for s in raw]
+    except ValidationError:
+        return None
 
 
-def _is_unscored(result: Any) -> bool:
-    return isinstance(result, dict) and result.get("scored") is False
-
-
-def _vrag(result: Any) -> tuple[dict[str, float], dict[str, str], str | None]:
-    if _is_unscored(result):
-        return {"scored_rate": 0.0}, {m: _why(result) for m in ("accept_rate", "grade")}, None
-    if not isinstance(result, dict) or not isinstance(result.get("score"), int):
-        return {"scored_rate": 0.0}, {m: "unreadable stored judgment" for m in ("accept_rate", "grade")}, None
-    return ({"accept_rate": 1.0 if result.get("accepted") else 0.0, "grade": float(result["score"]),
-             "scored_rate": 1.0}, {}, result.get("reason"))
-
-
-def _thelma(result: Any) -> tuple[dict[str, float], dict[str, str], str | None]:
-    if _is_unscored(result):
-        return {}, {m: _why(result) for m in FAMILIES["thelma"]}, None
-    values, unscored = {}, {}
-    for metric, outcome in ((result or {}).get("metrics") or {}).items():
-        if _is_unscored(outcome):
-            unscored[metric] = _why(outcome)
-        elif isinstance(outcome, dict) and isinstance(outcome.get("score"), (int, float)):
-            values[metric] = float(outcome["score"])
+def _read(family: str, result: Any, scored: bool) -> tuple[dict[str, float], dict[str, str], str | None,
+                                                           dict[str, ScoreScale]]:
+    values, unscored, scales, reason = {}, {}, {}, None
+    scores = _scores(result)
+    for s in scores or []:
+        scales[s.name] = s.scale
+        if s.value is not None:
+            values[s.name] = float(s.value)
+            reason = reason or s.reason
         else:
-            unscored[metric] = "unreadable stored judgment"
-    return values, unscored, None
+            unscored[s.name] = f"{s.cause}: {s.reason or ''}".strip()
+    rate = SCORED_RATES.get(family)
+    if rate is not None:
+        values[rate], scales[rate] = float(scored and scores is not None), _RATE
+    if isinstance(result, dict) and isinstance(result.get("raw"), str) and family == "grammar":
+        reason = result["raw"][-400:]   # GRAMMAR's verdict carries no reason: the judge's reply ends it
+    return values, unscored, (reason if scored else None), scales
 
 
-def _grammar(result: Any) -> tuple[dict[str, float], dict[str, str], str | None]:
-    if _is_unscored(result):
-        return {"grammar_scored_rate": 0.0}, {"correct": _why(result)}, None
-    if not isinstance(result, dict) or not isinstance(result.get("correct"), bool):
-        return {"grammar_scored_rate": 0.0}, {"correct": "unreadable stored judgment"}, None
-    raw = result.get("raw")
-    return ({"correct": 1.0 if result["correct"] else 0.0, "grammar_scored_rate": 1.0}, {},
-            raw[-400:] if isinstance(raw, str) else None)
-
-
-def _build(store: RunStore, run_id: str, index_task: str, read: Any,
-           judgments: list[dict[str, Any]], strip: str = "") -> list[Observation]:
-    index = get_item_index(store, run_id, index_task)
+def _build(family: str,
+           judgments: list[dict[str, Any]], index: dict[str, Any] | None, strip: str = "") -> list[Observation]:
     by_item = {j["item"]: j for j in judgments}
     # The index is the run's current item set, in input order: a run continued after rows left its
-    # input keeps their judgments in the store, but they are no longer part of it. Without an
-    # index (runs made before it existed), every judgment, in judgment order.
+    # input keeps their judgments in the store, but they are no longer part of it.
     order = [i for i in index if i in by_item] if index is not None else list(by_item)
     out = []
     for item in order:
-        values, unscored, reason = read(by_item[item]["result"])
+        values, unscored, reason, scales = _read(family, by_item[item]["result"], by_item[item]["scored"])
         entry = (index or {}).get(item) or {}
         out.append(Observation(id=item[len(strip):] if strip and item.startswith(strip) else item,
                                key=entry.get("key"), subject=entry.get("subject"),
                                question=entry.get("question"), values=values, unscored=unscored,
-                               reason=reason))
+                               reason=reason, scales=scales))
     return out
 
 
 def load_observations(store: RunStore, run_id: str, *,
                       agent: str | None = None) -> dict[str, list[Observation]]:
-    """Every comparable family in run ``run_id`` (a unique prefix works), items in input order.
-    ``agent`` picks one agent of a GRAMMAR run that graded several."""
+    """Every comparable family in run ``run_id`` (a unique prefix works), items in input order:
+    each task whose judgments carry typed scores and whose items are indexed (in a run made before
+    the item index existed: every such task, paired by id). Where one family has several tasks
+    (THELMA batched and per component), the one with the most judgments. ``agent`` picks one agent
+    of a GRAMMAR run that graded several."""
     run_id = store.run(run_id)["id"]
     judgments = store.judgments(run_id)
+    with_scores = Counter(j["task"] for j in judgments if _scores(j["result"]) is not None)
     tasks = Counter(j["task"] for j in judgments)
+    indexed = {t for t in tasks if get_item_index(store, run_id, t) is not None}
+    if _PER_AGENT in tasks:
+        agents = sorted({j["item"].split("/", 1)[0] for j in judgments if j["task"] == _PER_AGENT})
+        if any(get_item_index(store, run_id, f"{_PER_AGENT}/{a}") is not None for a in agents):
+            indexed.add(_PER_AGENT)
+    chosen_task: dict[str, str] = {}
+    for task in tasks:   # judgment order: the first family judged comes first
+        if task in with_scores and (task in indexed or not indexed):
+            family = family_of(task)
+            if family not in chosen_task or tasks[task] > tasks[chosen_task[family]]:
+                chosen_task[family] = task
     families: dict[str, list[Observation]] = {}
-    if tasks.get("vrag"):
-        families["vrag"] = _build(store, run_id, "vrag", _vrag,
-                                  [j for j in judgments if j["task"] == "vrag"])
-    thelma_tasks = [t for t in _THELMA_TASKS if tasks.get(t)]
-    if thelma_tasks:
-        task = max(thelma_tasks, key=lambda t: tasks[t])
-        families["thelma"] = _build(store, run_id, task, _thelma,
-                                    [j for j in judgments if j["task"] == task])
-    if tasks.get(_GRAMMAR_TASK):
-        rows = [j for j in judgments if j["task"] == _GRAMMAR_TASK]
+    for family, task in chosen_task.items():
+        rows = [j for j in judgments if j["task"] == task]
+        if task != _PER_AGENT:
+            families[family] = _build(family, rows, get_item_index(store, run_id, task))
+            continue
         agents = sorted({j["item"].split("/", 1)[0] for j in rows})
         if agent is None and len(agents) > 1:
             raise ConfigError(f"run {run_id} graded {len(agents)} GRAMMAR agents ({', '.join(agents)}); "
                               "name one with --agent")
-        chosen = agent or agents[0]
-        if chosen not in agents:
-            raise ConfigError(f"run {run_id} has no GRAMMAR agent {chosen!r}; agents: {', '.join(agents)}")
-        prefix = chosen + "/"
-        families["grammar"] = _build(store, run_id, f"{_GRAMMAR_TASK}/{chosen}", _grammar,
-                                     [j for j in rows if j["item"].startswith(prefix)], strip=prefix)
+        pick = agent or agents[0]
+        if pick not in agents:
+            raise ConfigError(f"run {run_id} has no GRAMMAR agent {pick!r}; agents: {', '.join(agents)}")
+        prefix = pick + "/"
+        families[family] = _build(family,
+                                  [j for j in rows if j["item"].startswith(prefix)],
+                                  get_item_index(store, run_id, f"{task}/{pick}"), strip=prefix)
     return families

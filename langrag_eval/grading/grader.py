@@ -74,6 +74,9 @@ class VragGrade(BaseModel):
         return float(self.score) if check_scale(scale) == "1-5" else self.normalised
 
 
+_ACCEPT, _GRADE = ScoreScale(0, 1, binary=True), ScoreScale(1, 5)
+
+
 def check_scale(scale: str) -> Scale:
     """``scale`` when it names a scale a grade reads on, else a :class:`ConfigError` naming them."""
     if scale not in get_args(Scale):
@@ -192,14 +195,16 @@ class VragGrader(Evaluator[RAGSample, VragGrade]):
                          reason=verdict.reason, raw=answer.raw, confidence=verdict.confidence)
 
     def score_names(self) -> tuple[str, ...]:
-        return ("grade",)
+        return ("accept_rate", "grade")
 
     def score_scale(self, name: str) -> ScoreScale:
-        return ScoreScale(1, 5)
+        return _ACCEPT if name == "accept_rate" else _GRADE
 
     def result_scores(self, result: VragGrade) -> list[Score]:
-        """The 1-5 grade, passed when accepted at this grader's threshold."""
-        return [ScoreScale(1, 5).score("grade", result.score, passed=result.accepted, reason=result.reason)]
+        """Accepted (1) or rejected (0) at this grader's threshold, a yes/no score whose mean over a
+        dataset is the accept rate; and the 1-5 grade, passed when accepted."""
+        return [_ACCEPT.score("accept_rate", float(result.accepted), passed=result.accepted, reason=result.reason),
+                _GRADE.score("grade", result.score, passed=result.accepted, reason=result.reason)]
 
     def index_item(self, sample: RAGSample) -> tuple[str | None, str | None, str | None]:
         # what each item asks, so a later run of another app variant can be paired with this one

@@ -122,7 +122,7 @@ async def aevaluate_answers(queries: Sequence[GrammarQuery], answers: Sequence[A
                              str(getattr(p.query, cluster_field, None) or "") or None) for p in pairs))
         grades = await run_batch(pairs, grade, key=lambda p: p.key, task=grader.task,
                                  result_type=Correctness, store=store, run_id=run_id, limit=limit,
-                                 description=f"grading {agent}")
+                                 description=f"grading {agent}", scores=grader.scores)
         items = [ItemResult(id=p.query.id, logic_id=p.query.logic_id,
                             cluster=str(getattr(p.query, cluster_field, None)),
                             correct=None if isinstance(g, Unscored) else g.correct,

@@ -33,6 +33,8 @@ _VERDICT = re.compile(r"\[\[\s*(correct|incorrect)\s*\]\]", re.IGNORECASE)
 _LINE = re.compile(r"^[\s*_#>-]*(?:final\s+)?(?:judge?ment|verdict)?[\s*_]*:?[\s*_]*"
                    r"(?:\[\[\s*)?(correct|incorrect)(?:\s*\]\])?[\s*_.]*$", re.IGNORECASE | re.MULTILINE)
 
+_CORRECT = ScoreScale(0, 1, binary=True)
+
 
 class Correctness(BaseModel):
     """The reference-based verdict for one response, with the judge's reply for audit."""
@@ -98,9 +100,12 @@ class ReferenceGrader(Evaluator[RAGSample, Correctness]):
     def score_names(self) -> tuple[str, ...]:
         return ("correct",)
 
+    def score_scale(self, name: str) -> ScoreScale:
+        return _CORRECT
+
     def result_scores(self, result: Correctness) -> list[Score]:
         """1 for Correct, 0 for Incorrect, passed when correct."""
-        return [ScoreScale().score("correct", float(result.correct), passed=result.correct)]
+        return [_CORRECT.score("correct", float(result.correct), passed=result.correct)]
 
     async def aevaluate(self, sample: RAGSample) -> Correctness | Unscored:
         response, true_answer = sample.answer, sample.reference

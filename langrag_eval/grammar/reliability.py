@@ -67,6 +67,8 @@ class ReliabilitySample(BaseModel):
     documents: list[Document] = Field(default_factory=list)
     correct: bool | None = None
 
+_CORRECT = ScoreScale(0, 1, binary=True)
+
 
 class FreeVerdict(BaseModel):
     """A reference-free evaluator's call: is the answer correct, with its score and details."""
@@ -87,10 +89,13 @@ class ReferenceFreeEvaluator(Evaluator[ReliabilitySample, FreeVerdict]):
     def score_names(self) -> tuple[str, ...]:
         return ("correct",)
 
+    def score_scale(self, name: str) -> ScoreScale:
+        return _CORRECT
+
     def result_scores(self, result: FreeVerdict) -> list[Score]:
         """1 when the evaluator calls the answer correct, else 0, passed when correct (its own
         score, on a scale of the evaluator's choosing, stays in the verdict's ``score``)."""
-        return [ScoreScale().score("correct", float(result.correct), passed=result.correct)]
+        return [_CORRECT.score("correct", float(result.correct), passed=result.correct)]
 
 
 class _Statements(BaseModel):

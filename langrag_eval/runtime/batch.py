@@ -32,7 +32,7 @@ from typing import Any, Awaitable, Callable, Sequence, TypeVar, Union
 from pydantic import BaseModel, TypeAdapter
 
 from ..errors import ConfigError, ModelCallError, PromptError
-from ..results import Unscored
+from ..results import Score, Unscored
 from .concurrency import gather_bounded
 from .identity import content_hash
 from .lease import owner_id
@@ -99,7 +99,8 @@ async def run_batch(items: Sequence[X], evaluate: Callable[[X], Awaitable[R | Un
                     store: RunStore | None = None, run_id: str | None = None, limit: int = 16,
                     description: str | None = None,
                     fingerprint: Callable[[X], Any] | None = None,
-                    progress: bool | None = None) -> list[R | Unscored]:
+                    progress: bool | None = None,
+                    scores: Callable[[Any], Sequence[Score]] | None = None) -> list[R | Unscored]:
     """Evaluate every item once per run. ``evaluate`` returns a result or Unscored; an exception it
     raises on one item becomes that item's ``Unscored`` (see :func:`guarded`).
 
@@ -107,8 +108,18 @@ async def run_batch(items: Sequence[X], evaluate: Callable[[X], Awaitable[R | Un
     pass it when the item is only a reference to content held elsewhere (ids of a game, say).
     ``progress`` draws a progress bar on a terminal; by default only inside
     :func:`~langrag_eval.runtime.progress.show_progress` (the command line), never in a library call.
+    ``scores(result)`` (an evaluator's :meth:`~langrag_eval.evaluator.Evaluator.scores`) is stored
+    with each judgment under ``"scores"``, so that compare, the gate and the report read any
+    capability's judgments by score name.
     """
     codec: TypeAdapter[R | Unscored] = TypeAdapter(Union[Unscored, result_type])  # type: ignore[arg-type]
+
+    def payload(result: R | Unscored) -> Any:
+        data = codec.dump_python(result, mode="json")
+        if scores is not None and isinstance(data, dict):
+            data["scores"] = [s.model_dump(mode="json") for s in scores(result)]
+        return data
+
     evaluate = guarded(evaluate)
     resumable = store is not None and run_id is not None
     counts = BatchCounts()
@@ -129,7 +140,7 @@ async def run_batch(items: Sequence[X], evaluate: Callable[[X], Awaitable[R | Un
         result = await evaluate(item)
         counts.judged += 1
         if resumable:
-            store.put_judgment(run_id, item_key, task, codec.dump_python(result, mode="json"),  # type: ignore[union-attr,arg-type]
+            store.put_judgment(run_id, item_key, task, payload(result),  # type: ignore[union-attr,arg-type]
                                scored=not isinstance(result, Unscored), fingerprint=digest)
         return result
 
@@ -137,7 +148,7 @@ async def run_batch(items: Sequence[X], evaluate: Callable[[X], Awaitable[R | Un
         keys = [key(item) for item in items]
         if len(set(keys)) == len(keys):  # claims name items by key: they must be unique
             digests = [content_hash(fingerprint(i) if fingerprint is not None else i) for i in items]
-            results = await _cooperate(items, evaluate, keys, digests, task=task, codec=codec,
+            results = await _cooperate(items, evaluate, keys, digests, task=task, codec=codec, payload=payload,
                                        store=store, run_id=run_id, limit=limit, counts=counts,  # type: ignore[arg-type]
                                        description=description, progress=progress)
             store.count_batch(run_id, counts)  # type: ignore[union-attr,arg-type]
@@ -150,7 +161,8 @@ async def run_batch(items: Sequence[X], evaluate: Callable[[X], Awaitable[R | Un
 
 
 async def _cooperate(items: Sequence[X], evaluate: Callable[[X], Awaitable[R | Unscored]], keys: list[str],
-                     digests: list[str], *, task: str, codec: TypeAdapter, store: Any, run_id: str, limit: int,
+                     digests: list[str], *, task: str, codec: TypeAdapter, payload: Callable[[Any], Any],
+                     store: Any, run_id: str, limit: int,
                      counts: BatchCounts, description: str | None,
                      progress: bool | None) -> list[R | Unscored]:
     """The batch shared with other workers on a cooperative store: claim a slice of the items nobody
@@ -233,7 +245,7 @@ async def _cooperate(items: Sequence[X], evaluate: Callable[[X], Awaitable[R | U
                     continue
                 result = await evaluate(items[i])
                 counts.judged += 1
-                store.put_judgment(run_id, keys[i], task, codec.dump_python(result, mode="json"),
+                store.put_judgment(run_id, keys[i], task, payload(result),
                                    scored=not isinstance(result, Unscored), fingerprint=digests[i],
                                    claim=claim_name[i])
                 bar.advance()

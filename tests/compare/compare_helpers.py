@@ -6,8 +6,19 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from langrag_eval import Unscored
 from langrag_eval.compare import Observation
-from langrag_eval.runtime import RunStore, put_item_index
+from langrag_eval.grading import VragGrade, VragGrader
+from langrag_eval.runtime import Judge, RunStore, put_item_index
+from langrag_eval.testing import ScriptedModel
+
+GRADER = VragGrader(Judge(ScriptedModel(["unused"])))
+SCALES = {name: GRADER.score_scale(name) for name in GRADER.score_names()}
+
+
+def _stored(result: VragGrade | Unscored) -> dict:
+    """A judgment as the batch stores it: the result with the grader's typed scores."""
+    return {**result.model_dump(mode="json"), "scores": [s.model_dump(mode="json") for s in GRADER.scores(result)]}
 
 
 def question(i: int) -> str:
@@ -25,13 +36,11 @@ def put_grade_run(store: RunStore, run_id: str, scores: Sequence[int | None], *,
     ids = list(ids or [f"q{i}" for i in range(len(scores))])
     for i, (item, s) in enumerate(zip(ids, scores)):
         if s is None:
-            store.put_judgment(run_id, item, "vrag", {"reason": f"cannot grade item {i}: answer empty",
-                                                      "cause": "invalid_input", "raw": None, "scored": False},
-                               scored=False)
+            store.put_judgment(run_id, item, "vrag", _stored(Unscored(
+                reason=f"cannot grade item {i}: answer empty", cause="invalid_input")), scored=False)
         else:
-            store.put_judgment(run_id, item, "vrag", {"score": s, "accepted": s >= 4,
-                                                      "reason": reason.format(s=s, i=i), "raw": None,
-                                                      "confidence": None}, scored=True)
+            store.put_judgment(run_id, item, "vrag", _stored(VragGrade(
+                score=s, accepted=s >= 4, reason=reason.format(s=s, i=i))), scored=True)
     if index:
         put_item_index(store, run_id, "vrag", [(item, question(i), reference(i), (subjects or [None] * len(ids))[i])
                                                for i, item in enumerate(ids)])
@@ -43,10 +52,10 @@ def grade_observations(scores: Sequence[int | None], subjects: Sequence[str | No
     for i, s in enumerate(scores):
         if s is None:
             out.append(Observation(id=f"q{i}", key=f"k{i}", unscored={"accept_rate": "invalid_input: x",
-                                                                       "grade": "invalid_input: x"}))
+                                                                       "grade": "invalid_input: x"}, scales=SCALES))
         else:
             out.append(Observation(id=f"q{i}", key=f"k{i}", subject=(subjects or [None] * len(scores))[i],
-                                   values={"accept_rate": float(s >= 4), "grade": float(s)}))
+                                   values={"accept_rate": float(s >= 4), "grade": float(s)}, scales=SCALES))
     return out
 
 

@@ -76,7 +76,7 @@ def test_gate_fails_with_exit_1_and_a_junit_failure(store_path, tmp_path, capsys
     (["--max-drop", "accept_rate=lots"], "is not a number"),
     (["--max-drop", "accept_rate=-0.1"], "must be a number >= 0"),
     (["--max-drop", "precision=0.1"], "unknown metric"),
-    (["--max-drop", "gr=0.1"], "the two runs do not both have this metric"),
+    (["--max-drop", "gr=0.1"], "neither run has it"),
     ([], "give at least one --max-drop"),
     (["--max-drop", "accept_rate=0.02", "--confidence", "1.5"], "--confidence"),
 ])

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from langrag_eval.compare import Observation, compare_observations, pair
 from langrag_eval.runtime import content_key
+from compare_helpers import SCALES
 
 texts = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=30)
 
@@ -42,8 +43,10 @@ outcome = st.one_of(st.none(), st.integers(1, 5))
 def test_no_paired_item_is_silently_dropped(rows):
     def obs(i, s):
         if s is None:
-            return Observation(id=f"q{i}", key=f"k{i}", unscored={"accept_rate": "timeout: x", "grade": "timeout: x"})
-        return Observation(id=f"q{i}", key=f"k{i}", values={"accept_rate": float(s >= 4), "grade": float(s)})
+            return Observation(id=f"q{i}", key=f"k{i}", unscored={"accept_rate": "timeout: x", "grade": "timeout: x"},
+                               scales=SCALES)
+        return Observation(id=f"q{i}", key=f"k{i}", values={"accept_rate": float(s >= 4), "grade": float(s)},
+                           scales=SCALES)
     a = [obs(i, x) for i, (x, _) in enumerate(rows)]
     b = [obs(i, y) for i, (_, y) in enumerate(rows)]
     c = compare_observations({"vrag": a}, {"vrag": b}, resamples=200)
