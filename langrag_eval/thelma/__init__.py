@@ -15,16 +15,17 @@ from .aggregate import METRIC_NAMES, METRICS, MetricScore, coverage, macro_avera
 from .dataset import summarize
 from .decompose import Decomposer, split_sentences
 from .diagnosis import RULES, Finding, Rule, Thresholds, diagnose, diagnose_dataset
-from .evaluator import DEFAULT_SD_THRESHOLD, METRIC_TASKS, Thelma, select_metrics
+from .evaluator import DEFAULT_SD_THRESHOLD, Thelma, select_metrics
 from .formats import BinaryListFormat, ListFormat
 from .match import Matcher
 from .meta import MetaEvaluation, MetaReport, MetaRow, PairOutcome
+from .metrics import (Metric, MetricInputs, get_metric, metric_ids, register_metric, registered_metrics,
+                      unregister_metric)
 from .sample import SampleUsage, ThelmaResult, ThelmaSample
 
 __all__ = [
     "DEFAULT_SD_THRESHOLD",
     "METRICS",
-    "METRIC_TASKS",
     "METRIC_NAMES",
     "RULES",
     "BinaryListFormat",
@@ -35,6 +36,8 @@ __all__ = [
     "MetaEvaluation",
     "MetaReport",
     "MetaRow",
+    "Metric",
+    "MetricInputs",
     "MetricScore",
     "PairOutcome",
     "Rule",
@@ -46,9 +49,14 @@ __all__ = [
     "coverage",
     "diagnose",
     "diagnose_dataset",
+    "get_metric",
     "macro_average",
+    "metric_ids",
+    "register_metric",
+    "registered_metrics",
     "select_metrics",
     "self_distinctness",
     "split_sentences",
     "summarize",
+    "unregister_metric",
 ]

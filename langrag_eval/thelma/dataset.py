@@ -20,8 +20,8 @@ from typing import Any
 
 
 from ..results import Unscored
-from .aggregate import METRIC_NAMES
 from .diagnosis import Thresholds, diagnose_dataset
+from .metrics import diagnosis_rules, metric_ids, metric_name
 from .sample import ThelmaResult
 
 __all__ = ["summarize"]
@@ -40,13 +40,14 @@ def summarize(results: Sequence[ThelmaResult], thresholds: Thresholds | None = N
     """Per metric: mean, sample standard deviation (0.0 for one score, None for none), min, max,
     ``n`` scored and ``unscored`` with a count per cause; the dataset diagnosis; and usage per sample."""
     metrics: dict[str, Any] = {}
-    for metric in METRIC_NAMES:
+    present = {m for r in results for m in r.metrics}
+    for metric in [*(m for m in metric_ids() if m in present), *sorted(present - set(metric_ids()))]:
         outcomes = [r.metrics[metric] for r in results if metric in r.metrics]
         if not outcomes:
             continue
         scores = [v.score for v in outcomes if not isinstance(v, Unscored)]
         causes = Counter(v.cause for v in outcomes if isinstance(v, Unscored))
-        metrics[metric] = {"name": METRIC_NAMES[metric], **_spread(scores), "n": len(scores),
+        metrics[metric] = {"name": metric_name(metric), **_spread(scores), "n": len(scores),
                            "unscored": sum(causes.values()), "causes": dict(causes)}
     n = len(results)
     totals = {k: sum(getattr(r.usage, k) for r in results)
@@ -56,7 +57,7 @@ def summarize(results: Sequence[ThelmaResult], thresholds: Thresholds | None = N
              "tokens_per_sample": (totals["prompt_tokens"] + totals["completion_tokens"]) / n if n else None}
     t = thresholds or Thresholds()
     return {"version": 1, "mode": mode, "metrics": metrics,
-            "diagnosis": diagnose_dataset([r.score_values() for r in results], t),
+            "diagnosis": diagnose_dataset([r.score_values() for r in results], t, diagnosis_rules()),
             "thresholds": {"default_low": t.default_low, "default_high": t.default_high,
                            "low": dict(t.low), "high": dict(t.high)},
             "usage": usage}

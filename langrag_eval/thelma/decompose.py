@@ -43,9 +43,12 @@ def split_sentences(text: str) -> list[str]:
 
 
 def load_task_prompt(task: str, overrides: Mapping[str, str | Path | PromptTemplate]) -> PromptTemplate:
-    """The shipped ``thelma/<task>`` template, or the user's (a file or a parsed template) for that
-    task, checked to need no variable the task cannot fill."""
-    shipped = load_prompt(f"thelma/{task}")
+    """The ``thelma/<task>`` template (shipped, or a registered metric's own file for its task), or
+    the user's (a file or a parsed template) for that task, checked to need no variable the task
+    cannot fill."""
+    from .metrics import task_template  # the registry reads this module's sentence splitter
+
+    shipped = task_template(task)
     if task not in overrides:
         return shipped
     return override_template(overrides[task], shipped)

@@ -20,49 +20,37 @@ facts serve SP2. Identical prompts across samples are answered from the judge's 
 
 from __future__ import annotations
 
-import asyncio
 from collections import Counter
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..embeddings import Embedder, cosine_matrix, default_embedder
-from ..errors import ConfigError, DataError, LangragError
+from ..embeddings import Embedder
+from ..errors import ConfigError, DataError
 from ..evaluator import Evaluator
 from ..prompts import PromptTemplate
 from ..results import Score, ScoreScale, Unscored
 from ..runtime import Judge, UsageMeter, gather_bounded
 from ..types import RAGSample
-from .aggregate import METRICS, MetricOutcome, MetricScore, macro_average, self_distinctness
+from .aggregate import METRICS, MetricOutcome, MetricScore
 from .decompose import Decomposer, load_task_prompt, split_sentences
 from .dataset import summarize
 from .diagnosis import Thresholds, diagnose
 from .match import Matcher
+from .metrics import MetricInputs, _Once, diagnosis_rules, get_metric, metric_ids
 from .sample import SampleUsage, ThelmaResult, ThelmaSample
 
-__all__ = ["DEFAULT_SD_THRESHOLD", "METRIC_TASKS", "Thelma", "select_metrics"]
+__all__ = ["DEFAULT_SD_THRESHOLD", "Thelma", "select_metrics"]
 
 # all-MiniLM-L6-v2 gives paraphrases of one fact 0.9 and more, and the repeated sentence pair of
 # Appendix A.5 0.79, while distinct facts about the same entity stay near 0.4-0.6.
 DEFAULT_SD_THRESHOLD = 0.75
 
-# The prompt tasks (files under prompts/thelma/) each metric renders: the decompositions it reads,
-# then its match task per component and batched. Self-distinctness makes no model call.
-METRIC_TASKS: dict[str, tuple[str, ...]] = {
-    "sp1": ("match_source", "batch_source"),
-    "sp2": ("decompose_claims", "match_essential", "batch_essential"),
-    "sqc": ("decompose_query", "match_answers", "batch_answers"),
-    "rp": ("decompose_claims", "match_essential", "batch_essential"),
-    "rqc": ("decompose_query", "match_addresses", "batch_addresses"),
-    "sd": (),
-    "gr": ("decompose_claims", "match_supported", "batch_supported"),
-}
-
-
 def select_metrics(metric: str | None = None, metrics: Sequence[str] | None = None) -> tuple[str, ...]:
-    """The metrics an evaluator scores when set up the adapters' way: ``metric`` alone, the set
-    ``metrics`` scored together, or all seven; both at once is an error.
+    """The metrics an evaluator scores when set up the adapters' way: ``metric`` alone (any
+    registered metric), the set ``metrics`` scored together, or the paper's seven; both at once is
+    an error.
 
     >>> select_metrics("gr"), len(select_metrics())
     (('gr',), 7)
@@ -70,49 +58,15 @@ def select_metrics(metric: str | None = None, metrics: Sequence[str] | None = No
     if metric is not None and metrics is not None:
         raise ConfigError("give metric= (one metric) or metrics= (several scored together), not both")
     if metric is not None:
-        if metric not in METRICS:
-            raise ConfigError(f"unknown THELMA metric {metric!r}; choose from {', '.join(METRICS)}")
-        return (metric,)
+        return (get_metric(metric).id,)
     return tuple(metrics) if metrics is not None else METRICS
-
-
-class _Once:
-    """A coroutine run at most once, its result shared by every metric that awaits it."""
-
-    def __init__(self, factory: Callable[[], Awaitable[Any]]) -> None:
-        self._factory = factory
-        self._task: asyncio.Future[Any] | None = None
-
-    async def get(self) -> Any:
-        if self._task is None:
-            self._task = asyncio.ensure_future(self._factory())
-        return await self._task
-
-
-@dataclass
-class _Sample:
-    query: str
-    response: str
-    sources: list[str]          # retrieved texts, empty ones included (they count in SP1)
-    retrieved: int
-    source_error: str | None
-    claims: _Once
-    questions: _Once
-    facts: _Once
-
-    @property
-    def knowledge(self) -> list[str]:
-        return [s for s in self.sources if s.strip()]
-
-
-def _undefined(reason: str) -> Unscored:
-    return Unscored(reason=reason, cause="undefined")
 
 
 @dataclass
 class Thelma(Evaluator["ThelmaSample | RAGSample", ThelmaResult]):
     """An :class:`~langrag_eval.evaluator.Evaluator` of :class:`ThelmaSample` (or :class:`RAGSample`:
-    question, contexts and answer are read as query, sources and response). Scores the requested ``metrics`` (ids from ``METRICS``: sp1, sp2, sqc, rp, rqc, sd, gr).
+    question, contexts and answer are read as query, sources and response). Scores the requested ``metrics``: registered metric ids
+    (:mod:`langrag_eval.thelma.metrics`), by default the paper's seven (sp1, sp2, sqc, rp, rqc, sd, gr).
 
     ``batched``: one judge call per match task and sample instead of one per component.
     ``embedder``: sentence embeddings for self-distinctness (default: the packaged MiniLM, loaded
@@ -131,10 +85,10 @@ class Thelma(Evaluator["ThelmaSample | RAGSample", ThelmaResult]):
     description: ClassVar[str] = "THELMA"
 
     def __post_init__(self) -> None:
-        unknown = [m for m in self.metrics if m not in METRICS]
+        unknown = [m for m in self.metrics if m not in metric_ids()]
         if unknown or not self.metrics:
             raise ConfigError(f"unknown THELMA metric(s) {unknown or '(none given)'}; choose from "
-                              f"{', '.join(METRICS)}")
+                              f"{', '.join(metric_ids())}")
         if not -1.0 <= self.sd_threshold <= 1.0:
             raise ConfigError(f"sd_threshold {self.sd_threshold} is not a cosine similarity in [-1, 1]")
         self.metrics = tuple(dict.fromkeys(self.metrics))
@@ -145,7 +99,7 @@ class Thelma(Evaluator["ThelmaSample | RAGSample", ThelmaResult]):
 
     def prompt_tasks(self) -> list[str]:
         """The prompt tasks this evaluator's metrics render (in either mode), each once."""
-        return list(dict.fromkeys(t for m in self.metrics for t in METRIC_TASKS[m]))
+        return list(dict.fromkeys(t for m in self.metrics for t in get_metric(m).tasks))
 
     def prompt(self, task: str) -> PromptTemplate:
         """The template in use for ``task``: the one given in ``prompts``, else the shipped one."""
@@ -226,15 +180,16 @@ class Thelma(Evaluator["ThelmaSample | RAGSample", ThelmaResult]):
             failed = [f for f in per_source if isinstance(f, Unscored)]
             return failed[0] if failed else per_source
 
-        s = _Sample(query=sample.query.strip(), response=response, sources=texts,
-                    retrieved=len(sample.sources), source_error=error,
-                    claims=_Once(lambda: decomposer.aclaims(response)),
-                    questions=_Once(lambda: decomposer.aquestions(sample.query.strip())),
-                    facts=_Once(facts))
+        claims, questions = _Once(lambda: decomposer.aclaims(response)), \
+            _Once(lambda: decomposer.aquestions(sample.query.strip()))
+        s = MetricInputs(query=sample.query.strip(), response=response, sources=texts,
+                         retrieved=len(sample.sources), source_error=error, matcher=matcher,
+                         embedder=self.embedder, sd_threshold=self.sd_threshold,
+                         _claims=claims, _questions=questions, _facts=_Once(facts))
         outcomes: dict[str, MetricOutcome] = {}
 
         async def one(metric: str) -> None:
-            outcomes[metric] = await getattr(self, f"_{metric}")(s, matcher)
+            outcomes[metric] = await get_metric(metric).compute(s)
 
         try:
             await gather_bounded(list(self.metrics), one, limit=len(self.metrics))
@@ -243,112 +198,14 @@ class Thelma(Evaluator["ThelmaSample | RAGSample", ThelmaResult]):
         metrics = {m: outcomes[m] for m in self.metrics}
         return ThelmaResult(
             id=sample.id, metrics=metrics, mode=self.mode,
-            claims=_done(s.claims), questions=_done(s.questions), facts=_done(s.facts),
+            claims=claims.done(), questions=questions.done(), facts=s._facts.done(),  # type: ignore[union-attr]
             sentences=split_sentences(response) if "sd" in self.metrics else None,
             diagnosis=diagnose({m: v.score for m, v in metrics.items() if isinstance(v, MetricScore)},
-                               self.thresholds),
+                               self.thresholds, diagnosis_rules()),
             usage=SampleUsage(calls=judge.usage.calls, cached=judge.usage.cached,
                               failed=judge.usage.failed, repairs=judge.usage.repairs,
                               prompt_tokens=judge.usage.prompt_tokens,
                               completion_tokens=judge.usage.completion_tokens))
-
-    # ------------------------------------------------------------------ source metrics
-
-    def _source_problem(self, s: _Sample, *, needs_query: bool) -> Unscored | None:
-        if s.source_error:
-            return Unscored(reason=s.source_error, cause="invalid_input")
-        if s.retrieved == 0:
-            return _undefined("no sources retrieved")
-        if not s.knowledge:
-            return _undefined("every retrieved source is empty")
-        if needs_query and not s.query:
-            return _undefined("empty query")
-        return None
-
-    async def _sp1(self, s: _Sample, matcher: Matcher) -> MetricOutcome:
-        if (problem := self._source_problem(s, needs_query=True)) is not None:
-            return problem
-        asked = await matcher.asource(s.query, s.knowledge)
-        answers = iter(asked)
-        # An empty retrieved source holds nothing essential: it counts as 0 without a model call.
-        verdicts = [next(answers) if src.strip() else 0 for src in s.sources]
-        return macro_average(verdicts, metric="sp1", components=s.sources)
-
-    async def _sp2(self, s: _Sample, matcher: Matcher) -> MetricOutcome:
-        if (problem := self._source_problem(s, needs_query=True)) is not None:
-            return problem
-        facts = await s.facts.get()
-        if isinstance(facts, Unscored):
-            return facts
-        flat = [f for per_source in facts for f in per_source]
-        return macro_average(await matcher.aessential(s.query, flat), metric="sp2", components=flat,
-                             empty="no facts extracted from the sources: precision undefined")
-
-    async def _sqc(self, s: _Sample, matcher: Matcher) -> MetricOutcome:
-        if (problem := self._source_problem(s, needs_query=True)) is not None:
-            return problem
-        questions = await s.questions.get()
-        if isinstance(questions, Unscored):
-            return questions
-        return macro_average(await matcher.aanswers(questions, s.knowledge), metric="sqc",
-                             components=questions, empty="the query asks no question: coverage undefined")
-
-    # ------------------------------------------------------------------ response metrics
-
-    def _response_problem(self, s: _Sample, *, needs_query: bool) -> Unscored | None:
-        if not s.response:
-            return _undefined("empty response")
-        if needs_query and not s.query:
-            return _undefined("empty query")
-        return None
-
-    async def _rp(self, s: _Sample, matcher: Matcher) -> MetricOutcome:
-        if (problem := self._response_problem(s, needs_query=True)) is not None:
-            return problem
-        claims = await s.claims.get()
-        if isinstance(claims, Unscored):
-            return claims
-        return macro_average(await matcher.aessential(s.query, claims), metric="rp", components=claims,
-                             empty="no claims in the response: precision undefined")
-
-    async def _rqc(self, s: _Sample, matcher: Matcher) -> MetricOutcome:
-        if (problem := self._response_problem(s, needs_query=True)) is not None:
-            return problem
-        questions = await s.questions.get()
-        if isinstance(questions, Unscored):
-            return questions
-        return macro_average(await matcher.aaddresses(questions, s.response), metric="rqc",
-                             components=questions, empty="the query asks no question: coverage undefined")
-
-    async def _gr(self, s: _Sample, matcher: Matcher) -> MetricOutcome:
-        if (problem := self._response_problem(s, needs_query=False)) is not None:
-            return problem
-        if (problem := self._source_problem(s, needs_query=False)) is not None:
-            return Unscored(reason=f"{problem.reason}: groundedness undefined", cause=problem.cause)
-        claims = await s.claims.get()
-        if isinstance(claims, Unscored):
-            return claims
-        return macro_average(await matcher.asupported(claims, s.knowledge), metric="gr", components=claims,
-                             empty="no claims in the response: groundedness undefined")
-
-    async def _sd(self, s: _Sample, matcher: Matcher) -> MetricOutcome:
-        if not s.response:
-            return _undefined("empty response")
-        sentences = split_sentences(s.response)
-        if not sentences:
-            return _undefined("the response has no sentence")
-        if len(sentences) == 1:
-            return MetricScore(metric="sd", score=1.0, components=sentences, verdicts=[0])
-        try:
-            embedder = self.embedder or default_embedder()
-            vectors = await asyncio.to_thread(embedder.embed, sentences)
-            score, repeated = self_distinctness(cosine_matrix(vectors, vectors), self.sd_threshold)
-        except ConfigError:
-            raise  # a missing embedding model is a setup error, the same for every sample
-        except (LangragError, ValueError, RuntimeError) as exc:
-            return Unscored(reason=f"embedding failed: {exc}", cause="model_error")
-        return MetricScore(metric="sd", score=score, components=sentences, verdicts=repeated)
-
 
 def _as_thelma(sample: ThelmaSample | RAGSample) -> ThelmaSample:
     return ThelmaSample.from_rag(sample) if isinstance(sample, RAGSample) else sample
@@ -356,11 +213,3 @@ def _as_thelma(sample: ThelmaSample | RAGSample) -> ThelmaSample:
 
 async def _facts_of(decomposer: Decomposer, text: str) -> list[str] | Unscored:
     return await decomposer.aclaims(text) if text.strip() else []
-
-
-def _done(once: _Once) -> Any:
-    task = once._task
-    if task is None or not task.done() or task.exception() is not None:
-        return None
-    value = task.result()
-    return None if isinstance(value, Unscored) else value

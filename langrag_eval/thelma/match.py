@@ -33,7 +33,8 @@ __all__ = ["Matcher"]
 
 @dataclass
 class Matcher:
-    """The five match tasks over one sample's components."""
+    """The five match tasks over one sample's components, and :meth:`acheck` for a registered
+    metric's own."""
 
     judge: Judge
     batched: bool = False
@@ -102,6 +103,15 @@ class Matcher:
             return coverage([alone])[0]
 
         return await gather_bounded(list(questions), per_question, limit=self.judge.concurrency)
+
+    async def acheck(self, components: Sequence[str], *, one: str, batch: str | None = None,
+                     **values: object) -> list[Verdict]:
+        """A metric's own match task: the prompt task ``one`` once per component (the component as
+        the variable ``component``, with ``values``), or, batched and where the metric has a batch
+        task, ``batch`` once for all of them (as ``components``)."""
+        if self.batched and batch is not None:
+            return await self._batch(batch, len(components), components=list(components), **values)
+        return await self._many(one, [{"component": c, **values} for c in components])
 
     # The same from synchronous code.
     def source(self, query: str, sources: Sequence[str]) -> list[Verdict]:

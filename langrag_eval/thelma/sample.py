@@ -26,8 +26,9 @@ from ..results import Unscored
 from ..contexts import as_documents
 from ..errors import ConfigError
 from ..types import Document, RAGSample
-from .aggregate import METRIC_NAMES, MetricOutcome, MetricScore
+from .aggregate import MetricOutcome, MetricScore
 from .diagnosis import Finding, Thresholds, undiagnosed
+from .metrics import get_metric, metric_name, metric_ids
 
 __all__ = ["SampleUsage", "ThelmaResult", "ThelmaSample"]
 
@@ -146,8 +147,8 @@ class ThelmaResult(BaseModel):
         value = self.metrics[metric]
         if isinstance(value, Unscored):
             return f"{value.cause}: {value.reason}"
-        what = "repeated" if metric == "sd" else "matched"
-        return f"{METRIC_NAMES[metric]}: {sum(value.verdicts)} of {len(value.verdicts)} components {what}"
+        what = get_metric(metric).verdict if metric in metric_ids() else "matched"
+        return f"{metric_name(metric)}: {sum(value.verdicts)} of {len(value.verdicts)} components {what}"
 
     def components_to_improve(self) -> list[str]:
         """The pipeline components the diagnosis names, each once, in the order they fired."""

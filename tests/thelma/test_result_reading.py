@@ -15,7 +15,7 @@ from langrag_eval.errors import ConfigError, PromptError
 from langrag_eval.results import Unscored
 from langrag_eval.runtime import Judge
 from langrag_eval.testing import ThelmaScript
-from langrag_eval.thelma import (METRIC_NAMES, METRIC_TASKS, METRICS, MetricScore, Thelma, ThelmaResult,
+from langrag_eval.thelma import (METRIC_NAMES, METRICS, get_metric, MetricScore, Thelma, ThelmaResult,
                                  ThelmaSample, Thresholds, diagnose, select_metrics)
 
 SAMPLE = ThelmaSample(query="When was Ada born? What did she write?",
@@ -77,11 +77,11 @@ def test_metric_tasks_are_the_prompts_each_metric_loads(metric: str, batched: bo
     monkeypatch.setattr(match, "load_task_prompt", spy)
     ev = Thelma(Judge(ThelmaScript(default=1).model()), metrics=(metric,), batched=batched)
     assert ev.evaluate(SAMPLE).score(metric) is not None
-    assert set(loaded) <= set(METRIC_TASKS[metric])
+    assert set(loaded) <= set(get_metric(metric).tasks)
     kind = "batch_" if batched else "match_"
-    assert {t for t in METRIC_TASKS[metric] if not t.startswith(("match_", "batch_")) or t.startswith(kind)} \
+    assert {t for t in get_metric(metric).tasks if not t.startswith(("match_", "batch_")) or t.startswith(kind)} \
         == set(loaded)
-    assert ev.prompt_tasks() == list(METRIC_TASKS[metric])
+    assert ev.prompt_tasks() == list(get_metric(metric).tasks)
 
 
 def test_prompt_updates_are_checked_when_given() -> None:
