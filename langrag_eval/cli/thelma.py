@@ -45,8 +45,9 @@ from ..errors import ConfigError, DataError
 from ..files import atomic_write
 from ..prompts import prompt_names
 from ..runtime.identity import file_digest
-from ..thelma import METRICS, Thelma, ThelmaResult, Thresholds
+from ..thelma import METRICS, Thelma, ThelmaResult, Thresholds, metric_ids
 from ..thelma.decompose import load_task_prompt
+from ..thelma.metrics import registered_metrics
 from ..thelma.evaluator import DEFAULT_SD_THRESHOLD
 from ..thelma.io import read_samples
 from ._common import (add_judge_options, open_cli_run, quiet_model_loading, report_issues, say, say_reuse,
@@ -69,7 +70,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("file", metavar="FILE", help="JSONL, CSV or TSV: query, sources (JSON list), response")
     add_table_options(p, {"query": "", "sources": "a JSON list", "response": ""})
     p.add_argument("--metrics", default=",".join(METRICS),
-                   help=f"comma-separated subset of {','.join(METRICS)} (default: all)")
+                   help=f"comma-separated registered metrics, from {','.join(metric_ids())} "
+                        f"(default: the paper's {','.join(METRICS)})")
     p.add_argument("--batched", action="store_true",
                    help="one judge call per match task and sample instead of one per component")
     p.add_argument("--sd-threshold", type=float, default=DEFAULT_SD_THRESHOLD,
@@ -99,9 +101,9 @@ def _thresholds(args: argparse.Namespace) -> Thresholds:
     for spec in args.threshold:
         metric, _, values = spec.partition("=")
         lo, _, hi = values.partition(":")
-        if metric not in METRICS or not lo:
+        if metric not in metric_ids() or not lo:
             raise ConfigError(f"--threshold {spec!r}: expected METRIC=LOW[:HIGH] with METRIC one of "
-                              f"{', '.join(METRICS)}")
+                              f"{', '.join(metric_ids())}")
         try:
             low[metric] = float(lo)
             high[metric] = float(hi) if hi else max(float(lo), default_high)
@@ -113,7 +115,8 @@ def _thresholds(args: argparse.Namespace) -> Thresholds:
 def _prompts(specs: list[str]) -> dict[str, str]:
     # Checked here, before any sample: a template that fails later would leave every sample
     # unscored behind a run that exits 0.
-    tasks = sorted(n.split("/", 1)[1] for n in prompt_names() if n.startswith("thelma/"))
+    tasks = sorted({n.split("/", 1)[1] for n in prompt_names() if n.startswith("thelma/")}
+                   | {t for m in registered_metrics() for t in m.tasks})
     out = {}
     for spec in specs:
         task, _, path = spec.partition("=")
