@@ -39,7 +39,7 @@ from .lease import owner_id
 from .progress import BatchProgress
 from .store import RunStore
 
-__all__ = ["run_batch", "RETRY_ON_RESUME", "BatchCounts", "guarded"]
+__all__ = ["run_batch", "RETRY_ON_RESUME", "BatchCounts", "guarded", "judgment_payload"]
 
 RETRY_ON_RESUME = frozenset({"rate_limit", "timeout", "transient", "evaluator_error"})
 # Errors of the set-up, not of one item: every item would raise them, so the batch stops.
@@ -94,6 +94,20 @@ def guarded(evaluate: Callable[[X], Awaitable[R | Unscored]]) -> Callable[[X], A
     return one
 
 
+def judgment_payload(result: BaseModel, scores: Callable[[Any], Sequence[Score]] | None = None, *,
+                     codec: TypeAdapter | None = None) -> Any:
+    """What the run store holds for one judgment: the result (or ``Unscored``) as JSON, with the
+    typed ``scores`` of it under ``"scores"`` when an evaluator's ``scores`` is given.
+
+    >>> judgment_payload(Unscored(reason="empty", cause="invalid_input"))["cause"]
+    'invalid_input'
+    """
+    data = codec.dump_python(result, mode="json") if codec is not None else result.model_dump(mode="json")
+    if scores is not None and isinstance(data, dict):
+        data["scores"] = [s.model_dump(mode="json") for s in scores(result)]
+    return data
+
+
 async def run_batch(items: Sequence[X], evaluate: Callable[[X], Awaitable[R | Unscored]], *,
                     key: Callable[[X], str], task: str, result_type: type[R],
                     store: RunStore | None = None, run_id: str | None = None, limit: int = 16,
@@ -115,10 +129,7 @@ async def run_batch(items: Sequence[X], evaluate: Callable[[X], Awaitable[R | Un
     codec: TypeAdapter[R | Unscored] = TypeAdapter(Union[Unscored, result_type])  # type: ignore[arg-type]
 
     def payload(result: R | Unscored) -> Any:
-        data = codec.dump_python(result, mode="json")
-        if scores is not None and isinstance(data, dict):
-            data["scores"] = [s.model_dump(mode="json") for s in scores(result)]
-        return data
+        return judgment_payload(result, scores, codec=codec)
 
     evaluate = guarded(evaluate)
     resumable = store is not None and run_id is not None

@@ -42,7 +42,9 @@ CASES = [
     (["gate", "a", "--baseline", "b"], 2, ["gate: error:", "--max-drop METRIC=DROP", "accept_rate=0.02"]),
     (["gate", "a", "--baseline", "b", "--max-drop", "accept_rate=0.02", "--min-n", "-1"], 2,
      ["gate: error:", "--min-n -1", "--min-n 30"]),
-    (["gate", "a", "--baseline", "b", "--max-drop", "nonsense=1"], 2, ["gate: error:", "unknown metric"]),
+    # metric names are the runs' score names, so the runs are read first (an unknown metric of two
+    # existing runs: tests/compare/test_gate_cli.py)
+    (["gate", "a", "--baseline", "b", "--max-drop", "nonsense=1"], 2, ["gate: error:", "no run 'b'"]),
     (["judge", "audit", "--limit", "0"], 2, ["judge audit: error:", "--limit must be at least 1"]),
     (["judge", "audit", "--batteries", "nope"], 2, ["judge audit: error:", "--batteries", "choose from"]),
     (["agreement", "missing.csv", "other.csv"], 2, ["agreement: error:", "missing.csv", "not found"]),

@@ -10,6 +10,7 @@ from langrag_eval import Unscored
 from langrag_eval.compare import Observation
 from langrag_eval.grading import VragGrade, VragGrader
 from langrag_eval.runtime import Judge, RunStore, put_item_index
+from langrag_eval.runtime.batch import judgment_payload
 from langrag_eval.testing import ScriptedModel
 
 GRADER = VragGrader(Judge(ScriptedModel(["unused"])))
@@ -18,7 +19,7 @@ SCALES = {name: GRADER.score_scale(name) for name in GRADER.score_names()}
 
 def _stored(result: VragGrade | Unscored) -> dict:
     """A judgment as the batch stores it: the result with the grader's typed scores."""
-    return {**result.model_dump(mode="json"), "scores": [s.model_dump(mode="json") for s in GRADER.scores(result)]}
+    return judgment_payload(result, GRADER.scores)
 
 
 def question(i: int) -> str:

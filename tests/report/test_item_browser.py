@@ -10,13 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from langrag_eval.grading import VragGrade, summarize
+from langrag_eval.grading import VragGrade, VragGrader, summarize
 from langrag_eval.report import build_report, write_report
 from langrag_eval.report.items import put_item_contents
 from langrag_eval.results import Unscored
-from langrag_eval.runtime import RunStore, put_item_index
+from langrag_eval.runtime import Judge, RunStore, put_item_index
+from langrag_eval.runtime.batch import judgment_payload
+from langrag_eval.testing import ScriptedModel
 
 HOSTILE = "<script>alert('x')</script><img src=x onerror=alert(1)>"
+GRADER = VragGrader(Judge(ScriptedModel(["unused"])))
 
 
 def _grade_run(store: RunStore, run: str, n: int, *, lose: set[int] = frozenset(), unscored: set[int] = frozenset(),
@@ -32,7 +35,7 @@ def _grade_run(store: RunStore, run: str, n: int, *, lose: set[int] = frozenset(
             r = VragGrade(score=score, accepted=score >= 4, reason=f"reason {i} {HOSTILE if i == 3 else ''}",
                           raw=f"Score: [[{score}]] reply {i}")
         results.append(r)
-        store.put_judgment(run, f"q{i}", "vrag", r.model_dump(mode="json"), scored=not isinstance(r, Unscored))
+        store.put_judgment(run, f"q{i}", "vrag", judgment_payload(r, GRADER.scores), scored=not isinstance(r, Unscored))
     put_item_index(store, run, "vrag", [(f"q{i}", f"Question {i}?", f"Reference {i}.", None) for i in range(n)])
     put_item_contents(store, run, [{
         "id": f"q{i}", "question": f"Question {i}? {HOSTILE if i == 3 else ''}", "answer": f"Answer {i}.",

@@ -8,9 +8,14 @@ from pathlib import Path
 
 from langrag_eval.cli import main
 from langrag_eval.report import build_report, write_report
-from langrag_eval.runtime import RunStore, put_item_index
+from langrag_eval import Unscored
+from langrag_eval.grading import VragGrade, VragGrader
+from langrag_eval.runtime import Judge, RunStore, put_item_index
+from langrag_eval.runtime.batch import judgment_payload
+from langrag_eval.testing import ScriptedModel
 
 HOSTILE = "<script>alert('x')</script>"
+GRADER = VragGrader(Judge(ScriptedModel(["unused"])))
 
 
 def _runs(tmp_path: Path) -> tuple[RunStore, Path]:
@@ -20,13 +25,13 @@ def _runs(tmp_path: Path) -> tuple[RunStore, Path]:
         store.open_run("grade", {"run": run}, run_id=run, judge="scripted")
         for i in range(40):
             if run == "branch" and i == 7:
-                store.put_judgment(run, f"q{i}", "vrag", {"reason": "judge reply had no score", "cause": "unparseable",
-                                                          "raw": HOSTILE, "scored": False}, scored=False)
+                store.put_judgment(run, f"q{i}", "vrag", judgment_payload(Unscored(
+                    reason="judge reply had no score", cause="unparseable", raw=HOSTILE), GRADER.scores), scored=False)
                 continue
             score = 2 if i in lose else 5
-            store.put_judgment(run, f"q{i}", "vrag", {"score": score, "accepted": score >= 4,
-                                                      "reason": f"{run} says {score} {HOSTILE if i == 1 else ''}"},
-                               scored=True)
+            store.put_judgment(run, f"q{i}", "vrag", judgment_payload(VragGrade(
+                score=score, accepted=score >= 4, reason=f"{run} says {score} {HOSTILE if i == 1 else ''}"),
+                GRADER.scores), scored=True)
         put_item_index(store, run, "vrag", [(f"q{i}", f"Question {i} <img src=x onerror=alert(1)>", "Ref.",
                                              "Fraud" if i % 2 else "Token") for i in range(40)])
     return store, path
