@@ -37,6 +37,7 @@ from ..io import read_text
 from ..model import GenerationParams
 from ..prompts import PromptTemplate, load_prompt, override_template
 from ..results import Score, ScoreScale, Unscored
+from ..summary import Summary
 from ..evaluator import Evaluator
 from ..runtime import Judge
 from ..types import RAGSample
@@ -212,7 +213,9 @@ class VragGrader(Evaluator[RAGSample, VragGrade]):
 
     def summarize(self, results: Sequence[VragGrade | Unscored], *, ids: Sequence[str] | None = None,
                   subjects: Sequence[str | None] | None = None,
-                  agreement: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Score distribution, accept rate at this grader's threshold, unscored causes and a
-        per-subject breakdown (see :func:`langrag_eval.grading.summarize`)."""
-        return summarize(results, ids=ids, subjects=subjects, threshold=self.threshold, agreement=agreement)
+                  agreement: dict[str, Any] | None = None) -> Summary:
+        """The typed summary (accept rate and grade, each with its interval), with the score
+        distribution, accept rate at this grader's threshold, unscored causes and a per-subject
+        breakdown in ``details`` (see :func:`langrag_eval.grading.summarize`)."""
+        details = summarize(results, ids=ids, subjects=subjects, threshold=self.threshold, agreement=agreement)
+        return super().summarize(results).model_copy(update={"details": details})
