@@ -98,7 +98,8 @@ class Score(BaseModel):
         if self.value is not None and not self.low <= self.value <= self.high:
             raise ArgumentError(f"score {self.name!r}: value {self.value} is outside {self.low}..{self.high}")
         if self.binary and self.value is not None and self.value not in (self.low, self.high):
-            raise ArgumentError(f"score {self.name!r}: a binary score is {self.low} or {self.high}, not {self.value}")
+            raise ArgumentError(f"score {self.name!r}: a binary score is {self.low} or {self.high}, "
+                                f"not {self.value}")
         if self.value is None and self.passed is not None:
             raise ArgumentError(f"score {self.name!r}: an unscored score cannot pass or fail")
         return self

@@ -204,7 +204,8 @@ class VragGrader(Evaluator[RAGSample, VragGrade]):
     def result_scores(self, result: VragGrade) -> list[Score]:
         """Accepted (1) or rejected (0) at this grader's threshold, a yes/no score whose mean over a
         dataset is the accept rate; and the 1-5 grade, passed when accepted."""
-        return [_ACCEPT.score("accept_rate", float(result.accepted), passed=result.accepted, reason=result.reason),
+        return [_ACCEPT.score("accept_rate", float(result.accepted), passed=result.accepted,
+                              reason=result.reason),
                 _GRADE.score("grade", result.score, passed=result.accepted, reason=result.reason)]
 
     def index_item(self, sample: RAGSample) -> tuple[str | None, str | None, str | None]:
