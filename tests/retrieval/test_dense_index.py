@@ -68,7 +68,8 @@ def test_block_maxima_selection_equals_a_full_sort_when_many_rows_tie(seed, n, d
     index.remove(removed)
     live = np.setdiff1d(np.arange(n), removed)
     batch = index.search_many(queries, k)
-    reference = index._exact_sorted(index._queries(queries), index._raw(index._queries(queries)), min(k, live.size))
+    reference = index._exact_sorted(index._queries(queries), index._raw(index._queries(queries)).T,
+                                    min(k, live.size))
     for q, (keys, scores), (ref_keys, ref_scores) in zip(queries, batch, reference):
         assert keys.tolist() == ref_keys.tolist() and scores.tolist() == ref_scores.tolist()
         if space != "cosinesimil":   # integer arithmetic: float32 is exact, ties are real ties
