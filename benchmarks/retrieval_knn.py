@@ -13,6 +13,9 @@ embedded backend (where the backend has it; else one ``search`` per query), nump
 ``Q @ X.T`` + ``argpartition`` + sort of the k, and faiss ``IndexFlatIP.search``. The contenders
 take turns, repeat after repeat, and each keeps its median.
 
+Batched KNN by corpus size (:func:`knn_sizes`): the same batch of 100 queries at each size (10k,
+100k and 300k by default), a fresh backend and vector set per size, turns taken as above.
+
 Single queries: the sync ``search`` (knn, k 10) one query at a time, beside numpy's ``X @ q`` +
 ``argpartition`` + sort: median milliseconds over 200 queries, turns taken as above.
 """
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import gc
 import multiprocessing
+import os
 import statistics
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -30,7 +34,7 @@ import numpy as np
 
 from langrag_eval.retrieval import Chunk, EmbeddedBackend
 
-__all__ = ["knn_batched", "knn_memory", "knn_single", "unit_vectors"]
+__all__ = ["knn_batched", "knn_memory", "knn_single", "knn_sizes", "unit_vectors"]
 
 
 def unit_vectors(n: int, dim: int, seed: int = 1) -> np.ndarray:
@@ -154,3 +158,26 @@ def knn_single(backend: EmbeddedBackend, vectors: np.ndarray, n_queries: int = 2
             fn(q)
             times[name].append(time.perf_counter() - start)
     return {name: statistics.median(t) * 1000 for name, t in times.items()}
+
+
+def knn_sizes(sizes: list[int], dim: int, repeats: int = 7) -> None:
+    """Print batched KNN (100 queries, k 10) beside numpy and faiss-flat at each corpus size."""
+    print(f"batched KNN by corpus size: 100 queries, k 10, {dim}-d float32 unit vectors, {repeats} "
+          f"interleaved turns each, median ({os.cpu_count()} CPUs)")
+    print(f"  {'documents':>10} {'ours':>10} {'numpy':>10} {'faiss-flat':>11} {'ours/numpy':>11} "
+          f"{'load (1, 5, 15 min)':>21}")
+    met = []
+    for n in sizes:
+        vectors = unit_vectors(n, dim)
+        backend = EmbeddedBackend()
+        backend.index([Chunk(id=f"d{i}", text=f"document {i}") for i in range(n)], vectors)
+        t = knn_batched(backend, vectors, repeats=repeats)
+        del backend, vectors
+        gc.collect()
+        ratio = t["ours"] / t["numpy"]
+        met.append(ratio <= 1.0)
+        faiss_ms = f"{t['faiss-flat'] * 1000:.1f} ms" if "faiss-flat" in t else "-"
+        load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+        print(f"  {n:>10,} {t['ours'] * 1000:>7.1f} ms {t['numpy'] * 1000:>7.1f} ms {faiss_ms:>11} "
+              f"{ratio:>10.2f}x {load:>21}", flush=True)
+    print(f"  target: batched KNN <= 1.0x numpy at every size: {'met' if all(met) else 'NOT met'}")

@@ -15,6 +15,11 @@ frequency in each (the smallest unsigned type that fits), nothing else: a few by
 statistics that change when documents come and go (document count, average length, each term's
 document frequency) are taken at :meth:`BM25Index.from_postings` from the live rows only, so an
 index after additions and removals scores exactly as one built afresh from the remaining documents.
+Those statistics fixed, a term's score in a document does not depend on the query, so
+:meth:`BM25Index.from_postings` computes each posting's score once (float32, Lucene's steps) and a
+query sums the slices of its terms (a term the query repeats is scored afresh with its boost).
+:meth:`BM25Index.search` first tries the postings of the query's rare terms only (see
+:mod:`.maxscore`), with the same rows and scores.
 
 >>> index = BM25Index.build([["a", "b"], ["b", "b", "c"]])
 >>> rows, scores = index.search(["b", "c"], k=2)
@@ -35,6 +40,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .analysis import LENGTH_TABLE, encode_lengths
+from .maxscore import top_k_essential
 
 __all__ = ["K1", "B", "BM25Index", "Postings", "Segment", "Vocabulary", "invert", "top_k"]
 
@@ -215,16 +221,46 @@ def invert(token_lists: Iterable[Sequence[str]], vocab: Vocabulary,
     return _scatter(runs, len(vocab)).segment(), np.array(lengths, dtype=np.int64)
 
 
+def _idf(doc_count: int, doc_freqs: np.ndarray) -> np.ndarray:
+    """Lucene's idf per document frequency (float32), with ``math.log`` as Lucene's ``Math.log``:
+    one call per distinct frequency, so numpy's own logarithm never moves the last bit."""
+    distinct, where = np.unique(doc_freqs, return_inverse=True)
+    logs = [math.log(1.0 + (doc_count - n + 0.5) / (n + 0.5)) for n in distinct.tolist()]
+    return np.array(logs, dtype=np.float64).astype(np.float32)[where.reshape(-1)]
+
+
+def _posting_scores(postings: Postings, inverse: np.ndarray, idf: np.ndarray) -> np.ndarray:
+    """Each posting's score for its term queried once (float32): Lucene's
+    ``weight - weight / (1f + freq * normInverse)`` with weight the term's idf, in float, a block
+    of terms at a time so the temporaries stay a few MB."""
+    out = np.empty(postings.docs.shape[0], np.float32)
+    indptr, per_term = postings.indptr, np.diff(postings.indptr)
+    cuts = np.unique(np.searchsorted(indptr, np.arange(0, out.shape[0], 1 << 20), side="right") - 1)
+    for first, last in zip(cuts.tolist(), [*cuts[1:].tolist(), postings.terms]):
+        start, end = int(indptr[first]), int(indptr[last])
+        weight = np.repeat(idf[first:last], per_term[first:last])
+        part = out[start:end]
+        np.take(inverse, postings.docs[start:end], out=part)
+        part *= postings.tfs[start:end]
+        part += np.float32(1.0)
+        np.divide(weight, part, out=part)
+        np.subtract(weight, part, out=part)
+    return out
+
+
 @dataclass
 class BM25Index:
-    """Postings of the live rows, with the statistics of those rows and, per row, Lucene's
-    ``normInverse`` (the norm cache entry of its encoded length)."""
+    """Postings of the live rows, with the statistics of those rows, per row Lucene's
+    ``normInverse`` (the norm cache entry of its encoded length), and per posting its score for a
+    query holding its term once."""
 
     vocab: dict[str, int]
     postings: Postings
     inverse: np.ndarray  # float32 per row
     doc_count: int
     norm_cache: np.ndarray
+    weights: np.ndarray  # float32 per posting
+    maxima: np.ndarray   # float32 per term: its largest posting score (0 without postings)
 
     @property
     def size(self) -> int:
@@ -250,43 +286,67 @@ class BM25Index:
         # Lucene: cache[i] = 1f / (k1 * ((1 - b) + b * LENGTH_TABLE[i] / avgdl)), all in float.
         cache = np.float32(1.0) / (K1 * ((np.float32(1.0) - B) + B * LENGTH_TABLE / avgdl))
         cache = cache.astype(np.float32)
-        return cls(vocab=vocab, postings=postings, inverse=cache[encode_lengths(lengths)],
-                   doc_count=doc_count, norm_cache=cache)
+        inverse = cache[encode_lengths(lengths)]
+        per_term = np.diff(postings.indptr)
+        weights = _posting_scores(postings, inverse, _idf(doc_count, per_term))
+        maxima = np.zeros(postings.terms, np.float32)
+        held = per_term > 0
+        if held.any():
+            maxima[held] = np.maximum.reduceat(weights, postings.indptr[:-1][held])
+        return cls(vocab=vocab, postings=postings, inverse=inverse, doc_count=doc_count,
+                   norm_cache=cache, weights=weights, maxima=maxima)
 
     def idf(self, doc_freq: int) -> np.float32:
         n = self.doc_count
         return np.float32(math.log(1.0 + (n - doc_freq + 0.5) / (doc_freq + 0.5)))
 
-    def scores(self, tokens: Sequence[str]) -> np.ndarray:
-        """Score of every row (float64 array, 0 where no query term occurs)."""
+    def _terms(self, tokens: Sequence[str]) -> list[tuple[int, int]]:
+        """``(term id, count)`` of each distinct query term with postings, in query order."""
         p = self.postings
-        rows, parts = [], []
+        out = []
         for term, count in Counter(tokens).items():
             term_id = self.vocab.get(term)
-            if term_id is None or term_id >= p.terms:
-                continue
-            start, end = int(p.indptr[term_id]), int(p.indptr[term_id + 1])
-            if start == end:
-                continue
-            weight = np.float32(count) * self.idf(end - start)
-            docs = p.docs[start:end]
-            # Lucene: weight - weight / (1f + freq * normInverse), in float, in place.
-            part = np.take(self.inverse, docs)
-            part *= p.tfs[start:end]
-            part += np.float32(1.0)
-            np.divide(weight, part, out=part)
-            np.subtract(weight, part, out=part)
-            rows.append(docs)
-            parts.append(part)
-        if not parts:
+            if term_id is not None and term_id < p.terms and p.indptr[term_id] < p.indptr[term_id + 1]:
+                out.append((term_id, count))
+        return out
+
+    def _part(self, term_id: int, count: int) -> np.ndarray:
+        """The term's score in each of its postings, for a query holding it ``count`` times."""
+        p = self.postings
+        start, end = int(p.indptr[term_id]), int(p.indptr[term_id + 1])
+        if count == 1:
+            return self.weights[start:end]
+        # boost `count`: Lucene's steps with weight count * idf, in float, in place
+        weight = np.float32(count) * self.idf(end - start)
+        part = np.take(self.inverse, p.docs[start:end])
+        part *= p.tfs[start:end]
+        part += np.float32(1.0)
+        np.divide(weight, part, out=part)
+        np.subtract(weight, part, out=part)
+        return part
+
+    def scores(self, tokens: Sequence[str]) -> np.ndarray:
+        """Score of every row (float64 array, 0 where no query term occurs)."""
+        terms = self._terms(tokens)
+        if not terms:
             return np.zeros(self.size, dtype=np.float64)
-        # One pass sums every term's score per document in double, in query-term order, as
-        # Lucene's disjunction does.
-        return np.bincount(np.concatenate(rows), weights=np.concatenate(parts).astype(np.float64),
+        p = self.postings
+        rows = [p.docs[p.indptr[t]:p.indptr[t + 1]] for t, _ in terms]
+        # One pass sums every term's score per document in double (bincount widens the float32
+        # weights exactly), in query-term order, as Lucene's disjunction does.
+        return np.bincount(np.concatenate(rows), weights=np.concatenate([self._part(t, c) for t, c in terms]),
                            minlength=self.size)
 
     def search(self, tokens: Sequence[str], k: int) -> tuple[np.ndarray, np.ndarray]:
         """Top ``k`` rows and their float32 scores; ties go to the lower row."""
+        terms = self._terms(tokens)
+        if all(c == 1 for _, c in terms):
+            at = self.postings.indptr
+            found = top_k_essential(self.postings.docs, self.weights,
+                                    [(int(at[t]), int(at[t + 1]), float(self.maxima[t])) for t, _ in terms],
+                                    k, self.size)
+            if found is not None:
+                return found
         return top_k(self.scores(tokens), k)
 
 

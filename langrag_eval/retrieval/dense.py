@@ -12,7 +12,8 @@ the caller's rows and stored transposed, one column per vector: a row of queries
 matrix streams it once, about 1.5x faster than matrix @ vector for 100k x 384 on two cores. For
 ``cosinesimil`` the copy holds unit vectors, since only directions are scored. Vectors carry integer
 keys (the caller's row numbers); searches answer keys. ``search_many`` scores a batch of queries in
-one matrix product.
+one matrix product and picks each query's k best from the columns reaching its (k+1)-th largest block
+maximum (two passes over the scores, no partition of every row and no index array per score).
 
 ``exact`` scans every vector; ``faiss_hnsw`` builds a faiss HNSW graph (``m = 16``,
 ``ef_construction = 128``, OpenSearch's defaults; extra ``faiss``) on first search after a change:
@@ -38,7 +39,7 @@ __all__ = ["DenseIndex", "KnnEngine", "Space", "to_score"]
 
 Space = Literal["cosinesimil", "l2", "innerproduct"]
 KnnEngine = Literal["exact", "faiss_hnsw"]
-_BATCH_CELLS = 1 << 23   # query x vector scores computed at once in search_many (32 MB of float32)
+_BATCH_CELLS = 1 << 24   # query x vector scores computed at once in search_many (64 MiB of float32)
 
 
 def to_score(similarity: np.ndarray, space: Space) -> np.ndarray:
@@ -231,17 +232,19 @@ class DenseIndex:
         return out
 
     def _raw(self, q: np.ndarray) -> np.ndarray:
-        """Per query and column, a value that orders columns as their scores do: the similarity, or
-        for l2 ``2 x.q - |x|^2`` (``|q|^2`` is the same for every column). Dead columns are -inf."""
+        """Per column (row of the result) and query, a value that orders columns as their scores do:
+        the similarity, or for l2 ``2 x.q - |x|^2`` (``|q|^2`` is the same for every column). Dead
+        columns are -inf. Shape (columns, queries): the product in that orientation is 10-25%
+        quicker at 10k-30k columns with openblas, and the same at 100k."""
         data = self._data[:, :self.size]
         if self.dtype != np.float32:
             data = data.astype(np.float32)
-        raw = (q[0] @ data)[None, :] if len(q) == 1 else q @ data   # one query: a matrix-vector product
+        raw = (data.T @ q[0])[:, None] if len(q) == 1 else data.T @ q.T   # one query: matrix-vector
         if self._sq_norms is not None:
             raw *= np.float32(2.0)
-            raw -= self._sq_norms[:self.size]
+            raw -= self._sq_norms[:self.size, None]
         if self._dead:
-            raw[:, ~self._alive[:self.size]] = -np.inf
+            raw[~self._alive[:self.size]] = -np.inf
         return raw
 
     def _score(self, raw: np.ndarray, q_sq: np.float32) -> np.ndarray:
@@ -253,11 +256,47 @@ class DenseIndex:
             return to_score(-raw + q_sq, self.space)
 
     def _exact(self, q: np.ndarray, k: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        raw = self._raw(q)
+        width = self.size // (16 * (k + 1))
+        if width < 2 or k + 1 > self.count:
+            return self._exact_sorted(q, raw.T, k)
+        # A query's k + 1 largest block maxima are k + 1 columns at least that large: only the
+        # columns reaching the (k + 1)-th of them are candidates, a few more than k + 1. Two passes
+        # over the scores (block maxima, then a comparison) replace a partition of every query's
+        # scores and its index array; the candidates hold the k best raw values and the (k + 1)-th.
+        maxima = np.maximum.reduceat(raw, np.arange(0, self.size, width), axis=0)
+        floor = np.partition(maxima, maxima.shape[0] - k - 1, axis=0)[maxima.shape[0] - k - 1]
+        hits = np.flatnonzero(raw >= floor)   # flat: several times quicker than 2-d nonzero
+        cols, rows = np.divmod(hits, len(q))
+        q_sq = np.einsum("ij,ij->i", q, q)
+        scores = self._score(raw.reshape(-1)[hits], q_sq[rows])
+        order = np.lexsort((cols, -scores, rows))   # by query, then best score, then lower key
+        rows, cols, scores = rows[order], cols[order], scores[order]
+        starts = np.searchsorted(rows, np.arange(len(q)))
+        out: list[tuple[np.ndarray, np.ndarray]] = []
+        for i, at in enumerate(starts.tolist()):
+            # The (k + 1)-th score below the k-th: no column outside the candidates ties the k-th.
+            if scores[at + k] < scores[at + k - 1]:
+                out.append((self._keys[cols[at:at + k]], scores[at:at + k]))
+            else:
+                out.append(self._ties(raw[:, i], q_sq[i], scores[at + k - 1], k))
+        return out
+
+    def _ties(self, raw: np.ndarray, q_sq: np.float32, kth: np.float32, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """One query's k best when columns tie the k-th score: every column scoring at least that,
+        by score, then key."""
+        row = self._score(raw, q_sq)
+        row[~self._alive[:self.size]] = -np.inf
+        pick = np.flatnonzero(row >= kth)
+        order = np.lexsort((pick, -row[pick]))[:k]
+        return self._keys[pick[order]], row[pick[order]]
+
+    def _exact_sorted(self, q: np.ndarray, raw: np.ndarray, k: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        """:meth:`_exact` by a partition of every query's ``raw`` values (shape (queries, columns))."""
         # Columns are chosen on the raw values and only the chosen ones are turned into scores: the
         # score is a non-decreasing function of the raw value, so the k best raw values hold the k
         # best scores, unless the (k+1)-th scores the same as the k-th; then more columns tie and the
         # tie-break by key needs all of them (the slow path below).
-        raw = self._raw(q)
         q_sq = np.einsum("ij,ij->i", q, q)
         n = self.size
         if k < n:
@@ -276,11 +315,7 @@ class DenseIndex:
         if nxt is None:
             return out
         for i in np.flatnonzero(self._score(nxt, q_sq[:, None])[:, 0] >= scores.min(axis=1)):
-            row = self._score(raw[i], q_sq[i])
-            row[~self._alive[:n]] = -np.inf
-            pick = np.flatnonzero(row >= scores[i].min())
-            order_i = np.lexsort((pick, -row[pick]))[:k]
-            out[i] = (self._keys[pick[order_i]], row[pick[order_i]])
+            out[i] = self._ties(raw[i], q_sq[i], scores[i].min(), k)
         return out
 
     def _faiss_search(self, q: np.ndarray, k: int) -> list[tuple[np.ndarray, np.ndarray]]:

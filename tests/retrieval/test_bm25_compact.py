@@ -21,6 +21,7 @@ from langrag_eval.errors import RetrievalError
 from langrag_eval.retrieval import Chunk, EmbeddedBackend
 from langrag_eval.retrieval.analysis import analyze
 from langrag_eval.retrieval.bm25 import BM25Index, top_k
+from langrag_eval.retrieval.maxscore import top_k_essential
 from langrag_eval.retrieval.contract import CORPUS
 
 # "—" yields no token: a chunk of dashes only is indexed with length 0, as Lucene would.
@@ -88,6 +89,47 @@ def test_top_k_equals_a_full_sort(docs, query, k):
     rows, got = index.search(tokens, k)
     assert rows.tolist() == hits[order].tolist()
     assert got.tolist() == scores[order].tolist()
+
+
+def _zipf_index(rng: np.random.Generator) -> tuple[BM25Index, list[str], np.ndarray]:
+    vocab = [f"w{i}" for i in range(300)]
+    p = 1.0 / np.arange(1, len(vocab) + 1)
+    p /= p.sum()
+    docs = [list(rng.choice(vocab, size=int(rng.integers(1, 40)), p=p))
+            for _ in range(int(rng.integers(200, 1500)))]
+    return BM25Index.build(docs), vocab, p
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10 ** 6), k=st.integers(1, 20))
+def test_search_from_the_rare_terms_postings_equals_the_full_sum(seed, k):
+    """Zipf-like documents, short and alike, so many scores tie: a query's common terms hold long
+    postings with small scores, and the search sums only the rare terms' postings where the bounds
+    allow (MaxScore); the rows and float32 scores are the full sum's top k all the same."""
+    rng = np.random.default_rng(seed)
+    index, vocab, p = _zipf_index(rng)
+    for _ in range(20):
+        query = list(rng.choice(vocab, size=int(rng.integers(2, 7)), p=p))
+        rows, got = index.search(query, k)
+        want_rows, want = top_k(index.scores(query), k)
+        assert rows.tolist() == want_rows.tolist() and got.tolist() == want.tolist()
+
+
+def test_the_rare_terms_path_is_taken(monkeypatch):
+    """The test above checks the pruned path: on such a corpus some queries take it."""
+    import langrag_eval.retrieval.bm25 as bm25
+    taken = []
+
+    def counted(*args):
+        taken.append(top_k_essential(*args))
+        return taken[-1]
+
+    monkeypatch.setattr(bm25, "top_k_essential", counted)
+    index, vocab, p = _zipf_index(np.random.default_rng(3))
+    rng = np.random.default_rng(4)
+    for _ in range(50):
+        index.search(list(rng.choice(vocab, size=4, p=p)), 10)
+    assert sum(t is not None for t in taken) >= 5
 
 
 @settings(max_examples=100, deadline=None)

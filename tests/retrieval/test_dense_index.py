@@ -51,6 +51,34 @@ def test_exact_rankings_with_ties_go_to_the_lower_key(data, space, k) -> None:
         assert single_keys.tolist() == keys.tolist() and single_scores.tolist() == scores.tolist()
 
 
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10 ** 6), n=st.integers(64, 900), d=st.integers(1, 4), k=st.integers(1, 12),
+       space=st.sampled_from(SPACES), drop=st.sampled_from([0.0, 0.1, 0.3]))
+def test_block_maxima_selection_equals_a_full_sort_when_many_rows_tie(seed, n, d, k, space, drop) -> None:
+    """Enough rows for the batched selection by block maxima (at least 32 (k + 1)), few distinct
+    small-integer vectors so many scores tie, some rows removed: the keys and scores are a full
+    sort's (score, then lower key), and the partition-based selection's."""
+    rng = np.random.default_rng(seed)
+    vectors = rng.integers(-2, 3, size=(n, d)).astype(np.float32)
+    vectors[~vectors.any(axis=1), 0] = 1.0   # cosinesimil takes no zero vector
+    queries = rng.integers(-2, 3, size=(6, d)).astype(np.float32)
+    queries[~queries.any(axis=1), 0] = 1.0
+    index = DenseIndex(vectors, space=space)
+    removed = np.flatnonzero(rng.random(n) < drop)
+    index.remove(removed)
+    live = np.setdiff1d(np.arange(n), removed)
+    batch = index.search_many(queries, k)
+    reference = index._exact_sorted(index._queries(queries), index._raw(index._queries(queries)).T,
+                                    min(k, live.size))
+    for q, (keys, scores), (ref_keys, ref_scores) in zip(queries, batch, reference):
+        assert keys.tolist() == ref_keys.tolist() and scores.tolist() == ref_scores.tolist()
+        if space != "cosinesimil":   # integer arithmetic: float32 is exact, ties are real ties
+            expected = _reference(vectors[live], q, space)
+            order = np.lexsort((live, -expected))[:k]
+            assert keys.tolist() == live[order].tolist()
+            assert scores.tolist() == pytest.approx(expected[order].tolist(), rel=1e-6)
+
+
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 10 ** 6), n=st.integers(1, 300), d=st.integers(2, 24), k=st.integers(1, 20),
        space=st.sampled_from(SPACES))
