@@ -116,14 +116,14 @@ def handle(args: argparse.Namespace) -> int:
     grader_options = dict(threshold=args.threshold, confidence=args.confidence,
                           rubric=Path(args.rubric) if args.rubric else None,
                           examples=read_examples(args.examples) if args.examples else [],
-                          template=args.prompt)
+                          prompt=args.prompt)
     setup = setup_judge(args)
     grader = VragGrader(setup.judge, **grader_options)  # type: ignore[arg-type]
     config = {"file": str(Path(args.file).resolve()),
               "columns": columns.__dict__, "judge": setup.judge.model_id, "threshold": args.threshold,
               "confidence": args.confidence, "rubric": grader.rubric_text,
               "examples": [e.model_dump() for e in grader.examples],
-              "prompt": grader.prompt_template.body}
+              "prompt": grader.prompts()["grade"].body}
     run_id = open_cli_run(setup.store, args, "grade", config, judge=setup.judge.model_id,
                           inputs={"file": file_digest(args.file, what="grading file")})
     results = grader.evaluate_many(data.samples, run_id=run_id)

@@ -120,9 +120,9 @@ class VragGrader(Evaluator[RAGSample, VragGrade]):
 
     ``threshold``: lowest accepted score (default 4: 4-5 accept, 1-3 reject). ``confidence``: ask
     for verbalised confidence. ``rubric``: text, or a ``Path`` to a file, replacing the five levels.
-    ``examples``: graded few-shot examples. ``template``: a prompt name, file path or template
-    replacing ``prompts/vrag/grade.txt``; it may use any of question, label, answer, rubric,
-    examples, confidence.
+    ``examples``: graded few-shot examples. ``prompt``: a prompt name, file path or template
+    replacing ``prompts/vrag/grade.txt`` (the prompt named ``grade`` by :meth:`prompts` and
+    :meth:`with_prompts`); it may use any of question, label, answer, rubric, examples, confidence.
     """
 
     judge: Judge
@@ -130,13 +130,14 @@ class VragGrader(Evaluator[RAGSample, VragGrade]):
     confidence: bool = False
     rubric: str | Path | None = None
     examples: Sequence[GradedExample] = ()
-    template: str | Path | PromptTemplate | None = None
+    prompt: str | Path | PromptTemplate | None = None
     _prompt: PromptTemplate = field(init=False, repr=False)
     _rubric_text: str = field(init=False, repr=False)
 
     task: ClassVar[str] = TASK
     result_type: ClassVar[type[VragGrade]] = VragGrade
     description: ClassVar[str] = "vRAG-Eval grading"
+    prompt_fields: ClassVar[dict[str, str]] = {"grade": "prompt"}
 
     def __post_init__(self) -> None:
         if not 1 <= self.threshold <= 5:
@@ -144,20 +145,16 @@ class VragGrader(Evaluator[RAGSample, VragGrade]):
         self.examples = [e if isinstance(e, GradedExample) else GradedExample.model_validate(e)
                          for e in self.examples]
         self._rubric_text = load_rubric(self.rubric)
-        self.set_template(self.template)
-
-    def set_template(self, template: str | Path | PromptTemplate | None) -> None:
-        """Replace the prompt template (checked: it may only use the variables this task fills)."""
-        prompt = (load_prompt(DEFAULT_TEMPLATE) if template is None else
-                  override_template(template, DEFAULT_TEMPLATE, allowed=sorted(_VARIABLES)))
+        # checked now: it may only use the variables this task fills, and must show answer and label
+        prompt = (load_prompt(DEFAULT_TEMPLATE) if self.prompt is None else
+                  override_template(self.prompt, DEFAULT_TEMPLATE, allowed=sorted(_VARIABLES)))
         for needed in ("answer", "label"):
             if needed not in prompt.variables:
                 raise ConfigError(f"{prompt.source}: a grading template must use the variable {needed!r}")
-        self.template, self._prompt = template, prompt
+        self._prompt = prompt
 
-    @property
-    def prompt_template(self) -> PromptTemplate:
-        return self._prompt
+    def prompts(self) -> dict[str, PromptTemplate]:
+        return {"grade": self._prompt}
 
     @property
     def rubric_text(self) -> str:

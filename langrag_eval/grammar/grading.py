@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import JudgeOutputError
-from ..prompts import PromptTemplate, load_prompt
+from ..prompts import PromptTemplate, override_template
 from ..results import Score, ScoreScale, Unscored
 from ..evaluator import Evaluator
 from ..runtime import Judge
@@ -84,15 +84,18 @@ class ReferenceGrader(Evaluator[RAGSample, Correctness]):
     ``response``."""
 
     judge: Judge
-    prompt: str | Path = "grammar/correctness"
+    prompt: str | Path | PromptTemplate = "grammar/correctness"
 
     task: ClassVar[str] = "grammar/correct"
     result_type: ClassVar[type[Correctness]] = Correctness
     description: ClassVar[str] = "GRAMMAR grading"
+    prompt_fields: ClassVar[dict[str, str]] = {"correctness": "prompt"}
 
     def __post_init__(self) -> None:
-        self._template: PromptTemplate = load_prompt(self.prompt)
-        self._template.check_variables({"question", "true_answer", "response"})
+        self._template: PromptTemplate = override_template(self.prompt, "grammar/correctness")
+
+    def prompts(self) -> dict[str, PromptTemplate]:
+        return {"correctness": self._template}
 
     def index_item(self, sample: RAGSample) -> tuple[str | None, str | None, str | None]:
         return sample.question, sample.reference, None

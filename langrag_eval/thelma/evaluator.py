@@ -14,7 +14,7 @@ facts serve SP2. Identical prompts across samples are answered from the judge's 
 ...                  response="Ada was born in 1815."))
 >>> r.score("rp"), r.score("gr"), r.usage.calls
 (1.0, 1.0, 3)
->>> Thelma(judge, metrics=("gr",)).prompt_tasks()    # the prompt files groundedness renders
+>>> list(Thelma(judge, metrics=("gr",)).prompts())    # the prompt files groundedness renders
 ['decompose_claims', 'match_supported', 'batch_supported']
 """
 
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -71,7 +71,8 @@ class Thelma(Evaluator["ThelmaSample | RAGSample", ThelmaResult]):
     ``batched``: one judge call per match task and sample instead of one per component.
     ``embedder``: sentence embeddings for self-distinctness (default: the packaged MiniLM, loaded
     on first use). ``sd_threshold``: cosine similarity from which two sentences repeat each other.
-    ``prompts``: your own template file per task name (``match_essential``, ...)."""
+    ``templates``: your own template per task name (``match_essential``, ...); see :meth:`prompts`
+    and :meth:`with_prompts`."""
 
     judge: Judge
     metrics: Sequence[str] = METRICS
@@ -79,7 +80,7 @@ class Thelma(Evaluator["ThelmaSample | RAGSample", ThelmaResult]):
     embedder: Embedder | None = None
     sd_threshold: float = DEFAULT_SD_THRESHOLD
     thresholds: Thresholds = field(default_factory=Thresholds)
-    prompts: Mapping[str, str | Path | PromptTemplate] = field(default_factory=dict)
+    templates: Mapping[str, str | Path | PromptTemplate] = field(default_factory=dict)
 
     result_type: ClassVar[type[ThelmaResult]] = ThelmaResult
     description: ClassVar[str] = "THELMA"
@@ -97,24 +98,15 @@ class Thelma(Evaluator["ThelmaSample | RAGSample", ThelmaResult]):
     def mode(self) -> str:
         return "batched" if self.batched else "per_component"
 
-    def prompt_tasks(self) -> list[str]:
-        """The prompt tasks this evaluator's metrics render (in either mode), each once."""
-        return list(dict.fromkeys(t for m in self.metrics for t in get_metric(m).tasks))
+    def prompts(self) -> dict[str, PromptTemplate]:
+        """The templates this evaluator's metrics render (in either mode), by task name
+        (``match_essential`` ...): the one given in ``templates``, else the shipped one."""
+        tasks = dict.fromkeys(t for m in self.metrics for t in get_metric(m).tasks)
+        return {task: load_task_prompt(task, self.templates) for task in tasks}
 
-    def prompt(self, task: str) -> PromptTemplate:
-        """The template in use for ``task``: the one given in ``prompts``, else the shipped one."""
-        return load_task_prompt(task, self.prompts)
-
-    def set_prompts(self, updates: Mapping[str, Any]) -> None:
-        """Replace templates by task: a file, template text, a parsed template, or a LangChain or
-        LlamaIndex prompt object. Each is checked now (it may use only the variables its task
-        fills); a task none of this evaluator's metrics renders is refused, naming those that are."""
-        tasks = self.prompt_tasks()
-        for task in updates:
-            if task not in tasks:
-                raise ConfigError(f"unknown THELMA prompt {task!r}; this evaluator uses {', '.join(tasks)}")
-        parsed = {task: load_task_prompt(task, {task: value}) for task, value in updates.items()}
-        self.prompts = {**self.prompts, **parsed}
+    def _replace_prompts(self, overrides: Mapping[str, Any]) -> "Thelma":
+        parsed = {task: load_task_prompt(task, {task: value}) for task, value in overrides.items()}
+        return replace(self, templates={**self.templates, **parsed})
 
     def task_name(self) -> str:
         return f"thelma:{self.mode}"
@@ -169,8 +161,8 @@ class Thelma(Evaluator["ThelmaSample | RAGSample", ThelmaResult]):
         sample = _as_thelma(sample)
         judge = self.judge.for_run(self.judge.run_id)  # type: ignore[arg-type]
         judge.usage = UsageMeter()  # this sample's calls alone; added to the shared meter below
-        decomposer = Decomposer(judge, self.prompts)
-        matcher = Matcher(judge, self.batched, self.prompts)
+        decomposer = Decomposer(judge, self.templates)
+        matcher = Matcher(judge, self.batched, self.templates)
         texts, error = sample.source_texts()
         response = (sample.response or "").strip()
 

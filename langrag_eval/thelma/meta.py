@@ -162,7 +162,7 @@ class MetaEvaluation:
                 return PairOutcome(sample=key, metric=metric, outcome="unscored", reason=negative.reason)
             single = Thelma(self.thelma.judge, metrics=(metric,), batched=self.thelma.batched,
                             embedder=self.thelma.embedder, sd_threshold=self.thelma.sd_threshold,
-                            prompts=self.thelma.prompts)
+                            templates=self.thelma.templates)
             a, b = original.score(metric), (await single.aevaluate(negative)).score(metric)
             if a is None or b is None:
                 why = "original" if a is None else "negative"

@@ -210,18 +210,18 @@ async def test_user_template_file(tmp_path: Path) -> None:
     path.write_text("{#\ntask: my grade\nvariables: answer, label\noutput: Score: [[n]]\n#}\n"
                     "Grade <answer>{{ answer }}</answer> against <label>{{ label }}</label>.\n",
                     encoding="utf-8")
-    grader, model = grader_with(["Score: [[5]], Reason: [[r]]"], template=path)
+    grader, model = grader_with(["Score: [[5]], Reason: [[r]]"], prompt=path)
     assert (await grader.aevaluate(RAGSample(question=Q, answer=A, reference=L))).score == 5
     assert model.prompts[0] == f"Grade <answer>{A}</answer> against <label>{L}</label>.\n"
     bad = tmp_path / "bad.txt"
     bad.write_text("{#\ntask: t\nvariables: answer, label, context\noutput: o\n#}\n{{ answer }}{{ label }}"
                    "{{ context }}", encoding="utf-8")
     with pytest.raises(PromptError, match="context"):
-        grader_with(["x"], template=bad)
+        grader_with(["x"], prompt=bad)
     no_label = tmp_path / "nolabel.txt"
     no_label.write_text("{#\ntask: t\nvariables: answer\noutput: o\n#}\n{{ answer }}", encoding="utf-8")
     with pytest.raises(ConfigError, match="label"):
-        grader_with(["x"], template=no_label)
+        grader_with(["x"], prompt=no_label)
 
 
 def test_sync_wrappers_work_inside_a_running_loop() -> None:

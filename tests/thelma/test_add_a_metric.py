@@ -83,7 +83,7 @@ def metric_module(tmp_path):
 def test_a_registered_metric_is_scored_and_read_as_a_typed_score(metric_module):
     assert "cc" in metric_ids()
     thelma = Thelma(Judge(ScriptedModel(replies(0))), metrics=("rp", "cc"))
-    assert thelma.prompt_tasks() == ["decompose_claims", "match_essential", "batch_essential", "match_concise"]
+    assert list(thelma.prompts()) == ["decompose_claims", "match_essential", "batch_essential", "match_concise"]
     result = thelma.evaluate(ThelmaSample(**SAMPLES[0]))
     assert result.score("cc") == 0.0 and result.score("rp") == 1.0
     assert result.comment("cc") == "claim concision: 0 of 1 components matched"
