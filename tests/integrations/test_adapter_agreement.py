@@ -22,7 +22,6 @@ from langchain_core.language_models import FakeListChatModel, GenericFakeChatMod
 from langchain_core.messages import AIMessage
 from langchain_langrag import LangChainJudge, RAGEloPairwiseEvaluator as LCPairwise
 from langchain_langrag import ThelmaStringEvaluator, VragStringEvaluator
-from langchain_langrag.tournament import ragelo_comparative_evaluator, ragelo_langsmith_evaluator
 from llama_index.core.base.llms.types import CompletionResponse
 from llama_index.core.callbacks import CallbackManager, CBEventType, EventPayload, LlamaDebugHandler
 from llama_index.core.llms import MockLLM
@@ -202,9 +201,13 @@ def test_both_judges_pass_the_judges_settings_by_default() -> None:
     assert LangChainJudge(lc_model).pass_params and LlamaIndexJudge(li_model).pass_params
 
 
-def test_old_names_still_work_with_a_warning() -> None:
-    with pytest.warns(DeprecationWarning, match="use pass_params"):
-        assert LangChainJudge(FakeListChatModel(responses=["x"]), bind_params=False).pass_params is False
-    with pytest.warns(DeprecationWarning, match="use ragelo_langsmith_evaluator"):
-        old = ragelo_comparative_evaluator(Judge(ScriptedModel(["[[C]]"])), key="pref")
-    assert old.__name__ == ragelo_langsmith_evaluator(Judge(ScriptedModel(["[[C]]"])), key="pref").__name__
+def test_old_names_are_gone() -> None:
+    """The package is unreleased: renamed names were removed, not kept as shims."""
+    import langchain_langrag
+    import llama_index.evaluation.langrag as li
+
+    with pytest.raises(TypeError):
+        LangChainJudge(FakeListChatModel(responses=["x"]), bind_params=False)  # type: ignore[call-arg]
+    assert not hasattr(langchain_langrag, "ragelo_comparative_evaluator")
+    for old in ("GroundednessEvaluator", "ThelmaMetricEvaluator", "SourcePrecisionEvaluator"):
+        assert not hasattr(li, old)

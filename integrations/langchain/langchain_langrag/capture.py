@@ -40,85 +40,18 @@ from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.documents import Document as LCDocument
-from langchain_core.messages import BaseMessage
 from langchain_core.outputs import LLMResult
 from langchain_core.tracers.context import register_configure_hook
 
-from langrag_eval.contexts import CaptureWarning, ModelCall, as_documents, as_text, select_contexts
+from langrag_eval.adapting import CONTEXT_KEYS, answer_of, message_text, question_of
+from langrag_eval.contexts import CaptureWarning, ModelCall, as_documents, select_contexts
 from langrag_eval.errors import ConfigError
 from langrag_eval.thelma import ThelmaSample
 from langrag_eval.types import Document
 
-from ._common import ANSWER_KEYS, CONTEXT_KEYS, EVALUATION_TAG, QUESTION_KEYS
+from ._common import EVALUATION_TAG
 
 __all__ = ["RAGCapture", "capture_var", "capturing"]
-
-
-def _role(message: Any) -> str | None:
-    """A message's role: LangChain message types, ``{"role": ...}`` dicts and ``(role, text)`` pairs."""
-    if isinstance(message, BaseMessage):
-        return {"human": "user", "ai": "assistant"}.get(message.type, message.type)
-    if isinstance(message, Mapping):
-        role = message.get("role") or message.get("type")
-        return {"human": "user", "ai": "assistant"}.get(role, role)
-    if isinstance(message, tuple) and len(message) == 2:
-        return {"human": "user", "ai": "assistant"}.get(message[0], message[0])
-    return None
-
-
-def _content(message: Any) -> str | None:
-    if isinstance(message, tuple):
-        message = message[1]
-    if isinstance(message, Mapping):
-        message = message.get("content")
-    try:
-        return as_text(message)
-    except ConfigError:
-        return None
-
-
-def _last(messages: Any, role: str) -> str | None:
-    """The text of the last message with ``role``; for the assistant, the last that calls no tool."""
-    if not isinstance(messages, Sequence) or isinstance(messages, str):
-        return None
-    for m in reversed(messages):
-        if _role(m) == role and not (getattr(m, "tool_calls", None) or
-                                      (isinstance(m, Mapping) and m.get("tool_calls"))):
-            text = _content(m)
-            if text:
-                return text
-    return None
-
-
-def _question(inputs: Any) -> str | None:
-    if isinstance(inputs, str):
-        return inputs
-    if isinstance(inputs, BaseMessage):
-        return _content(inputs)
-    if isinstance(inputs, Mapping):
-        for k in QUESTION_KEYS:
-            if isinstance(inputs.get(k), str):
-                return inputs[k]
-        if "messages" in inputs:  # create_agent, LangGraph MessagesState
-            return _last(inputs["messages"], "user")
-    if isinstance(inputs, Sequence):  # a chat model's or a chat prompt's message list
-        return _last(inputs, "user")
-    return None
-
-
-def _answer(outputs: Any) -> str | None:
-    if isinstance(outputs, str):
-        return outputs
-    content = getattr(outputs, "content", None)  # a chat message, when the app ends without a parser
-    if isinstance(content, (str, list)):
-        return _content(outputs)
-    if isinstance(outputs, Mapping):
-        for k in ANSWER_KEYS:
-            if k in outputs:
-                return _answer(outputs[k])
-        if "messages" in outputs:
-            return _last(outputs["messages"], "assistant")
-    return None
 
 
 def _output_contexts(outputs: Any) -> list[Document]:
@@ -135,7 +68,7 @@ def _output_contexts(outputs: Any) -> list[Document]:
 
 
 def _message_text(message: Any) -> str:
-    text = _content(message) or ""
+    text = message_text(message) or ""
     calls = getattr(message, "tool_calls", None) or []
     return text + "".join(f"\n{c.get('name')}({c.get('args')})" for c in calls if isinstance(c, Mapping))
 
@@ -205,7 +138,7 @@ class RAGCapture(BaseCallbackHandler):
         root = self._enter(run_id, parent_run_id)
         if root == run_id:
             with self._lock:
-                self._pending[root] = _Pending(_question(inputs))
+                self._pending[root] = _Pending(question_of(inputs))
 
     def on_retriever_start(self, serialized: dict[str, Any] | None, query: str, *, run_id: UUID,
                            parent_run_id: UUID | None = None, **kwargs: Any) -> None:
@@ -237,7 +170,7 @@ class RAGCapture(BaseCallbackHandler):
             pending = self._pending.get(run_id)
             if pending is not None and not pending.retrievals and not pending.steps:
                 pending.steps.append(_output_contexts(outputs))
-            self._finish(run_id, _answer(outputs))
+            self._finish(run_id, answer_of(outputs))
 
     def on_chain_error(self, error: BaseException, *, run_id: UUID, parent_run_id: UUID | None = None,
                        **kwargs: Any) -> None:
@@ -288,7 +221,7 @@ class RAGCapture(BaseCallbackHandler):
                 return
             # a tool with response_format="content_and_artifact" hands its documents on as the artifact
             artifact = _step_documents(getattr(output, "artifact", None))
-            text = _content(output)
+            text = message_text(output)
             if artifact or text:
                 pending.tools.append(as_documents(artifact or text))
 

@@ -27,13 +27,14 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable, RunnableLambda
 
+from langrag_eval.adapting import QUESTION_KEYS
 from langrag_eval.embeddings import Embedder
 from langrag_eval.errors import ConfigError
 from langrag_eval.pipelines import Agent, AgentAnswer, six_agents
 from langrag_eval.retrieval.base import HybridSettings, SearchBackend
 from langrag_eval.runtime import Judge, synchronous
 
-from ._common import QUESTION_KEYS, as_judge
+from ._common import as_judge
 from .retrievers import to_langchain_document
 
 __all__ = ["as_runnable", "six_runnables", "generator_judge"]
