@@ -223,11 +223,13 @@ def langsmith_evaluator(evaluator: "Evaluator", *, name: str | None = None, key_
                         question_key: str | None = None, answer_key: str | None = None,
                         contexts_key: str | None = None, label_key: str | None = None,
                         asynchronous: bool = False,
-                        results: Callable[[Any], list[dict]] | None = None) -> Callable[..., Any]:
+                        results: Callable[[Any], list[dict]] | None = None,
+                        keys: Sequence[str] | None = None) -> Callable[..., Any]:
     """Any evaluator as a function for ``langsmith.evaluate`` / ``aevaluate``:
     ``(inputs, outputs, reference_outputs)`` -> ``{"results": [...]}``, one result per score
     (:func:`langsmith_results`, keys ``key_prefix + name``) unless ``results`` translates the
-    evaluator's result itself. The question is read from ``inputs`` (:func:`read_question`), the
+    evaluator's result itself (then ``keys`` names the result keys it gives, those a failure is
+    reported under). The question is read from ``inputs`` (:func:`read_question`), the
     answer from ``outputs`` (:func:`read_answer`), the contexts from ``outputs[contexts_key]``
     (default context, contexts, documents ...; never the only value) and the label from
     ``reference_outputs[label_key]`` (default label, answer, reference, output or the only value).
@@ -240,7 +242,7 @@ def langsmith_evaluator(evaluator: "Evaluator", *, name: str | None = None, key_
                                                      read_answer(outputs, answer_key), contexts, label))
         return {"results": results(result) if results else langsmith_results(evaluator.scores(result), key_prefix)}
 
-    keys = [f"{key_prefix}{n}" for n in evaluator.score_names()]
+    keys = list(keys) if keys is not None else [f"{key_prefix}{n}" for n in evaluator.score_names()]
     function = langsmith_function(score, asynchronous=asynchronous, name=name or evaluator.task.replace("/", "_"),
                                   keys=keys)
     function.evaluator = evaluator  # type: ignore[attr-defined]

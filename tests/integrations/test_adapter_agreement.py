@@ -125,7 +125,7 @@ def test_thelma_scores_mean_and_comments_agree(words: frozenset[str], n_sources:
         prediction=response, input=query, contexts=[LCDocument(page_content=s) for s in sources])
     li_eval = ThelmaEvaluator(judge(), embedder=FirstWord())
     li = li_eval.evaluate(query=query, response=response, contexts=sources)
-    assert lc["metrics"] == li_eval.last_result.scores() == core.scores()
+    assert lc["metrics"] == li_eval.last_result.score_values() == core.score_values()
     assert lc["score"] == core.mean() and lc["reasoning"] == core.feedback()
     if core.mean() is None:
         assert li.invalid_result and li.invalid_reason == core.feedback()

@@ -124,29 +124,6 @@ def test_prompts_get_and_update():
         ev.update_prompts({"match_essential": mine})
 
 
-def test_per_metric_classes_are_deprecated_aliases():
-    """The classes of earlier versions still work, warn, and give ThelmaEvaluator(metric=...)'s result."""
-    from llama_index.evaluation.langrag import (GroundednessEvaluator, ResponsePrecisionEvaluator,
-                                                ResponseQueryCoverageEvaluator, SelfDistinctnessEvaluator,
-                                                SourcePrecisionEvaluator, SourceQueryCoverageEvaluator,
-                                                ThelmaMetricEvaluator)
-    old = {"sp1": lambda j: SourcePrecisionEvaluator(j), "sp2": lambda j: SourcePrecisionEvaluator(j, variant=2),
-           "sqc": SourceQueryCoverageEvaluator, "rp": ResponsePrecisionEvaluator,
-           "rqc": ResponseQueryCoverageEvaluator, "sd": SelfDistinctnessEvaluator, "gr": GroundednessEvaluator}
-    sample = dict(query=QUERY, response=ANSWER, contexts=DOCS)
-    for metric, make in old.items():
-        with pytest.warns(DeprecationWarning, match=f"metric='{metric}'"):
-            ev = make(Judge(truth().model()))
-        assert isinstance(ev, ThelmaEvaluator) and ev.metrics == (metric,)
-        if metric != "sd":  # self-distinctness would load the default embedding model
-            new = ThelmaEvaluator(Judge(truth().model()), metric=metric).evaluate(**sample)
-            assert ev.evaluate(**sample) == new
-    with pytest.warns(DeprecationWarning):
-        assert ThelmaMetricEvaluator(Judge(truth().model()), metric="rqc").metrics == ("rqc",)
-    with pytest.raises(ConfigError):
-        SourcePrecisionEvaluator(Judge(truth().model()), variant=3)
-
-
 def test_capture_from_an_unmodified_query_engine(engine):
     with capturing() as cap:
         engine.query(QUERY)

@@ -135,14 +135,14 @@ VRAG = {"<answer>\nParis": "Score: [[5]], Reason: [[Right.]]", "": "Score: [[1]]
 def test_llamaindex_update_prompts_translates_format_fields() -> None:
     model = ScriptedModel(VRAG)
     ev = VragEvaluator(Judge(model))
-    ev.update_prompts({"grade_template": LIPromptTemplate(
+    ev.update_prompts({"grade": LIPromptTemplate(
         "Question: {question}\nLabel: {label}\n<answer>\n{answer}\n</answer>\nScore: [[n]], Reason: [[...]]")})
     r = ev.evaluate(query="Capital of France?", response="Paris", reference="Paris")
     assert r.score == 5.0
     assert model.prompts[0].startswith("Question: Capital of France?\nLabel: Paris\n")
     assert "{question}" not in model.prompts[0]
     with pytest.raises(PromptError, match="query_str.*available: answer, confidence, examples, label"):
-        ev.update_prompts({"grade_template": LIPromptTemplate("{query_str} {answer} {label}")})
+        ev.update_prompts({"grade": LIPromptTemplate("{query_str} {answer} {label}")})
 
 
 def test_langchain_prompt_objects_and_inline_text_as_templates() -> None:

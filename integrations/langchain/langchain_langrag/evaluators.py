@@ -156,7 +156,8 @@ def vrag_langsmith_evaluator(judge: JudgeLike, *, question_key: str | None = Non
 
     grader = VragGrader(as_judge(judge), **grader_options)
     vrag = langsmith_evaluator(grader, name=key, question_key=question_key, answer_key=answer_key,
-                               label_key=label_key, asynchronous=asynchronous, results=results)
+                               label_key=label_key, asynchronous=asynchronous, results=results,
+                               keys=(key, f"{key}_raw_score"))
     vrag.grader = grader  # type: ignore[attr-defined]
     return vrag
 

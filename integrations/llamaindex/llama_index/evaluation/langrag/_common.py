@@ -1,5 +1,5 @@
-"""Helpers every LlamaIndex adapter module uses: the judge a caller passes, langrag prompt
-templates shown to LlamaIndex's ``get_prompts``, and evaluation spans.
+"""What every LlamaIndex adapter module uses: the judge a caller passes, langrag prompt templates
+shown to LlamaIndex's ``get_prompts``, and evaluation spans.
 
 A template travels as its file text (:meth:`~langrag_eval.prompts.PromptTemplate.to_text`: the
 ``{# ... #}`` header, then the Jinja2 body), so what ``get_prompts`` gives can be edited and handed
