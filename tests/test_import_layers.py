@@ -22,7 +22,7 @@ ROOT = Path(langrag_eval.__file__).parent
 LAYERS = [
     {"errors", "results", "types", "_confusables", "_lazy", "delimiters", "echoes", "quoting", "io", "files", "model",
      "prompt_fit", "embeddings", "contexts", "verdicts", "prompts", "stats", "deprecation"},
-    {"runtime", "evaluator", "models"},
+    {"runtime", "evaluator", "models", "adapting"},
     {"retrieval", "pipelines", "grading", "thelma", "tournament", "grammar", "synth", "compare", "testing"},
     {"audit", "report"},
     {"quickstart", "cli"},
