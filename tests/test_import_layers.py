@@ -23,7 +23,8 @@ LAYERS = [
     {"errors", "results", "types", "_confusables", "_lazy", "delimiters", "echoes", "quoting", "io", "files", "model",
      "prompt_fit", "embeddings", "contexts", "verdicts", "prompts", "stats", "deprecation"},
     {"runtime", "evaluator", "models", "adapting"},
-    {"retrieval", "pipelines", "grading", "thelma", "tournament", "grammar", "synth", "compare", "testing"},
+    {"retrieval", "pipelines", "grading", "thelma", "tournament", "grammar", "synth", "compare", "testing",
+     "capturing"},
     {"audit", "report"},
     {"quickstart", "cli"},
 ]

@@ -31,7 +31,6 @@ variable registered with LangChain's ``register_configure_hook``).
 from __future__ import annotations
 
 import threading
-import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -44,7 +43,8 @@ from langchain_core.outputs import LLMResult
 from langchain_core.tracers.context import register_configure_hook
 
 from langrag_eval.adapting import CONTEXT_KEYS, answer_of, message_text, question_of
-from langrag_eval.contexts import CaptureWarning, ModelCall, as_documents, select_contexts
+from langrag_eval.capturing import CallTree, captured_sample, warn_once
+from langrag_eval.contexts import ModelCall, as_documents
 from langrag_eval.errors import ConfigError
 from langrag_eval.thelma import ThelmaSample
 from langrag_eval.types import Document
@@ -103,33 +103,16 @@ class RAGCapture(BaseCallbackHandler):
         self.samples: list[ThelmaSample] = []
         self.errors = 0
         self.include_generated = include_generated
-        self._root: dict[UUID, UUID] = {}
-        self._parent: dict[UUID, UUID] = {}
-        self._retrievers: set[UUID] = set()
+        # A run whose parent this handler never saw is top-level for the capture: the app was
+        # called inside a LangSmith @traceable or langsmith.evaluate, whose run is the parent.
+        self._tree = CallTree()
         self._pending: dict[UUID, _Pending] = {}
         self._lock = threading.Lock()
         self._warned = False
 
     def _enter(self, run_id: UUID, parent_run_id: UUID | None) -> UUID:
-        # A run whose parent this handler never saw is top-level for the capture: the app was
-        # called inside a LangSmith @traceable or langsmith.evaluate, whose run is the parent.
         with self._lock:
-            root = self._root.get(parent_run_id, run_id) if parent_run_id else run_id
-            self._root[run_id] = root
-            if parent_run_id and root != run_id:
-                self._parent[run_id] = parent_run_id
-            return root
-
-    def _is_root(self, run_id: UUID) -> bool:
-        return self._root.get(run_id) == run_id
-
-    def _inside_retriever(self, run_id: UUID) -> bool:
-        run = self._parent.get(run_id)
-        while run is not None:
-            if run in self._retrievers:
-                return True
-            run = self._parent.get(run)
-        return False
+            return self._tree.enter(run_id, parent_run_id)  # type: ignore[return-value]
 
     def on_chain_start(self, serialized: dict[str, Any] | None, inputs: Any, *, run_id: UUID,
                        parent_run_id: UUID | None = None, **kwargs: Any) -> None:
@@ -144,16 +127,16 @@ class RAGCapture(BaseCallbackHandler):
                            parent_run_id: UUID | None = None, **kwargs: Any) -> None:
         root = self._enter(run_id, parent_run_id)
         with self._lock:
-            self._retrievers.add(run_id)
+            self._tree.retrievers.add(run_id)
             pending = self._pending.setdefault(root, _Pending(None))
             pending.retriever_query = pending.retriever_query or query
 
     def on_retriever_end(self, documents: Sequence[LCDocument], *, run_id: UUID,
                          parent_run_id: UUID | None = None, **kwargs: Any) -> None:
         with self._lock:
-            root = self._root.get(run_id, run_id)
+            root = self._tree.root.get(run_id, run_id)
             pending = self._pending.get(root)
-            if pending is not None and not self._inside_retriever(run_id):
+            if pending is not None and not self._tree.inside_retriever(run_id):
                 pending.retrievals.append(as_documents(documents))
             if root == run_id:  # the app is a bare retriever
                 self._finish(root, None)
@@ -161,10 +144,10 @@ class RAGCapture(BaseCallbackHandler):
     def on_chain_end(self, outputs: Any, *, run_id: UUID, parent_run_id: UUID | None = None,
                      **kwargs: Any) -> None:
         with self._lock:
-            if not self._is_root(run_id):
-                pending = self._pending.get(self._root.get(run_id))  # type: ignore[arg-type]
+            if not self._tree.is_root(run_id):
+                pending = self._pending.get(self._tree.root.get(run_id))  # type: ignore[arg-type]
                 docs = _step_documents(outputs) if pending is not None else []
-                if docs and not self._inside_retriever(run_id):
+                if docs and not self._tree.inside_retriever(run_id):
                     pending.steps.append(as_documents(docs))  # type: ignore[union-attr]
                 return
             pending = self._pending.get(run_id)
@@ -174,11 +157,11 @@ class RAGCapture(BaseCallbackHandler):
 
     def on_chain_error(self, error: BaseException, *, run_id: UUID, parent_run_id: UUID | None = None,
                        **kwargs: Any) -> None:
-        if self._is_root(run_id):
+        if self._tree.is_root(run_id):
             with self._lock:
                 self._pending.pop(run_id, None)
                 self.errors += 1
-                self._forget(run_id)
+                self._tree.forget(run_id)
 
     # Every start event registers its run, so nested LLM and tool runs resolve to their root too.
     def on_chat_model_start(self, serialized: Any, messages: Any, *, run_id: UUID,
@@ -200,7 +183,7 @@ class RAGCapture(BaseCallbackHandler):
     def on_llm_end(self, response: LLMResult, *, run_id: UUID, parent_run_id: UUID | None = None,
                    **kwargs: Any) -> None:
         with self._lock:
-            pending = self._pending.get(self._root.get(run_id))  # type: ignore[arg-type]
+            pending = self._pending.get(self._tree.root.get(run_id))  # type: ignore[arg-type]
             prompt = pending.prompts.pop(run_id, None) if pending is not None else None
             if prompt is None:
                 return
@@ -216,8 +199,8 @@ class RAGCapture(BaseCallbackHandler):
                     **kwargs: Any) -> None:
         # a tool that searches without a LangChain retriever: its result is what the agent saw
         with self._lock:
-            pending = self._pending.get(self._root.get(run_id))  # type: ignore[arg-type]
-            if pending is None or output is None or self._inside_retriever(run_id):
+            pending = self._pending.get(self._tree.root.get(run_id))  # type: ignore[arg-type]
+            if pending is None or output is None or self._tree.inside_retriever(run_id):
                 return
             # a tool with response_format="content_and_artifact" hands its documents on as the artifact
             artifact = _step_documents(getattr(output, "artifact", None))
@@ -228,25 +211,12 @@ class RAGCapture(BaseCallbackHandler):
     def _finish(self, root: UUID, answer: str | None) -> None:
         pending = self._pending.pop(root, None)
         if pending is not None:
-            candidates = pending.retrievals or pending.steps + pending.tools
-            chosen = select_contexts(candidates, pending.calls, answer)
-            sources = list(chosen.contexts)
-            if self.include_generated:
-                sources += as_documents(chosen.generated)
-            query = pending.question or pending.retriever_query or ""
-            self.samples.append(ThelmaSample(id=str(root), query=query, sources=sources, response=answer,
-                                             generated=chosen.generated, capture_note=chosen.note))
-            if chosen.note and not self._warned:
-                self._warned = True
-                warnings.warn(f"captured sample {root}: {chosen.note} (every such sample says so in "
-                              "its capture_note)", CaptureWarning, stacklevel=2)
-        self._forget(root)
-
-    def _forget(self, root: UUID) -> None:
-        for run in [r for r, top in self._root.items() if top == root]:
-            del self._root[run]
-            self._parent.pop(run, None)
-            self._retrievers.discard(run)
+            sample = captured_sample(str(root), pending.question or pending.retriever_query, answer,
+                                     pending.retrievals or pending.steps + pending.tools, pending.calls,
+                                     include_generated=self.include_generated)
+            self.samples.append(sample)
+            warn_once(self, sample)
+        self._tree.forget(root)
 
     def clear(self) -> None:
         with self._lock:
