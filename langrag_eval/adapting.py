@@ -30,7 +30,7 @@ from .types import RAGSample
 if TYPE_CHECKING:
     from .evaluator import Evaluator
 
-__all__ = ["ANSWER_KEYS", "CONTEXT_KEYS", "LABEL_KEYS", "QUESTION_KEYS", "answer_of", "failure_result", "langsmith_evaluator",
+__all__ = ["ANSWER_KEYS", "CONTEXT_KEYS", "LABEL_KEYS", "QUESTION_KEYS", "answer_of", "context_texts", "failure_result", "langsmith_evaluator",
            "langsmith_function", "langsmith_results", "last_message", "message_text", "pick", "question_of",
            "read_answer", "read_question", "sample_of", "string_result"]
 
@@ -151,6 +151,14 @@ def sample_of(question: str | None, answer: str | None, contexts: Any = None,
     the contexts as its sources)."""
     return RAGSample(question=question or "", answer=answer, reference=reference,
                      contexts=[d.text for d in as_documents(contexts)])
+
+
+def context_texts(contexts: Any) -> list[str] | None:
+    """Contexts as the texts LlamaIndex's ``EvaluationResult.contexts`` holds (documents, nodes, strings)."""
+    if contexts is None:
+        return None
+    return [c if isinstance(c, str) else d.text for c in ([contexts] if isinstance(contexts, str) else contexts)
+            for d in ([None] if isinstance(c, str) else as_documents([c]))]
 
 
 def _normalised(score: Score) -> float:

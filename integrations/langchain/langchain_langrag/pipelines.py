@@ -37,13 +37,7 @@ from langrag_eval.runtime import Judge, synchronous
 from ._common import as_judge
 from .retrievers import to_langchain_document
 
-__all__ = ["as_runnable", "six_runnables", "generator_judge"]
-
-
-def generator_judge(llm: BaseChatModel | Judge) -> Judge:
-    """A LangChain chat model as the agents' generator, through the judge runtime (cache, retries,
-    usage); a :class:`Judge` is used as it is (and a langrag ``ChatModel`` wrapped in one)."""
-    return as_judge(llm)
+__all__ = ["as_runnable", "six_runnables"]
 
 
 def _read_input(value: Any) -> tuple[str, str | None]:
@@ -79,5 +73,5 @@ def six_runnables(backend: SearchBackend, embedder: Embedder | None, llm: BaseCh
                   hybrid: HybridSettings = HybridSettings()) -> dict[str, Runnable[Any, dict[str, Any]]]:
     """The paper's six agents (``rag-bm25`` ... ``fusion-hybrid``) as runnables, by name, answering
     with ``llm`` (a LangChain chat model or a langrag-eval :class:`Judge`)."""
-    agents = six_agents(backend, embedder, generator_judge(llm), k, n_variations=n_variations, hybrid=hybrid)
+    agents = six_agents(backend, embedder, as_judge(llm), k, n_variations=n_variations, hybrid=hybrid)
     return {a.name: as_runnable(a) for a in agents}

@@ -36,7 +36,7 @@ from llama_index.core.evaluation import BaseEvaluator, EvaluationResult
 from llama_index.core.evaluation.pairwise import EvaluationSource
 from llama_index.core.prompts import BasePromptTemplate
 
-from langrag_eval.adapting import sample_of
+from langrag_eval.adapting import context_texts, sample_of
 from langrag_eval.contexts import as_documents, as_text
 from langrag_eval.evaluator import Evaluator
 from langrag_eval.grading import Scale, VragGrade, VragGrader, check_scale
@@ -44,7 +44,7 @@ from langrag_eval.results import Unscored
 from langrag_eval.thelma import Thelma, ThelmaResult, Thresholds, select_metrics
 from langrag_eval.tournament import GameSample, PairwiseEvaluator
 
-from ._common import JudgeLike, as_judge, context_texts, template_prompt, traced_evaluation
+from ._common import JudgeLike, as_judge, template_prompt, traced_evaluation
 from .models import as_embedder
 
 __all__ = ["LangragEvaluator", "RAGEloPairwiseEvaluator", "ThelmaEvaluator", "VragEvaluator", "VragResult"]
