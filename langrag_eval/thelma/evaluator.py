@@ -10,8 +10,8 @@ facts serve SP2. Identical prompts across samples are answered from the judge's 
 >>> judge = Judge(ScriptedModel({"atomic claims": "<output>\\n- Ada was born in 1815.\\n</output>",
 ...                              "": "<output>1</output>"}))
 >>> r = Thelma(judge, metrics=("rp", "gr")).evaluate(
-...     ThelmaSample(query="When was Ada born?", sources=["Ada was born in 1815."],
-...                  response="Ada was born in 1815."))
+...     Sample(question="When was Ada born?", contexts=["Ada was born in 1815."],
+...                  answer="Ada was born in 1815."))
 >>> r.score("rp"), r.score("gr"), r.usage.calls
 (1.0, 1.0, 3)
 >>> Thelma(judge, metrics=("gr",)).prompt_tasks()    # the prompt files groundedness renders
@@ -33,13 +33,13 @@ from ..evaluator import Evaluator
 from ..prompts import PromptTemplate
 from ..results import Unscored
 from ..runtime import Judge, UsageMeter, gather_bounded
-from ..types import RAGSample
+from ..types import Sample
 from .aggregate import METRICS, MetricOutcome, MetricScore, macro_average, self_distinctness
 from .decompose import Decomposer, load_task_prompt, split_sentences
 from .dataset import summarize
 from .diagnosis import Thresholds, diagnose
 from .match import Matcher
-from .sample import SampleUsage, ThelmaResult, ThelmaSample
+from .sample import SampleUsage, ThelmaResult
 
 __all__ = ["DEFAULT_SD_THRESHOLD", "METRIC_TASKS", "Thelma", "select_metrics"]
 
@@ -110,8 +110,8 @@ def _undefined(reason: str) -> Unscored:
 
 
 @dataclass
-class Thelma(Evaluator["ThelmaSample | RAGSample", ThelmaResult]):
-    """An :class:`~langrag_eval.evaluator.Evaluator` of :class:`ThelmaSample` (or :class:`RAGSample`:
+class Thelma(Evaluator[Sample, ThelmaResult]):
+    """An :class:`~langrag_eval.evaluator.Evaluator` of :class:`Sample` (or :class:`Sample`:
     question, contexts and answer are read as query, sources and response). Scores the requested ``metrics`` (ids from ``METRICS``: sp1, sp2, sqc, rp, rqc, sd, gr).
 
     ``batched``: one judge call per match task and sample instead of one per component.
@@ -165,22 +165,21 @@ class Thelma(Evaluator["ThelmaSample | RAGSample", ThelmaResult]):
     def task_name(self) -> str:
         return f"thelma:{self.mode}"
 
-    def key(self, sample: ThelmaSample | RAGSample) -> str:
-        """The sample's id, else a digest of its content (:meth:`ThelmaSample.key`)."""
-        return _as_thelma(sample).key()
+    def key(self, sample: Sample) -> str:
+        """The sample's id, else a digest of its content (:meth:`Sample.key`)."""
+        return sample.key()
 
-    def fingerprint(self, sample: ThelmaSample | RAGSample) -> Any:
-        return _as_thelma(sample)
+    def fingerprint(self, sample: Sample) -> Any:
+        return sample
 
-    def index_item(self, sample: ThelmaSample | RAGSample) -> tuple[str | None, str | None, str | None]:
+    def index_item(self, sample: Sample) -> tuple[str | None, str | None, str | None]:
         # THELMA has no reference answer: an item is what it asks (sources and response are the app's)
-        return _as_thelma(sample).query, None, None
+        return sample.question, None, None
 
-    async def aevaluate_many(self, samples: Sequence[ThelmaSample | RAGSample], **options: Any  # type: ignore[override]
+    async def aevaluate_many(self, samples: Sequence[Sample], **options: Any  # type: ignore[override]
                              ) -> list[ThelmaResult]:
         """Every sample scored once per run (see :meth:`Evaluator.aevaluate_many`); each result
         carries its sample's key as ``id``. Never Unscored as a whole: failures are per metric."""
-        samples = [_as_thelma(s) for s in samples]
         keys = [s.key() for s in samples]
         repeated = sorted(k for k, n in Counter(keys).items() if n > 1)
         if repeated:
@@ -195,15 +194,14 @@ class Thelma(Evaluator["ThelmaSample | RAGSample", ThelmaResult]):
         (:func:`langrag_eval.thelma.summarize` with this evaluator's thresholds and mode)."""
         return summarize([r for r in results if isinstance(r, ThelmaResult)], self.thresholds, mode=self.mode)
 
-    async def aevaluate(self, sample: ThelmaSample | RAGSample) -> ThelmaResult:
+    async def aevaluate(self, sample: Sample) -> ThelmaResult:
         """Score one sample. Never raises on bad data or judge failures: those are Unscored."""
-        sample = _as_thelma(sample)
         judge = self.judge.for_run(self.judge.run_id)  # type: ignore[arg-type]
         judge.usage = UsageMeter()  # this sample's calls alone; added to the shared meter below
         decomposer = Decomposer(judge, self.prompts)
         matcher = Matcher(judge, self.batched, self.prompts)
-        texts, error = sample.source_texts()
-        response = (sample.response or "").strip()
+        texts, error = sample.context_texts(), sample.invalid_contexts
+        response = (sample.answer or "").strip()
 
         async def facts() -> list[list[str]] | Unscored:
             per_source = await gather_bounded(texts, lambda t: _facts_of(decomposer, t),
@@ -211,10 +209,10 @@ class Thelma(Evaluator["ThelmaSample | RAGSample", ThelmaResult]):
             failed = [f for f in per_source if isinstance(f, Unscored)]
             return failed[0] if failed else per_source
 
-        s = _Sample(query=sample.query.strip(), response=response, sources=texts,
-                    retrieved=len(sample.sources), source_error=error,
+        s = _Sample(query=sample.question.strip(), response=response, sources=texts,
+                    retrieved=len(texts), source_error=error,
                     claims=_Once(lambda: decomposer.aclaims(response)),
-                    questions=_Once(lambda: decomposer.aquestions(sample.query.strip())),
+                    questions=_Once(lambda: decomposer.aquestions(sample.question.strip())),
                     facts=_Once(facts))
         outcomes: dict[str, MetricOutcome] = {}
 
@@ -334,9 +332,6 @@ class Thelma(Evaluator["ThelmaSample | RAGSample", ThelmaResult]):
             return Unscored(reason=f"embedding failed: {exc}", cause="model_error")
         return MetricScore(metric="sd", score=score, components=sentences, verdicts=repeated)
 
-
-def _as_thelma(sample: ThelmaSample | RAGSample) -> ThelmaSample:
-    return ThelmaSample.from_rag(sample) if isinstance(sample, RAGSample) else sample
 
 
 async def _facts_of(decomposer: Decomposer, text: str) -> list[str] | Unscored:

@@ -2,7 +2,7 @@
 langrag evaluator.
 
 :class:`RAGCapture` is a callback handler: each top-level run of the app becomes one
-:class:`~langrag_eval.thelma.ThelmaSample` with the question (the run's input), the answer (the
+:class:`~langrag_eval.thelma.Sample` with the question (the run's input), the answer (the
 run's output at ``on_chain_end``) and as contexts the documents whose text reached the prompt of the
 model call that produced the answer (:func:`~langrag_eval.contexts.select_contexts`). The capture
 records what every outermost retriever returned (a retriever run inside another one, as in
@@ -24,7 +24,7 @@ variable registered with LangChain's ``register_configure_hook``).
 >>> app = RunnableLambda(lambda q: f"echo {q}")
 >>> with capturing() as cap:
 ...     _ = app.invoke("hello")
->>> cap.samples[0].query, cap.samples[0].response
+>>> cap.samples[0].question, cap.samples[0].answer
 ('hello', 'echo hello')
 """
 
@@ -46,7 +46,7 @@ from langchain_core.tracers.context import register_configure_hook
 
 from langrag_eval.contexts import CaptureWarning, ModelCall, as_documents, as_text, select_contexts
 from langrag_eval.errors import ConfigError
-from langrag_eval.thelma import ThelmaSample
+from langrag_eval import Sample
 from langrag_eval.types import Document
 
 from ._common import ANSWER_KEYS, CONTEXT_KEYS, EVALUATION_TAG, QUESTION_KEYS
@@ -167,7 +167,7 @@ class RAGCapture(BaseCallbackHandler):
     raise_error = False
 
     def __init__(self, *, include_generated: bool = False) -> None:
-        self.samples: list[ThelmaSample] = []
+        self.samples: list[Sample] = []
         self.errors = 0
         self.include_generated = include_generated
         self._root: dict[UUID, UUID] = {}
@@ -301,7 +301,7 @@ class RAGCapture(BaseCallbackHandler):
             if self.include_generated:
                 sources += as_documents(chosen.generated)
             query = pending.question or pending.retriever_query or ""
-            self.samples.append(ThelmaSample(id=str(root), query=query, sources=sources, response=answer,
+            self.samples.append(Sample(id=str(root), question=query, contexts=sources, answer=answer,
                                              generated=chosen.generated, capture_note=chosen.note))
             if chosen.note and not self._warned:
                 self._warned = True

@@ -32,7 +32,7 @@ from langrag_eval.grading import GradedExample, Scale, VragGrade, VragGrader, ch
 from langrag_eval.prompts import PromptTemplate
 from langrag_eval.results import Unscored
 from langrag_eval.runtime import synchronous
-from langrag_eval.types import RAGSample
+from langrag_eval.types import Sample
 
 from ._common import JudgeLike, as_judge, langsmith_function, pick, read_answer, read_question, traced
 
@@ -89,7 +89,7 @@ class VragStringEvaluator(StringEvaluator):
         with traced(self.evaluation_name, {"input": input, "prediction": prediction, "reference": reference},
                     callbacks) as run:
             run.outputs = _as_dict(await self.grader.aevaluate(
-                RAGSample(question=input or "", answer=prediction, reference=reference)), self.scale)
+                Sample(question=input or "", answer=prediction, reference=reference)), self.scale)
         return run.outputs
 
     _evaluate_strings = synchronous(_aevaluate_strings)
@@ -116,7 +116,7 @@ def vrag_langsmith_evaluator(judge: JudgeLike, *, question_key: str | None = Non
         answer = read_answer(outputs, answer_key)
         label = as_text(pick(reference_outputs, label_key, ("label", "answer", "reference", "output")),
                         strict=False)
-        sample = RAGSample(question=question or "", answer=answer, reference=label)
+        sample = Sample(question=question or "", answer=answer, reference=label)
         r = _as_dict(await grader.aevaluate(sample), "0-1")
         main = {"key": key, "score": r["score"], "value": r["value"], "comment": r["reasoning"]}
         if r.get("confidence") is not None or r.get("unscored"):

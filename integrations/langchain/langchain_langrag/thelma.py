@@ -27,7 +27,8 @@ from langchain_core.embeddings import Embeddings
 
 from langrag_eval.embeddings import Embedder, FunctionEmbedder
 from langrag_eval.runtime import synchronous
-from langrag_eval.thelma import METRICS, Thelma, ThelmaSample, select_metrics
+from langrag_eval import Sample
+from langrag_eval.thelma import METRICS, Thelma, select_metrics
 
 from ._common import (CONTEXT_KEYS, JudgeLike, as_judge, langsmith_function, pick, read_answer, read_question,
                       traced)
@@ -81,8 +82,8 @@ class ThelmaStringEvaluator(StringEvaluator):
     async def _aevaluate_strings(self, *, prediction: str, reference: str | None = None,
                                  input: str | None = None, **kwargs: Any) -> dict:
         with traced(self.evaluation_name, {"input": input, "prediction": prediction}, kwargs.get("callbacks")):
-            result = await self.thelma.aevaluate(ThelmaSample(query=input or "", response=prediction,
-                                                             sources=kwargs.get("contexts")))
+            result = await self.thelma.aevaluate(Sample(question=input or "", answer=prediction,
+                                                             contexts=kwargs.get("contexts")))
         if self.metric:
             return {"score": result.score(self.metric), "value": None,
                     "reasoning": result.comment(self.metric)}
@@ -114,7 +115,7 @@ def thelma_langsmith_evaluator(judge: JudgeLike, *, metrics: Sequence[str] = MET
         answer = read_answer(outputs, answer_key)
         # never the only value: an output holding just the answer has no contexts, not the answer
         raw = pick(outputs, contexts_key, CONTEXT_KEYS, sole=False) if isinstance(outputs, Mapping) else None
-        result = await thelma.aevaluate(ThelmaSample(query=query or "", response=answer, sources=raw))
+        result = await thelma.aevaluate(Sample(question=query or "", answer=answer, contexts=raw))
         out = [{"key": f"{key_prefix}{m}", "score": result.score(m), "comment": result.comment(m)}
                for m in result.metrics]
         missing = result.undiagnosed()

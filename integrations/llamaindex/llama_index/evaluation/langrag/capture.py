@@ -1,7 +1,7 @@
 """Capture (question, contexts, answer) from an unmodified LlamaIndex app through its
 instrumentation, for THELMA or any other langrag evaluator.
 
-Every top-level call of an app becomes one :class:`~langrag_eval.thelma.ThelmaSample`: a query
+Every top-level call of an app becomes one :class:`~langrag_eval.thelma.Sample`: a query
 engine's ``query`` / ``aquery`` (streaming too), a chat engine's ``chat`` / ``achat`` /
 ``stream_chat`` / ``astream_chat``, and an agent's or workflow's ``run``. The question comes from the
 call's arguments, the answer from its result (a streamed answer once the stream has been read).
@@ -51,7 +51,7 @@ from pydantic import PrivateAttr
 
 from langrag_eval.contexts import CaptureWarning, ModelCall, as_documents, as_text, select_contexts
 from langrag_eval.errors import ConfigError
-from langrag_eval.thelma import ThelmaSample
+from langrag_eval import Sample
 from langrag_eval.types import Document
 
 __all__ = ["RAGCapture", "capturing", "result_documents", "result_text"]
@@ -124,7 +124,7 @@ class RAGCapture(BaseEventHandler):
         return "LangragRAGCapture"
 
     @property
-    def samples(self) -> list[ThelmaSample]:
+    def samples(self) -> list[Sample]:
         with self._lock:
             turns = [t for t in self._turns if t.done]
         out = []
@@ -134,7 +134,7 @@ class RAGCapture(BaseEventHandler):
             sources = list(chosen.contexts)
             if self.include_generated:
                 sources += as_documents(chosen.generated)
-            out.append(ThelmaSample(id=t.id, query=t.question or "", response=answer, sources=sources,
+            out.append(Sample(id=t.id, question=t.question or "", answer=answer, contexts=sources,
                                     generated=chosen.generated, capture_note=chosen.note))
             if chosen.note and not self._warned:
                 self._warned = True

@@ -36,7 +36,7 @@ from langrag_eval.deprecation import warn_renamed
 from langrag_eval.grading import GradedExample, Scale, VragGrade, VragGrader, check_scale
 from langrag_eval.prompts import PromptTemplate
 from langrag_eval.results import Unscored
-from langrag_eval.types import RAGSample
+from langrag_eval.types import Sample
 
 from ._common import traced_evaluation, context_texts, JudgeLike, as_judge, template_prompt
 
@@ -87,7 +87,7 @@ class VragEvaluator(BaseEvaluator):
     async def aevaluate(self, query: str | None = None, response: str | None = None,
                         contexts: Sequence[str] | None = None, reference: str | None = None,
                         sleep_time_in_seconds: int = 0, **kwargs: Any) -> VragResult:
-        result = await self.grader.aevaluate(RAGSample(question=query or "", answer=response, reference=reference))
+        result = await self.grader.aevaluate(Sample(question=query or "", answer=response, reference=reference))
         if isinstance(result, Unscored):
             return VragResult(query=query, response=response, contexts=context_texts(contexts),
                               invalid_result=True, invalid_reason=f"{result.cause}: {result.reason}")

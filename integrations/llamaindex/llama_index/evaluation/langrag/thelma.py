@@ -35,7 +35,8 @@ from llama_index.core.prompts import BasePromptTemplate
 from langrag_eval.deprecation import warn_renamed
 from langrag_eval.embeddings import Embedder, FunctionEmbedder
 from langrag_eval.errors import ConfigError
-from langrag_eval.thelma import Thelma, ThelmaResult, ThelmaSample, Thresholds, select_metrics
+from langrag_eval import Sample
+from langrag_eval.thelma import Thelma, ThelmaResult, Thresholds, select_metrics
 
 from ._common import as_judge, context_texts, template_prompt, traced_evaluation
 
@@ -104,7 +105,7 @@ class ThelmaEvaluator(BaseEvaluator):
     @traced_evaluation
     async def aevaluate(self, query: str | None = None, response: str | None = None,
                         contexts: Sequence[str] | None = None, **kwargs: Any) -> EvaluationResult:
-        sample = ThelmaSample(query=query or "", response=response, sources=contexts)
+        sample = Sample(question=query or "", answer=response, contexts=contexts)
         result = await self.thelma.aevaluate(sample)
         self.last_result = result
         texts = context_texts(contexts)
