@@ -25,7 +25,7 @@ from .contexts import as_documents, as_text
 from .errors import ConfigError
 from .results import Score
 from .runtime import synchronous
-from .types import RAGSample
+from .types import Sample
 
 if TYPE_CHECKING:
     from .evaluator import Evaluator
@@ -146,11 +146,10 @@ def read_answer(outputs: Any, key: str | None = None) -> str | None:
 
 
 def sample_of(question: str | None, answer: str | None, contexts: Any = None,
-              reference: str | None = None) -> RAGSample:
-    """The sample any evaluator of question, answer, contexts and reference reads (THELMA reads
-    the contexts as its sources)."""
-    return RAGSample(question=question or "", answer=answer, reference=reference,
-                     contexts=[d.text for d in as_documents(contexts)])
+              reference: str | None = None) -> Sample:
+    """The sample any evaluator reads, from what a framework hands over (contexts as texts,
+    LangChain documents, LlamaIndex nodes or dicts, ids and metadata kept)."""
+    return Sample(question=question or "", answer=answer, reference=reference, contexts=contexts or [])
 
 
 def context_texts(contexts: Any) -> list[str] | None:

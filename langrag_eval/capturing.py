@@ -23,8 +23,7 @@ from typing import Any
 
 from .contexts import CaptureWarning, ModelCall, as_documents, as_text, select_contexts
 from .errors import ConfigError
-from .thelma import ThelmaSample
-from .types import Document
+from .types import Document, Sample
 
 __all__ = ["CallTree", "Turn", "call_question", "captured_sample", "read_result", "result_documents",
            "result_text", "warn_once"]
@@ -72,18 +71,18 @@ class CallTree:
 
 def captured_sample(ident: str, question: str | None, answer: str | None, candidates: Sequence[Sequence[Document]],
                     calls: Sequence[ModelCall], *, stated: Sequence[Document] | None = None,
-                    include_generated: bool = False) -> ThelmaSample:
+                    include_generated: bool = False) -> Sample:
     """The sample one finished call becomes: as contexts, the ``candidates`` whose text reached the
     answering model call's prompt (or ``stated``, the sources the result names); the text the app
     generated on the way in ``generated`` (added to the sources with ``include_generated``) and,
     when the shape left the contexts open, why in ``capture_note``."""
     chosen = select_contexts(candidates, calls, answer, stated=stated)
     sources = list(chosen.contexts) + (as_documents(chosen.generated) if include_generated else [])
-    return ThelmaSample(id=ident, query=question or "", response=answer, sources=sources,
-                        generated=chosen.generated, capture_note=chosen.note)
+    return Sample(id=ident, question=question or "", answer=answer, contexts=sources,
+                  generated=chosen.generated, capture_note=chosen.note)
 
 
-def warn_once(capture: Any, sample: ThelmaSample) -> None:
+def warn_once(capture: Any, sample: Sample) -> None:
     """One :class:`CaptureWarning` per capture, at its first sample with a ``capture_note``."""
     if sample.capture_note and not getattr(capture, "_warned", False):
         capture._warned = True

@@ -150,7 +150,7 @@ def handle(args: argparse.Namespace) -> int:
     from ..report.items import put_item_contents  # after the judging: not on the way to the first call
 
     put_item_contents(setup.store, run_id, [
-        {"id": s.id, "question": s.question, "answer": s.answer, "contexts": list(s.contexts or []),
+        {"id": s.id, "question": s.question, "answer": s.answer, "contexts": s.context_texts(),
          "reference": s.reference, "subject": data.subjects.get(s.id or ""), "human": combined.get(s.id or "")}
         for s in data.samples])
     setup.store.put_artifact(run_id, ARTIFACT, summary)

@@ -11,7 +11,7 @@ the runtime's one repair re-ask is ``Unscored`` with cause ``unparseable``.
 >>> from langrag_eval.runtime import Judge
 >>> from langrag_eval.testing import ScriptedModel
 >>> grader = VragGrader(Judge(ScriptedModel(["Score: [[4]], Reason: [[Matches the label.]]"])))
->>> g = grader.evaluate(RAGSample(question="Capital of France?", answer="Paris.", reference="Paris"))
+>>> g = grader.evaluate(Sample(question="Capital of France?", answer="Paris.", reference="Paris"))
 >>> g.score, g.accepted, g.reason
 (4, True, 'Matches the label.')
 
@@ -39,7 +39,7 @@ from ..prompts import PromptTemplate, load_prompt, override_template
 from ..results import Score, ScoreScale, Unscored
 from ..evaluator import Evaluator
 from ..runtime import Judge
-from ..types import RAGSample
+from ..types import Sample
 from ..verdicts import ScoreFormat, ScoreVerdict
 from .summary import summarize
 
@@ -114,8 +114,8 @@ def _blank(value: str | None) -> bool:
 
 
 @dataclass
-class VragGrader(Evaluator[RAGSample, VragGrade]):
-    """The vRAG-Eval grader, an :class:`~langrag_eval.evaluator.Evaluator` of :class:`RAGSample`
+class VragGrader(Evaluator[Sample, VragGrade]):
+    """The vRAG-Eval grader, an :class:`~langrag_eval.evaluator.Evaluator` of :class:`Sample`
     (question, answer, and the label as ``reference``). Fields are its settings.
 
     ``threshold``: lowest accepted score (default 4: 4-5 accept, 1-3 reject). ``confidence``: ask
@@ -172,7 +172,7 @@ class VragGrader(Evaluator[RAGSample, VragGrade]):
             "examples": [e.model_dump() for e in self.examples], "confidence": self.confidence}
         return self._prompt.render(**{k: values[k] for k in self._prompt.variables})
 
-    async def aevaluate(self, sample: RAGSample) -> VragGrade | Unscored:
+    async def aevaluate(self, sample: Sample) -> VragGrade | Unscored:
         """Grade ``sample.answer`` against ``sample.reference`` (the label) for ``sample.question``."""
         missing = [name for name, value in (("question", sample.question), ("answer", sample.answer),
                                             ("label", sample.reference)) if _blank(value)]
@@ -203,7 +203,7 @@ class VragGrader(Evaluator[RAGSample, VragGrade]):
         return [_ACCEPT.score("accept_rate", float(result.accepted), passed=result.accepted, reason=result.reason),
                 _GRADE.score("grade", result.score, passed=result.accepted, reason=result.reason)]
 
-    def index_item(self, sample: RAGSample) -> tuple[str | None, str | None, str | None]:
+    def index_item(self, sample: Sample) -> tuple[str | None, str | None, str | None]:
         # what each item asks, so a later run of another app variant can be paired with this one
         return sample.question, sample.reference, sample.metadata.get("subject")
 

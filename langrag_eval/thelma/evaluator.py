@@ -10,8 +10,8 @@ facts serve SP2. Identical prompts across samples are answered from the judge's 
 >>> judge = Judge(ScriptedModel({"atomic claims": "<output>\\n- Ada was born in 1815.\\n</output>",
 ...                              "": "<output>1</output>"}))
 >>> r = Thelma(judge, metrics=("rp", "gr")).evaluate(
-...     ThelmaSample(query="When was Ada born?", sources=["Ada was born in 1815."],
-...                  response="Ada was born in 1815."))
+...     Sample(question="When was Ada born?", contexts=["Ada was born in 1815."],
+...                  answer="Ada was born in 1815."))
 >>> r.score("rp"), r.score("gr"), r.usage.calls
 (1.0, 1.0, 3)
 >>> list(Thelma(judge, metrics=("gr",)).prompts())    # the prompt files groundedness renders
@@ -32,14 +32,14 @@ from ..evaluator import Evaluator
 from ..prompts import PromptTemplate
 from ..results import Score, ScoreScale, Unscored
 from ..runtime import Judge, UsageMeter, gather_bounded
-from ..types import RAGSample
+from ..types import Sample
 from .aggregate import METRICS, MetricOutcome, MetricScore
 from .decompose import Decomposer, load_task_prompt, split_sentences
 from .dataset import summarize
 from .diagnosis import Thresholds, diagnose
 from .match import Matcher
 from .metrics import MetricInputs, _Once, diagnosis_rules, get_metric, metric_ids
-from .sample import SampleUsage, ThelmaResult, ThelmaSample
+from .sample import SampleUsage, ThelmaResult
 
 __all__ = ["DEFAULT_SD_THRESHOLD", "Thelma", "select_metrics"]
 
@@ -63,9 +63,9 @@ def select_metrics(metric: str | None = None, metrics: Sequence[str] | None = No
 
 
 @dataclass
-class Thelma(Evaluator["ThelmaSample | RAGSample", ThelmaResult]):
-    """An :class:`~langrag_eval.evaluator.Evaluator` of :class:`ThelmaSample` (or :class:`RAGSample`:
-    question, contexts and answer are read as query, sources and response). Scores the requested ``metrics``: registered metric ids
+class Thelma(Evaluator[Sample, ThelmaResult]):
+    """An :class:`~langrag_eval.evaluator.Evaluator` of :class:`~langrag_eval.types.Sample` (question,
+    contexts and answer). Scores the requested ``metrics``: registered metric ids
     (:mod:`langrag_eval.thelma.metrics`), by default the paper's seven (sp1, sp2, sqc, rp, rqc, sd, gr).
 
     ``batched``: one judge call per match task and sample instead of one per component.
@@ -111,22 +111,21 @@ class Thelma(Evaluator["ThelmaSample | RAGSample", ThelmaResult]):
     def task_name(self) -> str:
         return f"thelma:{self.mode}"
 
-    def key(self, sample: ThelmaSample | RAGSample) -> str:
-        """The sample's id, else a digest of its content (:meth:`ThelmaSample.key`)."""
-        return _as_thelma(sample).key()
+    def key(self, sample: Sample) -> str:
+        """The sample's id, else a digest of its content (:meth:`Sample.key`)."""
+        return sample.key()
 
-    def fingerprint(self, sample: ThelmaSample | RAGSample) -> Any:
-        return _as_thelma(sample)
+    def fingerprint(self, sample: Sample) -> Any:
+        return sample
 
-    def index_item(self, sample: ThelmaSample | RAGSample) -> tuple[str | None, str | None, str | None]:
+    def index_item(self, sample: Sample) -> tuple[str | None, str | None, str | None]:
         # THELMA has no reference answer: an item is what it asks (sources and response are the app's)
-        return _as_thelma(sample).query, None, None
+        return sample.question, None, None
 
-    async def aevaluate_many(self, samples: Sequence[ThelmaSample | RAGSample], **options: Any  # type: ignore[override]
+    async def aevaluate_many(self, samples: Sequence[Sample], **options: Any  # type: ignore[override]
                              ) -> list[ThelmaResult]:
         """Every sample scored once per run (see :meth:`Evaluator.aevaluate_many`); each result
         carries its sample's key as ``id``. Never Unscored as a whole: failures are per metric."""
-        samples = [_as_thelma(s) for s in samples]
         keys = [s.key() for s in samples]
         repeated = sorted(k for k, n in Counter(keys).items() if n > 1)
         if repeated:
@@ -156,15 +155,14 @@ class Thelma(Evaluator["ThelmaSample | RAGSample", ThelmaResult]):
         (:func:`langrag_eval.thelma.summarize` with this evaluator's thresholds and mode)."""
         return summarize([r for r in results if isinstance(r, ThelmaResult)], self.thresholds, mode=self.mode)
 
-    async def aevaluate(self, sample: ThelmaSample | RAGSample) -> ThelmaResult:
+    async def aevaluate(self, sample: Sample) -> ThelmaResult:
         """Score one sample. Never raises on bad data or judge failures: those are Unscored."""
-        sample = _as_thelma(sample)
         judge = self.judge.for_run(self.judge.run_id)  # type: ignore[arg-type]
         judge.usage = UsageMeter()  # this sample's calls alone; added to the shared meter below
         decomposer = Decomposer(judge, self.templates)
         matcher = Matcher(judge, self.batched, self.templates)
-        texts, error = sample.source_texts()
-        response = (sample.response or "").strip()
+        texts, error = sample.context_texts(), sample.invalid_contexts
+        response = (sample.answer or "").strip()
 
         async def facts() -> list[list[str]] | Unscored:
             per_source = await gather_bounded(texts, lambda t: _facts_of(decomposer, t),
@@ -173,9 +171,9 @@ class Thelma(Evaluator["ThelmaSample | RAGSample", ThelmaResult]):
             return failed[0] if failed else per_source
 
         claims, questions = _Once(lambda: decomposer.aclaims(response)), \
-            _Once(lambda: decomposer.aquestions(sample.query.strip()))
-        s = MetricInputs(query=sample.query.strip(), response=response, sources=texts,
-                         retrieved=len(sample.sources), source_error=error, matcher=matcher,
+            _Once(lambda: decomposer.aquestions(sample.question.strip()))
+        s = MetricInputs(query=sample.question.strip(), response=response, sources=texts,
+                         retrieved=len(texts), source_error=error, matcher=matcher,
                          embedder=self.embedder, sd_threshold=self.sd_threshold,
                          _claims=claims, _questions=questions, _facts=_Once(facts))
         outcomes: dict[str, MetricOutcome] = {}
@@ -199,8 +197,6 @@ class Thelma(Evaluator["ThelmaSample | RAGSample", ThelmaResult]):
                               prompt_tokens=judge.usage.prompt_tokens,
                               completion_tokens=judge.usage.completion_tokens))
 
-def _as_thelma(sample: ThelmaSample | RAGSample) -> ThelmaSample:
-    return ThelmaSample.from_rag(sample) if isinstance(sample, RAGSample) else sample
 
 
 async def _facts_of(decomposer: Decomposer, text: str) -> list[str] | Unscored:

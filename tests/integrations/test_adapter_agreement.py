@@ -35,7 +35,8 @@ from llama_index.core.llms.callbacks import llm_completion_callback
 from langrag_eval.contexts import as_documents, text_id
 from langrag_eval.runtime import Judge
 from langrag_eval.testing import ScriptedModel, ThelmaScript
-from langrag_eval.thelma import METRICS, Thelma, ThelmaSample
+from langrag_eval import Sample
+from langrag_eval.thelma import METRICS, Thelma
 
 QUESTION, LABEL, ANSWER = "Which table stores invoice lines?", "invoice_items", "The invoice_items table."
 
@@ -119,8 +120,8 @@ class FirstWord:
 def test_thelma_scores_mean_and_comments_agree(words: frozenset[str], n_sources: int, response: str) -> None:
     query, sources = "When was Ada born and what did she write?", SOURCES[:n_sources]
     judge = lambda: Judge(script_from(words).model())  # noqa: E731
-    core = Thelma(judge(), embedder=FirstWord()).evaluate(ThelmaSample(query=query, sources=sources,
-                                                                       response=response))
+    core = Thelma(judge(), embedder=FirstWord()).evaluate(Sample(question=query, contexts=sources,
+                                                                       answer=response))
     lc = ThelmaStringEvaluator(judge(), embedder=FirstWord()).evaluate_strings(
         prediction=response, input=query, contexts=[LCDocument(page_content=s) for s in sources])
     li_eval = ThelmaEvaluator(judge(), embedder=FirstWord())
@@ -143,7 +144,7 @@ def test_thelma_scores_mean_and_comments_agree(words: frozenset[str], n_sources:
 
 def test_thelma_comment_counts_components() -> None:
     result = Thelma(Judge(script_from(frozenset({"1815"})).model()), metrics=("gr", "rp")).evaluate(
-        ThelmaSample(query="When was Ada born?", sources=SOURCES[:1], response="Ada was born in 1815. Ada sang."))
+        Sample(question="When was Ada born?", contexts=SOURCES[:1], answer="Ada was born in 1815. Ada sang."))
     assert result.comment("gr") == "groundedness: 1 of 2 components matched"
     assert result.mean() == pytest.approx((result.score("gr") + result.score("rp")) / 2)
 

@@ -25,7 +25,7 @@ from langrag_eval.prompts import override_template
 from langrag_eval.results import Score, ScoreScale, Unscored
 from langrag_eval.runtime import Judge
 from langrag_eval.testing import ScriptedModel
-from langrag_eval.types import RAGSample
+from langrag_eval.types import Sample
 
 
 class Overlap(BaseModel):
@@ -34,7 +34,7 @@ class Overlap(BaseModel):
 
 
 @dataclass
-class WordOverlap(Evaluator[RAGSample, Overlap]):
+class WordOverlap(Evaluator[Sample, Overlap]):
     """A user's evaluator with no judge: the share of the reference's words the answer uses (0..1)
     and the answer's length in words (0..50, lower is better); unscored without a reference."""
 
@@ -56,7 +56,7 @@ class WordOverlap(Evaluator[RAGSample, Overlap]):
         return [ScoreScale(0, 1).score("share", r.share, passed=r.share >= 0.5, reason=f"{r.share:.2f} of the words"),
                 self.score_scale("words").score("words", min(r.words, 50))]
 
-    async def aevaluate(self, sample: RAGSample) -> Overlap | Unscored:
+    async def aevaluate(self, sample: Sample) -> Overlap | Unscored:
         if not sample.reference:
             return Unscored(reason="no reference to compare with", cause="invalid_input")
         ref, got = set(sample.reference.lower().split()), set((sample.answer or "").lower().split())

@@ -130,9 +130,9 @@ def test_capture_from_an_unmodified_query_engine(engine):
         engine.query("Where is Paris?")
     engine.query("not captured")
     assert isinstance(cap, RAGCapture)
-    assert [s.query for s in cap.samples] == [QUERY, "Where is Paris?"]
-    assert cap.samples[0].response == ANSWER and len(cap.samples[0].sources) == 3
-    assert all(d.text in DOCS for d in cap.samples[0].sources)
+    assert [s.question for s in cap.samples] == [QUERY, "Where is Paris?"]
+    assert cap.samples[0].answer == ANSWER and len(cap.samples[0].contexts) == 3
+    assert all(d.text in DOCS for d in cap.samples[0].contexts)
     result = ThelmaEvaluator(Judge(truth().model()), metric="gr").evaluate(
-        query=cap.samples[0].query, response=cap.samples[0].response, contexts=cap.samples[0].sources)
+        query=cap.samples[0].question, response=cap.samples[0].answer, contexts=cap.samples[0].contexts)
     assert result.score is not None

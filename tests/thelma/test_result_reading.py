@@ -16,11 +16,12 @@ from langrag_eval.results import Unscored
 from langrag_eval.runtime import Judge
 from langrag_eval.testing import ThelmaScript
 from langrag_eval.thelma import (METRIC_NAMES, METRICS, get_metric, MetricScore, Thelma, ThelmaResult,
-                                 ThelmaSample, Thresholds, diagnose, select_metrics)
+                                 Thresholds, diagnose, select_metrics)
+from langrag_eval.types import Sample
 
-SAMPLE = ThelmaSample(query="When was Ada born? What did she write?",
-                      sources=["Ada was born in 1815.", "Ada wrote the first program."],
-                      response="Ada was born in 1815. Ada wrote a program. Ada liked horses.")
+SAMPLE = Sample(question="When was Ada born? What did she write?",
+                      contexts=["Ada was born in 1815.", "Ada wrote the first program."],
+                      answer="Ada was born in 1815. Ada wrote a program. Ada liked horses.")
 
 verdict_lists = st.lists(st.integers(0, 1), min_size=1, max_size=6)
 outcomes = st.one_of(
@@ -110,6 +111,6 @@ def test_select_metrics() -> None:
 
 def test_one_source_alone_is_one_source() -> None:
     text = "Ada was born in 1815."
-    assert ThelmaSample(sources=text).sources == [text]
-    assert ThelmaSample(sources={"text": text}).source_texts() == ([text], None)
-    assert ThelmaSample(sources=None).sources == [] and ThelmaSample(sources=(text, text)).sources == [text, text]
+    assert Sample(contexts=text).context_texts() == [text]
+    assert Sample(contexts={"text": text}).context_texts() == [text]
+    assert Sample(contexts=None).contexts == [] and Sample(contexts=(text, text)).context_texts() == [text, text]

@@ -2,7 +2,7 @@
 langrag evaluator.
 
 :class:`RAGCapture` is a callback handler: each top-level run of the app becomes one
-:class:`~langrag_eval.thelma.ThelmaSample` with the question (the run's input), the answer (the
+:class:`~langrag_eval.thelma.Sample` with the question (the run's input), the answer (the
 run's output at ``on_chain_end``) and as contexts the documents whose text reached the prompt of the
 model call that produced the answer (:func:`~langrag_eval.contexts.select_contexts`). The capture
 records what every outermost retriever returned (a retriever run inside another one, as in
@@ -24,7 +24,7 @@ variable registered with LangChain's ``register_configure_hook``).
 >>> app = RunnableLambda(lambda q: f"echo {q}")
 >>> with capturing() as cap:
 ...     _ = app.invoke("hello")
->>> cap.samples[0].query, cap.samples[0].response
+>>> cap.samples[0].question, cap.samples[0].answer
 ('hello', 'echo hello')
 """
 
@@ -46,8 +46,7 @@ from langrag_eval.adapting import CONTEXT_KEYS, answer_of, message_text, questio
 from langrag_eval.capturing import CallTree, captured_sample, warn_once
 from langrag_eval.contexts import ModelCall, as_documents
 from langrag_eval.errors import ConfigError
-from langrag_eval.thelma import ThelmaSample
-from langrag_eval.types import Document
+from langrag_eval.types import Document, Sample
 
 from ._common import EVALUATION_TAG
 
@@ -100,7 +99,7 @@ class RAGCapture(BaseCallbackHandler):
     raise_error = False
 
     def __init__(self, *, include_generated: bool = False) -> None:
-        self.samples: list[ThelmaSample] = []
+        self.samples: list[Sample] = []
         self.errors = 0
         self.include_generated = include_generated
         # A run whose parent this handler never saw is top-level for the capture: the app was

@@ -60,7 +60,7 @@ def as_runnable(agent: Agent) -> Runnable[Any, dict[str, Any]]:
         result = await agent.arun(question, qid=qid)
         if isinstance(result, AgentAnswer):
             return {"question": question, "answer": result.answer,
-                    "context": [to_langchain_document(d) for d in result.documents],
+                    "context": [to_langchain_document(d) for d in result.contexts],
                     "agent": agent.name, "variations": list(result.variations), "qid": qid, "error": None}
         return {"question": question, "answer": None, "context": [], "agent": agent.name,
                 "variations": [], "qid": qid, "error": f"{result.cause}: {result.reason}"}

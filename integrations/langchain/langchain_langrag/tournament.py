@@ -82,7 +82,7 @@ def _app(name: str, runnable: Runnable, qids: Mapping[str, str], answer_key: str
             return answer, docs
         if sample is None:
             return as_text(out, strict=False) if not isinstance(out, Mapping) else None, []
-        return sample.response, as_documents(sample.sources)
+        return sample.answer, as_documents(sample.contexts)
     return call
 
 

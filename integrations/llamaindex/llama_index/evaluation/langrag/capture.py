@@ -1,7 +1,7 @@
 """Capture (question, contexts, answer) from an unmodified LlamaIndex app through its
 instrumentation, for THELMA or any other langrag evaluator.
 
-Every top-level call of an app becomes one :class:`~langrag_eval.thelma.ThelmaSample`: a query
+Every top-level call of an app becomes one :class:`~langrag_eval.thelma.Sample`: a query
 engine's ``query`` / ``aquery`` (streaming too), a chat engine's ``chat`` / ``achat`` /
 ``stream_chat`` / ``astream_chat``, and an agent's or workflow's ``run``. The question comes from the
 call's arguments, the answer from its result (a streamed answer once the stream has been read).
@@ -50,7 +50,7 @@ from pydantic import PrivateAttr
 from langrag_eval.capturing import (CallTree, Turn, call_question, captured_sample, read_result, result_documents,
                                     result_text, warn_once)
 from langrag_eval.contexts import ModelCall, as_documents, as_text
-from langrag_eval.thelma import ThelmaSample
+from langrag_eval.types import Sample
 
 __all__ = ["RAGCapture", "capturing", "result_documents", "result_text"]  # the last two from the core
 
@@ -85,7 +85,7 @@ class RAGCapture(BaseEventHandler):
         return "LangragRAGCapture"
 
     @property
-    def samples(self) -> list[ThelmaSample]:
+    def samples(self) -> list[Sample]:
         with self._lock:
             turns = [t for t in self._turns if t.done]
         out = []

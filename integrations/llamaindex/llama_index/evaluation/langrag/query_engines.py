@@ -43,7 +43,7 @@ class LangragQueryEngine(CustomQueryEngine):
 
     def _response(self, query_str: str, result: Any) -> Response:
         if isinstance(result, AgentAnswer):
-            return Response(response=result.answer, source_nodes=[to_node(d) for d in result.documents],
+            return Response(response=result.answer, source_nodes=[to_node(d) for d in result.contexts],
                             metadata={"agent": self.agent.name, "query": query_str,
                                       "variations": list(result.variations)})
         return Response(response=None, source_nodes=[],

@@ -67,7 +67,7 @@ def _app(engine: Any, start: Start | None):
                 result = await result.get_response()
         samples = cap.samples
         if len(samples) == 1:
-            return samples[0].response, as_documents(samples[0].sources)
+            return samples[0].answer, as_documents(samples[0].contexts)
         return result_text(result), result_documents(result) or []
     return call
 
