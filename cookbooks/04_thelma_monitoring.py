@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     run_id = store.open_run("cookbook-04", settings, run_id_for("cookbook-04", settings), judge=judge.model_id)
     thelma = Thelma(judge.for_run(run_id), batched=True, embedder=embedder())
     results = thelma.evaluate_many(samples, store=store, run_id=run_id)
-    summary = thelma.summarize(results)
+    summary = thelma.summarize(results).details
     store.put_artifact(run_id, "thelma", summary)     # what the HTML report reads
     store.finish_run(run_id, {"samples": len(samples)})
 

@@ -9,7 +9,8 @@ method, ``aevaluate(sample)``; the rest is derived here, once for every capabili
 - ``aevaluate_many(samples)`` / ``evaluate_many(samples)``: a bounded batch with progress, resumable
   when the judge has a run store and a ``run_id`` is given (finished items are read back while their
   content is unchanged);
-- ``summarize(results)``: the capability's dataset summary, where it has one;
+- ``summarize(results)``: the typed dataset summary (:class:`~langrag_eval.summary.Summary`), with
+  the capability's own figures in its ``details``;
 - ``scores(result)``: any result, scored or not, as the typed :class:`~langrag_eval.results.Score`
   records named by ``score_names()``, the one shape ``compare``, the report and the adapters read.
 
@@ -51,6 +52,7 @@ from pydantic import BaseModel
 
 from .errors import ConfigError
 from .results import Score, ScoreScale, Unscored
+from .summary import Summary, summarize_scores
 from .runtime import put_item_index, run_batch
 from .runtime.identity import content_hash
 from .runtime.concurrency import synchronous
@@ -218,9 +220,9 @@ class Evaluator(ABC, Generic[S, R]):
             return [self.score_scale(name).unscored(name, result) for name in self.score_names()]
         return self.result_scores(result)
 
-    def summarize(self, results: Sequence[R | Unscored]) -> dict[str, Any]:
-        """The dataset summary of ``results``: counts of scored and unscored (by cause) unless the
-        capability defines a richer one."""
-        causes = _Tally(r.cause for r in results if isinstance(r, Unscored))
-        return {"n": len(results), "scored": len(results) - sum(causes.values()),
-                "unscored": sum(causes.values()), "causes": dict(causes)}
+    def summarize(self, results: Sequence[R | Unscored]) -> Summary:
+        """The typed dataset summary of ``results``, read from their scores: items scored and
+        unscored (by cause), and per score name its mean with a 95 % interval, spread and pass rate
+        (:class:`~langrag_eval.summary.Summary`). A capability adds its own figures in ``details``."""
+        return summarize_scores([self.scores(r) for r in results],
+                                [r.cause if isinstance(r, Unscored) else None for r in results])

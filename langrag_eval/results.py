@@ -19,6 +19,8 @@ from typing import Literal, NamedTuple, TypeVar, Union
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
+from .errors import ArgumentError
+
 __all__ = ["Unscored", "UnscoredCause", "Outcome", "Score", "ScoreScale", "is_scored"]
 
 UnscoredCause = Literal[
@@ -88,16 +90,18 @@ class Score(BaseModel):
 
     @model_validator(mode="after")
     def _check(self) -> "Score":
+        # an ArgumentError (a ValueError) here reaches the caller as pydantic's ValidationError
         if (self.value is None) == (self.cause is None):
-            raise ValueError(f"score {self.name!r}: set exactly one of value and cause")
+            raise ArgumentError(f"score {self.name!r}: set exactly one of value and cause")
         if not self.low < self.high:
-            raise ValueError(f"score {self.name!r}: scale low {self.low} must be below high {self.high}")
+            raise ArgumentError(f"score {self.name!r}: scale low {self.low} must be below high {self.high}")
         if self.value is not None and not self.low <= self.value <= self.high:
-            raise ValueError(f"score {self.name!r}: value {self.value} is outside {self.low}..{self.high}")
+            raise ArgumentError(f"score {self.name!r}: value {self.value} is outside {self.low}..{self.high}")
         if self.binary and self.value is not None and self.value not in (self.low, self.high):
-            raise ValueError(f"score {self.name!r}: a binary score is {self.low} or {self.high}, not {self.value}")
+            raise ArgumentError(f"score {self.name!r}: a binary score is {self.low} or {self.high}, "
+                                f"not {self.value}")
         if self.value is None and self.passed is not None:
-            raise ValueError(f"score {self.name!r}: an unscored score cannot pass or fail")
+            raise ArgumentError(f"score {self.name!r}: an unscored score cannot pass or fail")
         return self
 
     @property

@@ -155,11 +155,14 @@ def test_a_failing_item_is_unscored_and_the_batch_goes_on() -> None:
 def test_summaries_share_one_name() -> None:
     grader = VragGrader(_judge(["Score: [[4]], Reason: [[x]]"]))
     results = grader.evaluate_many([Sample(id="a", question="q", answer="x", reference="y")])
-    assert grader.summarize(results)["accept_rate"] == 1.0
+    summary = grader.summarize(results)
+    assert summary.scores["accept_rate"].mean == 1.0 and summary.details["accept_rate"] == 1.0
     thelma, sample = CASES["thelma"][0](), CASES["thelma"][1]
-    assert thelma.summarize(thelma.evaluate_many([sample]))["metrics"]["rp"]["n"] == 1
+    summary = thelma.summarize(thelma.evaluate_many([sample]))
+    assert summary.scores["rp"].n == 1 and summary.details["metrics"]["rp"]["n"] == 1
     counts = RelevanceEvaluator(_judge(["not json"])).summarize([Unscored(reason="x", cause="unparseable")])
-    assert counts == {"n": 1, "scored": 0, "unscored": 1, "causes": {"unparseable": 1}}
+    assert (counts.n, counts.scored, counts.unscored) == (1, 0, {"unparseable": 1})
+    assert counts.scores["relevance"].unscored == {"unparseable": 1} and counts.scores["relevance"].mean is None
 
 
 # The model seam's building blocks exist only as coroutines and keep plain names.

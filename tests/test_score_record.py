@@ -3,8 +3,10 @@ evaluator's ``score_names()``, scored or not, on a declared scale."""
 
 from __future__ import annotations
 
+import statistics
+
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
@@ -125,3 +127,33 @@ def test_exactly_one_of_value_and_cause() -> None:
         Score(name="x", value=1, low=1, high=1)
     with pytest.raises(ValidationError, match="cannot pass"):
         Score(name="x", value=None, low=0, high=1, cause="timeout", passed=False)
+
+
+@settings(deadline=None, max_examples=60)
+@given(st.lists(st.floats(0, 1), min_size=2, max_size=40), st.lists(st.booleans(), min_size=1, max_size=40))
+def test_a_summary_reads_every_score_by_name_against_outside_oracles(values, verdicts) -> None:
+    """Means and intervals from the typed scores alone: Student's t for a score (scipy's oracle),
+    Wilson for a yes/no score (statsmodels' oracle), counts of unscored by cause."""
+    import scipy.stats as sps
+    from statsmodels.stats.proportion import proportion_confint
+
+    from langrag_eval.summary import summarize_scores
+
+    n = max(len(values), len(verdicts))
+    score, yes = ScoreScale(0, 1), ScoreScale(0, 1, binary=True)
+    missing = Unscored(reason="no reply", cause="timeout")
+    items = [[score.score("s", values[i]) if i < len(values) else score.unscored("s", missing),
+              yes.score("y", float(verdicts[i]), passed=verdicts[i]) if i < len(verdicts) else yes.unscored("y", missing)]
+             for i in range(n)]
+    summary = summarize_scores(items, [None] * n)
+    s, y = summary.scores["s"], summary.scores["y"]
+    assert (summary.n, summary.scored, s.n, y.n) == (n, n, len(values), len(verdicts))
+    assert s.unscored == ({"timeout": n - len(values)} if n > len(values) else {})
+    assert s.mean == pytest.approx(sum(values) / len(values))
+    sd = statistics.stdev(values)
+    if sd > 1e-9:
+        low, high = sps.t.interval(0.95, len(values) - 1, loc=s.mean, scale=sd / len(values) ** 0.5)
+        assert (s.low, s.high) == (pytest.approx(low), pytest.approx(high))
+    low, high = proportion_confint(sum(verdicts), len(verdicts), alpha=0.05, method="wilson")
+    assert (y.low, y.high) == (pytest.approx(low, abs=1e-9), pytest.approx(high, abs=1e-9))
+    assert y.mean == y.pass_rate == pytest.approx(sum(verdicts) / len(verdicts))

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..grading import VragGrade, VragGrader
 from ..model import GenerationParams
-from ..results import Unscored
+from ..results import Score, ScoreScale, Unscored
 from ..runtime import Judge, run_batch
 from ..thelma.match import Matcher
 from ..tournament.pairwise import GameRecord, GameSample, PairwiseEvaluator
@@ -29,7 +29,7 @@ from .attacks import ATTACKS, Attack, plant
 from .data import AnswerItem, PairItem
 
 __all__ = ["Support", "PADDING", "pad", "claim_of", "judge_pairs", "grade_answers", "regrade",
-           "judge_support", "inject"]
+           "judge_support", "inject", "support_scores"]
 
 # Words that lengthen an answer and add nothing it did not already say: the verbosity probe pads
 # the worse response with them and checks whether the judge now prefers it.
@@ -45,6 +45,20 @@ class Support(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     supported: int
+
+
+_SUPPORTED = ScoreScale(0, 1, binary=True)
+
+
+def support_scores(result: Support | Unscored) -> list[Score]:
+    """A groundedness verdict as its one typed score, ``supported`` (1 or 0; passed when supported).
+
+    >>> [(s.value, s.passed) for s in support_scores(Support(supported=1))]
+    [(1.0, True)]
+    """
+    if isinstance(result, Unscored):
+        return [_SUPPORTED.unscored("supported", result)]
+    return [_SUPPORTED.score("supported", float(result.supported), passed=bool(result.supported))]
 
 
 def pad(text: str) -> str:
@@ -76,7 +90,7 @@ async def judge_pairs(judge: Judge, pairs: Sequence[PairItem], *, task: str,
 
     return await run_batch(pairs, one, key=lambda p: p.id, task=task, result_type=GameRecord,
                            store=judge.store, run_id=judge.run_id, limit=judge.concurrency,
-                           description=task)
+                           description=task, scores=evaluator.scores)
 
 
 def _sample(item: AnswerItem, answer: str | None = None) -> Sample:
@@ -90,7 +104,7 @@ async def grade_answers(judge: Judge, items: Sequence[AnswerItem], *,
     grader = VragGrader(judge)
     return await run_batch(items, lambda i: grader.aevaluate(_sample(i)), key=lambda i: i.id, task=task,
                            result_type=VragGrade, store=judge.store, run_id=judge.run_id,
-                           limit=judge.concurrency, description=task)
+                           limit=judge.concurrency, description=task, scores=grader.scores)
 
 
 async def regrade(judge: Judge, items: Sequence[AnswerItem], *, task: str, temperature: float,
@@ -110,7 +124,7 @@ async def regrade(judge: Judge, items: Sequence[AnswerItem], *, task: str, tempe
 
     return await run_batch(items, one, key=lambda i: i.id, task=task, result_type=VragGrade,
                            store=judge.store, run_id=judge.run_id, limit=judge.concurrency,
-                           description=task)
+                           description=task, scores=grader.scores)
 
 
 async def judge_support(judge: Judge, items: Sequence[AnswerItem], *, task: str) -> list[Support | Unscored]:
@@ -126,7 +140,7 @@ async def judge_support(judge: Judge, items: Sequence[AnswerItem], *, task: str)
 
     return await run_batch(items, one, key=lambda i: i.id, task=task, result_type=Support,
                            store=judge.store, run_id=judge.run_id, limit=judge.concurrency,
-                           description=task)
+                           description=task, scores=support_scores)
 
 
 def attack_for(index: int) -> Attack:
@@ -142,4 +156,4 @@ async def inject(judge: Judge, items: Sequence[AnswerItem], *, task: str) -> lis
     return await run_batch(planted, lambda p: grader.aevaluate(_sample(p[0], plant(p[0].answer, p[1]))),
                            key=lambda p: f"{p[0].id}|{p[1].name}", task=task, result_type=VragGrade,
                            store=judge.store, run_id=judge.run_id, limit=judge.concurrency,
-                           description=task)
+                           description=task, scores=grader.scores)

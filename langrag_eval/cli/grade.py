@@ -145,7 +145,7 @@ def handle(args: argparse.Namespace) -> int:
                          threshold=args.threshold).as_dict() for h in humans if len(humans) > 1}
     # no subject column asked for: no per-subject breakdown (not one "(none)" group)
     summary = grader.summarize(results, ids=ids, subjects=[data.subjects[i] for i in ids] if args.subject_col
-                               else None, agreement=agreement_out)
+                               else None, agreement=agreement_out).details
     summary["input"] = {"file": data.path, "rows_skipped": data.skipped, "problems": len(data.issues)}
     from ..report.items import put_item_contents  # after the judging: not on the way to the first call
 

@@ -196,7 +196,7 @@ def handle(args: argparse.Namespace) -> int:
     run_id = open_cli_run(setup.store, args, "thelma", config, judge=setup.judge.model_id,
                           inputs={"file": file_digest(args.file, what="THELMA file")})
     results = thelma.evaluate_many(samples, run_id=run_id, store=setup.store, limit=args.samples_in_flight)
-    summary = thelma.summarize(results)
+    summary = thelma.summarize(results).details
     summary["samples"] = [_record(r, lines[r.id or ""]) for r in results]
     summary["input"] = {"file": args.file, "rows": len(samples) + len(issues), "rows_skipped": len(issues),
                         "problems": [{"line": i.line, "field": i.field, "message": i.message} for i in issues]}

@@ -19,7 +19,8 @@ An item's pairing ``key`` comes from the run's item index (:mod:`langrag_eval.ru
 >>> run = store.open_run("grade", {})
 >>> scores = [ScoreScale(0, 1, binary=True).score("accept_rate", 1, reason="ok"),
 ...           ScoreScale(1, 5).score("grade", 4, reason="ok")]
->>> store.put_judgment(run, "q1", "vrag", {"score": 4, "scores": [s.model_dump() for s in scores]}, scored=True)
+>>> stored = {"score": 4, "scores": [s.model_dump() for s in scores]}
+>>> store.put_judgment(run, "q1", "vrag", stored, scored=True)
 >>> put_item_index(store, run, "vrag", [("q1", "Why?", "Because.", None)])
 >>> obs = load_observations(store, run)["vrag"][0]
 >>> obs.values, obs.reason
@@ -105,8 +106,8 @@ def _read(family: str, result: Any, scored: bool) -> tuple[dict[str, float], dic
     return values, unscored, (reason if scored else None), scales
 
 
-def _build(family: str,
-           judgments: list[dict[str, Any]], index: dict[str, Any] | None, strip: str = "") -> list[Observation]:
+def _build(family: str, judgments: list[dict[str, Any]], index: dict[str, Any] | None,
+           strip: str = "") -> list[Observation]:
     by_item = {j["item"]: j for j in judgments}
     # The index is the run's current item set, in input order: a run continued after rows left its
     # input keeps their judgments in the store, but they are no longer part of it.

@@ -37,6 +37,7 @@ from ..io import read_text
 from ..model import GenerationParams
 from ..prompts import PromptTemplate, load_prompt, override_template
 from ..results import Score, ScoreScale, Unscored
+from ..summary import Summary
 from ..evaluator import Evaluator
 from ..runtime import Judge
 from ..types import Sample
@@ -200,7 +201,8 @@ class VragGrader(Evaluator[Sample, VragGrade]):
     def result_scores(self, result: VragGrade) -> list[Score]:
         """Accepted (1) or rejected (0) at this grader's threshold, a yes/no score whose mean over a
         dataset is the accept rate; and the 1-5 grade, passed when accepted."""
-        return [_ACCEPT.score("accept_rate", float(result.accepted), passed=result.accepted, reason=result.reason),
+        return [_ACCEPT.score("accept_rate", float(result.accepted), passed=result.accepted,
+                              reason=result.reason),
                 _GRADE.score("grade", result.score, passed=result.accepted, reason=result.reason)]
 
     def index_item(self, sample: Sample) -> tuple[str | None, str | None, str | None]:
@@ -209,7 +211,9 @@ class VragGrader(Evaluator[Sample, VragGrade]):
 
     def summarize(self, results: Sequence[VragGrade | Unscored], *, ids: Sequence[str] | None = None,
                   subjects: Sequence[str | None] | None = None,
-                  agreement: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Score distribution, accept rate at this grader's threshold, unscored causes and a
-        per-subject breakdown (see :func:`langrag_eval.grading.summarize`)."""
-        return summarize(results, ids=ids, subjects=subjects, threshold=self.threshold, agreement=agreement)
+                  agreement: dict[str, Any] | None = None) -> Summary:
+        """The typed summary (accept rate and grade, each with its interval), with the score
+        distribution, accept rate at this grader's threshold, unscored causes and a per-subject
+        breakdown in ``details`` (see :func:`langrag_eval.grading.summarize`)."""
+        details = summarize(results, ids=ids, subjects=subjects, threshold=self.threshold, agreement=agreement)
+        return super().summarize(results).model_copy(update={"details": details})

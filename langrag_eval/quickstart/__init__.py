@@ -138,7 +138,7 @@ def run_quickstart(judge: Judge, store: RunStore, out_dir: str | Path, *,
     progress(f"grading {len(samples)} answers with vRAG-Eval")
     grader = VragGrader(judge)
     grades = grader.evaluate_many(samples, run_id=run_id)
-    vrag = grader.summarize(grades, ids=[s.id for s in samples], subjects=[a.agent for a in answers])
+    vrag = grader.summarize(grades, ids=[s.id for s in samples], subjects=[a.agent for a in answers]).details
     vrag["group_by"] = "agent"
     store.put_artifact(run_id, "vrag", vrag)
 
@@ -147,7 +147,7 @@ def run_quickstart(judge: Judge, store: RunStore, out_dir: str | Path, *,
     progress(f"scoring {len(scored)} answers with THELMA (batched matching)")
     thelma = Thelma(judge, batched=True, embedder=embedder)
     thelma_results = thelma.evaluate_many(scored, run_id=run_id, store=store, limit=judge.concurrency)
-    thelma_summary = {**thelma.summarize(thelma_results), "samples": [
+    thelma_summary = {**thelma.summarize(thelma_results).details, "samples": [
         {"id": r.id, "scores": r.score_values(),
          "unscored": {m: {"cause": u.cause, "reason": u.reason} for m, u in r.unscored().items()}}
         for r in thelma_results]}

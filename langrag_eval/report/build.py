@@ -141,19 +141,22 @@ def _tournament_charts(tour: dict[str, Any], view: dict[str, Any]) -> dict[str, 
     return charts
 
 
-def _unscored(store: RunStore, run_id: str, artifacts: dict[str, Any]) -> list[dict[str, str]]:
+def _unscored(store: RunStore, run_id: str) -> list[dict[str, str]]:
+    """Every judgment not made: a whole item once (its task), else each unscored score of a judged
+    item (``family/score``), read from the typed scores stored with the judgments."""
+    from ..compare.observations import family_of  # the report's naming of a task's scores
+
     items = []
     for j in current_judgments(store, run_id):
-        if j["scored"]:
-            continue
         result = j["result"] if isinstance(j["result"], dict) else {}
-        items.append({"item": j["item"], "task": j["task"], "cause": str(result.get("cause", "")),
-                      "reason": str(result.get("reason", ""))})
-    thelma = artifacts.get("thelma") or {}
-    for sample in thelma.get("samples") or []:
-        for metric, info in (sample.get("unscored") or {}).items():
-            items.append({"item": str(sample.get("id")), "task": f"thelma/{metric}",
-                          "cause": str(info.get("cause", "")), "reason": str(info.get("reason", ""))})
+        if not j["scored"]:
+            items.append({"item": j["item"], "task": j["task"], "cause": str(result.get("cause", "")),
+                          "reason": str(result.get("reason", ""))})
+            continue
+        for score in result.get("scores") or []:
+            if isinstance(score, dict) and score.get("value") is None and score.get("cause"):
+                items.append({"item": j["item"], "task": f"{family_of(j['task'])}/{score.get('name')}",
+                              "cause": str(score["cause"]), "reason": str(score.get("reason") or "")})
     seen, unique = set(), []
     for it in items:
         key = (it["item"], it["task"], it["reason"])
@@ -231,7 +234,7 @@ def build_report(store: RunStore, run_id: str, *, baseline: str | None = None) -
         "judge_card": _card_context(judge_card(store, run_id, judge)),
         "vrag": vrag, "thelma": thelma, "thelma_view": thelma_view(thelma) if thelma else None,
         "tournament": tour, "tournament_view": tour_view, "grammar": artifacts.get("grammar"),
-        "unscored": _unscored(store, run_id, artifacts), "usage": usage,
+        "unscored": _unscored(store, run_id), "usage": usage,
         "charts": {"vrag": _vrag_charts(vrag) if vrag else {},
                    "thelma": _thelma_charts(thelma) if thelma else {},
                    "tournament": _tournament_charts(tour, tour_view) if tour else {}},

@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..errors import ArgumentError
 
-__all__ = ["Estimate", "wilson", "bootstrap", "bootstrap_values", "percentile"]
+__all__ = ["Estimate", "wilson", "bootstrap", "bootstrap_values", "mean_interval", "percentile"]
 
 X = TypeVar("X")
 
@@ -41,7 +41,7 @@ class Estimate(BaseModel):
     low: float | None
     high: float | None
     n: int
-    method: str                 # "wilson" or "bootstrap"
+    method: str                 # "wilson", "bootstrap" or "t"
     successes: int | None = None
 
     def contains(self, x: float) -> bool:
@@ -73,6 +73,27 @@ def wilson(successes: int, n: int, *, confidence: float = 0.95) -> Estimate:
     low = 0.0 if successes == 0 else max(0.0, centre - half)
     high = 1.0 if successes == n else min(1.0, centre + half)
     return Estimate(value=p, low=low, high=high, n=n, method="wilson", successes=successes)
+
+
+def mean_interval(values: Sequence[float], *, confidence: float = 0.95) -> Estimate:
+    """The mean with Student's t interval, ``mean ± t(n-1) · s / √n``; no interval for one value,
+    no value for none.
+
+    >>> e = mean_interval([1.0, 2.0, 3.0, 4.0])
+    >>> e.value, round(e.low, 4), round(e.high, 4)
+    (2.5, 0.4457, 4.5543)
+    """
+    n = len(values)
+    if n == 0:
+        return Estimate(value=None, low=None, high=None, n=0, method="t")
+    mean = math.fsum(values) / n
+    if n == 1:
+        return Estimate(value=mean, low=None, high=None, n=1, method="t")
+    from scipy.stats import t  # only a summary needs it
+
+    sd = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (n - 1))
+    half = float(t.ppf(1 - (1 - confidence) / 2, n - 1)) * sd / math.sqrt(n)
+    return Estimate(value=mean, low=mean - half, high=mean + half, n=n, method="t")
 
 
 def percentile(values: Sequence[float], q: float) -> float:

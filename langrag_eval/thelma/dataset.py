@@ -7,7 +7,7 @@ judge calls and tokens per sample. The batch itself is :meth:`Thelma.aevaluate_m
 >>> from langrag_eval.thelma import Thelma
 >>> thelma = Thelma(Judge(ThelmaScript(default=1).model()), metrics=("rp", "gr"))
 >>> samples = [Sample(id=str(i), question="Who?", contexts=["Ada."], answer="Ada.") for i in range(3)]
->>> summary = thelma.summarize(thelma.evaluate_many(samples))
+>>> summary = thelma.summarize(thelma.evaluate_many(samples)).details
 >>> summary["metrics"]["rp"]["mean"], summary["metrics"]["rp"]["n"]
 (1.0, 3)
 """

@@ -31,6 +31,7 @@ from ..errors import ConfigError, DataError
 from ..evaluator import Evaluator
 from ..prompts import PromptTemplate
 from ..results import Score, ScoreScale, Unscored
+from ..summary import Summary
 from ..runtime import Judge, UsageMeter, gather_bounded
 from ..types import Sample
 from .aggregate import METRICS, MetricOutcome, MetricScore
@@ -150,10 +151,12 @@ class Thelma(Evaluator[Sample, ThelmaResult]):
                                               passed=not self.thresholds.is_low(metric, value.score)))
         return out
 
-    def summarize(self, results: Sequence[ThelmaResult | Unscored]) -> dict[str, Any]:  # type: ignore[override]
-        """Per metric mean, spread, counts and causes; the dataset diagnosis; usage per sample
+    def summarize(self, results: Sequence[ThelmaResult | Unscored]) -> Summary:
+        """The typed summary (each metric's mean with its interval and pass rate), with the per
+        metric spread, counts and causes, the dataset diagnosis and usage per sample in ``details``
         (:func:`langrag_eval.thelma.summarize` with this evaluator's thresholds and mode)."""
-        return summarize([r for r in results if isinstance(r, ThelmaResult)], self.thresholds, mode=self.mode)
+        details = summarize([r for r in results if isinstance(r, ThelmaResult)], self.thresholds, mode=self.mode)
+        return super().summarize(results).model_copy(update={"details": details})
 
     async def aevaluate(self, sample: Sample) -> ThelmaResult:
         """Score one sample. Never raises on bad data or judge failures: those are Unscored."""

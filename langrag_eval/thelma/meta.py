@@ -42,6 +42,7 @@ from ..prompts import PromptTemplate
 from ..results import Unscored
 from ..runtime import gather_bounded, synchronous
 from ..verdicts import TagFormat
+from ..errors import ConfigError
 from .aggregate import METRICS
 from .decompose import load_task_prompt, split_sentences
 from .evaluator import Thelma
@@ -146,6 +147,13 @@ class MetaEvaluation:
     seed: int = 0
     prompts: Mapping[str, str | Path | PromptTemplate] = field(default_factory=dict)
     limit: int = 4
+
+    def __post_init__(self) -> None:
+        # the contrastive negatives are the paper's, one recipe per metric of its seven
+        others = [m for m in self.metrics if m not in METRICS]
+        if others:
+            raise ConfigError(f"meta-evaluation builds negatives for {', '.join(METRICS)} only, "
+                              f"not {', '.join(others)}")
 
     async def arun(self, samples: Sequence[Sample]) -> MetaReport:
         """Every sample against its negatives, one per metric."""

@@ -78,15 +78,15 @@ class MetricInputs:
         """The retrieved sources that hold any text."""
         return [s for s in self.sources if s.strip()]
 
-    async def claims(self) -> list[str] | Unscored:
+    async def aclaims(self) -> list[str] | Unscored:
         """The response's atomic claims (``decompose_claims``)."""
         return await self._claims.get()  # type: ignore[union-attr]
 
-    async def questions(self) -> list[str] | Unscored:
+    async def aquestions(self) -> list[str] | Unscored:
         """The query's standalone sub-questions (``decompose_query``)."""
         return await self._questions.get()  # type: ignore[union-attr]
 
-    async def facts(self) -> list[list[str]] | Unscored:
+    async def afacts(self) -> list[list[str]] | Unscored:
         """Each source's atomic facts (``decompose_claims`` per source)."""
         return await self._facts.get()  # type: ignore[union-attr]
 
@@ -204,7 +204,7 @@ async def _sp1(s: MetricInputs) -> MetricOutcome:
 async def _sp2(s: MetricInputs) -> MetricOutcome:
     if (problem := s.source_problem(needs_query=True)) is not None:
         return problem
-    facts = await s.facts()
+    facts = await s.afacts()
     if isinstance(facts, Unscored):
         return facts
     flat = [f for per_source in facts for f in per_source]
@@ -215,7 +215,7 @@ async def _sp2(s: MetricInputs) -> MetricOutcome:
 async def _sqc(s: MetricInputs) -> MetricOutcome:
     if (problem := s.source_problem(needs_query=True)) is not None:
         return problem
-    questions = await s.questions()
+    questions = await s.aquestions()
     if isinstance(questions, Unscored):
         return questions
     return macro_average(await s.matcher.aanswers(questions, s.knowledge), metric="sqc",
@@ -225,7 +225,7 @@ async def _sqc(s: MetricInputs) -> MetricOutcome:
 async def _rp(s: MetricInputs) -> MetricOutcome:
     if (problem := s.response_problem(needs_query=True)) is not None:
         return problem
-    claims = await s.claims()
+    claims = await s.aclaims()
     if isinstance(claims, Unscored):
         return claims
     return macro_average(await s.matcher.aessential(s.query, claims), metric="rp", components=claims,
@@ -235,7 +235,7 @@ async def _rp(s: MetricInputs) -> MetricOutcome:
 async def _rqc(s: MetricInputs) -> MetricOutcome:
     if (problem := s.response_problem(needs_query=True)) is not None:
         return problem
-    questions = await s.questions()
+    questions = await s.aquestions()
     if isinstance(questions, Unscored):
         return questions
     return macro_average(await s.matcher.aaddresses(questions, s.response), metric="rqc",
@@ -247,7 +247,7 @@ async def _gr(s: MetricInputs) -> MetricOutcome:
         return problem
     if (problem := s.source_problem(needs_query=False)) is not None:
         return Unscored(reason=f"{problem.reason}: groundedness undefined", cause=problem.cause)
-    claims = await s.claims()
+    claims = await s.aclaims()
     if isinstance(claims, Unscored):
         return claims
     return macro_average(await s.matcher.asupported(claims, s.knowledge), metric="gr", components=claims,

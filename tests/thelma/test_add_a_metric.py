@@ -30,7 +30,7 @@ from langrag_eval.thelma import Metric, macro_average, register_metric
 async def concision(s):
     if (problem := s.response_problem(needs_query=True)) is not None:
         return problem
-    claims = await s.claims()
+    claims = await s.aclaims()
     if isinstance(claims, Unscored):
         return claims
     verdicts = await s.matcher.acheck(claims, one="match_concise", query=s.query)
@@ -69,6 +69,7 @@ def replies(concise: int) -> dict[str, str]:
 
 @pytest.fixture
 def metric_module(tmp_path):
+    unregister_metric("cc")  # the README's example registers one of the same id in this process
     folder = tmp_path / "mymetric"
     folder.mkdir()
     (folder / "concise.py").write_text(MODULE, encoding="utf-8")

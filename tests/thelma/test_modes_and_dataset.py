@@ -25,7 +25,7 @@ async def run(samples, script, batched, store=None, run_id=None):
     judge = Judge(script.model(), store=store, run_id=run_id)
     thelma = Thelma(judge, batched=batched, embedder=WORDS)
     results = await thelma.aevaluate_many(samples, store=store, run_id=run_id)
-    return Report(results, thelma.summarize(results)), judge
+    return Report(results, thelma.summarize(results).details), judge
 
 
 async def test_batched_agrees_with_per_component_on_every_sample_and_metric():
