@@ -41,15 +41,15 @@ from langrag_eval.grading import VragGrade, VragGrader  # noqa: E402
 from langrag_eval.models.openai_batch import OpenAIBatchAPI  # noqa: E402
 from langrag_eval.runtime import Judge, PriceTable, RunStore  # noqa: E402
 from langrag_eval.runtime.batching import BatchModel, batch_judge  # noqa: E402
-from langrag_eval.types import RAGSample  # noqa: E402
+from langrag_eval.types import Sample  # noqa: E402
 
 __all__ = ["batch_vs_synchronous", "workers", "main"]
 
 MODEL = "gpt-4o-mini"
 
 
-def _samples(n: int) -> list[RAGSample]:
-    return [RAGSample(id=f"q{i:05d}", question=f"What does clause {i} of the cardholder agreement cover?",
+def _samples(n: int) -> list[Sample]:
+    return [Sample(id=f"q{i:05d}", question=f"What does clause {i} of the cardholder agreement cover?",
                       answer=f"Clause {i} covers the fees charged when a payment is disputed.",
                       reference=f"Clause {i}: dispute fees and their refund.") for i in range(n)]
 

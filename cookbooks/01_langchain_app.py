@@ -121,8 +121,8 @@ def main(argv: list[str] | None = None) -> int:
             answer = app.invoke(inputs["question"])
         sample = capture.samples[0]   # one top-level run: one (question, contexts, answer) sample
         # the captured contexts are documents (ids and metadata kept); the evaluators read their text
-        return {"answer": answer, "contexts": [d.text for d in sample.sources],
-                "captured_question": sample.query}
+        return {"answer": answer, "contexts": [d.text for d in sample.contexts],
+                "captured_question": sample.question}
 
     # Step 3. Grade inside langsmith.evaluate. One Judge is shared by both evaluators, so they share
     # its reply cache, concurrency limit and usage meter. Use a stronger model as judge than as

@@ -47,7 +47,7 @@ from langrag_eval.grading import VragGrader
 from langrag_eval.report import write_report
 from langrag_eval.runtime import Judge, RunStore
 from langrag_eval.thelma import Thelma
-from langrag_eval.types import RAGSample
+from langrag_eval.types import Sample
 
 # ---------------------------------------------------------------------------------------------
 # THE ONE LINE TO CHANGE for a real model (any LangChain chat model works; openai:... needs
@@ -115,8 +115,8 @@ def evaluate(app, run_id: str, judge: Judge, store: RunStore) -> None:
     for i, (question, reference) in enumerate(DATASET):
         with capturing() as capture:
             answer = app.invoke(question)
-        samples.append(RAGSample(id=f"lamp-{i:02d}", question=question, answer=answer,
-                                 contexts=[d.text for d in capture.samples[0].sources], reference=reference))
+        samples.append(Sample(id=f"lamp-{i:02d}", question=question, answer=answer,
+                                 contexts=[d.text for d in capture.samples[0].contexts], reference=reference))
     store.open_run("cookbook-07", {"run": run_id}, run_id=run_id, judge=judge.model_id)
     VragGrader(judge).evaluate_many(samples, run_id=run_id)
     thelma = Thelma(judge.for_run(run_id), metrics=("gr", "rqc"), batched=True)

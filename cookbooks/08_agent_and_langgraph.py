@@ -37,7 +37,7 @@ from langrag_eval.grading import VragGrader
 from langrag_eval.runtime import Judge
 from langrag_eval.thelma import Thelma
 from langrag_eval.tournament import TournamentConfig
-from langrag_eval.types import RAGSample
+from langrag_eval.types import Sample
 
 # ---------------------------------------------------------------------------------------------
 # THE ONE LINE TO CHANGE for a real model (any LangChain chat model that calls tools; openai:...
@@ -113,10 +113,10 @@ def main(argv: list[str] | None = None) -> int:
     labels = dict(DATASET)
     rows = []
     for app_name, sample in zip([n for _ in DATASET for n in apps], capture.samples):
-        grade = grader.evaluate(RAGSample(question=sample.query, answer=sample.response, reference=labels[sample.query]))
+        grade = grader.evaluate(Sample(question=sample.question, answer=sample.answer, reference=labels[sample.question]))
         scores = thelma.evaluate(sample)
-        rows.append({"app": app_name, "question": sample.query, "answer": sample.response,
-                     "contexts": [{"id": d.id, "source": d.metadata.get("source")} for d in sample.sources],
+        rows.append({"app": app_name, "question": sample.question, "answer": sample.answer,
+                     "contexts": [{"id": d.id, "source": d.metadata.get("source")} for d in sample.contexts],
                      "vrag": getattr(grade, "score", None), "thelma": scores.score_values()})
     result = tournament_from_runnables(apps, [q for q, _ in DATASET], judge,
                                        TournamentConfig(tournaments=50, n_boot=50))

@@ -15,11 +15,11 @@ if TYPE_CHECKING:  # imported on first use below: `import langrag_eval.cli` must
     from .model import ChatModel, GenerationParams, Reply, TokenUsage
     from .results import Unscored
     from .runtime import Judge, RunStore
-    from .types import AgentAnswer, Document, RAGSample
+    from .types import AgentAnswer, Document, Sample
 
 _LAZY = {"ChatModel": "model", "GenerationParams": "model", "Reply": "model", "TokenUsage": "model",
          "Unscored": "results", "Judge": "runtime", "RunStore": "runtime", "Evaluator": "evaluator",
-         "AgentAnswer": "types", "Document": "types", "RAGSample": "types"}
+         "AgentAnswer": "types", "Document": "types", "Sample": "types"}
 
 
 __getattr__ = lazy_getattr(__name__, {name: f".{module}" for name, module in _LAZY.items()}, globals())
@@ -28,4 +28,4 @@ __getattr__ = lazy_getattr(__name__, {name: f".{module}" for name, module in _LA
 __version__ = "0.1.0"
 
 __all__ = ["ChatModel", "GenerationParams", "Reply", "TokenUsage", "Judge", "RunStore", "Unscored",
-           "Document", "RAGSample", "AgentAnswer", "Evaluator", "LangragError", "DataError", "JudgeOutputError", "__version__"]
+           "Document", "Sample", "AgentAnswer", "Evaluator", "LangragError", "DataError", "JudgeOutputError", "__version__"]

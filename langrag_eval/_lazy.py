@@ -13,9 +13,9 @@ def lazy_getattr(package: str, names: Mapping[str, str], namespace: dict[str, An
     """A module-level ``__getattr__`` for ``package``: ``names`` maps each lazy name to the relative
     module that defines it; a name, once imported, is kept in ``namespace`` (the package's globals).
 
-    >>> getattr_ = lazy_getattr("langrag_eval", {"RAGSample": ".types"}, {})
-    >>> getattr_("RAGSample").__name__
-    'RAGSample'
+    >>> getattr_ = lazy_getattr("langrag_eval", {"Sample": ".types"}, {})
+    >>> getattr_("Sample").__name__
+    'Sample'
     """
     def __getattr__(name: str) -> Any:
         if name not in names:

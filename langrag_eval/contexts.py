@@ -18,57 +18,15 @@ imports no framework. Anything else is refused with a :class:`ConfigError` namin
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .errors import ConfigError
-from .types import Document
+from .types import Document, read_document, text_id
 
 __all__ = ["CaptureWarning", "ModelCall", "Selection", "as_documents", "as_text", "normalise", "select_contexts",
            "sequence_of", "text_id"]
-
-
-def text_id(text: str) -> str:
-    """The id of a document that has none: a digest of its text, so pooling finds copies."""
-    return "sha1:" + hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
-
-
-def _one(item: Any, where: str) -> Document | None:
-    if isinstance(item, Document):
-        return item
-    text: Any = None
-    ident: Any = None
-    score: Any = None
-    meta: Any = {}
-    if isinstance(item, str):
-        text = item
-    elif isinstance(item, Mapping):
-        text = item.get("page_content", item.get("text"))
-        ident, score, meta = item.get("id"), item.get("score"), item.get("metadata") or {}
-    elif isinstance(getattr(item, "page_content", None), str):  # LangChain Document
-        text, ident, meta = item.page_content, getattr(item, "id", None), getattr(item, "metadata", None) or {}
-    elif hasattr(getattr(item, "node", None), "get_content"):  # LlamaIndex NodeWithScore
-        node = item.node
-        text, ident, score = node.get_content(), getattr(node, "node_id", None), getattr(item, "score", None)
-        meta = getattr(node, "metadata", None) or {}
-    elif callable(getattr(item, "get_content", None)):  # a LlamaIndex node
-        text, ident, meta = item.get_content(), getattr(item, "node_id", None), getattr(item, "metadata", None) or {}
-    else:
-        raise ConfigError(f"{where} is a {type(item).__name__}, not a document: pass strings, "
-                          "LangChain Documents, LlamaIndex nodes or dicts with page_content / text")
-    if not isinstance(text, str):
-        raise ConfigError(f"{where} has no text (page_content / text is {type(text).__name__})")
-    if not text.strip():
-        return None
-    meta = dict(meta) if isinstance(meta, Mapping) else {}
-    ident = ident if ident not in (None, "") else meta.get("id")
-    if score is None:
-        score = meta.get("score")
-    return Document(id=str(ident) if ident not in (None, "") else text_id(text), text=text,
-                    score=float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) else None,
-                    metadata=meta)
 
 
 def as_documents(contexts: Any, *, field: str = "contexts") -> list[Document]:
@@ -80,13 +38,13 @@ def as_documents(contexts: Any, *, field: str = "contexts") -> list[Document]:
             or hasattr(getattr(contexts, "node", None), "get_content") \
             or callable(getattr(contexts, "get_content", None)):
         # one document alone (a LlamaIndex node is a pydantic model: iterating it gives its fields)
-        found = _one(contexts, field)
+        found = read_document(contexts, field)
         return [found] if found is not None else []
     if hasattr(contexts, "source_nodes"):
         return as_documents(contexts.source_nodes or [], field=f"{field}.source_nodes")
     if isinstance(contexts, bytes) or not isinstance(contexts, Iterable):
         raise ConfigError(f"{field} is a {type(contexts).__name__}: pass a string or a list of documents")
-    out = [_one(item, f"{field}[{i}]") for i, item in enumerate(contexts)]
+    out = [read_document(item, f"{field}[{i}]") for i, item in enumerate(contexts)]
     return [d for d in out if d is not None]
 
 

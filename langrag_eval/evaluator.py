@@ -41,9 +41,11 @@ the plain name is synchronous. Retrievers, agents and tournaments follow it too.
 
 from __future__ import annotations
 
+import dataclasses
 from abc import ABC, abstractmethod
 from collections import Counter as _Tally
 from collections.abc import Sequence
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel
@@ -56,6 +58,9 @@ from .runtime.identity import content_hash
 from .runtime.concurrency import synchronous
 
 if TYPE_CHECKING:
+    from typing_extensions import Self
+
+    from .prompts import PromptTemplate
     from .runtime import Judge, RunStore
 
 __all__ = ["Evaluator", "synchronous"]
@@ -119,6 +124,37 @@ class Evaluator(ABC, Generic[S, R]):
         clone.__dict__.update(self.__dict__)
         clone.judge = judge
         return clone
+
+    # ------------------------------------------------------------------ prompts
+
+    #: prompt name -> the (dataclass) field holding that prompt, for the default :meth:`with_prompts`
+    prompt_fields: ClassVar[Mapping[str, str]] = {}
+
+    def prompts(self) -> dict[str, "PromptTemplate"]:
+        """The templates this evaluator renders, by name (the names :meth:`with_prompts` takes);
+        empty for an evaluator that renders none."""
+        return {}
+
+    def with_prompts(self, **overrides: Any) -> "Self":
+        """A copy of this evaluator rendering ``overrides`` (by prompt name) instead of its own:
+        each a shipped prompt's name, a file path, template text, a parsed template or a LangChain
+        or LlamaIndex ``PromptTemplate``, checked now (it may use only the variables its prompt
+        fills). A name this evaluator does not render is refused, naming those it does. This
+        evaluator is left as it was."""
+        known = self.prompts()
+        unknown = [name for name in overrides if name not in known]
+        if unknown:
+            raise ConfigError(f"{type(self).__name__} has no prompt {unknown[0]!r}; its prompts: "
+                              f"{', '.join(known) or '(none)'}")
+        if not overrides:
+            return self
+        copy = self._replace_prompts(overrides)
+        copy.prompts()  # parsed and checked now, not at the first sample
+        return copy
+
+    def _replace_prompts(self, overrides: Mapping[str, Any]) -> "Self":
+        """The copy :meth:`with_prompts` returns: the prompt fields replaced, settings re-checked."""
+        return dataclasses.replace(self, **{self.prompt_fields[n]: v for n, v in overrides.items()})  # type: ignore[type-var]
 
     # ------------------------------------------------------------------ derived
 

@@ -1,17 +1,29 @@
-"""Plain data the evaluators consume: documents and RAG samples. Small frozen pydantic models.
+"""Plain data the evaluators consume: documents and samples. Small frozen pydantic models.
 
->>> s = RAGSample(question="Who founded it?", answer="Ada.", contexts=["Ada founded it in 1990."])
->>> s.contexts[0]
-'Ada founded it in 1990.'
+One :class:`Sample` is what every capability reads: the question, the answer the app gave, the
+contexts it answered from (as :class:`Document`\\ s), the reference answer when there is one. The
+contexts may be handed over as strings, mappings with ``text`` / ``page_content``, LangChain
+``Document``\\ s or LlamaIndex nodes; a lone text is one context.
+
+>>> s = Sample(question="Who founded it?", answer="Ada.", contexts="Ada founded it in 1990.")
+>>> s.context_texts()
+['Ada founded it in 1990.']
+>>> Sample(question="q", contexts=["ok", 3]).invalid_contexts   # kept as data, not raised
+'context 2 is int, not text'
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-__all__ = ["AgentAnswer", "Document", "RAGSample"]
+from .errors import ConfigError
+
+__all__ = ["AgentAnswer", "Document", "Sample", "read_document", "text_id"]
 
 
 class Document(BaseModel):
@@ -25,33 +37,131 @@ class Document(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
-class RAGSample(BaseModel):
-    """One question with what the RAG app retrieved and answered, and the label when there is one."""
-
-    model_config = ConfigDict(frozen=True)
-
-    id: str | None = None
-    question: str
-    answer: str | None = None
-    contexts: list[str] = Field(default_factory=list)
-    reference: str | None = None
-    metadata: dict[str, Any] = Field(default_factory=dict)
+def text_id(text: str) -> str:
+    """The id of a document that has none: a digest of its text, so pooling finds copies."""
+    return "sha1:" + hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
 
 
-class AgentAnswer(BaseModel):
-    """One app variant's (agent's) answer to one query, with the passages it was given, best first:
-    what the pipelines produce and what tournaments and GRAMMAR read.
+def read_document(item: Any, where: str) -> Document | None:
+    """One context as a document (None when its text is blank); a :class:`ConfigError` naming
+    ``where`` when it is not a text, a mapping with text, a LangChain Document or a LlamaIndex node."""
+    if isinstance(item, Document):
+        return item
+    text: Any = None
+    ident: Any = None
+    score: Any = None
+    meta: Any = {}
+    if isinstance(item, str):
+        text = item
+    elif isinstance(item, Mapping):
+        text = item.get("page_content", item.get("text"))
+        ident, score, meta = item.get("id"), item.get("score"), item.get("metadata") or {}
+    elif isinstance(getattr(item, "page_content", None), str):  # LangChain Document
+        text, ident, meta = item.page_content, getattr(item, "id", None), getattr(item, "metadata", None) or {}
+    elif hasattr(getattr(item, "node", None), "get_content"):  # LlamaIndex NodeWithScore
+        node = item.node
+        text, ident, score = node.get_content(), getattr(node, "node_id", None), getattr(item, "score", None)
+        meta = getattr(node, "metadata", None) or {}
+    elif callable(getattr(item, "get_content", None)):  # a LlamaIndex node
+        text, ident, meta = item.get_content(), getattr(item, "node_id", None), getattr(item, "metadata", None) or {}
+    else:
+        raise ConfigError(f"{where} is a {type(item).__name__}, not a document: pass strings, "
+                          "LangChain Documents, LlamaIndex nodes or dicts with page_content / text")
+    if not isinstance(text, str):
+        raise ConfigError(f"{where} has no text (page_content / text is {type(text).__name__})")
+    if not text.strip():
+        return None
+    meta = dict(meta) if isinstance(meta, Mapping) else {}
+    ident = ident if ident not in (None, "") else meta.get("id")
+    if score is None:
+        score = meta.get("score")
+    return Document(id=str(ident) if ident not in (None, "") else text_id(text), text=text,
+                    score=float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) else None,
+                    metadata=meta)
 
-    ``variations`` holds the rewrites a Fusion agent retrieved with (the original query excluded);
-    it is empty for a plain RAG agent and for answers read from a file. ``documents[i].score`` is
-    the retriever's score for RAG and the fused RRF score for Fusion.
+
+def _is_one(value: Any) -> bool:
+    # a single text or document handed over alone (a LlamaIndex node is a pydantic model:
+    # iterating it would give its fields)
+    return isinstance(value, (str, Mapping, Document)) or hasattr(value, "page_content") or \
+        hasattr(getattr(value, "node", None), "get_content") or callable(getattr(value, "get_content", None))
+
+
+def _contexts(value: Any) -> tuple[list[Document], str | None]:
+    """``value`` as documents, in order, blank ones kept (they still count as retrieved), or no
+    documents and the reason one of them is not text."""
+    if value is None:
+        return [], None
+    items = [value] if _is_one(value) else value
+    if isinstance(items, bytes) or not hasattr(items, "__iter__"):
+        return [], f"contexts is {type(value).__name__}, not a list of texts"
+    docs = []
+    for i, item in enumerate(items, 1):
+        try:
+            found = read_document(item, f"context {i}")
+        except ConfigError:
+            return [], f"context {i} is {type(item).__name__}, not text"
+        docs.append(found if found is not None else Document(id=text_id(""), text=""))
+    return docs, None
+
+
+class Sample(BaseModel):
+    """One interaction of a RAG app: the question, what it answered, the contexts it answered
+    from, and the reference answer when there is one.
+
+    ``generated`` is text the app wrote on the way to its answer (sub-question answers, rewritten
+    questions) that reached the answer's prompt: kept apart from the contexts and not judged.
+    ``capture_note`` says why captured contexts may not be what the prompt held, when unsure.
+    ``invalid_contexts`` is set (and ``contexts`` left empty) when a context could not be read as
+    text: the context metrics of such a sample are unscored, the others still run.
     """
 
     model_config = ConfigDict(frozen=True)
 
-    qid: str | None = None
-    query: str = ""
+    id: str | None = None
+    question: str = ""
+    answer: str | None = None
+    contexts: list[Document] = Field(default_factory=list)
+    reference: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    generated: list[str] = Field(default_factory=list)
+    capture_note: str | None = None
+    invalid_contexts: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _read_contexts(cls, data: Any) -> Any:
+        if isinstance(data, Mapping) and "contexts" in data:
+            docs, reason = _contexts(data["contexts"])
+            data = {**data, "contexts": docs}
+            if reason is not None:
+                data["invalid_contexts"] = reason
+        return data
+
+    def context_texts(self) -> list[str]:
+        """The contexts' texts, in order."""
+        return [d.text for d in self.contexts]
+
+    def key(self) -> str:
+        """A stable item key for resumable batches: the id, else a digest of the content."""
+        if self.id:
+            return self.id
+        payload: list[Any] = [self.question, self.context_texts(), self.answer]
+        if self.invalid_contexts:
+            payload.append(self.invalid_contexts)
+        return hashlib.sha256(json.dumps(payload, ensure_ascii=False).encode("utf-8")).hexdigest()[:16]
+
+
+class AgentAnswer(Sample):
+    """A :class:`Sample` answered by one named app variant (``agent``): what the pipelines produce
+    and what tournaments and GRAMMAR read. ``id`` is the query's id and ``contexts`` the passages
+    the agent was given, best first.
+
+    ``variations`` holds the rewrites a Fusion agent retrieved with (the original query excluded);
+    it is empty for a plain RAG agent and for answers read from a file. ``contexts[i].score`` is
+    the retriever's score for RAG and the fused RRF score for Fusion.
+    """
+
     agent: str
     answer: str
-    documents: list[Document] = Field(default_factory=list)
     variations: list[str] = Field(default_factory=list)

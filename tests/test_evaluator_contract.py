@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import langrag_eval
-from langrag_eval import RAGSample, Unscored
+from langrag_eval import Sample, Unscored
 from langrag_eval.errors import ConfigError
 from langrag_eval.evaluator import Evaluator
 from langrag_eval.grading import VragGrader
@@ -39,9 +39,9 @@ def _judge(replies, **kw) -> Judge:
 
 CASES = {
     "vrag": (lambda: VragGrader(_judge(["Score: [[5]], Reason: [[same]]"])),
-             RAGSample(id="s1", question="Capital?", answer="Paris", reference="Paris")),
+             Sample(id="s1", question="Capital?", answer="Paris", reference="Paris")),
     "thelma": (lambda: Thelma(Judge(ThelmaScript(default=1).model()), metrics=("rp",)),
-               RAGSample(id="s1", question="Who?", answer="Ada.", contexts=["Ada."])),
+               Sample(id="s1", question="Who?", answer="Ada.", contexts=["Ada."])),
     "relevance": (lambda: RelevanceEvaluator(_judge(['{"reason": "names it", "relevance": 2}'])),
                   RelevanceSample(id="s1", query="Capital?", document="Paris is the capital.")),
     "pointwise": (lambda: PointwiseEvaluator(_judge(['{"relevance": 2, "accuracy": 2, "completeness": 1, '
@@ -50,7 +50,7 @@ CASES = {
     "pairwise": (lambda: PairwiseEvaluator(_judge(["[[C]]"])),
                  GameSample(id="s1", query="Capital?", answer_a="Paris", answer_b="Lyon")),
     "grammar": (lambda: ReferenceGrader(_judge(["Judgement: [[Correct]]"])),
-                RAGSample(id="s1", question="Capital?", answer="Paris", reference="Paris")),
+                Sample(id="s1", question="Capital?", answer="Paris", reference="Paris")),
     "reference_free": (lambda: FunctionVerdict(lambda s: len(s.answer) > 2),
                        ReliabilitySample(id="s1", question="Capital?", answer="Paris")),
 }
@@ -113,7 +113,7 @@ def test_a_batch_resumes_from_the_store_and_rejudges_only_changed_content(tmp_pa
     store = RunStore(tmp_path / "runs.sqlite")
     model = ScriptedModel(["Score: [[4]], Reason: [[close]]"])
     grader = VragGrader(Judge(model, store=store))
-    samples = [RAGSample(id=f"q{i}", question=f"Question {i}?", answer="An answer.", reference="The label.")
+    samples = [Sample(id=f"q{i}", question=f"Question {i}?", answer="An answer.", reference="The label.")
                for i in range(6)]
     store.open_run("vrag", {}, run_id="r1")
     first = grader.evaluate_many(samples, run_id="r1")
@@ -131,21 +131,21 @@ def test_a_batch_resumes_from_the_store_and_rejudges_only_changed_content(tmp_pa
 
 def test_repeated_ids_in_a_batch_are_refused_in_one_line() -> None:
     grader = VragGrader(_judge(["Score: [[4]], Reason: [[x]]"]))
-    twice = [RAGSample(id="a", question="q", answer="x", reference="y")] * 2
+    twice = [Sample(id="a", question="q", answer="x", reference="y")] * 2
     with pytest.raises(ConfigError, match="repeated: a"):
         grader.evaluate_many(twice)
 
 
 def test_samples_without_ids_are_keyed_by_content() -> None:
     grader = VragGrader(_judge(["Score: [[4]], Reason: [[x]]"]))
-    samples = [RAGSample(question=f"q{i}", answer="x", reference="y") for i in range(3)]
+    samples = [Sample(question=f"q{i}", answer="x", reference="y") for i in range(3)]
     assert len({grader.key(s) for s in samples}) == 3
     assert [r.score for r in grader.evaluate_many(samples)] == [4, 4, 4]
 
 
 def test_a_failing_item_is_unscored_and_the_batch_goes_on() -> None:
     grader = VragGrader(_judge({"BROKEN": "no verdict at all", "": "Score: [[5]], Reason: [[fine]]"}))
-    samples = [RAGSample(id=str(i), question="q", answer="BROKEN" if i == 1 else "fine", reference="y")
+    samples = [Sample(id=str(i), question="q", answer="BROKEN" if i == 1 else "fine", reference="y")
                for i in range(3)]
     results = grader.evaluate_many(samples)
     assert [getattr(r, "score", None) for r in results] == [5, None, 5]
@@ -154,7 +154,7 @@ def test_a_failing_item_is_unscored_and_the_batch_goes_on() -> None:
 
 def test_summaries_share_one_name() -> None:
     grader = VragGrader(_judge(["Score: [[4]], Reason: [[x]]"]))
-    results = grader.evaluate_many([RAGSample(id="a", question="q", answer="x", reference="y")])
+    results = grader.evaluate_many([Sample(id="a", question="q", answer="x", reference="y")])
     summary = grader.summarize(results)
     assert summary.scores["accept_rate"].mean == 1.0 and summary.details["accept_rate"] == 1.0
     thelma, sample = CASES["thelma"][0](), CASES["thelma"][1]

@@ -22,8 +22,9 @@ ROOT = Path(langrag_eval.__file__).parent
 LAYERS = [
     {"errors", "results", "types", "_confusables", "_lazy", "delimiters", "echoes", "quoting", "io", "files", "model",
      "prompt_fit", "embeddings", "contexts", "verdicts", "prompts", "stats", "deprecation", "summary"},
-    {"runtime", "evaluator", "models"},
-    {"retrieval", "pipelines", "grading", "thelma", "tournament", "grammar", "synth", "compare", "testing"},
+    {"runtime", "evaluator", "models", "adapting"},
+    {"retrieval", "pipelines", "grading", "thelma", "tournament", "grammar", "synth", "compare", "testing",
+     "capturing"},
     {"audit", "report"},
     {"quickstart", "cli"},
 ]

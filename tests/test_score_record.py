@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from langrag_eval import RAGSample, Unscored
+from langrag_eval import Sample, Unscored
 from langrag_eval.grading import VragGrader
 from langrag_eval.grammar.grading import ReferenceGrader
 from langrag_eval.grammar.reliability import FunctionVerdict, ReliabilitySample
@@ -34,10 +34,10 @@ def _judge(replies) -> Judge:
 
 CASES = {
     "vrag": (lambda: VragGrader(_judge(["Score: [[3]], Reason: [[partly]]"])),
-             RAGSample(id="s1", question="Capital?", answer="Paris", reference="Paris"),
+             Sample(id="s1", question="Capital?", answer="Paris", reference="Paris"),
              {"accept_rate": (0.0, False), "grade": (3.0, False)}),
     "thelma": (lambda: Thelma(Judge(ThelmaScript(default=1).model()), metrics=("rp", "gr")),
-               RAGSample(id="s1", question="Who?", answer="Ada.", contexts=["Ada."]),
+               Sample(id="s1", question="Who?", answer="Ada.", contexts=["Ada."]),
                {"rp": (1.0, True), "gr": (1.0, True)}),
     "relevance": (lambda: RelevanceEvaluator(_judge(['{"reason": "names it", "relevance": 2}'])),
                   RelevanceSample(id="s1", query="Capital?", document="Paris is the capital."),
@@ -51,7 +51,7 @@ CASES = {
                  GameSample(id="s1", query="Capital?", answer_a="Paris", answer_b="Lyon"),
                  {"score_a": (0.5, None)}),
     "grammar": (lambda: ReferenceGrader(_judge(["Judgement: [[Incorrect]]"])),
-                RAGSample(id="s1", question="Capital?", answer="Lyon", reference="Paris"),
+                Sample(id="s1", question="Capital?", answer="Lyon", reference="Paris"),
                 {"correct": (0.0, False)}),
     "reference_free": (lambda: FunctionVerdict(lambda s: len(s.answer) > 2),
                        ReliabilitySample(id="s1", question="Capital?", answer="Paris"),
@@ -87,11 +87,11 @@ def test_an_unscored_item_reads_as_one_unscored_score_per_name_with_its_cause(na
 
 def test_a_thelma_metric_passes_where_it_is_not_low_at_the_evaluators_thresholds() -> None:
     judge = Judge(ThelmaScript(default=1).model())
-    sample = RAGSample(id="s1", question="Who?", answer="Ada.", contexts=["Ada."])
+    sample = Sample(id="s1", question="Who?", answer="Ada.", contexts=["Ada."])
     strict = Thelma(judge, metrics=("gr",), thresholds=Thresholds(default_low=0.5, low={"gr": 1.0}, high={"gr": 1.0}))
     (gr,) = strict.scores(strict.evaluate(sample))
     assert gr.value == 1.0 and gr.passed is True
-    unscored = strict.evaluate(RAGSample(id="s2", question="Who?", answer="", contexts=["Ada."]))
+    unscored = strict.evaluate(Sample(id="s2", question="Who?", answer="", contexts=["Ada."]))
     (gr,) = strict.scores(unscored)
     assert (gr.cause, gr.passed, gr.value) == ("undefined", None, None)
 

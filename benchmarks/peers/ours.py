@@ -25,9 +25,10 @@ from scripted_judge import AGENTS, Meter, Script, faithfulness_samples, grading_
 from langrag_eval.grading import VragGrade, VragGrader
 from langrag_eval.runtime import Judge, RunStore
 from langrag_eval.testing import ScriptedModel
-from langrag_eval.thelma import MetricScore, Thelma, ThelmaSample
+from langrag_eval import Sample
+from langrag_eval.thelma import MetricScore, Thelma
 from langrag_eval.tournament import GameRecord, TournamentConfig, TournamentData, arun_tournament
-from langrag_eval.types import RAGSample
+from langrag_eval.types import Sample
 
 __all__ = ["faithfulness", "grading", "scripted_model", "tournament"]
 
@@ -78,7 +79,7 @@ def _split(samples: list[dict[str, Any]], scores: list[float | None]) -> dict[st
 async def faithfulness(spec: dict[str, Any], *, batched: bool = False) -> dict[str, Any]:
     """THELMA groundedness (metric ``gr``), per claim (the paper's default) or batched."""
     raw = faithfulness_samples(Path(spec["data"]), spec["n"])
-    samples = [ThelmaSample(id=s["id"], query=s["question"], sources=s["contexts"], response=s["answer"])
+    samples = [Sample(id=s["id"], question=s["question"], contexts=s["contexts"], answer=s["answer"])
                for s in raw]
 
     async def work(judge: Judge, store: RunStore, run_id: str) -> dict[str, Any]:
@@ -95,7 +96,7 @@ async def faithfulness(spec: dict[str, Any], *, batched: bool = False) -> dict[s
 async def grading(spec: dict[str, Any]) -> dict[str, Any]:
     """vRAG-Eval rubric grading of every answer against its label."""
     raw = grading_samples(Path(spec["data"]), spec["n"])
-    samples = [RAGSample(id=s["id"], question=s["question"], answer=s["answer"], reference=s["label"])
+    samples = [Sample(id=s["id"], question=s["question"], answer=s["answer"], reference=s["label"])
                for s in raw]
 
     async def work(judge: Judge, store: RunStore, run_id: str) -> dict[str, Any]:

@@ -221,7 +221,7 @@ def ragelo_tournament(spec: dict[str, Any]) -> dict[str, Any]:
             if fresh:
                 for qid, query in dict.fromkeys((a["qid"], a["query"]) for a in answers):
                     experiment.add_query(query, query_id=qid)
-                experiment.add_agent_answers([AgentAnswer(qid=a["qid"], agent=a["agent"], text=a["answer"])
+                experiment.add_agent_answers([AgentAnswer(id=a["qid"], agent=a["agent"], text=a["answer"])
                                               for a in answers])
             evaluator = get_answer_evaluator("pairwise", llm_provider=ScriptedProvider(meter),
                                              n_processes=spec["concurrency"], use_progress_bar=False,

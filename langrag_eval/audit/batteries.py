@@ -24,7 +24,7 @@ from ..results import Score, ScoreScale, Unscored
 from ..runtime import Judge, run_batch
 from ..thelma.match import Matcher
 from ..tournament.pairwise import GameRecord, GameSample, PairwiseEvaluator
-from ..types import RAGSample
+from ..types import Sample
 from .attacks import ATTACKS, Attack, plant
 from .data import AnswerItem, PairItem
 
@@ -93,8 +93,8 @@ async def judge_pairs(judge: Judge, pairs: Sequence[PairItem], *, task: str,
                            description=task, scores=evaluator.scores)
 
 
-def _sample(item: AnswerItem, answer: str | None = None) -> RAGSample:
-    return RAGSample(id=item.id, question=item.question, answer=answer if answer is not None else item.answer,
+def _sample(item: AnswerItem, answer: str | None = None) -> Sample:
+    return Sample(id=item.id, question=item.question, answer=answer if answer is not None else item.answer,
                      reference=item.label)
 
 

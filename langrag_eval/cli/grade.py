@@ -116,14 +116,14 @@ def handle(args: argparse.Namespace) -> int:
     grader_options = dict(threshold=args.threshold, confidence=args.confidence,
                           rubric=Path(args.rubric) if args.rubric else None,
                           examples=read_examples(args.examples) if args.examples else [],
-                          template=args.prompt)
+                          prompt=args.prompt)
     setup = setup_judge(args)
     grader = VragGrader(setup.judge, **grader_options)  # type: ignore[arg-type]
     config = {"file": str(Path(args.file).resolve()),
               "columns": columns.__dict__, "judge": setup.judge.model_id, "threshold": args.threshold,
               "confidence": args.confidence, "rubric": grader.rubric_text,
               "examples": [e.model_dump() for e in grader.examples],
-              "prompt": grader.prompt_template.body}
+              "prompt": grader.prompts()["grade"].body}
     run_id = open_cli_run(setup.store, args, "grade", config, judge=setup.judge.model_id,
                           inputs={"file": file_digest(args.file, what="grading file")})
     results = grader.evaluate_many(data.samples, run_id=run_id)
@@ -150,7 +150,7 @@ def handle(args: argparse.Namespace) -> int:
     from ..report.items import put_item_contents  # after the judging: not on the way to the first call
 
     put_item_contents(setup.store, run_id, [
-        {"id": s.id, "question": s.question, "answer": s.answer, "contexts": list(s.contexts or []),
+        {"id": s.id, "question": s.question, "answer": s.answer, "contexts": s.context_texts(),
          "reference": s.reference, "subject": data.subjects.get(s.id or ""), "human": combined.get(s.id or "")}
         for s in data.samples])
     setup.store.put_artifact(run_id, ARTIFACT, summary)

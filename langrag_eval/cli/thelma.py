@@ -186,13 +186,13 @@ def handle(args: argparse.Namespace) -> int:
     embedder: Embedder | None = default_embedder() if "sd" in metrics else None
     setup = setup_judge(args)
     thelma = Thelma(setup.judge, metrics=metrics, batched=args.batched, embedder=embedder,
-                    sd_threshold=args.sd_threshold, thresholds=thresholds, prompts=prompts)
+                    sd_threshold=args.sd_threshold, thresholds=thresholds, templates=prompts)
     config = {"file": str(Path(args.file).resolve()),
               "columns": [args.id_col, args.query_col, args.sources_col, args.response_col],
               "judge": setup.judge.model_id, "metrics": list(metrics), "mode": thelma.mode,
               "sd_threshold": args.sd_threshold, "embedder": embedder.model_id if embedder else None,
               "prompts": {k: Path(v).read_text(encoding="utf-8") if Path(v).is_file() else v
-                          for k, v in thelma.prompts.items()}}
+                          for k, v in thelma.templates.items()}}
     run_id = open_cli_run(setup.store, args, "thelma", config, judge=setup.judge.model_id,
                           inputs={"file": file_digest(args.file, what="THELMA file")})
     results = thelma.evaluate_many(samples, run_id=run_id, store=setup.store, limit=args.samples_in_flight)

@@ -1,11 +1,11 @@
 """vRAG-Eval grading (Wang et al.): a 5-level rubric judged against a definitive label, mapped to
 accept/reject, with a per-dataset summary and a reader for CSV/JSONL grading files.
 
->>> from langrag_eval import RAGSample
+>>> from langrag_eval import Sample
 >>> from langrag_eval.runtime import Judge
 >>> from langrag_eval.testing import ScriptedModel
 >>> grader = VragGrader(Judge(ScriptedModel(["Score: [[2]], Reason: [[Says it cannot answer.]]"])))
->>> grader.evaluate(RAGSample(question="Who?", answer="I do not know.", reference="Ada")).accepted
+>>> grader.evaluate(Sample(question="Who?", answer="I do not know.", reference="Ada")).accepted
 False
 """
 

@@ -11,7 +11,7 @@ the runtime's one repair re-ask is ``Unscored`` with cause ``unparseable``.
 >>> from langrag_eval.runtime import Judge
 >>> from langrag_eval.testing import ScriptedModel
 >>> grader = VragGrader(Judge(ScriptedModel(["Score: [[4]], Reason: [[Matches the label.]]"])))
->>> g = grader.evaluate(RAGSample(question="Capital of France?", answer="Paris.", reference="Paris"))
+>>> g = grader.evaluate(Sample(question="Capital of France?", answer="Paris.", reference="Paris"))
 >>> g.score, g.accepted, g.reason
 (4, True, 'Matches the label.')
 
@@ -40,7 +40,7 @@ from ..results import Score, ScoreScale, Unscored
 from ..summary import Summary
 from ..evaluator import Evaluator
 from ..runtime import Judge
-from ..types import RAGSample
+from ..types import Sample
 from ..verdicts import ScoreFormat, ScoreVerdict
 from .summary import summarize
 
@@ -115,15 +115,15 @@ def _blank(value: str | None) -> bool:
 
 
 @dataclass
-class VragGrader(Evaluator[RAGSample, VragGrade]):
-    """The vRAG-Eval grader, an :class:`~langrag_eval.evaluator.Evaluator` of :class:`RAGSample`
+class VragGrader(Evaluator[Sample, VragGrade]):
+    """The vRAG-Eval grader, an :class:`~langrag_eval.evaluator.Evaluator` of :class:`Sample`
     (question, answer, and the label as ``reference``). Fields are its settings.
 
     ``threshold``: lowest accepted score (default 4: 4-5 accept, 1-3 reject). ``confidence``: ask
     for verbalised confidence. ``rubric``: text, or a ``Path`` to a file, replacing the five levels.
-    ``examples``: graded few-shot examples. ``template``: a prompt name, file path or template
-    replacing ``prompts/vrag/grade.txt``; it may use any of question, label, answer, rubric,
-    examples, confidence.
+    ``examples``: graded few-shot examples. ``prompt``: a prompt name, file path or template
+    replacing ``prompts/vrag/grade.txt`` (the prompt named ``grade`` by :meth:`prompts` and
+    :meth:`with_prompts`); it may use any of question, label, answer, rubric, examples, confidence.
     """
 
     judge: Judge
@@ -131,13 +131,14 @@ class VragGrader(Evaluator[RAGSample, VragGrade]):
     confidence: bool = False
     rubric: str | Path | None = None
     examples: Sequence[GradedExample] = ()
-    template: str | Path | PromptTemplate | None = None
+    prompt: str | Path | PromptTemplate | None = None
     _prompt: PromptTemplate = field(init=False, repr=False)
     _rubric_text: str = field(init=False, repr=False)
 
     task: ClassVar[str] = TASK
     result_type: ClassVar[type[VragGrade]] = VragGrade
     description: ClassVar[str] = "vRAG-Eval grading"
+    prompt_fields: ClassVar[dict[str, str]] = {"grade": "prompt"}
 
     def __post_init__(self) -> None:
         if not 1 <= self.threshold <= 5:
@@ -145,20 +146,16 @@ class VragGrader(Evaluator[RAGSample, VragGrade]):
         self.examples = [e if isinstance(e, GradedExample) else GradedExample.model_validate(e)
                          for e in self.examples]
         self._rubric_text = load_rubric(self.rubric)
-        self.set_template(self.template)
-
-    def set_template(self, template: str | Path | PromptTemplate | None) -> None:
-        """Replace the prompt template (checked: it may only use the variables this task fills)."""
-        prompt = (load_prompt(DEFAULT_TEMPLATE) if template is None else
-                  override_template(template, DEFAULT_TEMPLATE, allowed=sorted(_VARIABLES)))
+        # checked now: it may only use the variables this task fills, and must show answer and label
+        prompt = (load_prompt(DEFAULT_TEMPLATE) if self.prompt is None else
+                  override_template(self.prompt, DEFAULT_TEMPLATE, allowed=sorted(_VARIABLES)))
         for needed in ("answer", "label"):
             if needed not in prompt.variables:
                 raise ConfigError(f"{prompt.source}: a grading template must use the variable {needed!r}")
-        self.template, self._prompt = template, prompt
+        self._prompt = prompt
 
-    @property
-    def prompt_template(self) -> PromptTemplate:
-        return self._prompt
+    def prompts(self) -> dict[str, PromptTemplate]:
+        return {"grade": self._prompt}
 
     @property
     def rubric_text(self) -> str:
@@ -176,7 +173,7 @@ class VragGrader(Evaluator[RAGSample, VragGrade]):
             "examples": [e.model_dump() for e in self.examples], "confidence": self.confidence}
         return self._prompt.render(**{k: values[k] for k in self._prompt.variables})
 
-    async def aevaluate(self, sample: RAGSample) -> VragGrade | Unscored:
+    async def aevaluate(self, sample: Sample) -> VragGrade | Unscored:
         """Grade ``sample.answer`` against ``sample.reference`` (the label) for ``sample.question``."""
         missing = [name for name, value in (("question", sample.question), ("answer", sample.answer),
                                             ("label", sample.reference)) if _blank(value)]
@@ -208,7 +205,7 @@ class VragGrader(Evaluator[RAGSample, VragGrade]):
                               reason=result.reason),
                 _GRADE.score("grade", result.score, passed=result.accepted, reason=result.reason)]
 
-    def index_item(self, sample: RAGSample) -> tuple[str | None, str | None, str | None]:
+    def index_item(self, sample: Sample) -> tuple[str | None, str | None, str | None]:
         # what each item asks, so a later run of another app variant can be paired with this one
         return sample.question, sample.reference, sample.metadata.get("subject")
 

@@ -33,7 +33,7 @@ from pydantic import ValidationError
 
 from ..errors import ArgumentError, DataError
 from ..io import Row, Table, parse_json, read_table, read_text, require_columns
-from ..types import RAGSample
+from ..types import Sample
 from .grader import GradedExample
 
 __all__ = ["Columns", "GradingData", "read_grading_file", "parse_score", "read_scores", "read_examples"]
@@ -56,7 +56,7 @@ class Columns:
 @dataclass
 class GradingData:
     path: str
-    samples: list[RAGSample]
+    samples: list[Sample]
     humans: dict[str, dict[str, int | None]]       # item id -> {annotator column: score or None}
     subjects: dict[str, str | None]
     lines: dict[str, int]                           # item id -> line in the file
@@ -143,7 +143,7 @@ def read_grading_file(path: str | Path, columns: Columns = Columns(), *, format:
                                         "from 1 to 5; left out", path=table.path, line=row.line, field=column))
         subject = _text(row, columns.subject, table.path, issues) if columns.subject else None
         data.lines[item_id] = row.line
-        data.samples.append(RAGSample(id=item_id, question=question or "", answer=answer, reference=label,
+        data.samples.append(Sample(id=item_id, question=question or "", answer=answer, reference=label,
                                       metadata={"line": row.line, "subject": subject.strip() or None}
                                       if subject else {"line": row.line}))
         if columns.humans:

@@ -36,7 +36,7 @@ Artifact ``grammar`` (JSON)::
 >>> from langrag_eval.pipelines import AgentAnswer
 >>> q = GrammarQuery(id="t1:a/short-1", logic_id="t1:a", template_id="t1", text_id="short-1",
 ...                  style="short", question="Where is HQ?", answer="Lyon", sql="SELECT 1", params={})
->>> a = AgentAnswer(qid=q.id, query=q.question, agent="rag", answer="Lyon.")
+>>> a = AgentAnswer(id=q.id, question=q.question, agent="rag", answer="Lyon.")
 >>> grader = ReferenceGrader(Judge(ScriptedModel(["Judgement: [[Correct]]"])))
 >>> evaluate_answers([q], [a], grader)["agents"]["rag"]["overall"]["robustness"]
 1.0
@@ -52,7 +52,7 @@ from pydantic import BaseModel
 
 from ..pipelines import AgentAnswer, Query
 from ..results import Unscored
-from ..types import RAGSample
+from ..types import Sample
 from ..runtime import RunStore, put_item_index, run_batch, synchronous
 from .analysis import (
     ItemResult,
@@ -100,10 +100,10 @@ async def aevaluate_answers(queries: Sequence[GrammarQuery], answers: Sequence[A
                         "left out of grading")
     per_agent: dict[str, dict[str, AgentAnswer]] = defaultdict(dict)
     for a in answers:
-        if a.qid not in by_id:
-            problems.append(f"answer of agent {a.agent!r} for unknown or flagged query id {a.qid!r} ignored")
+        if a.id not in by_id:
+            problems.append(f"answer of agent {a.agent!r} for unknown or flagged query id {a.id!r} ignored")
             continue
-        per_agent[a.agent][a.qid] = a
+        per_agent[a.agent][a.id] = a
     summary: dict[str, Any] = {"version": 1, "cluster_field": cluster_field, "agents": {},
                                "problems": problems}
     for agent, answered in per_agent.items():
@@ -112,7 +112,7 @@ async def aevaluate_answers(queries: Sequence[GrammarQuery], answers: Sequence[A
         async def grade(pair: _Pair) -> Correctness | Unscored:
             if pair.answer is None:
                 return Unscored(reason="the system gave no answer to this query", cause="invalid_input")
-            return await grader.aevaluate(RAGSample(question=pair.query.question, reference=pair.query.answer or "",
+            return await grader.aevaluate(Sample(question=pair.query.question, reference=pair.query.answer or "",
                                                     answer=pair.answer.answer))
 
         if store is not None and run_id is not None:
@@ -126,12 +126,12 @@ async def aevaluate_answers(queries: Sequence[GrammarQuery], answers: Sequence[A
         items = [ItemResult(id=p.query.id, logic_id=p.query.logic_id,
                             cluster=str(getattr(p.query, cluster_field, None)),
                             correct=None if isinstance(g, Unscored) else g.correct,
-                            doc_ids=tuple(d.id for d in p.answer.documents) if p.answer else ())
+                            doc_ids=tuple(d.id for d in p.answer.contexts) if p.answer else ())
                  for p, g in zip(pairs, grades)]
         report = _analyse(items, pairs, compare)
         if reference_free:
             samples = [ReliabilitySample(id=p.key, question=p.query.question, answer=p.answer.answer,
-                                         documents=p.answer.documents, correct=i.correct)
+                                         documents=p.answer.contexts, correct=i.correct)
                        for p, i in zip(pairs, items) if p.answer is not None]
             free = await aassess_reliability(reference_free, samples, store=store, run_id=run_id)
             report["reference_free"] = {

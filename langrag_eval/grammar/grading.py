@@ -1,11 +1,11 @@
 """Reference-based grading (GRAMMAR section 3.3, Table 6): a judge reads the question, the true
 answer from the database and the system's response, and says Correct or Incorrect.
 
->>> from langrag_eval import RAGSample
+>>> from langrag_eval import Sample
 >>> from langrag_eval.runtime import Judge
 >>> from langrag_eval.testing import ScriptedModel
 >>> grader = ReferenceGrader(Judge(ScriptedModel(["Same city.\\nJudgement: [[Correct]]"])))
->>> grader.evaluate(RAGSample(question="Where is the Zürich office?", reference="Switzerland",
+>>> grader.evaluate(Sample(question="Where is the Zürich office?", reference="Switzerland",
 ...                           answer="In Switzerland.")).correct
 True
 """
@@ -20,11 +20,11 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import JudgeOutputError
-from ..prompts import PromptTemplate, load_prompt
+from ..prompts import PromptTemplate, override_template
 from ..results import Score, ScoreScale, Unscored
 from ..evaluator import Evaluator
 from ..runtime import Judge
-from ..types import RAGSample
+from ..types import Sample
 from ..verdicts import mask_quoted, single_verdict
 
 __all__ = ["Correctness", "CorrectnessFormat", "ReferenceGrader"]
@@ -77,24 +77,27 @@ class CorrectnessFormat:
 
 
 @dataclass
-class ReferenceGrader(Evaluator[RAGSample, Correctness]):
+class ReferenceGrader(Evaluator[Sample, Correctness]):
     """Grades a response against the database's answer: an :class:`~langrag_eval.evaluator.Evaluator`
-    of :class:`RAGSample` whose ``answer`` is the system's response and ``reference`` the true answer.
+    of :class:`Sample` whose ``answer`` is the system's response and ``reference`` the true answer.
     ``prompt`` may name a user's template with the variables ``question``, ``true_answer`` and
     ``response``."""
 
     judge: Judge
-    prompt: str | Path = "grammar/correctness"
+    prompt: str | Path | PromptTemplate = "grammar/correctness"
 
     task: ClassVar[str] = "grammar/correct"
     result_type: ClassVar[type[Correctness]] = Correctness
     description: ClassVar[str] = "GRAMMAR grading"
+    prompt_fields: ClassVar[dict[str, str]] = {"correctness": "prompt"}
 
     def __post_init__(self) -> None:
-        self._template: PromptTemplate = load_prompt(self.prompt)
-        self._template.check_variables({"question", "true_answer", "response"})
+        self._template: PromptTemplate = override_template(self.prompt, "grammar/correctness")
 
-    def index_item(self, sample: RAGSample) -> tuple[str | None, str | None, str | None]:
+    def prompts(self) -> dict[str, PromptTemplate]:
+        return {"correctness": self._template}
+
+    def index_item(self, sample: Sample) -> tuple[str | None, str | None, str | None]:
         return sample.question, sample.reference, None
 
     def score_names(self) -> tuple[str, ...]:
@@ -107,7 +110,7 @@ class ReferenceGrader(Evaluator[RAGSample, Correctness]):
         """1 for Correct, 0 for Incorrect, passed when correct."""
         return [_CORRECT.score("correct", float(result.correct), passed=result.correct)]
 
-    async def aevaluate(self, sample: RAGSample) -> Correctness | Unscored:
+    async def aevaluate(self, sample: Sample) -> Correctness | Unscored:
         response, true_answer = sample.answer, sample.reference
         if not response or not response.strip():
             return Unscored(reason="the response is empty", cause="invalid_input")

@@ -36,7 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..evaluator import Evaluator
 from ..model import GenerationParams
-from ..prompts import load_prompt
+from ..prompts import PromptTemplate, override_template
 from ..results import Score, ScoreScale, Unscored
 from ..runtime import Judge, RunStore, gather_bounded, run_batch, synchronous
 from ..types import Document
@@ -112,13 +112,20 @@ class RagasFact(ReferenceFreeEvaluator):
 
     judge: Judge
     threshold: float = 1.0
-    statements_prompt: str | Path = "grammar/ragas_statements"
-    verify_prompt: str | Path = "grammar/ragas_verify"
+    statements_prompt: str | Path | PromptTemplate = "grammar/ragas_statements"
+    verify_prompt: str | Path | PromptTemplate = "grammar/ragas_verify"
+
+    prompt_fields: ClassVar[dict[str, str]] = {"statements": "statements_prompt", "verify": "verify_prompt"}
+
+    def prompts(self) -> dict[str, PromptTemplate]:
+        return {"statements": override_template(self.statements_prompt, "grammar/ragas_statements"),
+                "verify": override_template(self.verify_prompt, "grammar/ragas_verify")}
 
     async def aevaluate(self, sample: ReliabilitySample) -> FreeVerdict | Unscored:
         if not sample.documents:
             return Unscored(reason="no retrieved context to check the answer against", cause="invalid_input")
-        split = await self.judge.ask(load_prompt(self.statements_prompt).render(
+        prompts = self.prompts()
+        split = await self.judge.ask(prompts["statements"].render(
             question=sample.question, answer=sample.answer), JsonFormat(_Statements))
         if isinstance(split.value, Unscored):
             return split.value
@@ -126,7 +133,7 @@ class RagasFact(ReferenceFreeEvaluator):
         if not statements:
             return Unscored(reason="the answer asserts no checkable statement", cause="undefined",
                             raw=split.raw)
-        check = await self.judge.ask(load_prompt(self.verify_prompt).render(
+        check = await self.judge.ask(prompts["verify"].render(
             context=[d.text for d in sample.documents], statements=statements), JsonFormat(_Verdicts))
         if isinstance(check.value, Unscored):
             return check.value
@@ -148,12 +155,19 @@ class SelfCheckQA(ReferenceFreeEvaluator):
     checker: Judge
     samples: int = 4
     temperature: float = 1.0
-    answer_prompt: str | Path = "pipelines/answer"
-    compare_prompt: str | Path = "grammar/selfcheck_compare"
+    answer_prompt: str | Path | PromptTemplate = "pipelines/answer"
+    compare_prompt: str | Path | PromptTemplate = "grammar/selfcheck_compare"
     regenerate_main: bool = False
 
+    prompt_fields: ClassVar[dict[str, str]] = {"answer": "answer_prompt", "compare": "compare_prompt"}
+
+    def prompts(self) -> dict[str, PromptTemplate]:
+        return {"answer": override_template(self.answer_prompt, "pipelines/answer"),
+                "compare": override_template(self.compare_prompt, "grammar/selfcheck_compare")}
+
     async def aevaluate(self, sample: ReliabilitySample) -> FreeVerdict | Unscored:
-        prompt = load_prompt(self.answer_prompt).render(
+        prompts = self.prompts()
+        prompt = prompts["answer"].render(
             question=sample.question, passages=[{"id": d.id, "text": d.text} for d in sample.documents])
         main = sample.answer
         if self.regenerate_main or not main.strip():
@@ -173,7 +187,7 @@ class SelfCheckQA(ReferenceFreeEvaluator):
             if isinstance(d.value, Unscored):
                 return d.value
             texts.append(d.value)
-        compare = load_prompt(self.compare_prompt)
+        compare = prompts["compare"]
         votes = await gather_bounded(
             texts, lambda t: self.checker.ask(compare.render(question=sample.question, answer=main, sample=t),
                                               BinaryFormat()), limit=self.samples)

@@ -18,7 +18,7 @@ and metered like every judge call.
 ...                    Chunk(id="p2", text="The KP253 is a pressure sensor.")])
 >>> agent = RAGAgent(Retriever(backend, mode="bm25"), Judge(ScriptedModel(["It is rated IP57."])), k=1)
 >>> result = agent.run("IP rating of the IM72D128?")
->>> result.answer, [d.id for d in result.documents], result.agent
+>>> result.answer, [d.id for d in result.contexts], result.agent
 ('It is rated IP57.', ['p1'], 'rag-bm25')
 """
 
@@ -122,7 +122,7 @@ class RAGAgent(_SyncRun):
         answer = await _answer(self.generator, self._template, query, documents)
         if isinstance(answer, Unscored):
             return answer
-        return AgentAnswer(qid=qid, query=query, agent=self.name, answer=answer, documents=documents)
+        return AgentAnswer(id=qid, question=query, agent=self.name, answer=answer, contexts=documents)
 
 
 @dataclass
@@ -184,7 +184,7 @@ class FusionAgent(_SyncRun):
         answer = await _answer(self.generator, self._templates[0], query, documents)
         if isinstance(answer, Unscored):
             return answer
-        return AgentAnswer(qid=qid, query=query, agent=self.name, answer=answer, documents=documents,
+        return AgentAnswer(id=qid, question=query, agent=self.name, answer=answer, contexts=documents,
                            variations=variations)
 
 

@@ -13,7 +13,7 @@ other items go on.
 >>> _ = backend.index([Chunk(id="a", text="Cats purr."), Chunk(id="b", text="Dogs bark.")])
 >>> agents = six_agents(backend, None, Judge(ScriptedModel(["Dogs bark."])), k=1)[:1]
 >>> runs = run_agents(agents, [Query(qid="q1", query="What do dogs do?")])
->>> runs[0].agent, runs[0].qid, runs[0].result.documents[0].id
+>>> runs[0].agent, runs[0].qid, runs[0].result.contexts[0].id
 ('rag-bm25', 'q1', 'b')
 """
 

@@ -19,8 +19,8 @@ text file with one query per line whose ids are ``q<line number>``.
 >>> import tempfile, os
 >>> from langrag_eval.types import Document
 >>> path = os.path.join(tempfile.mkdtemp(), "answers.jsonl")
->>> a = AgentAnswer(qid="q1", query="Q?", agent="rag-bm25", answer="A.",
-...                 documents=[Document(id="d1", text="T", score=1.5)])
+>>> a = AgentAnswer(id="q1", question="Q?", agent="rag-bm25", answer="A.",
+...                 contexts=[Document(id="d1", text="T", score=1.5)])
 >>> write_answers(path, [a])
 1
 >>> read_answers(path) == [a]
@@ -112,8 +112,8 @@ def read_queries(path: str | Path) -> list[Query]:
 def answer_record(answer: AgentAnswer) -> dict[str, Any]:
     """One answer as the JSON object of the answers layout."""
     record: dict[str, Any] = {
-        "qid": answer.qid, "query": answer.query, "agent": answer.agent, "answer": answer.answer,
-        "documents": [{"id": d.id, "text": d.text, "score": d.score} for d in answer.documents]}
+        "qid": answer.id, "query": answer.question, "agent": answer.agent, "answer": answer.answer,
+        "documents": [{"id": d.id, "text": d.text, "score": d.score} for d in answer.contexts]}
     if answer.variations:
         record["variations"] = list(answer.variations)
     return record
@@ -126,8 +126,8 @@ def write_answers(path: str | Path, answers: Iterable[AgentAnswer]) -> int:
     target.parent.mkdir(parents=True, exist_ok=True)
     with atomic_write(target) as out:
         for answer in answers:
-            if not answer.qid:
-                raise DataError(f"answer of agent {answer.agent!r} to {answer.query!r} has no qid",
+            if not answer.id:
+                raise DataError(f"answer of agent {answer.agent!r} to {answer.question!r} has no qid",
                                 path=str(path), field="qid")
             out.write(json.dumps(answer_record(answer), ensure_ascii=False) + "\n")
             count += 1
@@ -160,7 +160,8 @@ def _record(obj: dict[str, Any], path: str, number: int) -> AgentAnswer:
     if not isinstance(variations, list) or not all(isinstance(v, str) for v in variations):
         raise DataError(f"must be a list of strings, got {variations!r}", path=path, line=number,
                         field="variations")
-    return AgentAnswer(**fields, documents=[_document(d, path, number, i) for i, d in enumerate(documents)],
+    return AgentAnswer(id=fields["qid"], question=fields["query"], agent=fields["agent"],
+                       answer=fields["answer"], contexts=[_document(d, path, number, i) for i, d in enumerate(documents)],
                        variations=variations)
 
 
@@ -176,9 +177,9 @@ def read_answers(path: str | Path, *, errors: list[DataError] | None = None) -> 
     for number, obj in jsonl_objects(p, read_text(path)):
         try:
             answer = _record(_strict(obj), p, number)
-            key = (answer.qid or "", answer.agent)
+            key = (answer.id or "", answer.agent)
             if key in first_line:
-                raise DataError(f"agent {answer.agent!r} answers qid {answer.qid!r} twice "
+                raise DataError(f"agent {answer.agent!r} answers qid {answer.id!r} twice "
                                 f"(first on line {first_line[key]})", path=p, line=number, field="qid")
             first_line[key] = number
             answers.append(answer)

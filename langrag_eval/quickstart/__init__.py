@@ -33,7 +33,7 @@ from ..retrieval.ingest import ingest
 from ..runtime import Judge, RunStore, run_id_for
 from ..thelma import Thelma
 from ..tournament import TournamentConfig, TournamentData, run_tournament
-from ..types import RAGSample
+from ..types import Sample
 
 __all__ = ["QuickstartSettings", "QuickstartResult", "run_quickstart", "load_corpus", "load_questions"]
 
@@ -131,11 +131,9 @@ def run_quickstart(judge: Judge, store: RunStore, out_dir: str | Path, *,
     write_answers(answers_path, answers)
 
     reference = {q["id"]: q["reference"] for q in questions}
-    samples = [RAGSample(id=f"{a.agent}/{a.qid}", question=a.query, answer=a.answer,
-                         contexts=[d.text for d in a.documents], reference=reference[a.qid])
-               for a in answers]
+    samples = [a.model_copy(update={"id": f"{a.agent}/{a.id}", "reference": reference[a.id]}) for a in answers]
     put_item_contents(store, run_id, [{"id": s.id, "question": s.question, "answer": s.answer,
-                                       "contexts": s.contexts, "reference": s.reference, "agent": a.agent}
+                                       "contexts": s.context_texts(), "reference": s.reference, "agent": a.agent}
                                       for s, a in zip(samples, answers)])
     progress(f"grading {len(samples)} answers with vRAG-Eval")
     grader = VragGrader(judge)

@@ -30,7 +30,7 @@ from ..thelma.decompose import split_sentences
 from .scripted import ScriptedModel
 
 if TYPE_CHECKING:
-    from ..thelma.sample import ThelmaSample
+    from ..types import Sample
 
 __all__ = ["ThelmaScript", "blocks", "synthetic_dataset"]
 
@@ -144,13 +144,13 @@ _ATTRIBUTES = ("founder", "founding year", "headquarters", "chief product", "sta
 _NAMES = ("Aldren", "Brisk", "Corvel", "Dunmore", "Elsby", "Fenwick", "Galder", "Harlow", "Iverna", "Jessop")
 
 
-def synthetic_dataset(n: int, *, seed: int = 0) -> tuple[list[ThelmaSample], ThelmaScript]:
+def synthetic_dataset(n: int, *, seed: int = 0) -> tuple[list[Sample], ThelmaScript]:
     """``n`` invented company samples with a script that knows the truth about each: 1-3 sub-questions,
     1-4 sources (some irrelevant), a response with essential, extraneous and unsupported claims, and
     now and then a question answered only by two sources together (multi-hop)."""
     import random
 
-    from ..thelma.sample import ThelmaSample
+    from ..types import Sample
 
     rng = random.Random(seed)
     claims: dict[str, list[str]] = {}
@@ -207,7 +207,7 @@ def synthetic_dataset(n: int, *, seed: int = 0) -> tuple[list[ThelmaSample], The
             essential[wrong] = 1
         for a in asked:
             addresses[(f"What is the {a} of {company}?", response)] = int(a in said or bool(wrong and a == asked[0]))
-        samples.append(ThelmaSample(id=f"s{i}", query=query, sources=srcs, response=response))
+        samples.append(Sample(id=f"s{i}", question=query, contexts=srcs, answer=response))
     script = ThelmaScript(claims=claims, questions=questions, source=source, essential=essential,
                           answers=answers, addresses=addresses, supported=supported)
     return samples, script

@@ -3,11 +3,12 @@ retrieved sources, response) alone, with a diagnosis of which pipeline component
 
 >>> from langrag_eval.runtime import Judge
 >>> from langrag_eval.testing import ThelmaScript
->>> from langrag_eval.thelma import Thelma, ThelmaSample
+>>> from langrag_eval import Sample
+>>> from langrag_eval.thelma import Thelma
 >>> script = ThelmaScript(questions={"Who built it?": ["Who built it?"]},
 ...                       answers={("Who built it?", "Ada built it."): 1})
 >>> Thelma(Judge(script.model()), metrics=("sqc",)).evaluate(
-...     ThelmaSample(query="Who built it?", sources=["Ada built it."])).score("sqc")
+...     Sample(question="Who built it?", contexts=["Ada built it."])).score("sqc")
 1.0
 """
 
@@ -21,7 +22,7 @@ from .match import Matcher
 from .meta import MetaEvaluation, MetaReport, MetaRow, PairOutcome
 from .metrics import (Metric, MetricInputs, get_metric, metric_ids, register_metric, registered_metrics,
                       unregister_metric)
-from .sample import SampleUsage, ThelmaResult, ThelmaSample
+from .sample import SampleUsage, ThelmaResult
 
 __all__ = [
     "DEFAULT_SD_THRESHOLD",
@@ -44,7 +45,6 @@ __all__ = [
     "SampleUsage",
     "Thelma",
     "ThelmaResult",
-    "ThelmaSample",
     "Thresholds",
     "coverage",
     "diagnose",

@@ -3,9 +3,10 @@ judge calls and tokens per sample. The batch itself is :meth:`Thelma.aevaluate_m
 
 >>> from langrag_eval.runtime import Judge
 >>> from langrag_eval.testing import ThelmaScript
->>> from langrag_eval.thelma import Thelma, ThelmaSample
+>>> from langrag_eval import Sample
+>>> from langrag_eval.thelma import Thelma
 >>> thelma = Thelma(Judge(ThelmaScript(default=1).model()), metrics=("rp", "gr"))
->>> samples = [ThelmaSample(id=str(i), query="Who?", sources=["Ada."], response="Ada.") for i in range(3)]
+>>> samples = [Sample(id=str(i), question="Who?", contexts=["Ada."], answer="Ada.") for i in range(3)]
 >>> summary = thelma.summarize(thelma.evaluate_many(samples)).details
 >>> summary["metrics"]["rp"]["mean"], summary["metrics"]["rp"]["n"]
 (1.0, 3)

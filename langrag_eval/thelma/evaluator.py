@@ -10,11 +10,11 @@ facts serve SP2. Identical prompts across samples are answered from the judge's 
 >>> judge = Judge(ScriptedModel({"atomic claims": "<output>\\n- Ada was born in 1815.\\n</output>",
 ...                              "": "<output>1</output>"}))
 >>> r = Thelma(judge, metrics=("rp", "gr")).evaluate(
-...     ThelmaSample(query="When was Ada born?", sources=["Ada was born in 1815."],
-...                  response="Ada was born in 1815."))
+...     Sample(question="When was Ada born?", contexts=["Ada was born in 1815."],
+...                  answer="Ada was born in 1815."))
 >>> r.score("rp"), r.score("gr"), r.usage.calls
 (1.0, 1.0, 3)
->>> Thelma(judge, metrics=("gr",)).prompt_tasks()    # the prompt files groundedness renders
+>>> list(Thelma(judge, metrics=("gr",)).prompts())    # the prompt files groundedness renders
 ['decompose_claims', 'match_supported', 'batch_supported']
 """
 
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -33,14 +33,14 @@ from ..prompts import PromptTemplate
 from ..results import Score, ScoreScale, Unscored
 from ..summary import Summary
 from ..runtime import Judge, UsageMeter, gather_bounded
-from ..types import RAGSample
+from ..types import Sample
 from .aggregate import METRICS, MetricOutcome, MetricScore
 from .decompose import Decomposer, load_task_prompt, split_sentences
 from .dataset import summarize
 from .diagnosis import Thresholds, diagnose
 from .match import Matcher
 from .metrics import MetricInputs, _Once, diagnosis_rules, get_metric, metric_ids
-from .sample import SampleUsage, ThelmaResult, ThelmaSample
+from .sample import SampleUsage, ThelmaResult
 
 __all__ = ["DEFAULT_SD_THRESHOLD", "Thelma", "select_metrics"]
 
@@ -64,15 +64,16 @@ def select_metrics(metric: str | None = None, metrics: Sequence[str] | None = No
 
 
 @dataclass
-class Thelma(Evaluator["ThelmaSample | RAGSample", ThelmaResult]):
-    """An :class:`~langrag_eval.evaluator.Evaluator` of :class:`ThelmaSample` (or :class:`RAGSample`:
-    question, contexts and answer are read as query, sources and response). Scores the requested ``metrics``: registered metric ids
+class Thelma(Evaluator[Sample, ThelmaResult]):
+    """An :class:`~langrag_eval.evaluator.Evaluator` of :class:`~langrag_eval.types.Sample` (question,
+    contexts and answer). Scores the requested ``metrics``: registered metric ids
     (:mod:`langrag_eval.thelma.metrics`), by default the paper's seven (sp1, sp2, sqc, rp, rqc, sd, gr).
 
     ``batched``: one judge call per match task and sample instead of one per component.
     ``embedder``: sentence embeddings for self-distinctness (default: the packaged MiniLM, loaded
     on first use). ``sd_threshold``: cosine similarity from which two sentences repeat each other.
-    ``prompts``: your own template file per task name (``match_essential``, ...)."""
+    ``templates``: your own template per task name (``match_essential``, ...); see :meth:`prompts`
+    and :meth:`with_prompts`."""
 
     judge: Judge
     metrics: Sequence[str] = METRICS
@@ -80,7 +81,7 @@ class Thelma(Evaluator["ThelmaSample | RAGSample", ThelmaResult]):
     embedder: Embedder | None = None
     sd_threshold: float = DEFAULT_SD_THRESHOLD
     thresholds: Thresholds = field(default_factory=Thresholds)
-    prompts: Mapping[str, str | Path | PromptTemplate] = field(default_factory=dict)
+    templates: Mapping[str, str | Path | PromptTemplate] = field(default_factory=dict)
 
     result_type: ClassVar[type[ThelmaResult]] = ThelmaResult
     description: ClassVar[str] = "THELMA"
@@ -98,44 +99,34 @@ class Thelma(Evaluator["ThelmaSample | RAGSample", ThelmaResult]):
     def mode(self) -> str:
         return "batched" if self.batched else "per_component"
 
-    def prompt_tasks(self) -> list[str]:
-        """The prompt tasks this evaluator's metrics render (in either mode), each once."""
-        return list(dict.fromkeys(t for m in self.metrics for t in get_metric(m).tasks))
+    def prompts(self) -> dict[str, PromptTemplate]:
+        """The templates this evaluator's metrics render (in either mode), by task name
+        (``match_essential`` ...): the one given in ``templates``, else the shipped one."""
+        tasks = dict.fromkeys(t for m in self.metrics for t in get_metric(m).tasks)
+        return {task: load_task_prompt(task, self.templates) for task in tasks}
 
-    def prompt(self, task: str) -> PromptTemplate:
-        """The template in use for ``task``: the one given in ``prompts``, else the shipped one."""
-        return load_task_prompt(task, self.prompts)
-
-    def set_prompts(self, updates: Mapping[str, Any]) -> None:
-        """Replace templates by task: a file, template text, a parsed template, or a LangChain or
-        LlamaIndex prompt object. Each is checked now (it may use only the variables its task
-        fills); a task none of this evaluator's metrics renders is refused, naming those that are."""
-        tasks = self.prompt_tasks()
-        for task in updates:
-            if task not in tasks:
-                raise ConfigError(f"unknown THELMA prompt {task!r}; this evaluator uses {', '.join(tasks)}")
-        parsed = {task: load_task_prompt(task, {task: value}) for task, value in updates.items()}
-        self.prompts = {**self.prompts, **parsed}
+    def _replace_prompts(self, overrides: Mapping[str, Any]) -> "Thelma":
+        parsed = {task: load_task_prompt(task, {task: value}) for task, value in overrides.items()}
+        return replace(self, templates={**self.templates, **parsed})
 
     def task_name(self) -> str:
         return f"thelma:{self.mode}"
 
-    def key(self, sample: ThelmaSample | RAGSample) -> str:
-        """The sample's id, else a digest of its content (:meth:`ThelmaSample.key`)."""
-        return _as_thelma(sample).key()
+    def key(self, sample: Sample) -> str:
+        """The sample's id, else a digest of its content (:meth:`Sample.key`)."""
+        return sample.key()
 
-    def fingerprint(self, sample: ThelmaSample | RAGSample) -> Any:
-        return _as_thelma(sample)
+    def fingerprint(self, sample: Sample) -> Any:
+        return sample
 
-    def index_item(self, sample: ThelmaSample | RAGSample) -> tuple[str | None, str | None, str | None]:
+    def index_item(self, sample: Sample) -> tuple[str | None, str | None, str | None]:
         # THELMA has no reference answer: an item is what it asks (sources and response are the app's)
-        return _as_thelma(sample).query, None, None
+        return sample.question, None, None
 
-    async def aevaluate_many(self, samples: Sequence[ThelmaSample | RAGSample], **options: Any  # type: ignore[override]
+    async def aevaluate_many(self, samples: Sequence[Sample], **options: Any  # type: ignore[override]
                              ) -> list[ThelmaResult]:
         """Every sample scored once per run (see :meth:`Evaluator.aevaluate_many`); each result
         carries its sample's key as ``id``. Never Unscored as a whole: failures are per metric."""
-        samples = [_as_thelma(s) for s in samples]
         keys = [s.key() for s in samples]
         repeated = sorted(k for k, n in Counter(keys).items() if n > 1)
         if repeated:
@@ -167,15 +158,14 @@ class Thelma(Evaluator["ThelmaSample | RAGSample", ThelmaResult]):
         details = summarize([r for r in results if isinstance(r, ThelmaResult)], self.thresholds, mode=self.mode)
         return super().summarize(results).model_copy(update={"details": details})
 
-    async def aevaluate(self, sample: ThelmaSample | RAGSample) -> ThelmaResult:
+    async def aevaluate(self, sample: Sample) -> ThelmaResult:
         """Score one sample. Never raises on bad data or judge failures: those are Unscored."""
-        sample = _as_thelma(sample)
         judge = self.judge.for_run(self.judge.run_id)  # type: ignore[arg-type]
         judge.usage = UsageMeter()  # this sample's calls alone; added to the shared meter below
-        decomposer = Decomposer(judge, self.prompts)
-        matcher = Matcher(judge, self.batched, self.prompts)
-        texts, error = sample.source_texts()
-        response = (sample.response or "").strip()
+        decomposer = Decomposer(judge, self.templates)
+        matcher = Matcher(judge, self.batched, self.templates)
+        texts, error = sample.context_texts(), sample.invalid_contexts
+        response = (sample.answer or "").strip()
 
         async def facts() -> list[list[str]] | Unscored:
             per_source = await gather_bounded(texts, lambda t: _facts_of(decomposer, t),
@@ -184,9 +174,9 @@ class Thelma(Evaluator["ThelmaSample | RAGSample", ThelmaResult]):
             return failed[0] if failed else per_source
 
         claims, questions = _Once(lambda: decomposer.aclaims(response)), \
-            _Once(lambda: decomposer.aquestions(sample.query.strip()))
-        s = MetricInputs(query=sample.query.strip(), response=response, sources=texts,
-                         retrieved=len(sample.sources), source_error=error, matcher=matcher,
+            _Once(lambda: decomposer.aquestions(sample.question.strip()))
+        s = MetricInputs(query=sample.question.strip(), response=response, sources=texts,
+                         retrieved=len(texts), source_error=error, matcher=matcher,
                          embedder=self.embedder, sd_threshold=self.sd_threshold,
                          _claims=claims, _questions=questions, _facts=_Once(facts))
         outcomes: dict[str, MetricOutcome] = {}
@@ -210,8 +200,6 @@ class Thelma(Evaluator["ThelmaSample | RAGSample", ThelmaResult]):
                               prompt_tokens=judge.usage.prompt_tokens,
                               completion_tokens=judge.usage.completion_tokens))
 
-def _as_thelma(sample: ThelmaSample | RAGSample) -> ThelmaSample:
-    return ThelmaSample.from_rag(sample) if isinstance(sample, RAGSample) else sample
 
 
 async def _facts_of(decomposer: Decomposer, text: str) -> list[str] | Unscored:

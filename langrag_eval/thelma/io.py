@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..errors import DataError
 from ..io import parse_json, read_table, require_columns
-from .sample import ThelmaSample
+from ..types import Sample
 
 __all__ = ["read_samples"]
 
@@ -26,7 +26,7 @@ def _kind(value: object) -> str:
 
 def read_samples(path: str | Path, *, query: str = "query", sources: str = "sources",
                  response: str = "response", id_col: str | None = None, format: str | None = None
-                 ) -> tuple[list[ThelmaSample], dict[str, int], list[DataError]]:
+                 ) -> tuple[list[Sample], dict[str, int], list[DataError]]:
     """The readable rows as samples, each sample's line by id, and one DataError per skipped row.
 
     >>> import pathlib, tempfile
@@ -42,7 +42,7 @@ def read_samples(path: str | Path, *, query: str = "query", sources: str = "sour
                             **({"id": id_col} if id_col else {})})
     id_col = id_col or ("id" if "id" in table.columns else None)
     issues = list(table.issues)
-    samples: list[ThelmaSample] = []
+    samples: list[Sample] = []
     lines: dict[str, int] = {}
     for row in table.rows:
         def bad(message: str, field: str, line: int = row.line) -> None:
@@ -74,5 +74,5 @@ def read_samples(path: str | Path, *, query: str = "query", sources: str = "sour
             bad(f"id {sid!r} already used on line {lines[sid]}", id_col or "id")
             continue
         lines[sid] = row.line
-        samples.append(ThelmaSample(id=sid, query=q, sources=s, response=r))
+        samples.append(Sample(id=sid, question=q, contexts=s, answer=r))
     return samples, lines, issues

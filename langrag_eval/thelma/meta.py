@@ -18,12 +18,12 @@ could not be built, or where either score is Unscored, is reported as unscored a
 
 >>> from langrag_eval.runtime import Judge
 >>> from .evaluator import Thelma
->>> from .sample import ThelmaSample
+>>> from langrag_eval import Sample
 >>> from langrag_eval.testing import ThelmaScript
 >>> script = ThelmaScript(essential=lambda key: "blue" not in key[1],
 ...                       rewrite=lambda kind, text: text + " The hall is blue.")
 >>> meta = MetaEvaluation(Thelma(Judge(script.model())), metrics=("rp",))
->>> report = meta.run([ThelmaSample(query="Who?", sources=["Ada."], response="Ada did it.")])
+>>> report = meta.run([Sample(question="Who?", contexts=["Ada."], answer="Ada did it.")])
 >>> report.rows[0].agreement
 1.0
 """
@@ -46,7 +46,7 @@ from ..errors import ConfigError
 from .aggregate import METRICS
 from .decompose import load_task_prompt, split_sentences
 from .evaluator import Thelma
-from .sample import ThelmaSample
+from ..types import Sample
 
 __all__ = [
     "MetaEvaluation",
@@ -72,7 +72,7 @@ class PairOutcome(BaseModel):
     original: float | None = None
     negative: float | None = None
     reason: str | None = None
-    negative_sample: ThelmaSample | None = None
+    negative_sample: Sample | None = None
 
 
 class MetaRow(BaseModel):
@@ -155,7 +155,7 @@ class MetaEvaluation:
             raise ConfigError(f"meta-evaluation builds negatives for {', '.join(METRICS)} only, "
                               f"not {', '.join(others)}")
 
-    async def arun(self, samples: Sequence[ThelmaSample]) -> MetaReport:
+    async def arun(self, samples: Sequence[Sample]) -> MetaReport:
         """Every sample against its negatives, one per metric."""
         originals = await gather_bounded(list(samples), self.thelma.aevaluate, limit=self.limit)
         jobs = [(i, m) for i in range(len(samples)) for m in self.metrics]
@@ -163,14 +163,14 @@ class MetaEvaluation:
         async def pair(job: tuple[int, str]) -> PairOutcome:
             i, metric = job
             sample, original = samples[i], originals[i]
-            pool = [s for j, other in enumerate(samples) if j != i for s in other.source_texts()[0] if s.strip()]
+            pool = [s for j, other in enumerate(samples) if j != i for s in other.context_texts() if s.strip()]
             key = sample.key()
             negative = await self.anegative(metric, sample, pool, random.Random(f"{self.seed}|{key}|{metric}"))
             if isinstance(negative, Unscored):
                 return PairOutcome(sample=key, metric=metric, outcome="unscored", reason=negative.reason)
             single = Thelma(self.thelma.judge, metrics=(metric,), batched=self.thelma.batched,
                             embedder=self.thelma.embedder, sd_threshold=self.thelma.sd_threshold,
-                            prompts=self.thelma.prompts)
+                            templates=self.thelma.templates)
             a, b = original.score(metric), (await single.aevaluate(negative)).score(metric)
             if a is None or b is None:
                 why = "original" if a is None else "negative"
@@ -190,11 +190,11 @@ class MetaEvaluation:
         answer = await self.thelma.judge.ask(prompt, TagFormat())
         return answer.value
 
-    async def anegative(self, metric: str, sample: ThelmaSample, pool: Sequence[str],
-                        rng: random.Random) -> ThelmaSample | Unscored:
+    async def anegative(self, metric: str, sample: Sample, pool: Sequence[str],
+                        rng: random.Random) -> Sample | Unscored:
         """The contrastive negative of ``sample`` for ``metric``, or why it could not be built."""
-        sources, error = sample.source_texts()
-        response = (sample.response or "").strip()
+        sources, error = sample.context_texts(), sample.invalid_contexts
+        response = (sample.answer or "").strip()
         if error:
             return Unscored(reason=error, cause="invalid_input")
         needs_response = metric in ("rp", "rqc", "sd", "gr")
@@ -215,14 +215,14 @@ class MetaEvaluation:
         elif metric == "sd":
             new_response = await self._rewrite("perturb_rephrase_repeat", response=response)
         elif metric == "rp":
-            new_response = await self._rewrite("perturb_add_extraneous", query=sample.query, response=response)
+            new_response = await self._rewrite("perturb_add_extraneous", query=sample.question, response=response)
         elif metric == "rqc":
-            new_response = await self._rewrite("perturb_remove_essential", query=sample.query, response=response)
+            new_response = await self._rewrite("perturb_remove_essential", query=sample.question, response=response)
         elif metric == "gr":
             new_response = await self._rewrite("perturb_alter_fact", response=response, sources=sources)
         elif metric == "sqc":
             rewritten = await gather_bounded(
-                sources, lambda s: self._rewrite("perturb_remove_source_facts", query=sample.query, source=s),
+                sources, lambda s: self._rewrite("perturb_remove_source_facts", query=sample.question, source=s),
                 limit=max(1, len(sources)))
             failed = [r for r in rewritten if isinstance(r, Unscored)]
             if failed:
@@ -230,16 +230,16 @@ class MetaEvaluation:
             new_sources = [str(r) for r in rewritten]
         if isinstance(new_response, Unscored):
             return new_response
-        changed = sample.model_copy(update={
-            "id": f"{sample.key()}~{metric}",
-            "sources": new_sources if new_sources is not None else sample.sources,
-            "response": new_response if new_response is not None else sample.response})
-        if changed.sources == sample.sources and changed.response == sample.response:
+        changed = type(sample).model_validate({
+            **sample.model_dump(), "id": f"{sample.key()}~{metric}",
+            "contexts": new_sources if new_sources is not None else sample.contexts,
+            "answer": new_response if new_response is not None else sample.answer})
+        if changed.context_texts() == sample.context_texts() and changed.answer == sample.answer:
             return Unscored(reason="the perturbation left the sample unchanged", cause="invalid_input")
         return changed
 
-    def negative(self, metric: str, sample: ThelmaSample, pool: Sequence[str],
-                 rng: random.Random) -> ThelmaSample | Unscored:
+    def negative(self, metric: str, sample: Sample, pool: Sequence[str],
+                 rng: random.Random) -> Sample | Unscored:
         """:meth:`anegative` from synchronous code."""
         return synchronous(self.anegative)(metric, sample, pool, rng)
 

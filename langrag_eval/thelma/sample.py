@@ -1,12 +1,4 @@
-"""What THELMA reads and writes: a (query, sources, response) sample and its per-metric result.
-
->>> s = ThelmaSample(query="When was it built?", sources=["It was built in 1896."], response="In 1896.")
->>> s.source_texts()
-(['It was built in 1896.'], None)
->>> ThelmaSample(query="q", sources=["ok", 3]).source_texts()[1]
-'source 2 is int, not text'
->>> ThelmaSample(query="q", sources="One retrieved passage.").sources   # one text is one source
-['One retrieved passage.']
+"""What THELMA writes per sample: its per-metric result (it reads a :class:`~langrag_eval.types.Sample`).
 
 A result reads the same in every adapter: :meth:`ThelmaResult.mean` over the scored metrics,
 :meth:`ThelmaResult.comment` per metric, :meth:`ThelmaResult.feedback` for all of them with the
@@ -15,78 +7,14 @@ diagnosis, and :meth:`ThelmaResult.passes` against the thresholds.
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections.abc import Mapping
-from typing import Any
-
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from ..results import Unscored
-from ..contexts import as_documents
-from ..errors import ConfigError
-from ..types import Document, RAGSample
 from .aggregate import MetricOutcome, MetricScore
 from .diagnosis import Finding, Thresholds, undiagnosed
 from .metrics import get_metric, metric_name, metric_ids
 
-__all__ = ["SampleUsage", "ThelmaResult", "ThelmaSample"]
-
-
-class ThelmaSample(BaseModel):
-    """One interaction of a RAG app. ``sources`` are the retrieved texts; a :class:`Document` or a
-    mapping with a string ``text`` or ``page_content`` also counts as text, anything else is invalid
-    input for the source metrics (the response metrics still run)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    query: str = ""
-    sources: list[Any] = Field(default_factory=list)
-    response: str | None = ""
-    id: str | None = None
-    # set by the framework captures: text the app wrote on the way to its answer (sub-question
-    # answers, rewritten questions) that reached the answer's prompt, kept apart from ``sources``
-    # and not judged; and why the captured sources may not be what the prompt held, when unsure
-    generated: list[str] = Field(default_factory=list)
-    capture_note: str | None = None
-
-    @field_validator("sources", mode="before")
-    @classmethod
-    def _one_source_is_a_list(cls, value: Any) -> Any:
-        # a single text or document handed over alone is one source, never one source per character
-        if value is None:
-            return []
-        if isinstance(value, (str, Mapping, Document)) or hasattr(value, "page_content") or \
-                hasattr(getattr(value, "node", None), "get_content") or \
-                callable(getattr(value, "get_content", None)):
-            return [value]
-        return value
-
-    @classmethod
-    def from_rag(cls, sample: RAGSample) -> ThelmaSample:
-        return cls(query=sample.question, sources=list(sample.contexts), response=sample.answer,
-                   id=sample.id)
-
-    def source_texts(self) -> tuple[list[str], str | None]:
-        """The sources as texts, or the reason they cannot be read as texts."""
-        texts = []
-        for i, src in enumerate(self.sources, 1):
-            if isinstance(src, str):
-                texts.append(src)
-                continue
-            try:  # documents, LangChain Documents, LlamaIndex nodes, dicts with text
-                docs = as_documents([src], field=f"source {i}")
-            except ConfigError:
-                return [], f"source {i} is {type(src).__name__}, not text"
-            texts.append(docs[0].text if docs else "")  # a blank source still counts in SP1
-        return texts, None
-
-    def key(self) -> str:
-        """A stable item key for resumable batches: the id, else a digest of the content."""
-        if self.id:
-            return self.id
-        payload = json.dumps([self.query, [str(s) for s in self.sources], self.response], ensure_ascii=False)
-        return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
+__all__ = ["SampleUsage", "ThelmaResult"]
 
 
 class SampleUsage(BaseModel):

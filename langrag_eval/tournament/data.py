@@ -70,7 +70,7 @@ class TournamentData(BaseModel):
         if not self.attributed:
             return list(self.pool.get(qid, {}).values())
         found = self.answers.get(qid, {}).get(agent)
-        return list(found.documents) if found else []
+        return list(found.contexts) if found else []
 
     def pooled(self, qid: str, agents: Iterable[str]) -> list[Document]:
         """Documents retrieved by any of ``agents`` for ``qid``, each once, in first-seen order."""
@@ -131,8 +131,8 @@ class _Builder:
             self.problem("duplicate", line, "agent", f"a second answer of agent {agent!r} to query "
                          f"{qid!r}; the first one is kept", path)
             return
-        self.answers.setdefault(qid, {})[agent] = AgentAnswer(qid=qid, query=self.queries.get(qid, ""),
-                                                             agent=agent, answer=answer, documents=docs)
+        self.answers.setdefault(qid, {})[agent] = AgentAnswer(id=qid, question=self.queries.get(qid, ""),
+                                                             agent=agent, answer=answer, contexts=docs)
 
     def add_record(self, record: Any, line: int | None, path: str | None = None) -> None:
         path = path or self.source
@@ -275,6 +275,6 @@ def load_answers_jsonl(path: str | Path) -> TournamentData:
     b = _Builder(str(path))
     b.problems.extend(Problem(kind=_kind(e), message=str(e)) for e in errors)
     for a in answers:
-        b.add_record({"qid": a.qid, "query": a.query, "agent": a.agent, "answer": a.answer,
-                      "documents": [d.model_dump() for d in a.documents]}, None)
+        b.add_record({"qid": a.id, "query": a.question, "agent": a.agent, "answer": a.answer,
+                      "documents": [d.model_dump() for d in a.contexts]}, None)
     return b.finish()

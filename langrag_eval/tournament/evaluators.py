@@ -120,9 +120,13 @@ class RelevanceEvaluator(Evaluator[RelevanceSample, RelevanceJudgment]):
     task: ClassVar[str] = "tournament/relevance"
     result_type: ClassVar[type[RelevanceJudgment]] = RelevanceJudgment
     description: ClassVar[str] = "relevance"
+    prompt_fields: ClassVar[dict[str, str]] = {"relevance": "prompt"}
 
     def __post_init__(self) -> None:
         self._template = _template(self.prompt, "tournament/relevance", {"query", "document"})
+
+    def prompts(self) -> dict[str, PromptTemplate]:
+        return {"relevance": self._template}
 
     def score_names(self) -> tuple[str, ...]:
         return ("relevance",)
@@ -154,9 +158,13 @@ class PointwiseEvaluator(Evaluator[PointwiseSample, PointwiseScores]):
     task: ClassVar[str] = "tournament/pointwise"
     result_type: ClassVar[type[PointwiseScores]] = PointwiseScores
     description: ClassVar[str] = "pointwise"
+    prompt_fields: ClassVar[dict[str, str]] = {"pointwise": "prompt"}
 
     def __post_init__(self) -> None:
         self._template = _template(self.prompt, "tournament/pointwise", {"query", "answer", "documents"})
+
+    def prompts(self) -> dict[str, PromptTemplate]:
+        return {"pointwise": self._template}
 
     def score_names(self) -> tuple[str, ...]:
         return CRITERIA

@@ -188,6 +188,7 @@ class PairwiseEvaluator(Evaluator[GameSample, GameRecord]):
     task: ClassVar[str] = "tournament/game"
     result_type: ClassVar[type[GameRecord]] = GameRecord
     description: ClassVar[str] = "games"
+    prompt_fields: ClassVar[dict[str, str]] = {"pairwise": "prompt", "relevance": "relevance_prompt"}
 
     def score_names(self) -> tuple[str, ...]:
         return ("score_a",)
@@ -206,10 +207,9 @@ class PairwiseEvaluator(Evaluator[GameSample, GameRecord]):
                                    {"query", "documents", "answer_a", "answer_b", "factors"})
         self._relevance = RelevanceEvaluator(self.judge, prompt=self.relevance_prompt)
 
-    @property
-    def template(self) -> PromptTemplate:
-        """The parsed prompt template in use."""
-        return self._template
+    def prompts(self) -> dict[str, PromptTemplate]:
+        """The game's template (``pairwise``) and the pooled documents' relevance one (``relevance``)."""
+        return {"pairwise": self._template, "relevance": self._relevance.prompts()["relevance"]}
 
     def for_judge(self, judge: Judge) -> "PairwiseEvaluator":
         clone = super().for_judge(judge)
@@ -225,8 +225,8 @@ class PairwiseEvaluator(Evaluator[GameSample, GameRecord]):
         return ((game.qid, game.agent_a, game.agent_b), game.query, game.answer_a, game.answer_b,
                 game.documents, {d: labels.get(d) for d in sorted(doc.id for doc in game.documents)})
 
-    def prompts(self, query: str, answer_a: str, answer_b: str,
-                documents: Sequence[dict[str, Any]]) -> tuple[str, str]:
+    def render_pair(self, query: str, answer_a: str, answer_b: str,
+                    documents: Sequence[dict[str, Any]]) -> tuple[str, str]:
         """The forward (a shown as A) and backward (b shown as A) prompts."""
         render = lambda x, y: self._template.render(
             query=query, documents=list(documents), answer_a=x, answer_b=y, factors=self.factors)
@@ -246,7 +246,7 @@ class PairwiseEvaluator(Evaluator[GameSample, GameRecord]):
         agent_a, agent_b, qid = game.agent_a, game.agent_b, game.qid
         if not game.answer_a.strip() or not game.answer_b.strip():
             return _invalid(f"an empty answer ({agent_a if not game.answer_a.strip() else agent_b})")
-        forward_prompt, backward_prompt = self.prompts(game.query, game.answer_a, game.answer_b, documents)
+        forward_prompt, backward_prompt = self.render_pair(game.query, game.answer_a, game.answer_b, documents)
         fmt = PairwiseFormat()
         shown = [d["id"] for d in documents]
         if self.orders == 1:

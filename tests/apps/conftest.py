@@ -12,30 +12,31 @@ import pytest
 from langrag_eval.grading import VragGrader
 from langrag_eval.runtime import Judge
 from langrag_eval.testing import ScriptedModel, ThelmaScript, blocks
-from langrag_eval.thelma import Thelma, ThelmaSample
+from langrag_eval import Sample
+from langrag_eval.thelma import Thelma
 from langrag_eval.tournament import TournamentResult
-from langrag_eval.types import RAGSample
+from langrag_eval.types import Sample
 
 RELEVANCE = "You annotate search results"
 
 
-def vrag_grades(sample: ThelmaSample, label: str) -> ScriptedModel:
+def vrag_grades(sample: Sample, label: str) -> ScriptedModel:
     """Grade the captured answer against ``label``: one judge call, seeing that answer."""
     model = ScriptedModel(lambda prompt: "Score: [[5]], Reason: [[Matches the label.]]")
-    grade = VragGrader(Judge(model)).evaluate(RAGSample(question=sample.query, answer=sample.response, reference=label))
+    grade = VragGrader(Judge(model)).evaluate(Sample(question=sample.question, answer=sample.answer, reference=label))
     assert grade.score == 5 and model.calls == 1
-    assert blocks(model.prompts[0], "answer") == [sample.response.strip()]
-    assert blocks(model.prompts[0], "question") == [sample.query.strip()]
+    assert blocks(model.prompts[0], "answer") == [sample.answer.strip()]
+    assert blocks(model.prompts[0], "question") == [sample.question.strip()]
     return model
 
 
-def thelma_scores(sample: ThelmaSample) -> ScriptedModel:
+def thelma_scores(sample: Sample) -> ScriptedModel:
     """SP1 and GR on the captured sample: one source check per retrieved document, one claim
     extraction and one support check per claim (the answer's sentences)."""
     model = ThelmaScript(default=1).model()
     result = Thelma(Judge(model), metrics=("sp1", "gr")).evaluate(sample)
     assert result.score("sp1") == 1.0 and result.score("gr") == 1.0
-    texts = [d.text for d in sample.sources]
+    texts = [d.text for d in sample.contexts]
     claims = result.claims or []
     assert model.calls == len(set(texts)) + 1 + len(claims)
     judged_sources = [b for p in model.prompts if not blocks(p, "claim") for b in blocks(p, "source")]

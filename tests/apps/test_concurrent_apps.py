@@ -90,7 +90,7 @@ def test_sixteen_threads_score_captured_agent_samples_with_one_judge(agent) -> N
         for q in ROWS:
             agent.invoke(messages(q))
     samples = cap.samples
-    assert [s.query for s in samples] == list(ROWS) and all(len(s.sources) == 1 for s in samples)
+    assert [s.question for s in samples] == list(ROWS) and all(len(s.contexts) == 1 for s in samples)
     script = ThelmaScript(default=1)
     alone = Judge(script.model())
     expected = [Thelma(alone, metrics=("sp1", "gr")).evaluate(s).score_values() for s in samples]

@@ -139,9 +139,9 @@ def test_app_shape_capture_grade_thelma_tournament(shape, store, pipeline) -> No
     fake = MADE[-1]
     texts = {d.id: d.page_content for d in DOCS}
     assert fake.reached(ANSWERS[2], texts) == sorted(d.id for d in want)  # what the answering call received
-    assert sample.query == QUESTION and sample.response == ANSWERS[2]
-    assert [d.id for d in sample.sources] == [d.id for d in want]
-    assert [d.metadata["source"] for d in sample.sources] == [d.metadata["source"] for d in want]
+    assert sample.question == QUESTION and sample.answer == ANSWERS[2]
+    assert [d.id for d in sample.contexts] == [d.id for d in want]
+    assert [d.metadata["source"] for d in sample.contexts] == [d.metadata["source"] for d in want]
 
     pipeline.vrag(sample, LABEL)
     pipeline.thelma(sample)

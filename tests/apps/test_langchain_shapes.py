@@ -315,11 +315,11 @@ def test_capture_is_what_reached_the_answering_prompt(shape, pipeline, recwarn) 
     (sample,) = cap.samples
     oracle = reached(fake, ANSWER)
     assert oracle == EXPECTED[shape]
-    assert sample.response == ANSWER and sample.query == (x if isinstance(x, str) else
+    assert sample.answer == ANSWER and sample.question == (x if isinstance(x, str) else
                                                            x.get("question") or x.get("input") or QUESTION)
-    assert sorted(d.id for d in sample.sources) == oracle  # each once: nothing dropped, nothing extra
+    assert sorted(d.id for d in sample.contexts) == oracle  # each once: nothing dropped, nothing extra
     by_id = {d.id: d for d in CORPUS}
-    assert all(d.text == by_id[d.id].page_content for d in sample.sources)
+    assert all(d.text == by_id[d.id].page_content for d in sample.contexts)
     assert sample.capture_note is None and not [w for w in recwarn if "captured sample" in str(w.message)]
     if shape == "langgraph_corrective_loop":  # the rewritten question is the app's own text
         assert sample.generated == ["warranty period of two years for the pump from delivery"]
@@ -360,12 +360,12 @@ def test_multi_turn_agent_with_checkpointer_captures_each_turn_alone() -> None:
         agent.invoke({"messages": [("user", "How long is the warranty on the pump?")]}, config)
         agent.invoke({"messages": [("user", "When do spare seals ship?")]}, config)
     first, second = cap.samples
-    assert first.response == "Answer to: How long is the warranty on the pump?"
-    assert second.query == "When do spare seals ship?" and second.response == "Answer to: When do spare seals ship?"
-    final = fake.final_prompt(second.response)
+    assert first.answer == "Answer to: How long is the warranty on the pump?"
+    assert second.question == "When do spare seals ship?" and second.answer == "Answer to: When do spare seals ship?"
+    final = fake.final_prompt(second.answer)
     assert "two years" in final and "five working days" in final  # the history holds the first turn's document
     # ... but only this turn's retrieval is this turn's context
-    assert [d.id for d in first.sources] == ["warranty"] and [d.id for d in second.sources] == ["seals"]
+    assert [d.id for d in first.contexts] == ["warranty"] and [d.id for d in second.contexts] == ["seals"]
 
 
 def history_chain(tag: str, histories: dict[str, InMemoryChatMessageHistory]):
@@ -421,4 +421,4 @@ def test_generated_text_is_judged_only_when_asked() -> None:
     with capturing(include_generated=True) as cap:
         app.invoke(x)
     (sample,) = cap.samples
-    assert [d.text for d in sample.sources] == [CORPUS[0].page_content, sample.generated[0]]
+    assert [d.text for d in sample.contexts] == [CORPUS[0].page_content, sample.generated[0]]

@@ -122,12 +122,12 @@ def test_app_shape_capture_grade_thelma_tournament(shape, index, pipeline) -> No
         call(app)
     (sample,) = cap.samples
     final = [p for p, r in SEEN[-1] if r == mock_answer(3)][-1]  # what the answering call received
-    assert sorted(d.text for d in DOCS if d.text in final) == sorted(d.text for d in sample.sources)
-    assert sample.query == QUESTION and sample.response == mock_answer(3)
-    assert sorted(d.text for d in sample.sources) == sorted(d.text for d in DOCS)
-    assert sorted(d.metadata["source"] for d in sample.sources) == sorted(d.metadata["source"] for d in DOCS)
+    assert sorted(d.text for d in DOCS if d.text in final) == sorted(d.text for d in sample.contexts)
+    assert sample.question == QUESTION and sample.answer == mock_answer(3)
+    assert sorted(d.text for d in sample.contexts) == sorted(d.text for d in DOCS)
+    assert sorted(d.metadata["source"] for d in sample.contexts) == sorted(d.metadata["source"] for d in DOCS)
     node_ids = {n.node_id for n in index.docstore.docs.values()}
-    assert {d.id for d in sample.sources} == node_ids  # node ids, not digests of the text
+    assert {d.id for d in sample.contexts} == node_ids  # node ids, not digests of the text
 
     pipeline.vrag(sample, LABEL)
     pipeline.thelma(sample)
@@ -149,4 +149,4 @@ def test_an_event_handler_registered_alone_still_captures_query_engines(index) -
     finally:
         dispatcher.event_handlers = [h for h in dispatcher.event_handlers if h is not cap]
     (sample,) = cap.samples
-    assert (sample.query, sample.response) == (QUESTION, mock_answer(2)) and len(sample.sources) == TOP_K
+    assert (sample.question, sample.answer) == (QUESTION, mock_answer(2)) and len(sample.contexts) == TOP_K

@@ -237,16 +237,16 @@ def test_capture_is_what_reached_the_answering_prompt(shape, index, pipeline, re
     sample = cap.samples[-1]
     oracle = llm.reached(ANSWER, TEXTS)
     assert oracle == EXPECTED[shape], [p for p, _ in llm._seen]
-    assert sample.query == QUESTION
+    assert sample.question == QUESTION
     key = {t: i for i, t in TEXTS.items()}
-    assert sorted(key[d.text] for d in sample.sources) == oracle  # each once: nothing dropped, nothing extra
-    assert all(d.metadata["source"] == f"{key[d.text]}.md" and (d.id in index.docstore.docs or d.id in TEXTS) for d in sample.sources)
+    assert sorted(key[d.text] for d in sample.contexts) == oracle  # each once: nothing dropped, nothing extra
+    assert all(d.metadata["source"] == f"{key[d.text]}.md" and (d.id in index.docstore.docs or d.id in TEXTS) for d in sample.contexts)
     assert not [w for w in recwarn if "captured sample" in str(w.message)] and sample.capture_note is None
     if shape == "similarity_filter_dropping_all":
-        assert sample.response == "Empty Response" and not llm._seen
+        assert sample.answer == "Empty Response" and not llm._seen
         pipeline.vrag(sample, "two years")
         return
-    assert sample.response == ANSWER
+    assert sample.answer == ANSWER
     if shape == "sub_question":  # the sub-answers reached the final prompt as the app's own text
         assert sample.generated == [SUB[q] for q in SUB] or sorted(sample.generated) == sorted(SUB.values())
     elif shape == "condense_question_chat":
@@ -286,7 +286,7 @@ def test_capture_is_context_local(index) -> None:
     handlers = len(get_dispatcher().event_handlers)
     with ThreadPoolExecutor(2) as pool:
         got = list(pool.map(one, ["When do spare seals ship?", "How much power does the pump draw?"]))
-    assert [[(s.query, [d.metadata["source"][:-3] for d in s.sources]) for s in samples] for samples in got] == [
+    assert [[(s.question, [d.metadata["source"][:-3] for d in s.contexts]) for s in samples] for samples in got] == [
         [("When do spare seals ship?", ["seals"])], [("How much power does the pump draw?", ["power"])]]
     with capturing():
         pass
@@ -297,6 +297,6 @@ def test_sub_answers_are_judged_only_when_asked(index) -> None:
     with capturing(include_generated=True) as cap:
         ask(sub_question(index, Recording(answering(ANSWER))))
     (sample,) = cap.samples
-    texts = [d.text for d in sample.sources]
+    texts = [d.text for d in sample.contexts]
     assert sorted(texts[:2]) == sorted([TEXTS["seals"], TEXTS["warranty"]])
     assert sorted(texts[2:]) == sorted(SUB.values()) == sorted(sample.generated)

@@ -19,7 +19,8 @@ from langrag_eval.grammar import GrammarQuery, ReferenceGrader, evaluate_answers
 from langrag_eval.pipelines import AgentAnswer
 from langrag_eval.runtime import Judge, RunStore
 from langrag_eval.testing import ScriptedModel, ThelmaScript
-from langrag_eval.thelma import Thelma, ThelmaSample
+from langrag_eval import Sample
+from langrag_eval.thelma import Thelma
 
 JUDGE = {"GOOD": "Score: [[5]], Reason: [[states the label]]",
          "": "Score: [[2]], Reason: [[misses the label]]"}
@@ -95,8 +96,8 @@ def test_repeated_questions_pair_in_order(tmp_path):
 
 def test_thelma_runs_compare_every_metric_with_wilcoxon(tmp_path):
     store = RunStore(tmp_path / "runs.sqlite")
-    samples = [ThelmaSample(id=f"s{i}", query=f"Who founded company {i}?", sources=[f"Ada founded company {i}."],
-                            response=f"Ada founded company {i}.") for i in range(30)]
+    samples = [Sample(id=f"s{i}", question=f"Who founded company {i}?", contexts=[f"Ada founded company {i}."],
+                            answer=f"Ada founded company {i}.") for i in range(30)]
     for run, grounded in (("thelma-a", 1), ("thelma-b", 0)):
         store.open_run("thelma", {"run": run}, run_id=run)
         script = ThelmaScript(default=1, supported=lambda k, g=grounded: g)
@@ -129,9 +130,9 @@ def test_grammar_runs_compare_correctness_of_an_agent(tmp_path):
                                                  in p else "Judgement: [[Incorrect]]"), store=store))
     for run, good in (("g-a", range(20)), ("g-b", range(10))):
         store.open_run("grammar", {"run": run}, run_id=run)
-        answers = [AgentAnswer(qid=q.id, query=q.question, agent="rag" if run == "g-a" else "rag-v2",
+        answers = [AgentAnswer(id=q.id, question=q.question, agent="rag" if run == "g-a" else "rag-v2",
                                answer=f"City{i}" if i in good else "Unknown") for i, q in enumerate(queries)]
-        answers += [AgentAnswer(qid=q.id, query=q.question, agent="other", answer="x") for q in queries[:2]] \
+        answers += [AgentAnswer(id=q.id, question=q.question, agent="other", answer="x") for q in queries[:2]] \
             if run == "g-b" else []
         evaluate_answers(queries, answers, grader, store=store, run_id=run)
     with pytest.raises(ConfigError, match="name one with --agent"):
@@ -151,8 +152,8 @@ def test_grammar_runs_compare_correctness_of_an_agent(tmp_path):
 
 def test_a_metric_only_one_run_computed_is_named_not_compared(tmp_path):
     store = RunStore(tmp_path / "runs.sqlite")
-    samples = [ThelmaSample(id=f"s{i}", query=f"Who founded company {i}?", sources=[f"Ada founded company {i}."],
-                            response=f"Ada founded company {i}.") for i in range(5)]
+    samples = [Sample(id=f"s{i}", question=f"Who founded company {i}?", contexts=[f"Ada founded company {i}."],
+                            answer=f"Ada founded company {i}.") for i in range(5)]
     for run, metrics in (("t-a", ("rp", "gr")), ("t-b", ("gr", "rqc"))):
         store.open_run("thelma", {"run": run}, run_id=run)
         thelma = Thelma(Judge(ThelmaScript(default=1).model(), store=store), metrics=metrics)

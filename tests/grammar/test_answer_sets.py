@@ -131,7 +131,7 @@ async def test_null_answers_kept_as_unknown_are_graded_other_flags_are_not() -> 
     nulls = [q for q in data.queries if q.flag == "null_answer"]
     multiple = [q for q in data.queries if q.flag == "multiple_answers"]
     assert nulls and multiple
-    answers = [AgentAnswer(qid=q.id, query=q.question, agent="rag", answer="That is unknown.") for q in data.queries]
+    answers = [AgentAnswer(id=q.id, question=q.question, agent="rag", answer="That is unknown.") for q in data.queries]
     grader = ReferenceGrader(Judge(ScriptedModel(lambda p: "Judgement: [[Correct]]")))
     summary = await aevaluate_answers(data.queries, answers, grader)
     assert summary["agents"]["rag"]["items"] == len(data.queries) - len(multiple)

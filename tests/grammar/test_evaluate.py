@@ -28,7 +28,7 @@ from langrag_eval.results import Unscored
 from langrag_eval.runtime import Judge, RunStore
 from langrag_eval.testing import ScriptedModel
 from langrag_eval.types import Document
-from langrag_eval.types import RAGSample
+from langrag_eval.types import Sample
 
 
 def grading_model() -> ScriptedModel:
@@ -52,9 +52,9 @@ def test_correctness_format_reads_own_verdict() -> None:
 
 async def test_unparseable_grade_is_unscored_not_a_crash() -> None:
     grader = ReferenceGrader(Judge(ScriptedModel(["no verdict here"])))
-    result = await grader.aevaluate(RAGSample(question="Q?", reference="Lyon", answer="Lyon"))
+    result = await grader.aevaluate(Sample(question="Q?", reference="Lyon", answer="Lyon"))
     assert isinstance(result, Unscored) and result.cause == "unparseable"
-    assert isinstance(await grader.aevaluate(RAGSample(question="Q?", reference="Lyon", answer="  ")), Unscored)
+    assert isinstance(await grader.aevaluate(Sample(question="Q?", reference="Lyon", answer="  ")), Unscored)
 
 
 async def test_evaluate_answers_end_to_end_with_artifact() -> None:
@@ -71,8 +71,8 @@ async def test_evaluate_answers_end_to_end_with_artifact() -> None:
         else:
             text = "The passages do not say."  # every project budget: a knowledge gap
             docs = [Document(id="budget-doc", text="...")]
-        answers.append(AgentAnswer(qid=q.id, query=q.question, agent="rag-bm25", answer=text, documents=docs))
-    answers.append(AgentAnswer(qid="nope", query="?", agent="rag-bm25", answer="x"))
+        answers.append(AgentAnswer(id=q.id, question=q.question, agent="rag-bm25", answer=text, contexts=docs))
+    answers.append(AgentAnswer(id="nope", question="?", agent="rag-bm25", answer="x"))
     store = RunStore(":memory:")
     run = store.open_run("grammar", {"t": 1})
     model = grading_model()
@@ -197,6 +197,6 @@ def test_sync_evaluate_works_inside_a_running_event_loop() -> None:
     grader = ReferenceGrader(Judge(ScriptedModel(["Names her.\nJudgement: [[Correct]]"])))
 
     async def inside() -> object:
-        return grader.evaluate(RAGSample(question="Who?", reference="Ada", answer="Ada Lovelace"))
+        return grader.evaluate(Sample(question="Who?", reference="Ada", answer="Ada Lovelace"))
 
     assert asyncio.run(inside()).correct is True

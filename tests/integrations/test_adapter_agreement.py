@@ -22,7 +22,6 @@ from langchain_core.language_models import FakeListChatModel, GenericFakeChatMod
 from langchain_core.messages import AIMessage
 from langchain_langrag import LangChainJudge, RAGEloPairwiseEvaluator as LCPairwise
 from langchain_langrag import ThelmaStringEvaluator, VragStringEvaluator
-from langchain_langrag.tournament import ragelo_comparative_evaluator, ragelo_langsmith_evaluator
 from llama_index.core.base.llms.types import CompletionResponse
 from llama_index.core.callbacks import CallbackManager, CBEventType, EventPayload, LlamaDebugHandler
 from llama_index.core.llms import MockLLM
@@ -36,7 +35,8 @@ from llama_index.core.llms.callbacks import llm_completion_callback
 from langrag_eval.contexts import as_documents, text_id
 from langrag_eval.runtime import Judge
 from langrag_eval.testing import ScriptedModel, ThelmaScript
-from langrag_eval.thelma import METRICS, Thelma, ThelmaSample
+from langrag_eval import Sample
+from langrag_eval.thelma import METRICS, Thelma
 
 QUESTION, LABEL, ANSWER = "Which table stores invoice lines?", "invoice_items", "The invoice_items table."
 
@@ -120,13 +120,13 @@ class FirstWord:
 def test_thelma_scores_mean_and_comments_agree(words: frozenset[str], n_sources: int, response: str) -> None:
     query, sources = "When was Ada born and what did she write?", SOURCES[:n_sources]
     judge = lambda: Judge(script_from(words).model())  # noqa: E731
-    core = Thelma(judge(), embedder=FirstWord()).evaluate(ThelmaSample(query=query, sources=sources,
-                                                                       response=response))
+    core = Thelma(judge(), embedder=FirstWord()).evaluate(Sample(question=query, contexts=sources,
+                                                                       answer=response))
     lc = ThelmaStringEvaluator(judge(), embedder=FirstWord()).evaluate_strings(
         prediction=response, input=query, contexts=[LCDocument(page_content=s) for s in sources])
     li_eval = ThelmaEvaluator(judge(), embedder=FirstWord())
     li = li_eval.evaluate(query=query, response=response, contexts=sources)
-    assert lc["metrics"] == li_eval.last_result.scores() == core.scores()
+    assert lc["metrics"] == li_eval.last_result.score_values() == core.score_values()
     assert lc["score"] == core.mean() and lc["reasoning"] == core.feedback()
     if core.mean() is None:
         assert li.invalid_result and li.invalid_reason == core.feedback()
@@ -144,7 +144,7 @@ def test_thelma_scores_mean_and_comments_agree(words: frozenset[str], n_sources:
 
 def test_thelma_comment_counts_components() -> None:
     result = Thelma(Judge(script_from(frozenset({"1815"})).model()), metrics=("gr", "rp")).evaluate(
-        ThelmaSample(query="When was Ada born?", sources=SOURCES[:1], response="Ada was born in 1815. Ada sang."))
+        Sample(question="When was Ada born?", contexts=SOURCES[:1], answer="Ada was born in 1815. Ada sang."))
     assert result.comment("gr") == "groundedness: 1 of 2 components matched"
     assert result.mean() == pytest.approx((result.score("gr") + result.score("rp")) / 2)
 
@@ -202,9 +202,13 @@ def test_both_judges_pass_the_judges_settings_by_default() -> None:
     assert LangChainJudge(lc_model).pass_params and LlamaIndexJudge(li_model).pass_params
 
 
-def test_old_names_still_work_with_a_warning() -> None:
-    with pytest.warns(DeprecationWarning, match="use pass_params"):
-        assert LangChainJudge(FakeListChatModel(responses=["x"]), bind_params=False).pass_params is False
-    with pytest.warns(DeprecationWarning, match="use ragelo_langsmith_evaluator"):
-        old = ragelo_comparative_evaluator(Judge(ScriptedModel(["[[C]]"])), key="pref")
-    assert old.__name__ == ragelo_langsmith_evaluator(Judge(ScriptedModel(["[[C]]"])), key="pref").__name__
+def test_old_names_are_gone() -> None:
+    """The package is unreleased: renamed names were removed, not kept as shims."""
+    import langchain_langrag
+    import llama_index.evaluation.langrag as li
+
+    with pytest.raises(TypeError):
+        LangChainJudge(FakeListChatModel(responses=["x"]), bind_params=False)  # type: ignore[call-arg]
+    assert not hasattr(langchain_langrag, "ragelo_comparative_evaluator")
+    for old in ("GroundednessEvaluator", "ThelmaMetricEvaluator", "SourcePrecisionEvaluator"):
+        assert not hasattr(li, old)

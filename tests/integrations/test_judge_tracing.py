@@ -82,7 +82,7 @@ def test_an_evaluator_called_inside_a_langchain_run_nests_under_it_and_is_not_ca
     names = {i: name for i, (name, _) in runs.chains.items()}
     evaluation = next(i for i, n in names.items() if n == "vrag")
     assert names[runs.chains[evaluation][1]] == "grading_step" and runs.llm[0]["parent"] == evaluation
-    assert [s.query for s in cap.samples] == ["Capital?"]  # the app's run only, not the evaluation's
+    assert [s.question for s in cap.samples] == ["Capital?"]  # the app's run only, not the evaluation's
 
 
 def test_cached_replies_are_not_traced_as_model_calls() -> None:

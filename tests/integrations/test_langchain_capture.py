@@ -50,8 +50,8 @@ def test_callback_handler_per_call():
     out = app(["Paris."]).invoke("What is the capital of France?", config={"callbacks": [cap]})
     assert out == "Paris."
     (s,) = cap.samples
-    assert s.query == "What is the capital of France?" and s.response == "Paris."
-    assert [d.text for d in s.sources] == [d.page_content for d in DOCS]      # 'capital' and 'france' both hit
+    assert s.question == "What is the capital of France?" and s.answer == "Paris."
+    assert [d.text for d in s.contexts] == [d.page_content for d in DOCS]      # 'capital' and 'france' both hit
     assert s.id
 
 
@@ -61,8 +61,8 @@ def test_context_variable_hook_leaves_call_sites_alone():
         chain.invoke("capital of Italy?")
         chain.invoke("wine?")
     chain.invoke("outside the block")                      # not captured
-    assert [(s.query, s.response) for s in cap.samples] == [("capital of Italy?", "Rome."), ("wine?", "Paris.")]
-    assert [d.text for d in cap.samples[1].sources] == ["France is known for its wine."]
+    assert [(s.question, s.answer) for s in cap.samples] == [("capital of Italy?", "Rome."), ("wine?", "Paris.")]
+    assert [d.text for d in cap.samples[1].contexts] == ["France is known for its wine."]
     assert len(cap.samples) == 2
 
 
@@ -70,10 +70,10 @@ async def test_async_and_concurrent_runs_stay_apart():
     chain = app(["A.", "B.", "C."])
     with capturing() as cap:
         await asyncio.gather(chain.ainvoke("Paris?"), chain.ainvoke("Rome?"), chain.ainvoke("wine?"))
-    by_query = {s.query: s for s in cap.samples}
+    by_query = {s.question: s for s in cap.samples}
     assert set(by_query) == {"Paris?", "Rome?", "wine?"}
-    assert [d.text for d in by_query["Rome?"].sources] == ["Rome is the capital of Italy."]
-    assert [d.text for d in by_query["wine?"].sources] == ["France is known for its wine."]
+    assert [d.text for d in by_query["Rome?"].contexts] == ["Rome is the capital of Italy."]
+    assert [d.text for d in by_query["wine?"].contexts] == ["France is known for its wine."]
 
 
 def test_dict_input_two_retrievers_and_errors():
@@ -88,7 +88,7 @@ def test_dict_input_two_retrievers_and_errors():
     (s,) = cap.samples
     # no model call to read a prompt from: both retrievals' documents, the same one listed once, and
     # the sample says the contexts were not checked against a prompt
-    assert s.query == "Rome?" and s.response == "2 docs" and [d.text for d in s.sources] == [DOCS[2].page_content]
+    assert s.question == "Rome?" and s.answer == "2 docs" and [d.text for d in s.contexts] == [DOCS[2].page_content]
     assert "no model call" in s.capture_note and cap.errors == 1
 
 
@@ -111,5 +111,5 @@ def test_a_shape_that_leaves_the_contexts_open_says_so_once_per_run():
         chain.invoke("capital of France?")
         chain.invoke("capital of Italy?")
     assert len([w for w in warned if issubclass(w.category, CaptureWarning)]) == 1
-    assert [s.sources for s in cap.samples] == [[], []]
+    assert [s.contexts for s in cap.samples] == [[], []]
     assert all("none of the" in s.capture_note and "rewrote them" in s.capture_note for s in cap.samples)

@@ -113,7 +113,7 @@ def test_langsmith_evaluator_reports_unscored_with_reason():
 
 async def test_an_output_holding_only_the_answer_has_no_contexts() -> None:
     """The answer must never be read back as its own retrieved context."""
-    from langchain_langrag.thelma import thelma_langsmith_evaluator
+    from langchain_langrag import thelma_langsmith_evaluator
     from langrag_eval.runtime import Judge
     from langrag_eval.testing import overlap_model
 

@@ -107,14 +107,10 @@ def test_batch_eval_runner_on_responses_with_unscored_items(query_engine) -> Non
     assert model.calls == 2  # the item without a label made no call
 
 
-async def test_normalise_is_the_deprecated_spelling_of_scale() -> None:
-    with pytest.warns(DeprecationWarning, match='scale="0-1"'):
-        ev = VragEvaluator(Judge(ScriptedModel(["Score: [[4]], Reason: [[ok]]"])), normalise=True)
-    assert ev.scale == "0-1"
+async def test_scale_0_1_reports_the_normalised_grade() -> None:
+    ev = VragEvaluator(Judge(ScriptedModel(["Score: [[4]], Reason: [[ok]]"])), scale="0-1")
     r = await ev.aevaluate(query="q", response="a", reference="l")
     assert (r.score, r.grade, r.normalised) == (0.75, 4, 0.75)
-    with pytest.warns(DeprecationWarning):
-        assert VragEvaluator(Judge(ScriptedModel(["-"])), normalise=False).scale == "1-5"
     with pytest.raises(ConfigError, match="unknown score scale"):
         VragEvaluator(Judge(ScriptedModel(["-"])), scale="1-10")
 
@@ -137,16 +133,16 @@ async def test_get_and_update_prompts() -> None:
     model = ScriptedModel(["Score: [[4]], Reason: [[ok]]"])
     ev = VragEvaluator(Judge(model))
     prompts = ev.get_prompts()
-    text = prompts["grade_template"].get_template()
+    text = prompts["grade"].get_template()
     assert text.startswith("{#\ntask: vrag/grade") and "The Label is definitive" in text
-    ev.update_prompts({"grade_template": LIPromptTemplate(text.replace("Your job is", "MY WORDING. Your job is"))})
+    ev.update_prompts({"grade": LIPromptTemplate(text.replace("Your job is", "MY WORDING. Your job is"))})
     await ev.aevaluate(query="q", response="a", reference="l")
     assert "MY WORDING. Your job is" in model.prompts[-1]
     # a header-less Jinja body is accepted; variables outside the task's are refused
-    ev.update_prompts({"grade_template": LIPromptTemplate("Grade <answer>{{ answer }}</answer> vs {{ label }}")})
+    ev.update_prompts({"grade": LIPromptTemplate("Grade <answer>{{ answer }}</answer> vs {{ label }}")})
     await ev.aevaluate(query="q", response="b", reference="l")
     assert model.prompts[-1] == "Grade <answer>b</answer> vs l"
     with pytest.raises(Exception, match="context"):
-        ev.update_prompts({"grade_template": LIPromptTemplate("{{ answer }} {{ label }} {{ context }}")})
+        ev.update_prompts({"grade": LIPromptTemplate("{{ answer }} {{ label }} {{ context }}")})
     with pytest.raises(ConfigError):
         VragEvaluator("gpt-4o")  # type: ignore[arg-type]

@@ -124,38 +124,15 @@ def test_prompts_get_and_update():
         ev.update_prompts({"match_essential": mine})
 
 
-def test_per_metric_classes_are_deprecated_aliases():
-    """The classes of earlier versions still work, warn, and give ThelmaEvaluator(metric=...)'s result."""
-    from llama_index.evaluation.langrag import (GroundednessEvaluator, ResponsePrecisionEvaluator,
-                                                ResponseQueryCoverageEvaluator, SelfDistinctnessEvaluator,
-                                                SourcePrecisionEvaluator, SourceQueryCoverageEvaluator,
-                                                ThelmaMetricEvaluator)
-    old = {"sp1": lambda j: SourcePrecisionEvaluator(j), "sp2": lambda j: SourcePrecisionEvaluator(j, variant=2),
-           "sqc": SourceQueryCoverageEvaluator, "rp": ResponsePrecisionEvaluator,
-           "rqc": ResponseQueryCoverageEvaluator, "sd": SelfDistinctnessEvaluator, "gr": GroundednessEvaluator}
-    sample = dict(query=QUERY, response=ANSWER, contexts=DOCS)
-    for metric, make in old.items():
-        with pytest.warns(DeprecationWarning, match=f"metric='{metric}'"):
-            ev = make(Judge(truth().model()))
-        assert isinstance(ev, ThelmaEvaluator) and ev.metrics == (metric,)
-        if metric != "sd":  # self-distinctness would load the default embedding model
-            new = ThelmaEvaluator(Judge(truth().model()), metric=metric).evaluate(**sample)
-            assert ev.evaluate(**sample) == new
-    with pytest.warns(DeprecationWarning):
-        assert ThelmaMetricEvaluator(Judge(truth().model()), metric="rqc").metrics == ("rqc",)
-    with pytest.raises(ConfigError):
-        SourcePrecisionEvaluator(Judge(truth().model()), variant=3)
-
-
 def test_capture_from_an_unmodified_query_engine(engine):
     with capturing() as cap:
         engine.query(QUERY)
         engine.query("Where is Paris?")
     engine.query("not captured")
     assert isinstance(cap, RAGCapture)
-    assert [s.query for s in cap.samples] == [QUERY, "Where is Paris?"]
-    assert cap.samples[0].response == ANSWER and len(cap.samples[0].sources) == 3
-    assert all(d.text in DOCS for d in cap.samples[0].sources)
+    assert [s.question for s in cap.samples] == [QUERY, "Where is Paris?"]
+    assert cap.samples[0].answer == ANSWER and len(cap.samples[0].contexts) == 3
+    assert all(d.text in DOCS for d in cap.samples[0].contexts)
     result = ThelmaEvaluator(Judge(truth().model()), metric="gr").evaluate(
-        query=cap.samples[0].query, response=cap.samples[0].response, contexts=cap.samples[0].sources)
+        query=cap.samples[0].question, response=cap.samples[0].answer, contexts=cap.samples[0].contexts)
     assert result.score is not None

@@ -61,8 +61,8 @@ def test_pairwise_position_flip_is_a_tie_and_failures_are_invalid() -> None:
 def test_prompt_can_be_read_and_replaced() -> None:
     model = ScriptedModel(["[[C]]"])
     ev = RAGEloPairwiseEvaluator(Judge(model))
-    assert "answer_a" in ev.get_prompts()["pairwise_template"].get_template()
-    ev.update_prompts({"pairwise_template": LIPromptTemplate(
+    assert "answer_a" in ev.get_prompts()["pairwise"].get_template()
+    ev.update_prompts({"pairwise": LIPromptTemplate(
         "CUSTOM {{ factors }}\n<q>{{ query }}</q><a>{{ answer_a }}</a><b>{{ answer_b }}</b>"
         "{% for d in documents %}{{ d.text }}{% endfor %}\nSay [[A]], [[B]] or [[C]].")})
     ev.evaluate(query="q?", response="one", second_response="two")

@@ -135,33 +135,33 @@ VRAG = {"<answer>\nParis": "Score: [[5]], Reason: [[Right.]]", "": "Score: [[1]]
 def test_llamaindex_update_prompts_translates_format_fields() -> None:
     model = ScriptedModel(VRAG)
     ev = VragEvaluator(Judge(model))
-    ev.update_prompts({"grade_template": LIPromptTemplate(
+    ev.update_prompts({"grade": LIPromptTemplate(
         "Question: {question}\nLabel: {label}\n<answer>\n{answer}\n</answer>\nScore: [[n]], Reason: [[...]]")})
     r = ev.evaluate(query="Capital of France?", response="Paris", reference="Paris")
     assert r.score == 5.0
     assert model.prompts[0].startswith("Question: Capital of France?\nLabel: Paris\n")
     assert "{question}" not in model.prompts[0]
     with pytest.raises(PromptError, match="query_str.*available: answer, confidence, examples, label"):
-        ev.update_prompts({"grade_template": LIPromptTemplate("{query_str} {answer} {label}")})
+        ev.update_prompts({"grade": LIPromptTemplate("{query_str} {answer} {label}")})
 
 
 def test_langchain_prompt_objects_and_inline_text_as_templates() -> None:
     model = ScriptedModel(VRAG)
     lc = LCPromptTemplate.from_template("Q {question}\n<answer>\n{answer}\n</answer>\nlabel {label}")
-    r = VragStringEvaluator(Judge(model), template=lc).evaluate_strings(
+    r = VragStringEvaluator(Judge(model), prompt=lc).evaluate_strings(
         prediction="Paris", reference="Paris", input="Capital?")
     assert r["raw_score"] == 5 and model.prompts[-1].startswith("Q Capital?\n<answer>\nParis")
     jinja = LCPromptTemplate.from_template("{{ question }}|{{ answer }}|{{ label }}", template_format="jinja2")
-    VragStringEvaluator(Judge(model), template=jinja).evaluate_strings(
+    VragStringEvaluator(Judge(model), prompt=jinja).evaluate_strings(
         prediction="Lyon", reference="Paris", input="Capital?")
     assert model.prompts[-1] == "Capital?|Lyon|Paris"
     inline = "Grade {{ answer }} against {{ label }}"
-    VragStringEvaluator(Judge(model), template=inline).evaluate_strings(
+    VragStringEvaluator(Judge(model), prompt=inline).evaluate_strings(
         prediction="Lyon", reference="Paris", input="Capital?")
     assert model.prompts[-1] == "Grade Lyon against Paris"
     with pytest.raises(PromptError, match="chat prompt"):
-        VragStringEvaluator(Judge(model), template=ChatPromptTemplate.from_messages([("human", "{answer}")]))
+        VragStringEvaluator(Judge(model), prompt=ChatPromptTemplate.from_messages([("human", "{answer}")]))
     with pytest.raises(ConfigError, match="must use the variable 'answer'"):
-        VragStringEvaluator(Judge(model), template="Only {{ label }} here")
+        VragStringEvaluator(Judge(model), prompt="Only {{ label }} here")
     with pytest.raises(PromptError, match="no prompt named 'vrag/missing'"):
-        VragStringEvaluator(Judge(model), template="vrag/missing")
+        VragStringEvaluator(Judge(model), prompt="vrag/missing")

@@ -37,8 +37,8 @@ def test_rag_agent_answers_from_the_retrievers_top_k(backend):
 
     expected = retriever.retrieve(IP_QUESTION, 3)
     assert isinstance(result, AgentAnswer)
-    assert (result.qid, result.query, result.agent, result.variations) == ("q1", IP_QUESTION, "rag-bm25", [])
-    assert result.documents == expected and result.documents[0].id == "mic-ip"
+    assert (result.id, result.question, result.agent, result.variations) == ("q1", IP_QUESTION, "rag-bm25", [])
+    assert result.contexts == expected and result.contexts[0].id == "mic-ip"
     assert result.answer == "answer from " + ",".join(d.id for d in expected)
     assert model.calls == 1
     assert "IP rating of IP57" in model.prompts[0] and IP_QUESTION in model.prompts[0]
@@ -57,13 +57,13 @@ def test_fusion_retrieves_for_the_original_and_each_variation_and_fuses_with_rrf
                                  "waterproof MEMS microphone"]
     rankings = [[d.id for d in retriever.retrieve(q, 5)] for q in [IP_QUESTION, *result.variations]]
     fused = rrf(rankings, k=60)[:4]
-    assert [d.id for d in result.documents] == [doc_id for doc_id, _ in fused]
+    assert [d.id for d in result.contexts] == [doc_id for doc_id, _ in fused]
     # The fused score is the sum of 1 / (60 + rank) over the lists holding the passage, rank from 1.
-    top = result.documents[0]
+    top = result.contexts[0]
     by_hand = sum(1 / (60 + r.index(top.id) + 1) for r in rankings if top.id in r)
     assert top.score == pytest.approx(by_hand)
     assert model.calls == 2 and "Write 3 different search queries" in model.prompts[0]
-    assert result.answer == "answer from " + ",".join(d.id for d in result.documents)
+    assert result.answer == "answer from " + ",".join(d.id for d in result.contexts)
 
 
 def test_fusion_lets_the_variations_outvote_the_original_query(backend):
@@ -75,8 +75,8 @@ def test_fusion_lets_the_variations_outvote_the_original_query(backend):
     plain = RAGAgent(retriever, judge, k=1).run(question)
     fused = FusionAgent(retriever, judge, k=1, n_variations=3).run(question)
 
-    assert plain.documents[0].id == "mic-sleep"
-    assert fused.documents[0].id == "mic-ip"
+    assert plain.contexts[0].id == "mic-sleep"
+    assert fused.contexts[0].id == "mic-ip"
 
 
 def test_fusion_with_no_usable_variation_falls_back_to_the_original_ranking(backend):
@@ -85,15 +85,15 @@ def test_fusion_with_no_usable_variation_falls_back_to_the_original_ranking(back
     result = FusionAgent(retriever, judge, k=3).run(IP_QUESTION)
 
     assert result.variations == []
-    assert [d.id for d in result.documents] == [d.id for d in retriever.retrieve(IP_QUESTION, 3)]
-    assert [d.score for d in result.documents] == pytest.approx([1 / 61, 1 / 62, 1 / 63])
+    assert [d.id for d in result.contexts] == [d.id for d in retriever.retrieve(IP_QUESTION, 3)]
+    assert [d.score for d in result.contexts] == pytest.approx([1 / 61, 1 / 62, 1 / 63])
 
 
 def test_knn_agent_finds_passages_by_meaning(backend, minilm):
     judge, _ = generator()
     agent = RAGAgent(Retriever(backend, mode="knn", embedder=minilm), judge, k=1)
     result = agent.run("Which device can notice a person breathing in the next room?")
-    assert result.agent == "rag-knn" and result.documents[0].id == "radar"
+    assert result.agent == "rag-knn" and result.contexts[0].id == "radar"
 
 
 def test_six_agents_have_stable_names_modes_and_all_answer(backend, minilm):
@@ -105,8 +105,8 @@ def test_six_agents_have_stable_names_modes_and_all_answer(backend, minilm):
     assert [a.retriever.mode for a in agents] == ["bm25", "knn", "hybrid"] * 2
     assert [type(a) for a in agents] == [RAGAgent] * 3 + [FusionAgent] * 3
     results = [a.run(IP_QUESTION, qid="q1") for a in agents]
-    assert all(isinstance(r, AgentAnswer) and len(r.documents) == 2 for r in results)
-    assert all(r.documents[0].id == "mic-ip" for r in results)
+    assert all(isinstance(r, AgentAnswer) and len(r.contexts) == 2 for r in results)
+    assert all(r.contexts[0].id == "mic-ip" for r in results)
     assert [len(r.variations) for r in results] == [0, 0, 0, 2, 2, 2]
     # One variation prompt per Fusion agent and mode is the same prompt: the cache answers twice.
     assert judge.usage.cached >= 2
@@ -182,5 +182,5 @@ async def test_async_agents_answer_concurrently(backend):
     judge, _ = generator({IP_QUESTION: "IP57\nwaterproof"}, latency=0.01)
     agent = FusionAgent(Retriever(backend), judge, k=2)
     results = [await agent.arun(IP_QUESTION, qid="a"), await agent.arun("KP253 airbag", qid="b")]
-    assert [r.qid for r in results] == ["a", "b"]
-    assert results[1].documents[0].id == "pressure"
+    assert [r.id for r in results] == ["a", "b"]
+    assert results[1].contexts[0].id == "pressure"

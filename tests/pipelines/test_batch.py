@@ -30,8 +30,8 @@ def test_six_agents_over_queries_then_a_second_run_makes_zero_model_calls(backen
 
     assert [(r.agent, r.qid) for r in first] == [(a, q.qid) for a in AGENT_NAMES for q in QUERIES]
     assert all(r.ok and isinstance(r.result, AgentAnswer) for r in first)
-    assert all(r.result.agent == r.agent and r.result.qid == r.qid for r in first)
-    assert {r.qid: r.result.documents[0].id for r in first if r.agent == "rag-bm25"} == \
+    assert all(r.result.agent == r.agent and r.result.id == r.qid for r in first)
+    assert {r.qid: r.result.contexts[0].id for r in first if r.agent == "rag-bm25"} == \
         {"ip": "mic-ip", "co2": "co2-size", "kp": "pressure"}
     assert first_model.calls > 0
 

@@ -50,9 +50,9 @@ def test_the_six_agents_run_from_the_cli_and_a_rerun_resumes(files, capsys):
     assert 'sensors.jsonl:4: field "text"' in out.err  # the bad corpus line is reported, not fatal
 
     answers = read_answers(files["out"])
-    assert [(a.agent, a.qid) for a in answers] == [(n, q) for n in AGENT_NAMES for q in ("ip", "kp")]
-    assert all(a.answer == "An answer from the passages." and 1 <= len(a.documents) <= 3 for a in answers)
-    top = {(a.agent, a.qid): a.documents[0] for a in answers}
+    assert [(a.agent, a.id) for a in answers] == [(n, q) for n in AGENT_NAMES for q in ("ip", "kp")]
+    assert all(a.answer == "An answer from the passages." and 1 <= len(a.contexts) <= 3 for a in answers)
+    top = {(a.agent, a.id): a.contexts[0] for a in answers}
     assert top[("rag-bm25", "ip")].id.startswith("microphones.md#")
     assert "IP57" in top[("rag-bm25", "ip")].text
     assert top[("rag-bm25", "kp")].id.startswith("pressure")

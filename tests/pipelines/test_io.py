@@ -12,8 +12,8 @@ from langrag_eval.types import Document
 
 
 def answer(qid="q1", agent="fusion-bm25", **kw) -> AgentAnswer:
-    return AgentAnswer(qid=qid, query="Is the mic waterproof?", agent=agent, answer="Yes, IP57.",
-                       documents=[Document(id="mic-ip", text="IP57 \u00e9t\u00e9", score=0.0328),
+    return AgentAnswer(id=qid, question="Is the mic waterproof?", agent=agent, answer="Yes, IP57.",
+                       contexts=[Document(id="mic-ip", text="IP57 \u00e9t\u00e9", score=0.0328),
                                   Document(id="mic-snr", text="72 dB", score=None)], **kw)
 
 
@@ -82,7 +82,7 @@ def test_reader_can_collect_bad_lines_and_keep_the_good_ones(tmp_path):
     write_lines(path, record(qid="q1"), "{oops", record(qid="q2", answer=""), record(qid="q3"))
     errors: list[DataError] = []
     good = read_answers(path, errors=errors)
-    assert [a.qid for a in good] == ["q1", "q3"]
+    assert [a.id for a in good] == ["q1", "q3"]
     assert [(e.line, e.field) for e in errors] == [(2, None), (3, "answer")]
 
 

@@ -25,7 +25,7 @@ from langrag_eval.runtime import Judge, PriceTable, RunStore  # noqa: E402
 from langrag_eval.runtime.batch_ledger import BatchLedger  # noqa: E402
 from langrag_eval.runtime.batching import BatchModel, BatchRequest, batch_judge, batch_prices  # noqa: E402
 from langrag_eval.testing import ScriptedModel, ThelmaScript  # noqa: E402
-from langrag_eval.types import RAGSample  # noqa: E402
+from langrag_eval.types import Sample  # noqa: E402
 
 
 def _jsonl(rows: list[dict]) -> bytes:
@@ -128,8 +128,8 @@ async def test_anthropic_fake_lifecycle_results_order_duplicates_and_cancel() ->
 
 # ---------------------------------------------------------------- the batch judge on the fakes
 
-def _samples(n: int) -> list[RAGSample]:
-    return [RAGSample(id=f"s{i}", question=f"Which fee applies to case {i}?", answer=f"fee {i}",
+def _samples(n: int) -> list[Sample]:
+    return [Sample(id=f"s{i}", question=f"Which fee applies to case {i}?", answer=f"fee {i}",
                       reference=f"the fee for case {i}") for i in range(n)]
 
 
@@ -141,7 +141,7 @@ def _batch_judge(api, store, **kw) -> Judge:  # noqa: ANN001
     return batch_judge(BatchModel(api, settle=0.05, poll_interval=0.01, **kw), store=store)
 
 
-def _key(grader: VragGrader, sample: RAGSample) -> tuple[str, str]:
+def _key(grader: VragGrader, sample: Sample) -> tuple[str, str]:
     """The grader's prompt for ``sample`` and its call key (the batch line's custom_id)."""
     prompt = grader.render(question=sample.question, answer=sample.answer, label=sample.reference)
     return prompt, call_key(grader.judge.model_id, prompt, GenerationParams(temperature=0.0))
@@ -199,13 +199,14 @@ async def test_a_batch_recorded_but_killed_before_its_id_was_stored_is_found_aga
 
 async def test_thelma_runs_stage_by_stage_one_batch_per_stage_same_results_as_synchronous() -> None:
     from langrag_eval.embeddings import FunctionEmbedder
-    from langrag_eval.thelma import Thelma, ThelmaSample
+    from langrag_eval import Sample
+    from langrag_eval.thelma import Thelma
     embed = FunctionEmbedder(lambda ts: [[float(len(t) % 3 == k) for k in range(3)] + [0.1] for t in ts],
                              model_id="len3")
     script = ThelmaScript(default=1, supported={"It is very nice.": 0})
-    samples = [ThelmaSample(id=f"t{i}", query=f"Where is office {i}? When does it open?",
-                            sources=[f"Office {i} is in Oslo. It opens at {i} am.", f"Office {i} has a cafe."],
-                            response=f"Office {i} is in Oslo. It opens at {i} am. It is very nice.")
+    samples = [Sample(id=f"t{i}", question=f"Where is office {i}? When does it open?",
+                            contexts=[f"Office {i} is in Oslo. It opens at {i} am.", f"Office {i} has a cafe."],
+                            answer=f"Office {i} is in Oslo. It opens at {i} am. It is very nice.")
                for i in range(6)]
     sync = await Thelma(Judge(script.model(model_id="openai:m")), embedder=embed).aevaluate_many(samples)
     with FakeOpenAI(reply=script.reply) as fake:

@@ -15,14 +15,15 @@ from hypothesis import strategies as st
 from langrag_eval.grading import VragGrader
 from langrag_eval.runtime import Judge, Limiter, run_sync
 from langrag_eval.testing import ScriptedModel
-from langrag_eval.thelma import Thelma, ThelmaSample
-from langrag_eval.types import RAGSample
+from langrag_eval import Sample
+from langrag_eval.thelma import Thelma
+from langrag_eval.types import Sample
 
 GRADES = {"<answer>\nParis": "Score: [[5]], Reason: [[Right.]]", "": "Score: [[2]], Reason: [[Wrong.]]"}
 
 
-def samples(n: int) -> list[RAGSample]:
-    return [RAGSample(id=f"s{i}", question=f"Capital number {i % 5}?", answer="Paris" if i % 2 else "Lyon",
+def samples(n: int) -> list[Sample]:
+    return [Sample(id=f"s{i}", question=f"Capital number {i % 5}?", answer="Paris" if i % 2 else "Lyon",
                       reference="Paris") for i in range(n)]
 
 
@@ -49,7 +50,7 @@ def test_asyncio_run_per_thread_shares_in_flight_calls() -> None:
 
     def one(_: int):
         start.wait()
-        return asyncio.run(grader.aevaluate(RAGSample(question="Capital of France?", answer="Paris", reference="Paris")))
+        return asyncio.run(grader.aevaluate(Sample(question="Capital of France?", answer="Paris", reference="Paris")))
 
     with ThreadPoolExecutor(8) as pool:
         results = list(pool.map(one, range(8)))
@@ -130,8 +131,8 @@ def test_thelma_sync_evaluate_from_sixteen_threads() -> None:
     model = script.model()
     judge = Judge(model, concurrency=3)
     thelma = Thelma(judge, metrics=("rp", "gr", "sp1"))
-    sample = ThelmaSample(query="When was Ada born?", sources=["Ada was born in 1815."],
-                          response="Ada was born in 1815.")
+    sample = Sample(question="When was Ada born?", contexts=["Ada was born in 1815."],
+                          answer="Ada was born in 1815.")
     alone = Thelma(Judge(script.model()), metrics=("rp", "gr", "sp1")).evaluate(sample)
     with ThreadPoolExecutor(16) as pool:
         results = list(pool.map(lambda _: thelma.evaluate(sample), range(16)))
@@ -145,7 +146,7 @@ def test_run_sync_inside_a_running_loop_uses_the_shared_judge() -> None:
     grader = VragGrader(Judge(model))
 
     async def app() -> int:  # a sync callback called from inside an async framework
-        return run_sync(grader.aevaluate(RAGSample(question="q", answer="Paris", reference="Paris"))).score
+        return run_sync(grader.aevaluate(Sample(question="q", answer="Paris", reference="Paris"))).score
 
     assert asyncio.run(app()) == 5
     assert asyncio.run(app()) == 5 and model.calls == 1

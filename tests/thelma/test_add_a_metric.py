@@ -16,7 +16,8 @@ from langrag_eval.compare import compare_runs
 from langrag_eval.report import build_report
 from langrag_eval.runtime import Judge, RunStore
 from langrag_eval.testing import ScriptedModel
-from langrag_eval.thelma import Thelma, ThelmaSample, metric_ids, unregister_metric
+from langrag_eval.thelma import Thelma, metric_ids, unregister_metric
+from langrag_eval.types import Sample
 
 MODULE = '''
 """Claim concision: the share of the response's claims stated without padding."""
@@ -84,14 +85,15 @@ def metric_module(tmp_path):
 def test_a_registered_metric_is_scored_and_read_as_a_typed_score(metric_module):
     assert "cc" in metric_ids()
     thelma = Thelma(Judge(ScriptedModel(replies(0))), metrics=("rp", "cc"))
-    assert thelma.prompt_tasks() == ["decompose_claims", "match_essential", "batch_essential", "match_concise"]
-    result = thelma.evaluate(ThelmaSample(**SAMPLES[0]))
+    assert list(thelma.prompts()) == ["decompose_claims", "match_essential", "batch_essential", "match_concise"]
+    result = thelma.evaluate(Sample(id=SAMPLES[0]["id"], question=SAMPLES[0]["query"], contexts=SAMPLES[0]["sources"],
+                                    answer=SAMPLES[0]["response"]))
     assert result.score("cc") == 0.0 and result.score("rp") == 1.0
     assert result.comment("cc") == "claim concision: 0 of 1 components matched"
     scores = {s.name: s for s in thelma.scores(result)}
     assert list(scores) == ["rp", "cc"] == list(thelma.score_names())
     assert scores["cc"].value == 0.0 and scores["cc"].passed is False and (scores["cc"].low, scores["cc"].high) == (0, 1)
-    empty = thelma.evaluate(ThelmaSample(query="Who?", sources=["x"], response=""))
+    empty = thelma.evaluate(Sample(question="Who?", contexts=["x"], answer=""))
     assert {s.name: s.cause for s in thelma.scores(empty)} == {"rp": "undefined", "cc": "undefined"}
 
 

@@ -12,7 +12,8 @@ from langrag_eval.errors import ConfigError
 from langrag_eval.results import Unscored
 from langrag_eval.runtime import Judge, RetryPolicy
 from langrag_eval.testing import ScriptedModel, ThelmaScript
-from langrag_eval.thelma import METRICS, Thelma, ThelmaSample
+from langrag_eval import Sample
+from langrag_eval.thelma import METRICS, Thelma
 from langrag_eval.types import Document
 
 # Sentences sharing their first word are "similar" (cosine 1), others orthogonal.
@@ -34,7 +35,7 @@ def check_defined(result):
 
 
 async def test_empty_sources():
-    r = await thelma().aevaluate(ThelmaSample(query="Capital of France?", sources=[], response="Paris."))
+    r = await thelma().aevaluate(Sample(question="Capital of France?", contexts=[], answer="Paris."))
     for m in ("sp1", "sp2", "sqc", "gr"):
         assert r.metrics[m].cause == "undefined" and "no sources" in r.metrics[m].reason
     assert r.score("rp") == 1.0 and r.score("rqc") == 1.0 and r.score("sd") == 1.0
@@ -42,19 +43,19 @@ async def test_empty_sources():
 
 
 async def test_empty_response():
-    r = await thelma().aevaluate(ThelmaSample(query="Capital of France?", sources=["Paris is the capital."],
-                                             response="   "))
+    r = await thelma().aevaluate(Sample(question="Capital of France?", contexts=["Paris is the capital."],
+                                             answer="   "))
     for m in ("rp", "rqc", "sd", "gr"):
         assert r.metrics[m].cause == "undefined" and "empty response" in r.metrics[m].reason
     assert r.score("sp1") == 1.0 and r.score("sqc") == 1.0
-    r2 = await thelma().aevaluate(ThelmaSample(query="q?", sources=["s"], response=None))
+    r2 = await thelma().aevaluate(Sample(question="q?", contexts=["s"], answer=None))
     assert r2.metrics["rp"].cause == "undefined"
 
 
 async def test_no_extractable_claims():
     script = ThelmaScript(claims={"Hello!": []}, default=1)
-    r = await thelma(script).aevaluate(ThelmaSample(query="Capital?", sources=["Paris is the capital."],
-                                                   response="Hello!"))
+    r = await thelma(script).aevaluate(Sample(question="Capital?", contexts=["Paris is the capital."],
+                                                   answer="Hello!"))
     assert r.metrics["rp"].reason == "no claims in the response: precision undefined"
     assert r.metrics["gr"].reason == "no claims in the response: groundedness undefined"
     assert r.score("sd") == 1.0          # one sentence cannot repeat another
@@ -62,31 +63,31 @@ async def test_no_extractable_claims():
 
 
 async def test_sources_that_are_not_strings():
-    r = await thelma().aevaluate(ThelmaSample(query="Capital?", sources=["Paris.", None, 3], response="Paris."))
+    r = await thelma().aevaluate(Sample(question="Capital?", contexts=["Paris.", None, 3], answer="Paris."))
     for m in ("sp1", "sp2", "sqc", "gr"):
         assert r.metrics[m].cause == "invalid_input"
-        assert "source 2 is NoneType, not text" in r.metrics[m].reason
+        assert "context 2 is NoneType, not text" in r.metrics[m].reason
     assert r.score("rp") == 1.0  # the response metrics still run
-    doc = await thelma().aevaluate(ThelmaSample(query="Capital?", response="Paris.",
-                                               sources=[Document(id="d", text="Paris."), {"page_content": "P"}]))
+    doc = await thelma().aevaluate(Sample(question="Capital?", answer="Paris.",
+                                               contexts=[Document(id="d", text="Paris."), {"page_content": "P"}]))
     assert doc.score("sp1") == 1.0
 
 
 async def test_sources_yield_no_facts_and_empty_source_text():
     script = ThelmaScript(claims={"...": []}, source={"...": 1}, default=1)
     r = await thelma(script, metrics=("sp1", "sp2")).aevaluate(
-        ThelmaSample(query="Capital?", sources=["...", ""], response="x"))
+        Sample(question="Capital?", contexts=["...", ""], answer="x"))
     assert r.metrics["sp2"].reason == "no facts extracted from the sources: precision undefined"
     assert r.metrics["sp1"].verdicts == [1, 0]   # the empty source counts as non-essential, no call
-    r2 = await thelma(script).aevaluate(ThelmaSample(query="Capital?", sources=["", " "], response="x"))
+    r2 = await thelma(script).aevaluate(Sample(question="Capital?", contexts=["", " "], answer="x"))
     assert r2.metrics["sp1"].reason == "every retrieved source is empty"
 
 
 async def test_query_without_questions_and_empty_query():
     script = ThelmaScript(questions={"Hello there.": []}, default=1)
-    r = await thelma(script).aevaluate(ThelmaSample(query="Hello there.", sources=["s."], response="Hi."))
+    r = await thelma(script).aevaluate(Sample(question="Hello there.", contexts=["s."], answer="Hi."))
     assert "asks no question" in r.metrics["sqc"].reason and "asks no question" in r.metrics["rqc"].reason
-    r2 = await thelma().aevaluate(ThelmaSample(query="", sources=["s."], response="Hi."))
+    r2 = await thelma().aevaluate(Sample(question="", contexts=["s."], answer="Hi."))
     for m in ("sp1", "sp2", "sqc", "rp", "rqc"):
         assert r2.metrics[m].reason == "empty query"
     assert r2.score("gr") == 1.0 and r2.score("sd") == 1.0
@@ -96,7 +97,7 @@ async def test_unparseable_judge_is_unscored_not_zero():
     model = ScriptedModel({"<passage>": "<output>\n- Paris is the capital.\n</output>",
                            "": "I would rather not say."})
     r = await Thelma(Judge(model), metrics=("rp", "gr")).aevaluate(
-        ThelmaSample(query="Capital?", sources=["Paris is the capital."], response="Paris is the capital."))
+        Sample(question="Capital?", contexts=["Paris is the capital."], answer="Paris is the capital."))
     for m in ("rp", "gr"):
         assert r.metrics[m].cause == "unparseable" and "1 of 1 match verdicts failed" in r.metrics[m].reason
     assert r.usage.repairs == 2
@@ -105,7 +106,7 @@ async def test_unparseable_judge_is_unscored_not_zero():
 async def test_failed_decomposition_propagates_to_the_metrics_that_need_it():
     model = ScriptedModel({"<passage>": "no list here", "": "<output>1</output>"})
     r = await Thelma(Judge(model), metrics=("rp", "gr", "sp1")).aevaluate(
-        ThelmaSample(query="Capital?", sources=["Paris."], response="Paris."))
+        Sample(question="Capital?", contexts=["Paris."], answer="Paris."))
     assert r.metrics["rp"].cause == "unparseable" and r.metrics["gr"].cause == "unparseable"
     assert r.score("sp1") == 1.0 and r.claims is None
 
@@ -117,16 +118,16 @@ async def test_coverage_failure_settled_by_another_source():
     def reply(prompt):
         return "garbled" if "Lyon" in prompt and "<question>" in prompt else script.reply(prompt)
     r = await Thelma(Judge(ScriptedModel(reply), repair=False), metrics=("sqc",)).aevaluate(
-        ThelmaSample(query="Capital?", sources=["Lyon is big.", "Paris is it."]))
+        Sample(question="Capital?", contexts=["Lyon is big.", "Paris is it."]))
     assert r.score("sqc") == 1.0
 
 
 async def test_self_distinctness_threshold_and_repeats():
     text = "Paris is the capital. Rome is old. Paris is French. Oslo is cold."
-    r = await thelma(metrics=("sd",)).aevaluate(ThelmaSample(query="q", response=text))
+    r = await thelma(metrics=("sd",)).aevaluate(Sample(question="q", answer=text))
     assert r.score("sd") == pytest.approx(0.5) and r.metrics["sd"].verdicts == [1, 0, 1, 0]
     loose = await thelma(metrics=("sd",), sd_threshold=0.005).aevaluate(  # unrelated pairs sit at 0.0099
-        ThelmaSample(query="q", response=text))
+        Sample(question="q", answer=text))
     assert loose.score("sd") == 0.0
     with pytest.raises(ConfigError):
         Thelma(Judge(ScriptedModel(["x"])), sd_threshold=1.5)
@@ -136,7 +137,7 @@ async def test_broken_embedder_is_unscored():
     def boom(texts):
         raise RuntimeError("embedding service down")
     r = await Thelma(Judge(ScriptedModel(["x"])), metrics=("sd",), embedder=FunctionEmbedder(boom)).aevaluate(
-        ThelmaSample(query="q", response="One. Two."))
+        Sample(question="q", answer="One. Two."))
     assert r.metrics["sd"].cause == "model_error" and "embedding service down" in r.metrics["sd"].reason
 
 

@@ -14,7 +14,8 @@ import pytest
 from langrag_eval.embeddings import FunctionEmbedder
 from langrag_eval.runtime import Judge
 from langrag_eval.testing import ScriptedModel, ThelmaScript
-from langrag_eval.thelma import METRICS, MetaEvaluation, Thelma, ThelmaSample, split_sentences
+from langrag_eval import Sample
+from langrag_eval.thelma import METRICS, MetaEvaluation, Thelma, split_sentences
 from langrag_eval.thelma.meta import add_sources, pollute_sources, repeat_sentences
 
 COMPANIES = [("Aldren", 1901, "Leeds", "rope"), ("Brisk", 1950, "Turin", "kettles"),
@@ -51,10 +52,10 @@ def domain():
     for name, year, city, product in COMPANIES:
         query = f"When was {name} founded and where is it based?"
         questions[query] = [f"When was {name} founded?", f"Where is {name} based?"]
-        samples.append(ThelmaSample(id=name, query=query,
-                                    sources=[f"{name} was founded in {year}. {name} makes {product}.",
+        samples.append(Sample(id=name, question=query,
+                                    contexts=[f"{name} was founded in {year}. {name} makes {product}.",
                                              f"{name} is based in {city}."],
-                                    response=f"{name} was founded in {year}. {name} is based in {city}."))
+                                    answer=f"{name} was founded in {year}. {name} is based in {city}."))
 
     def essential(key):
         query, fact = key
@@ -100,12 +101,12 @@ async def test_meta_evaluation_end_to_end_agreement_table(capsys):
     assert by[("Aldren", "rp")].original == 1.0 and by[("Aldren", "rp")].negative == pytest.approx(2 / 3)
     assert by[("Aldren", "sd")].negative == 0.0 and by[("Aldren", "sqc")].negative == 0.0
     assert by[("Aldren", "gr")].negative == 0.5
-    assert "1908" in by[("Aldren", "gr")].negative_sample.response
+    assert "1908" in by[("Aldren", "gr")].negative_sample.answer
     # LLM perturbations went through the judge with the prompt files; SP1/SP2 negatives did not.
     rewrites = [p for p in model.prompts if "You prepare test data" in p]
     assert len(rewrites) == len(samples) * (4 + 2)   # rp, rqc, sd, gr + sqc once per source
     sp1_neg = by[("Aldren", "sp1")].negative_sample
-    assert len(sp1_neg.sources) == 4 and all(s in sp1_neg.sources for s in samples[0].sources)
+    assert len(sp1_neg.contexts) == 4 and all(s in sp1_neg.context_texts() for s in samples[0].context_texts())
 
 
 async def test_failed_rewrites_and_weak_metrics_are_reported_not_hidden():

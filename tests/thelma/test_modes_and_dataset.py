@@ -10,7 +10,8 @@ from langrag_eval.runtime import Judge, RunStore
 from typing import Any, NamedTuple
 
 from langrag_eval.testing import synthetic_dataset
-from langrag_eval.thelma import METRICS, Thelma, ThelmaSample, summarize
+from langrag_eval import Sample
+from langrag_eval.thelma import METRICS, Thelma, summarize
 
 WORDS = FunctionEmbedder(lambda ts: [[t.count("value"), t.count("Works"), 1.0] for t in ts], model_id="bag")
 
@@ -54,9 +55,9 @@ async def test_multi_hop_question_asks_the_whole_source_set():
     hops = {q for (q, s) in script.tables["answers"] if s is None}
     assert hops, "the synthetic data should hold a multi-hop question"
     model = script.model()
-    sample = next(s for s in samples if any(q in s.query for q in hops))
+    sample = next(s for s in samples if any(q in s.question for q in hops))
     r = await Thelma(Judge(model), metrics=("sqc",)).aevaluate(sample)
-    whole_set = [p for p in model.prompts if p.count("<source n=") == len(sample.sources) > 1 and "<question>" in p]
+    whole_set = [p for p in model.prompts if p.count("<source n=") == len(sample.contexts) > 1 and "<question>" in p]
     assert whole_set and 1 in r.metrics["sqc"].verdicts
 
 
@@ -87,7 +88,7 @@ def test_summary_means_spread_and_unscored_counts():
 
 async def test_duplicate_ids_are_refused():
     from langrag_eval.errors import DataError
-    samples = [ThelmaSample(id="a", query="q?"), ThelmaSample(id="a", query="p?")]
+    samples = [Sample(id="a", question="q?"), Sample(id="a", question="p?")]
     with pytest.raises(DataError, match="repeated"):
         await Thelma(Judge(synthetic_dataset(1)[1].model())).aevaluate_many(samples)
 
@@ -98,7 +99,7 @@ async def test_identical_checks_within_a_sample_are_asked_once():
     fact = "Ada was born in 1815."
     model = ThelmaScript(default=1).model(latency=0.02)   # the two checks overlap in time
     await Thelma(Judge(model), metrics=("rp", "sp2")).aevaluate(
-        ThelmaSample(query="When was Ada born?", sources=[fact], response=fact))
+        Sample(question="When was Ada born?", contexts=[fact], answer=fact))
     essential = [p for p in model.prompts if "<fact>" in p]
     assert len(essential) == 1
     assert len([p for p in model.prompts if "<passage>" in p]) == 1   # same text, one extraction

@@ -16,11 +16,12 @@ from langrag_eval.results import Unscored
 from langrag_eval.runtime import Judge
 from langrag_eval.testing import ThelmaScript
 from langrag_eval.thelma import (METRIC_NAMES, METRICS, get_metric, MetricScore, Thelma, ThelmaResult,
-                                 ThelmaSample, Thresholds, diagnose, select_metrics)
+                                 Thresholds, diagnose, select_metrics)
+from langrag_eval.types import Sample
 
-SAMPLE = ThelmaSample(query="When was Ada born? What did she write?",
-                      sources=["Ada was born in 1815.", "Ada wrote the first program."],
-                      response="Ada was born in 1815. Ada wrote a program. Ada liked horses.")
+SAMPLE = Sample(question="When was Ada born? What did she write?",
+                      contexts=["Ada was born in 1815.", "Ada wrote the first program."],
+                      answer="Ada was born in 1815. Ada wrote a program. Ada liked horses.")
 
 verdict_lists = st.lists(st.integers(0, 1), min_size=1, max_size=6)
 outcomes = st.one_of(
@@ -81,20 +82,22 @@ def test_metric_tasks_are_the_prompts_each_metric_loads(metric: str, batched: bo
     kind = "batch_" if batched else "match_"
     assert {t for t in get_metric(metric).tasks if not t.startswith(("match_", "batch_")) or t.startswith(kind)} \
         == set(loaded)
-    assert ev.prompt_tasks() == list(get_metric(metric).tasks)
+    assert list(ev.prompts()) == list(get_metric(metric).tasks)
 
 
 def test_prompt_updates_are_checked_when_given() -> None:
     ev = Thelma(Judge(ThelmaScript(default=1).model()), metrics=("gr",))
     mine = ("{#\ntask: mine\nvariables: claim, sources\noutput: 0 or 1\n#}\n"
             "Is <claim>{{ claim }}</claim> backed? {% for s in sources %}<source n=\"1\">{{ s }}</source>{% endfor %}")
-    ev.set_prompts({"match_supported": mine})
-    assert ev.prompt("match_supported").task == "mine" and ev.prompt("decompose_claims").task == "thelma/decompose_claims"
-    with pytest.raises(ConfigError, match="this evaluator uses decompose_claims, match_supported"):
-        ev.set_prompts({"match_essential": mine})
+    mine_ev = ev.with_prompts(match_supported=mine)
+    assert mine_ev.prompts()["match_supported"].task == "mine"
+    assert mine_ev.prompts()["decompose_claims"].task == "thelma/decompose_claims"
+    assert ev.prompts()["match_supported"].task == "thelma/match_supported"  # the original is left as it was
+    with pytest.raises(ConfigError, match="its prompts: decompose_claims, match_supported"):
+        mine_ev.with_prompts(match_essential=mine)
     with pytest.raises(PromptError):
-        ev.set_prompts({"match_supported": "Grade {answer}"})
-    assert ev.prompt("match_supported").task == "mine"  # a refused update changes nothing
+        mine_ev.with_prompts(match_supported="Grade {answer}")
+    assert mine_ev.prompts()["match_supported"].task == "mine"  # a refused update changes nothing
 
 
 def test_select_metrics() -> None:
@@ -108,6 +111,6 @@ def test_select_metrics() -> None:
 
 def test_one_source_alone_is_one_source() -> None:
     text = "Ada was born in 1815."
-    assert ThelmaSample(sources=text).sources == [text]
-    assert ThelmaSample(sources={"text": text}).source_texts() == ([text], None)
-    assert ThelmaSample(sources=None).sources == [] and ThelmaSample(sources=(text, text)).sources == [text, text]
+    assert Sample(contexts=text).context_texts() == [text]
+    assert Sample(contexts={"text": text}).context_texts() == [text]
+    assert Sample(contexts=None).contexts == [] and Sample(contexts=(text, text)).context_texts() == [text, text]

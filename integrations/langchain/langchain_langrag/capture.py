@@ -2,7 +2,7 @@
 langrag evaluator.
 
 :class:`RAGCapture` is a callback handler: each top-level run of the app becomes one
-:class:`~langrag_eval.thelma.ThelmaSample` with the question (the run's input), the answer (the
+:class:`~langrag_eval.thelma.Sample` with the question (the run's input), the answer (the
 run's output at ``on_chain_end``) and as contexts the documents whose text reached the prompt of the
 model call that produced the answer (:func:`~langrag_eval.contexts.select_contexts`). The capture
 records what every outermost retriever returned (a retriever run inside another one, as in
@@ -24,14 +24,13 @@ variable registered with LangChain's ``register_configure_hook``).
 >>> app = RunnableLambda(lambda q: f"echo {q}")
 >>> with capturing() as cap:
 ...     _ = app.invoke("hello")
->>> cap.samples[0].query, cap.samples[0].response
+>>> cap.samples[0].question, cap.samples[0].answer
 ('hello', 'echo hello')
 """
 
 from __future__ import annotations
 
 import threading
-import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -40,85 +39,18 @@ from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.documents import Document as LCDocument
-from langchain_core.messages import BaseMessage
 from langchain_core.outputs import LLMResult
 from langchain_core.tracers.context import register_configure_hook
 
-from langrag_eval.contexts import CaptureWarning, ModelCall, as_documents, as_text, select_contexts
+from langrag_eval.adapting import CONTEXT_KEYS, answer_of, message_text, question_of
+from langrag_eval.capturing import CallTree, captured_sample, warn_once
+from langrag_eval.contexts import ModelCall, as_documents
 from langrag_eval.errors import ConfigError
-from langrag_eval.thelma import ThelmaSample
-from langrag_eval.types import Document
+from langrag_eval.types import Document, Sample
 
-from ._common import ANSWER_KEYS, CONTEXT_KEYS, EVALUATION_TAG, QUESTION_KEYS
+from ._common import EVALUATION_TAG
 
 __all__ = ["RAGCapture", "capture_var", "capturing"]
-
-
-def _role(message: Any) -> str | None:
-    """A message's role: LangChain message types, ``{"role": ...}`` dicts and ``(role, text)`` pairs."""
-    if isinstance(message, BaseMessage):
-        return {"human": "user", "ai": "assistant"}.get(message.type, message.type)
-    if isinstance(message, Mapping):
-        role = message.get("role") or message.get("type")
-        return {"human": "user", "ai": "assistant"}.get(role, role)
-    if isinstance(message, tuple) and len(message) == 2:
-        return {"human": "user", "ai": "assistant"}.get(message[0], message[0])
-    return None
-
-
-def _content(message: Any) -> str | None:
-    if isinstance(message, tuple):
-        message = message[1]
-    if isinstance(message, Mapping):
-        message = message.get("content")
-    try:
-        return as_text(message)
-    except ConfigError:
-        return None
-
-
-def _last(messages: Any, role: str) -> str | None:
-    """The text of the last message with ``role``; for the assistant, the last that calls no tool."""
-    if not isinstance(messages, Sequence) or isinstance(messages, str):
-        return None
-    for m in reversed(messages):
-        if _role(m) == role and not (getattr(m, "tool_calls", None) or
-                                      (isinstance(m, Mapping) and m.get("tool_calls"))):
-            text = _content(m)
-            if text:
-                return text
-    return None
-
-
-def _question(inputs: Any) -> str | None:
-    if isinstance(inputs, str):
-        return inputs
-    if isinstance(inputs, BaseMessage):
-        return _content(inputs)
-    if isinstance(inputs, Mapping):
-        for k in QUESTION_KEYS:
-            if isinstance(inputs.get(k), str):
-                return inputs[k]
-        if "messages" in inputs:  # create_agent, LangGraph MessagesState
-            return _last(inputs["messages"], "user")
-    if isinstance(inputs, Sequence):  # a chat model's or a chat prompt's message list
-        return _last(inputs, "user")
-    return None
-
-
-def _answer(outputs: Any) -> str | None:
-    if isinstance(outputs, str):
-        return outputs
-    content = getattr(outputs, "content", None)  # a chat message, when the app ends without a parser
-    if isinstance(content, (str, list)):
-        return _content(outputs)
-    if isinstance(outputs, Mapping):
-        for k in ANSWER_KEYS:
-            if k in outputs:
-                return _answer(outputs[k])
-        if "messages" in outputs:
-            return _last(outputs["messages"], "assistant")
-    return None
 
 
 def _output_contexts(outputs: Any) -> list[Document]:
@@ -135,7 +67,7 @@ def _output_contexts(outputs: Any) -> list[Document]:
 
 
 def _message_text(message: Any) -> str:
-    text = _content(message) or ""
+    text = message_text(message) or ""
     calls = getattr(message, "tool_calls", None) or []
     return text + "".join(f"\n{c.get('name')}({c.get('args')})" for c in calls if isinstance(c, Mapping))
 
@@ -167,36 +99,19 @@ class RAGCapture(BaseCallbackHandler):
     raise_error = False
 
     def __init__(self, *, include_generated: bool = False) -> None:
-        self.samples: list[ThelmaSample] = []
+        self.samples: list[Sample] = []
         self.errors = 0
         self.include_generated = include_generated
-        self._root: dict[UUID, UUID] = {}
-        self._parent: dict[UUID, UUID] = {}
-        self._retrievers: set[UUID] = set()
+        # A run whose parent this handler never saw is top-level for the capture: the app was
+        # called inside a LangSmith @traceable or langsmith.evaluate, whose run is the parent.
+        self._tree = CallTree()
         self._pending: dict[UUID, _Pending] = {}
         self._lock = threading.Lock()
         self._warned = False
 
     def _enter(self, run_id: UUID, parent_run_id: UUID | None) -> UUID:
-        # A run whose parent this handler never saw is top-level for the capture: the app was
-        # called inside a LangSmith @traceable or langsmith.evaluate, whose run is the parent.
         with self._lock:
-            root = self._root.get(parent_run_id, run_id) if parent_run_id else run_id
-            self._root[run_id] = root
-            if parent_run_id and root != run_id:
-                self._parent[run_id] = parent_run_id
-            return root
-
-    def _is_root(self, run_id: UUID) -> bool:
-        return self._root.get(run_id) == run_id
-
-    def _inside_retriever(self, run_id: UUID) -> bool:
-        run = self._parent.get(run_id)
-        while run is not None:
-            if run in self._retrievers:
-                return True
-            run = self._parent.get(run)
-        return False
+            return self._tree.enter(run_id, parent_run_id)  # type: ignore[return-value]
 
     def on_chain_start(self, serialized: dict[str, Any] | None, inputs: Any, *, run_id: UUID,
                        parent_run_id: UUID | None = None, **kwargs: Any) -> None:
@@ -205,22 +120,22 @@ class RAGCapture(BaseCallbackHandler):
         root = self._enter(run_id, parent_run_id)
         if root == run_id:
             with self._lock:
-                self._pending[root] = _Pending(_question(inputs))
+                self._pending[root] = _Pending(question_of(inputs))
 
     def on_retriever_start(self, serialized: dict[str, Any] | None, query: str, *, run_id: UUID,
                            parent_run_id: UUID | None = None, **kwargs: Any) -> None:
         root = self._enter(run_id, parent_run_id)
         with self._lock:
-            self._retrievers.add(run_id)
+            self._tree.retrievers.add(run_id)
             pending = self._pending.setdefault(root, _Pending(None))
             pending.retriever_query = pending.retriever_query or query
 
     def on_retriever_end(self, documents: Sequence[LCDocument], *, run_id: UUID,
                          parent_run_id: UUID | None = None, **kwargs: Any) -> None:
         with self._lock:
-            root = self._root.get(run_id, run_id)
+            root = self._tree.root.get(run_id, run_id)
             pending = self._pending.get(root)
-            if pending is not None and not self._inside_retriever(run_id):
+            if pending is not None and not self._tree.inside_retriever(run_id):
                 pending.retrievals.append(as_documents(documents))
             if root == run_id:  # the app is a bare retriever
                 self._finish(root, None)
@@ -228,24 +143,24 @@ class RAGCapture(BaseCallbackHandler):
     def on_chain_end(self, outputs: Any, *, run_id: UUID, parent_run_id: UUID | None = None,
                      **kwargs: Any) -> None:
         with self._lock:
-            if not self._is_root(run_id):
-                pending = self._pending.get(self._root.get(run_id))  # type: ignore[arg-type]
+            if not self._tree.is_root(run_id):
+                pending = self._pending.get(self._tree.root.get(run_id))  # type: ignore[arg-type]
                 docs = _step_documents(outputs) if pending is not None else []
-                if docs and not self._inside_retriever(run_id):
+                if docs and not self._tree.inside_retriever(run_id):
                     pending.steps.append(as_documents(docs))  # type: ignore[union-attr]
                 return
             pending = self._pending.get(run_id)
             if pending is not None and not pending.retrievals and not pending.steps:
                 pending.steps.append(_output_contexts(outputs))
-            self._finish(run_id, _answer(outputs))
+            self._finish(run_id, answer_of(outputs))
 
     def on_chain_error(self, error: BaseException, *, run_id: UUID, parent_run_id: UUID | None = None,
                        **kwargs: Any) -> None:
-        if self._is_root(run_id):
+        if self._tree.is_root(run_id):
             with self._lock:
                 self._pending.pop(run_id, None)
                 self.errors += 1
-                self._forget(run_id)
+                self._tree.forget(run_id)
 
     # Every start event registers its run, so nested LLM and tool runs resolve to their root too.
     def on_chat_model_start(self, serialized: Any, messages: Any, *, run_id: UUID,
@@ -267,7 +182,7 @@ class RAGCapture(BaseCallbackHandler):
     def on_llm_end(self, response: LLMResult, *, run_id: UUID, parent_run_id: UUID | None = None,
                    **kwargs: Any) -> None:
         with self._lock:
-            pending = self._pending.get(self._root.get(run_id))  # type: ignore[arg-type]
+            pending = self._pending.get(self._tree.root.get(run_id))  # type: ignore[arg-type]
             prompt = pending.prompts.pop(run_id, None) if pending is not None else None
             if prompt is None:
                 return
@@ -283,37 +198,24 @@ class RAGCapture(BaseCallbackHandler):
                     **kwargs: Any) -> None:
         # a tool that searches without a LangChain retriever: its result is what the agent saw
         with self._lock:
-            pending = self._pending.get(self._root.get(run_id))  # type: ignore[arg-type]
-            if pending is None or output is None or self._inside_retriever(run_id):
+            pending = self._pending.get(self._tree.root.get(run_id))  # type: ignore[arg-type]
+            if pending is None or output is None or self._tree.inside_retriever(run_id):
                 return
             # a tool with response_format="content_and_artifact" hands its documents on as the artifact
             artifact = _step_documents(getattr(output, "artifact", None))
-            text = _content(output)
+            text = message_text(output)
             if artifact or text:
                 pending.tools.append(as_documents(artifact or text))
 
     def _finish(self, root: UUID, answer: str | None) -> None:
         pending = self._pending.pop(root, None)
         if pending is not None:
-            candidates = pending.retrievals or pending.steps + pending.tools
-            chosen = select_contexts(candidates, pending.calls, answer)
-            sources = list(chosen.contexts)
-            if self.include_generated:
-                sources += as_documents(chosen.generated)
-            query = pending.question or pending.retriever_query or ""
-            self.samples.append(ThelmaSample(id=str(root), query=query, sources=sources, response=answer,
-                                             generated=chosen.generated, capture_note=chosen.note))
-            if chosen.note and not self._warned:
-                self._warned = True
-                warnings.warn(f"captured sample {root}: {chosen.note} (every such sample says so in "
-                              "its capture_note)", CaptureWarning, stacklevel=2)
-        self._forget(root)
-
-    def _forget(self, root: UUID) -> None:
-        for run in [r for r, top in self._root.items() if top == root]:
-            del self._root[run]
-            self._parent.pop(run, None)
-            self._retrievers.discard(run)
+            sample = captured_sample(str(root), pending.question or pending.retriever_query, answer,
+                                     pending.retrievals or pending.steps + pending.tools, pending.calls,
+                                     include_generated=self.include_generated)
+            self.samples.append(sample)
+            warn_once(self, sample)
+        self._tree.forget(root)
 
     def clear(self) -> None:
         with self._lock:

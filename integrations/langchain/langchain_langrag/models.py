@@ -1,4 +1,4 @@
-"""LangChain chat models as langrag-eval judges.
+"""LangChain chat models as langrag-eval judges, and LangChain ``Embeddings`` as embedders.
 
 >>> from langchain_core.language_models import FakeListChatModel
 >>> import asyncio
@@ -12,12 +12,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
-from langrag_eval.deprecation import warn_renamed
+
+from langrag_eval.embeddings import Embedder, FunctionEmbedder
 from langrag_eval.errors import ConfigError
 from langrag_eval.model import GenerationParams, Reply, TokenUsage, estimate_tokens
 
-__all__ = ["LangChainJudge", "resolve"]
+__all__ = ["LangChainEmbedder", "LangChainJudge", "as_embedder", "resolve"]
 
 
 def _describe(llm: BaseChatModel) -> str:
@@ -31,15 +33,11 @@ class LangChainJudge:
     0 by default): those settings are part of every cached judgment's key, so a judge that ran at
     the model's own temperature would store replies under settings it did not use. A model that
     refuses them (some reasoning models take no temperature) fails on its first call; build it with
-    the settings it accepts and pass ``pass_params=False``. ``bind_params`` is the deprecated name."""
+    the settings it accepts and pass ``pass_params=False``."""
 
     constrained = False
 
-    def __init__(self, llm: BaseChatModel, *, model_id: str | None = None, pass_params: bool = True,
-                 bind_params: bool | None = None) -> None:
-        if bind_params is not None:
-            warn_renamed("LangChainJudge(bind_params=...)", "pass_params=...")
-            pass_params = bind_params
+    def __init__(self, llm: BaseChatModel, *, model_id: str | None = None, pass_params: bool = True) -> None:
         self.llm = llm
         self.model_id = model_id or _describe(llm)
         self.pass_params = pass_params
@@ -78,3 +76,17 @@ def resolve(spec: str) -> LangChainJudge:
         # LangChain's message spans several paragraphs (a list of providers, a link); keep one line.
         raise ConfigError(f"cannot create judge {spec!r}: {' '.join(str(exc).split())}") from None
     return LangChainJudge(llm, model_id=spec, pass_params=False)
+
+
+class LangChainEmbedder(FunctionEmbedder):
+    """A LangChain ``Embeddings`` model as a langrag :class:`~langrag_eval.embeddings.Embedder`
+    (its ``embed_documents``)."""
+
+    def __init__(self, embeddings: Embeddings, *, model_id: str | None = None) -> None:
+        super().__init__(embeddings.embed_documents, model_id=model_id or f"langchain:{type(embeddings).__name__}")
+        self.embeddings = embeddings
+
+
+def as_embedder(embedder: Embedder | Embeddings | None) -> Embedder | None:
+    """A LangChain ``Embeddings`` wrapped as a langrag embedder; others as they are."""
+    return LangChainEmbedder(embedder) if isinstance(embedder, Embeddings) else embedder

@@ -27,22 +27,17 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable, RunnableLambda
 
+from langrag_eval.adapting import QUESTION_KEYS
 from langrag_eval.embeddings import Embedder
 from langrag_eval.errors import ConfigError
 from langrag_eval.pipelines import Agent, AgentAnswer, six_agents
 from langrag_eval.retrieval.base import HybridSettings, SearchBackend
 from langrag_eval.runtime import Judge, synchronous
 
-from ._common import QUESTION_KEYS, as_judge
+from ._common import as_judge
 from .retrievers import to_langchain_document
 
-__all__ = ["as_runnable", "six_runnables", "generator_judge"]
-
-
-def generator_judge(llm: BaseChatModel | Judge) -> Judge:
-    """A LangChain chat model as the agents' generator, through the judge runtime (cache, retries,
-    usage); a :class:`Judge` is used as it is (and a langrag ``ChatModel`` wrapped in one)."""
-    return as_judge(llm)
+__all__ = ["as_runnable", "six_runnables"]
 
 
 def _read_input(value: Any) -> tuple[str, str | None]:
@@ -65,7 +60,7 @@ def as_runnable(agent: Agent) -> Runnable[Any, dict[str, Any]]:
         result = await agent.arun(question, qid=qid)
         if isinstance(result, AgentAnswer):
             return {"question": question, "answer": result.answer,
-                    "context": [to_langchain_document(d) for d in result.documents],
+                    "context": [to_langchain_document(d) for d in result.contexts],
                     "agent": agent.name, "variations": list(result.variations), "qid": qid, "error": None}
         return {"question": question, "answer": None, "context": [], "agent": agent.name,
                 "variations": [], "qid": qid, "error": f"{result.cause}: {result.reason}"}
@@ -78,5 +73,5 @@ def six_runnables(backend: SearchBackend, embedder: Embedder | None, llm: BaseCh
                   hybrid: HybridSettings = HybridSettings()) -> dict[str, Runnable[Any, dict[str, Any]]]:
     """The paper's six agents (``rag-bm25`` ... ``fusion-hybrid``) as runnables, by name, answering
     with ``llm`` (a LangChain chat model or a langrag-eval :class:`Judge`)."""
-    agents = six_agents(backend, embedder, generator_judge(llm), k, n_variations=n_variations, hybrid=hybrid)
+    agents = six_agents(backend, embedder, as_judge(llm), k, n_variations=n_variations, hybrid=hybrid)
     return {a.name: as_runnable(a) for a in agents}

@@ -34,7 +34,7 @@ from langrag_eval.retrieval.base import HybridSettings, Mode, Retriever, SearchB
 from langrag_eval.retrieval.ingest import retriever_over
 from langrag_eval.types import Document
 
-from .thelma import as_embedder
+from .models import as_embedder
 
 __all__ = ["LangragRetriever", "as_embedder", "to_langchain_document"]
 

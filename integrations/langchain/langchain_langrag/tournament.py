@@ -1,18 +1,6 @@
-"""RAGElo tournaments for LangChain: a pairwise string evaluator, a LangSmith comparative evaluator
-(:func:`ragelo_langsmith_evaluator`, named like the vRAG-Eval and THELMA ones), and one call that
-runs a tournament over several runnables.
-
-Every comparison judges the contexts of both predictions for the input (0-2 with a reason), shows
-the judge those at or above ``threshold`` with their assessments, and plays the two answers in both
-orders; a verdict that flips with the order is a tie (score 0.5). Scores follow LangChain's pairwise
-convention: 1 when A (``prediction``) wins, 0 when B wins, 0.5 for a tie; ``score`` None when the
-game could not be judged, with the reason.
-
->>> from langchain_core.language_models import FakeListChatModel
->>> ev = RAGEloPairwiseEvaluator(FakeListChatModel(responses=["The first is better.\\n[[A]]"]))
->>> r = ev.evaluate_string_pairs(prediction="Paris", prediction_b="Lyon", input="Capital of France?")
->>> r["score"], r["value"], r["verdicts"]     # [[A]] in both orders: position bias, a tie
-(0.5, None, ['A', 'A'])
+"""RAGElo tournaments over LangChain runnables: every runnable answers every query (its answer and
+contexts read by :class:`~langchain_langrag.capture.RAGCapture`), then the tournament is played.
+The pairwise and LangSmith comparative evaluators are in :mod:`langchain_langrag.evaluators`.
 """
 
 from __future__ import annotations
@@ -20,121 +8,19 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from langchain_classic.evaluation import PairwiseStringEvaluator
 from langchain_core.runnables import Runnable
 
+from langrag_eval.adapting import ANSWER_KEYS, CONTEXT_KEYS, QUESTION_KEYS, pick
 from langrag_eval.contexts import as_documents, as_text
-from langrag_eval.deprecation import renamed
-from langrag_eval.results import Unscored
 from langrag_eval.runtime import RunStore, synchronous
-from langrag_eval.tournament import (
-    DEFAULT_FACTORS,
-    GameRecord,
-    GameSample,
-    PairwiseEvaluator,
-    TournamentConfig,
-    TournamentResult,
-    atournament_over_apps,
-)
+from langrag_eval.tournament import TournamentConfig, TournamentResult, atournament_over_apps
 from langrag_eval.tournament.apps import afirst_query_checked, as_queries
 from langrag_eval.types import Document
 
 from .capture import RAGCapture
-from ._common import ANSWER_KEYS, CONTEXT_KEYS, QUESTION_KEYS, JudgeLike, as_judge, pick, traced
+from ._common import JudgeLike, as_judge
 
-__all__ = [
-    "RAGEloPairwiseEvaluator",
-    "atournament_from_runnables",
-    "ragelo_comparative_evaluator",
-    "ragelo_langsmith_evaluator",
-    "tournament_from_runnables",
-    "app_input",
-    "session_config",
-]
-
-
-def _result(game: GameRecord | Unscored) -> dict[str, Any]:
-    if isinstance(game, Unscored):
-        return {"score": None, "value": None, "reasoning": game.reason, "unscored": game.cause}
-    return {"score": game.score_a, "value": {"a": "A", "b": "B", "tie": None}[game.outcome],
-            "reasoning": f"A shown first:\n{game.raw_forward}\n\nB shown first:\n{game.raw_backward}",
-            "verdicts": [game.forward, game.backward], "consistent": game.consistent,
-            "documents": game.documents, "dropped_documents": game.dropped}
-
-
-class RAGEloPairwiseEvaluator(PairwiseStringEvaluator):
-    """RAGElo's pairwise judge as a ``langchain_classic`` pairwise string evaluator (needs input).
-
-    Pass the contexts as ``contexts=`` (for ``prediction``) and ``contexts_b=`` (for
-    ``prediction_b``): strings, LangChain documents or dicts. Without contexts the judge compares the
-    answers alone.
-    """
-
-    def __init__(self, judge: JudgeLike, *, threshold: int = 2, factors: str = DEFAULT_FACTORS) -> None:
-        self.pairwise = PairwiseEvaluator(as_judge(judge), threshold=threshold, factors=factors)
-
-    @property
-    def requires_input(self) -> bool:
-        return True
-
-    @property
-    def evaluation_name(self) -> str:
-        return "ragelo_pairwise"
-
-    async def _aevaluate_string_pairs(self, *, prediction: str, prediction_b: str,
-                                      reference: str | None = None, input: str | None = None,
-                                      contexts: Sequence[Any] | None = None,
-                                      contexts_b: Sequence[Any] | None = None, **kwargs: Any) -> dict:
-        with traced(self.evaluation_name, {"input": input, "prediction": prediction,
-                                           "prediction_b": prediction_b}, kwargs.get("callbacks")) as run:
-            run.outputs = _result(await self.pairwise.aevaluate(GameSample.pooled(
-                input or "", prediction, prediction_b, as_documents(contexts, field="contexts"),
-                as_documents(contexts_b, field="contexts_b"))))
-        return run.outputs
-
-    _evaluate_string_pairs = synchronous(_aevaluate_string_pairs)
-
-
-def ragelo_langsmith_evaluator(judge: JudgeLike, *, threshold: int = 2, factors: str = DEFAULT_FACTORS,
-                               key: str = "ragelo_preference", question_key: str | None = None,
-                               answer_key: str | None = None, context_key: str | None = None):
-    """A comparative evaluator for ``langsmith.evaluation.evaluate_comparative``: ``(runs, example)``
-    with two runs -> ``{"key", "scores": {run id: 1 / 0 / 0.5}, "comment"}``.
-
-    The question is read from ``example.inputs`` (``question_key``, else question / query / input /
-    the only value); each run's answer and contexts from its outputs (``answer_key`` /
-    ``context_key``, else the usual names: answer, output ... and context, documents ...).
-    """
-    pairwise = PairwiseEvaluator(as_judge(judge), threshold=threshold, factors=factors)
-
-    def ragelo_preference(runs: Sequence[Any], example: Any) -> dict[str, Any]:
-        if len(runs) != 2:
-            raise ValueError(f"a RAGElo game compares exactly two runs, got {len(runs)}")
-        inputs = getattr(example, "inputs", None) or getattr(runs[0], "inputs", None) or {}
-        question = pick(inputs, question_key, QUESTION_KEYS, sole=False)
-        # unlike the other evaluators, a one-key inputs dict gives its value even when question_key
-        # names another key
-        if question is None and isinstance(inputs, Mapping) and len(inputs) == 1:
-            question = next(iter(inputs.values()))
-        outs = [r.outputs or {} for r in runs]
-        answers = [as_text(pick(o, answer_key, ANSWER_KEYS, sole=False), strict=False) for o in outs]
-        docs = [pick(o, context_key, CONTEXT_KEYS, sole=False) for o in outs]
-        if any(a is None for a in answers):
-            return {"key": key, "scores": {r.id: None for r in runs},
-                    "comment": "a run has no answer in its outputs (looked for "
-                               f"{answer_key or ', '.join(ANSWER_KEYS)})"}
-        game = pairwise.evaluate(GameSample.pooled(str(question or ""), answers[0], answers[1], docs[0], docs[1]))
-        out = _result(game)
-        if out["score"] is None:
-            return {"key": key, "scores": {r.id: None for r in runs}, "comment": out["reasoning"]}
-        return {"key": key, "scores": {runs[0].id: out["score"], runs[1].id: 1.0 - out["score"]},
-                "comment": out["reasoning"]}
-
-    ragelo_preference.__name__ = key
-    return ragelo_preference
-
-
-ragelo_comparative_evaluator = renamed(ragelo_langsmith_evaluator, "ragelo_comparative_evaluator")
+__all__ = ["app_input", "atournament_from_runnables", "session_config", "tournament_from_runnables"]
 
 
 def app_input(runnable: Runnable, query: str) -> Any:
@@ -196,7 +82,7 @@ def _app(name: str, runnable: Runnable, qids: Mapping[str, str], answer_key: str
             return answer, docs
         if sample is None:
             return as_text(out, strict=False) if not isinstance(out, Mapping) else None, []
-        return sample.response, as_documents(sample.sources)
+        return sample.answer, as_documents(sample.contexts)
     return call
 
 

@@ -1,20 +1,14 @@
-"""LlamaIndex adapters for langrag-eval (PEP 420 namespace package ``llama_index.evaluation``).
-
-The per-metric THELMA classes of earlier versions (``GroundednessEvaluator`` ...,
-``ThelmaMetricEvaluator``) are deprecated aliases of ``ThelmaEvaluator(judge, metric=...)``: they
-still import and work, with a warning."""
+"""LlamaIndex adapters for langrag-eval (PEP 420 namespace package ``llama_index.evaluation``): any
+langrag evaluator as a ``BaseEvaluator``, LLMs as judges, the capture of an unmodified app,
+retrievers and query engines."""
 
 from .capture import RAGCapture, capturing
-from .grading import VragEvaluator, VragResult
-from .models import LlamaIndexJudge
+from .evaluators import LangragEvaluator, RAGEloPairwiseEvaluator, ThelmaEvaluator, VragEvaluator, VragResult
+from .models import LlamaIndexEmbedder, LlamaIndexJudge
 from .query_engines import LangragQueryEngine, six_query_engines
 from .retrievers import LangragRetriever
-from .thelma import LlamaIndexEmbedder, ThelmaEvaluator
-from .thelma import (GroundednessEvaluator, ResponsePrecisionEvaluator,  # noqa: F401 - deprecated names,
-                     ResponseQueryCoverageEvaluator, SelfDistinctnessEvaluator,  # kept importable
-                     SourcePrecisionEvaluator, SourceQueryCoverageEvaluator, ThelmaMetricEvaluator)
-from .tournament import RAGEloPairwiseEvaluator, tournament_from_query_engines
+from .tournament import tournament_from_query_engines
 
-__all__ = ["RAGCapture", "capturing", "LlamaIndexEmbedder", "ThelmaEvaluator", "LlamaIndexJudge",
-           "VragEvaluator", "VragResult", "LangragRetriever", "LangragQueryEngine", "six_query_engines",
-           "RAGEloPairwiseEvaluator", "tournament_from_query_engines"]
+__all__ = ["LangragEvaluator", "LangragQueryEngine", "LangragRetriever", "LlamaIndexEmbedder", "LlamaIndexJudge",
+           "RAGCapture", "RAGEloPairwiseEvaluator", "ThelmaEvaluator", "VragEvaluator", "VragResult", "capturing",
+           "six_query_engines", "tournament_from_query_engines"]

@@ -1,5 +1,5 @@
-"""Helpers every LlamaIndex adapter module uses: the judge a caller passes, langrag prompt
-templates shown to LlamaIndex's ``get_prompts``, and evaluation spans.
+"""What every LlamaIndex adapter module uses: the judge a caller passes, langrag prompt templates
+shown to LlamaIndex's ``get_prompts``, and evaluation spans.
 
 A template travels as its file text (:meth:`~langrag_eval.prompts.PromptTemplate.to_text`: the
 ``{# ... #}`` header, then the Jinja2 body), so what ``get_prompts`` gives can be edited and handed
@@ -26,7 +26,6 @@ from llama_index.core.instrumentation.events.llm import LLMCompletionEndEvent, L
 from llama_index.core.llms import LLM
 from llama_index.core.prompts import PromptTemplate as LIPromptTemplate
 
-from langrag_eval.contexts import as_documents
 from langrag_eval.errors import ConfigError
 from langrag_eval.model import ChatModel
 from langrag_eval.prompts import PromptTemplate
@@ -35,7 +34,7 @@ from langrag_eval.runtime.tracing import observing
 
 from .models import LlamaIndexJudge
 
-__all__ = ["JudgeLike", "as_judge", "context_texts", "traced_evaluation", "template_prompt"]
+__all__ = ["JudgeLike", "as_judge", "traced_evaluation", "template_prompt"]
 
 JudgeLike = Judge | ChatModel | LLM
 
@@ -55,14 +54,6 @@ def as_judge(judge: JudgeLike) -> Judge:
 def template_prompt(t: PromptTemplate) -> LIPromptTemplate:
     """A langrag template as the LlamaIndex prompt ``get_prompts`` returns: its file text."""
     return LIPromptTemplate(t.to_text())
-
-
-def context_texts(contexts: Any) -> list[str] | None:
-    """Contexts as the texts ``EvaluationResult.contexts`` holds (documents, nodes and strings)."""
-    if contexts is None:
-        return None
-    return [c if isinstance(c, str) else d.text for c in ([contexts] if isinstance(contexts, str) else contexts)
-            for d in ([None] if isinstance(c, str) else as_documents([c]))]
 
 
 _dispatcher = get_dispatcher(__name__)

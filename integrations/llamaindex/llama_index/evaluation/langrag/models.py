@@ -1,4 +1,4 @@
-"""LlamaIndex LLMs as langrag-eval judges.
+"""LlamaIndex LLMs as langrag-eval judges, and LlamaIndex embedding models as embedders.
 
 ``--judge llamaindex:openai:gpt-4o`` builds ``llama_index.llms.openai.OpenAI(model="gpt-4o")``;
 any installed ``llama-index-llms-<provider>`` package works the same way.
@@ -12,11 +12,14 @@ import inspect
 import threading
 from typing import Any
 
-from langrag_eval.errors import ConfigError
-from langrag_eval.model import GenerationParams, Reply, TokenUsage, estimate_tokens
+from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.llms import LLM, CustomLLM
 
-__all__ = ["LlamaIndexJudge", "resolve"]
+from langrag_eval.embeddings import Embedder, FunctionEmbedder
+from langrag_eval.errors import ConfigError
+from langrag_eval.model import GenerationParams, Reply, TokenUsage, estimate_tokens
+
+__all__ = ["LlamaIndexEmbedder", "LlamaIndexJudge", "as_embedder", "resolve"]
 
 
 def _owner(cls: type, name: str) -> type | None:
@@ -84,3 +87,17 @@ def resolve(arg: str) -> LlamaIndexJudge:
     if not classes:
         raise ConfigError(f"llama_index.llms.{provider} has no LLM class named like {provider!r}")
     return LlamaIndexJudge(classes[0](model=model, temperature=0.0), model_id=f"llamaindex:{arg}")
+
+
+class LlamaIndexEmbedder(FunctionEmbedder):
+    """A LlamaIndex embedding model (``BaseEmbedding``) as a langrag ``Embedder`` (its
+    ``get_text_embedding_batch``)."""
+
+    def __init__(self, embed_model: BaseEmbedding, *, model_id: str | None = None) -> None:
+        super().__init__(embed_model.get_text_embedding_batch, model_id=model_id or f"llamaindex:{embed_model.model_name}")
+        self.embed_model = embed_model
+
+
+def as_embedder(embedder: Embedder | BaseEmbedding | None) -> Embedder | None:
+    """A LlamaIndex ``BaseEmbedding`` wrapped as a langrag embedder; others as they are."""
+    return LlamaIndexEmbedder(embedder) if isinstance(embedder, BaseEmbedding) else embedder

@@ -33,13 +33,7 @@ from langrag_eval.runtime import Judge, synchronous
 from ._common import as_judge
 from .retrievers import to_node
 
-__all__ = ["LangragQueryEngine", "six_query_engines", "generator_judge"]
-
-
-def generator_judge(llm: LLM | Judge) -> Judge:
-    """A LlamaIndex LLM as the agents' generator, through the judge runtime (cache, retries, usage);
-    a :class:`Judge` is used as it is (and a langrag ``ChatModel`` wrapped in one)."""
-    return as_judge(llm)
+__all__ = ["LangragQueryEngine", "six_query_engines"]
 
 
 class LangragQueryEngine(CustomQueryEngine):
@@ -49,7 +43,7 @@ class LangragQueryEngine(CustomQueryEngine):
 
     def _response(self, query_str: str, result: Any) -> Response:
         if isinstance(result, AgentAnswer):
-            return Response(response=result.answer, source_nodes=[to_node(d) for d in result.documents],
+            return Response(response=result.answer, source_nodes=[to_node(d) for d in result.contexts],
                             metadata={"agent": self.agent.name, "query": query_str,
                                       "variations": list(result.variations)})
         return Response(response=None, source_nodes=[],
@@ -67,5 +61,5 @@ def six_query_engines(backend: SearchBackend, embedder: Embedder | None, llm: LL
                       hybrid: HybridSettings = HybridSettings()) -> dict[str, LangragQueryEngine]:
     """The paper's six agents (``rag-bm25`` ... ``fusion-hybrid``) as query engines, by name,
     answering with ``llm`` (a LlamaIndex LLM or a langrag-eval :class:`Judge`)."""
-    agents = six_agents(backend, embedder, generator_judge(llm), k, n_variations=n_variations, hybrid=hybrid)
+    agents = six_agents(backend, embedder, as_judge(llm), k, n_variations=n_variations, hybrid=hybrid)
     return {a.name: LangragQueryEngine(agent=a) for a in agents}
