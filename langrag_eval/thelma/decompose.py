@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from functools import lru_cache
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,10 +46,17 @@ def split_sentences(text: str) -> list[str]:
 def load_task_prompt(task: str, overrides: Mapping[str, str | Path | PromptTemplate]) -> PromptTemplate:
     """The shipped ``thelma/<task>`` template, or the user's (a file or a parsed template) for that
     task, checked to need no variable the task cannot fill."""
-    shipped = load_prompt(f"thelma/{task}")
+    shipped = _shipped(task)
     if task not in overrides:
         return shipped
     return override_template(overrides[task], shipped)
+
+
+@lru_cache(maxsize=None)
+def _shipped(task: str) -> PromptTemplate:
+    # read and parsed once per process: every judge call renders one, and reading the file each
+    # time cost as much CPU as the rest of the call
+    return load_prompt(f"thelma/{task}")
 
 
 @dataclass
