@@ -35,7 +35,7 @@ from __future__ import annotations
 import re
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Iterable, Iterator, NamedTuple, Sequence
 
@@ -94,6 +94,12 @@ class Untrusted:
     size: int = ECHO_MIN
 
     @cached_property
+    def spans_cache(self) -> dict[str, list[tuple[int, int]]]:
+        # the echo spans of each reply read against these texts: a reply is read more than once
+        # (quotes set aside, and not), and its echoes are the same each time
+        return {}
+
+    @cached_property
     def _views(self) -> list[str]:
         return [_WS.sub(" ", fold(t)) for t in self.texts]
 
@@ -130,12 +136,12 @@ class Untrusted:
 class _Reading:
     untrusted: Untrusted
     delimiters: bool = True
-    spans_cache: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
 
     def spans(self, text: str) -> list[tuple[int, int]]:
-        if text not in self.spans_cache:
-            self.spans_cache[text] = echo_spans(text, self.untrusted)
-        return self.spans_cache[text]
+        cache = self.untrusted.spans_cache
+        if text not in cache:
+            cache[text] = echo_spans(text, self.untrusted)
+        return cache[text]
 
 
 # The untrusted texts of the prompt whose reply is being read. A context variable rather than a

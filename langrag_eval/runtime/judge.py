@@ -140,6 +140,10 @@ class Answer(Generic[T]):
     raw: str | None
 
 
+# Replies kept in memory beside a run store (the newest; the store holds them all).
+_RECENT = 1024
+
+
 @dataclass
 class Judge:
     """A model wrapped with everything a judgment needs. Pass one to every evaluator.
@@ -253,6 +257,10 @@ class Judge:
                        completion_tokens=reply.usage.completion_tokens, cost=cost)
         with self._lock:
             self._memory[key] = reply
+            if self.store is not None and len(self._memory) > _RECENT:
+                # the store is the cache (written at once, read back by the look-up above); only
+                # the latest replies stay in memory too, or memory grew with the run's size
+                del self._memory[next(iter(self._memory))]
         if self.store is not None:
             self.store.cache_put(key, self.model_id, reply)
         self._log(key, cached=False, ok=True, attempts=attempts, usage=reply.usage, error=None, cost=cost)

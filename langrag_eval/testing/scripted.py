@@ -42,13 +42,15 @@ class ScriptedModel:
     ``latency``: seconds each call takes. ``rate_limit_rate``, ``timeout_rate``, ``malformed_rate``:
     shares of calls that fail that way, decided by ``seed``, the prompt and how often it was seen.
     ``schema_replies``: used instead of ``replies`` when a call passes a JSON schema and
-    ``constrained`` is True, to imitate a constrained-decoding backend.
+    ``constrained`` is True, to imitate a constrained-decoding backend. ``record=False`` keeps
+    no prompts, schemas or settings (``calls`` still counts): a long run's memory stays flat.
     """
 
     def __init__(self, replies: Script, *, model_id: str = "scripted", latency: float = 0.0,
                  rate_limit_rate: float = 0.0, timeout_rate: float = 0.0, malformed_rate: float = 0.0,
                  seed: int = 0, constrained: bool = False,
-                 schema_replies: Callable[[str, dict[str, Any]], str] | None = None) -> None:
+                 schema_replies: Callable[[str, dict[str, Any]], str] | None = None,
+                 record: bool = True) -> None:
         if isinstance(replies, Sequence) and not isinstance(replies, str) and not replies:
             raise ConfigError("ScriptedModel needs at least one reply")
         self.replies = replies
@@ -58,6 +60,8 @@ class ScriptedModel:
         self.seed = seed
         self.constrained = constrained
         self.schema_replies = schema_replies
+        self.record = record
+        self._calls = 0
         self.prompts: list[str] = []
         self.schemas: list[dict[str, Any] | None] = []
         self.params: list[GenerationParams] = []
@@ -71,7 +75,7 @@ class ScriptedModel:
     @property
     def calls(self) -> int:
         """Calls that reached the model, failed ones included."""
-        return len(self.prompts)
+        return self._calls
 
     def _script(self, prompt: str) -> str:
         if callable(self.replies):
@@ -109,9 +113,11 @@ class ScriptedModel:
     async def generate(self, prompt: str, params: GenerationParams, *,
                        schema: dict[str, Any] | None = None) -> Reply:
         with self._lock:
-            self.prompts.append(prompt)
-            self.schemas.append(schema)
-            self.params.append(params)
+            self._calls += 1
+            if self.record:
+                self.prompts.append(prompt)
+                self.schemas.append(schema)
+                self.params.append(params)
             self.in_flight += 1
             self.peak_concurrency = max(self.peak_concurrency, self.in_flight)
         try:
@@ -137,8 +143,8 @@ def resolve(spec: str) -> ScriptedModel:
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{path}: a scripted judge file must be a JSON list or object ({exc})") from None
     if isinstance(data, list) and data and all(isinstance(x, str) for x in data):
-        return ScriptedModel(data, model_id=f"scripted:{path.name}")
+        return ScriptedModel(data, model_id=f"scripted:{path.name}", record=False)
     if isinstance(data, dict) and data and all(isinstance(v, str) for v in data.values()):
-        return ScriptedModel(data, model_id=f"scripted:{path.name}")
+        return ScriptedModel(data, model_id=f"scripted:{path.name}", record=False)
     raise ConfigError(f"{path}: a scripted judge file must be a non-empty JSON list of strings "
                       "or an object mapping prompt substrings to replies")

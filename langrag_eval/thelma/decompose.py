@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from functools import lru_cache
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,6 +53,13 @@ def load_task_prompt(task: str, overrides: Mapping[str, str | Path | PromptTempl
     if task not in overrides:
         return shipped
     return override_template(overrides[task], shipped)
+
+
+@lru_cache(maxsize=None)
+def shipped_template(task: str) -> PromptTemplate:
+    # read and parsed once per process: every judge call renders one, and reading the file each
+    # time cost as much CPU as the rest of the call
+    return load_prompt(f"thelma/{task}")
 
 
 @dataclass

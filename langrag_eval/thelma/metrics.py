@@ -23,7 +23,7 @@ from ..errors import ConfigError, LangragError
 from ..prompts import PromptTemplate, load_prompt
 from ..results import Unscored
 from .aggregate import METRIC_NAMES, MetricOutcome, MetricScore, macro_average, self_distinctness
-from .decompose import split_sentences
+from .decompose import shipped_template, split_sentences
 from .diagnosis import RULES, Rule
 
 if TYPE_CHECKING:
@@ -183,7 +183,7 @@ def task_template(task: str) -> PromptTemplate:
     for metric in _REGISTRY.values():
         if task in metric.prompts:
             return load_prompt(metric.prompts[task])
-    return load_prompt(f"thelma/{task}")
+    return shipped_template(task)
 
 
 def _undefined(reason: str) -> Unscored:
