@@ -149,12 +149,14 @@ def without_explanations(schema: Any) -> Any:
 
 
 def with_reasoning(schema: Any) -> Any:
-    """A top-level object of verdicts only (no free text) with a ``reasoning`` string first."""
+    """A top-level object of verdicts only (no free text) with a ``reasoning`` string first. An object
+    that holds text of its own, directly or as a list of texts (THELMA's claims and sub-questions,
+    synthetic queries), is the judge's words already: the papers ask for those lists as they are."""
     if not isinstance(schema, dict) or schema.get("type") != "object":
         return schema
     props = schema.get("properties")
     if not isinstance(props, dict) or not props or "reasoning" in props or any(
-            isinstance(v, dict) and _free_text(v) for v in props.values()):
+            isinstance(v, dict) and (_free_text(v) or _free_text(v.get("items") or {})) for v in props.values()):
         return schema
     out = dict(schema)
     out["properties"] = {"reasoning": {"type": "string"}, **props}
