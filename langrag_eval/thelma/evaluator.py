@@ -111,8 +111,8 @@ def _undefined(reason: str) -> Unscored:
 
 @dataclass
 class Thelma(Evaluator[Sample, ThelmaResult]):
-    """An :class:`~langrag_eval.evaluator.Evaluator` of :class:`Sample` (or :class:`Sample`:
-    question, contexts and answer are read as query, sources and response). Scores the requested ``metrics`` (ids from ``METRICS``: sp1, sp2, sqc, rp, rqc, sd, gr).
+    """An :class:`~langrag_eval.evaluator.Evaluator` of :class:`~langrag_eval.types.Sample` (the
+    paper's query, sources and response are its question, contexts and answer). Scores the requested ``metrics`` (ids from ``METRICS``: sp1, sp2, sqc, rp, rqc, sd, gr).
 
     ``batched``: one judge call per match task and sample instead of one per component.
     ``embedder``: sentence embeddings for self-distinctness (default: the packaged MiniLM, loaded
