@@ -162,11 +162,11 @@ def run_quickstart(judge: Judge, store: RunStore, out_dir: str | Path, *,
 
     card = None
     if settings.audit:
-        # an audit run of its own, the one `langrag-eval judge audit --limit N --temperature 0` makes,
+        # an audit run of its own, the one `langrag-eval judge audit --max-items N --temperature 0` makes,
         # so its calls and usage stay apart and every later report by this judge finds its card
-        audit_id, _ = audit_run_id(judge.model_id, limit=settings.audit, temperature=judge.params.temperature)
+        audit_id, _ = audit_run_id(judge.model_id, max_items=settings.audit, temperature=judge.params.temperature)
         progress(f"auditing the judge on {settings.audit} human-labelled items per battery")
-        card = run_audit(judge, run_id=audit_id, limit=settings.audit,
+        card = run_audit(judge, run_id=audit_id, max_items=settings.audit,
                               temperature=judge.params.temperature)
 
     report = write_report(store, run_id, out / "report.html")

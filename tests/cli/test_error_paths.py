@@ -43,7 +43,7 @@ CASES = [
     (["gate", "a", "--baseline", "b", "--max-drop", "accept_rate=0.02", "--min-n", "-1"], 2,
      ["gate: error:", "--min-n -1", "--min-n 30"]),
     (["gate", "a", "--baseline", "b", "--max-drop", "nonsense=1"], 2, ["gate: error:", "unknown metric"]),
-    (["judge", "audit", "--limit", "0"], 2, ["judge audit: error:", "--limit must be at least 1"]),
+    (["judge", "audit", "--max-items", "0"], 2, ["judge audit: error:", "--max-items must be at least 1"]),
     (["judge", "audit", "--batteries", "nope"], 2, ["judge audit: error:", "--batteries", "choose from"]),
     (["agreement", "missing.csv", "other.csv"], 2, ["agreement: error:", "missing.csv", "not found"]),
     (["index", "no-such-folder"], 2, ["index: error:", "no-such-folder"]),
