@@ -101,7 +101,10 @@ def _contexts(value: Any) -> tuple[list[Document], str | None]:
             found = read_document(item, f"context {i}")
         except ConfigError:
             return [], f"context {i} is {type(item).__name__}, not text"
-        docs.append(found if found is not None else Document(id=text_id(""), text=""))
+        if found is None:  # a blank context: kept, it was retrieved
+            blank = item if isinstance(item, str) else ""
+            found = Document(id=text_id(blank), text=blank)
+        docs.append(found)
     return docs, None
 
 

@@ -3,7 +3,7 @@ or lower ones, with no cycle between packages, and the core imports no framework
 
 Layers, lowest first: the foundation (errors, results, plain types, file and JSON readers, the model
 seam, prompts, verdict parsers, statistics); the runtime (judge, stores, batches, the evaluator
-contract, local models); the capabilities (retrieval, pipelines, grading, THELMA, tournaments,
+contract, the one way to run a dataset, local models); the capabilities (retrieval, pipelines, grading, THELMA, tournaments,
 GRAMMAR, synthetic queries, run comparison, test doubles); composites built from capabilities (judge
 audit, HTML report); the applications (quickstart, command line). The graph is read from the source
 (imports under ``if TYPE_CHECKING`` are only for annotations and do not count).
@@ -22,7 +22,7 @@ ROOT = Path(langrag_eval.__file__).parent
 LAYERS = [
     {"errors", "results", "types", "_confusables", "_lazy", "delimiters", "echoes", "quoting", "io", "files", "model",
      "prompt_fit", "embeddings", "contexts", "verdicts", "prompts", "stats", "deprecation", "summary"},
-    {"runtime", "evaluator", "models", "adapting"},
+    {"runtime", "evaluator", "models", "adapting", "run"},
     {"retrieval", "pipelines", "grading", "thelma", "tournament", "grammar", "synth", "compare", "testing",
      "capturing"},
     {"audit", "report"},

@@ -7,7 +7,7 @@ A fresh SQLite run store is used, so nothing comes from the cache on the first p
 pass resumes the same run and shows what a re-run costs.
 
     python benchmarks/judge_audit/scripted_100ms.py                   # all items, concurrency 16
-    python benchmarks/judge_audit/scripted_100ms.py --limit 20 --concurrency 4
+    python benchmarks/judge_audit/scripted_100ms.py --max-items 20 --concurrency 4
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from langrag_eval.testing import ScriptedModel  # noqa: E402
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--limit", type=int, default=None)
+    ap.add_argument("--max-items", type=int, default=None)
     ap.add_argument("--concurrency", type=int, default=16)
     ap.add_argument("--latency", type=float, default=0.1)
     args = ap.parse_args()
@@ -39,7 +39,7 @@ def main() -> None:
             model = ScriptedModel(honest, latency=args.latency)
             judge = Judge(model, store=store, concurrency=args.concurrency)
             start = time.perf_counter()
-            card = run_audit(judge, run_id="bench", limit=args.limit)
+            card = run_audit(judge, run_id="bench", max_items=args.max_items)
             wall = time.perf_counter() - start
             tasks = {}
             for j in store.judgments("bench"):

@@ -10,7 +10,7 @@ n, each beside a stated threshold, and one verdict line per use (grading, pairwi
 >>> from langrag_eval.runtime import Judge
 >>> from langrag_eval.testing import ScriptedModel
 >>> unsure = ScriptedModel(["[[C]] Score: [[3]], Reason: [[unsure]] <output>0</output>"])
->>> card = run_audit(Judge(unsure), limit=4, batteries=("correctness",))
+>>> card = run_audit(Judge(unsure), max_items=4, batteries=("correctness",))
 >>> card.verdict("grading").verdict
 'unfit'
 """

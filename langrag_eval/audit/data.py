@@ -1,6 +1,6 @@
 """The labelled items a judge audit runs on: the shipped PandaLM pairs and HaluEval QA rows (see
 ``data/README.md`` for provenance and licences), or a user's own graded file, and the stratified
-sample ``--limit`` takes from them.
+sample ``--max-items`` takes from them.
 
 >>> pairs = load_pairs()
 >>> len(pairs), pairs[0].majority in ("a", "b", "tie")
@@ -127,20 +127,20 @@ def read_labelled_file(path: str | Path, *, human_col: str = "score", columns: C
     return items, issues
 
 
-def stratified_sample(items: Sequence[X], stratum: Callable[[X], Hashable], limit: int | None, *,
+def stratified_sample(items: Sequence[X], stratum: Callable[[X], Hashable], max_items: int | None, *,
                       seed: int = 0) -> list[X]:
-    """At most ``limit`` items, each stratum represented in proportion to its size (largest
+    """At most ``max_items`` items, each stratum represented in proportion to its size (largest
     remainders get the spare places), drawn with ``seed``; items keep their original order."""
-    if limit is None or limit >= len(items):
+    if max_items is None or max_items >= len(items):
         return list(items)
-    if limit < 1:
-        raise ArgumentError("limit must be at least 1")
+    if max_items < 1:
+        raise ArgumentError("max_items must be at least 1")
     groups: dict[Hashable, list[int]] = defaultdict(list)
     for i, item in enumerate(items):
         groups[stratum(item)].append(i)
-    quotas = {k: limit * len(v) / len(items) for k, v in groups.items()}
+    quotas = {k: max_items * len(v) / len(items) for k, v in groups.items()}
     take = {k: int(q) for k, q in quotas.items()}
-    spare = limit - sum(take.values())
+    spare = max_items - sum(take.values())
     for k in sorted(quotas, key=lambda k: (take[k] - quotas[k], str(k)))[:spare]:
         take[k] += 1
     rng = random.Random(seed)

@@ -6,7 +6,7 @@
 >>> def reply(prompt):          # a judge that accepts everything and prefers the first answer
 ...     return "<output>1</output>" if "<claim>" in prompt else (
 ...         "[[A]]" if "<answer_a>" in prompt else "Score: [[5]], Reason: [[fine]]")
->>> card = run_audit(Judge(ScriptedModel(reply)), limit=6)
+>>> card = run_audit(Judge(ScriptedModel(reply)), max_items=6)
 >>> card.measure("pairwise.position_flips").estimate.value, card.verdict("grading").verdict
 (1.0, 'unfit')
 """
@@ -81,12 +81,12 @@ def _merge_calls(judge: Judge, run_id: str | None, timed: TimedModel) -> dict[st
     return log
 
 
-def audit_run_id(judge_id: str, *, limit: int | None, temperature: float,
+def audit_run_id(judge_id: str, *, max_items: int | None, temperature: float,
                  batteries: Sequence[str] = BATTERIES, seed: int = 0, data: str | None = None,
                  human_col: str | None = None, threshold: int = 4) -> tuple[str, dict[str, Any]]:
     """The run id (and config) of an audit with these settings: the same in the CLI and in the
     quickstart, so either resumes the audit the other began. ``data``: the user file's digest."""
-    config = {"judge": judge_id, "limit": limit, "temperature": temperature, "batteries": list(batteries),
+    config = {"judge": judge_id, "max_items": max_items, "temperature": temperature, "batteries": list(batteries),
               "seed": seed, "data": data, "human_col": human_col, "threshold": threshold}
     return run_id_for("judge-audit", config), config
 
@@ -98,10 +98,10 @@ def _stratum(item: AnswerItem) -> object:
 Done = tuple[list[Measure], list[object]]
 
 
-async def _pairwise(j: Judge, card: JudgeCard, pairs: Sequence[PairItem] | None, limit: int | None,
+async def _pairwise(j: Judge, card: JudgeCard, pairs: Sequence[PairItem] | None, max_items: int | None,
                     seed: int) -> Done:
     chosen = stratified_sample(pairs if pairs is not None else load_pairs(), lambda p: str(p.majority),
-                               limit, seed=seed)
+                               max_items, seed=seed)
     card.items["pairwise"] = len(chosen)
     card.data["pairwise"] = "PandaLM test set (shipped subset)" if pairs is None else "given pairs"
     games = await B.judge_pairs(j, chosen, task="audit/pairwise")
@@ -115,9 +115,9 @@ async def _pairwise(j: Judge, card: JudgeCard, pairs: Sequence[PairItem] | None,
     return measures, [*games, *padded]
 
 
-async def _correctness(j: Judge, card: JudgeCard, answers: Sequence[AnswerItem] | None, limit: int | None,
+async def _correctness(j: Judge, card: JudgeCard, answers: Sequence[AnswerItem] | None, max_items: int | None,
                        seed: int, temperature: float, data_name: str | None) -> Done:
-    chosen = stratified_sample(answers if answers is not None else load_answers(), _stratum, limit, seed=seed)
+    chosen = stratified_sample(answers if answers is not None else load_answers(), _stratum, max_items, seed=seed)
     card.items["correctness"] = len(chosen)
     card.data["correctness"] = data_name or ("HaluEval QA (shipped subset)" if answers is None
                                              else "given items")
@@ -153,21 +153,21 @@ async def _correctness(j: Judge, card: JudgeCard, answers: Sequence[AnswerItem] 
     return measures, [*grades, *(g for r in repeats for g in r), *attacked]
 
 
-async def _groundedness(j: Judge, card: JudgeCard, limit: int | None, seed: int) -> Done:
-    chosen = stratified_sample(load_answers(), lambda a: a.correct, limit, seed=seed)
+async def _groundedness(j: Judge, card: JudgeCard, max_items: int | None, seed: int) -> Done:
+    chosen = stratified_sample(load_answers(), lambda a: a.correct, max_items, seed=seed)
     card.items["groundedness"] = len(chosen)
     card.data["groundedness"] = "HaluEval QA passages (shipped subset)"
     support = await B.judge_support(j, chosen, task="audit/groundedness")
     return M.groundedness_measures(chosen, support, seed=seed), list(support)
 
 
-async def arun_audit(judge: Judge, *, run_id: str | None = None, limit: int | None = None,
+async def arun_audit(judge: Judge, *, run_id: str | None = None, max_items: int | None = None,
                 temperature: float = 0.7, answers: Sequence[AnswerItem] | None = None,
                 pairs: Sequence[PairItem] | None = None, batteries: Sequence[str] = BATTERIES,
                 seed: int = 0, data_name: str | None = None) -> JudgeCard:
     """Audit ``judge``: the pairwise battery (PandaLM, with position and verbosity probes), the
     correctness battery (HaluEval answers, or ``answers`` from a user's file, with self-consistency
-    and injection probes) and the groundedness battery (HaluEval passages). ``limit`` caps the items
+    and injection probes) and the groundedness battery (HaluEval passages). ``max_items`` caps the items
     per battery, sampled stratified by label. With a run store on the judge and a ``run_id`` every
     judgment is stored as it finishes (a re-run resumes), the card is stored as the ``judge_card``
     artifact and the run is marked finished, so reports of other runs by this judge show the card.
@@ -178,7 +178,7 @@ async def arun_audit(judge: Judge, *, run_id: str | None = None, limit: int | No
         raise ArgumentError(f"unknown audit batteries {unknown}; choose from {', '.join(BATTERIES)}")
     if judge.store is not None and run_id is not None and run_id not in {r["id"] for r in judge.store.runs()}:
         # a run the caller opened (the CLI, with its own settings) is used as it is; otherwise made here
-        judge.store.open_run("judge-audit", {"judge": judge.model_id, "limit": limit, "seed": seed,
+        judge.store.open_run("judge-audit", {"judge": judge.model_id, "max_items": max_items, "seed": seed,
                                              "temperature": temperature, "batteries": list(batteries)},
                              run_id, judge=judge.model_id)
     timed = TimedModel(judge.model)
@@ -187,13 +187,13 @@ async def arun_audit(judge: Judge, *, run_id: str | None = None, limit: int | No
     before = dict(judge.usage.as_dict())
     start = time.perf_counter()
     card = JudgeCard(judge=judge.model_id, run_id=run_id,
-                     settings={"limit": limit, "temperature": temperature, "seed": seed,
+                     settings={"max_items": max_items, "temperature": temperature, "seed": seed,
                                "batteries": list(batteries)})
     # The batteries are independent: run together, the judge's limiter keeps every slot busy
     # instead of idling through each battery's tail.
-    jobs = {"pairwise": lambda: _pairwise(j, card, pairs, limit, seed),
-            "correctness": lambda: _correctness(j, card, answers, limit, seed, temperature, data_name),
-            "groundedness": lambda: _groundedness(j, card, limit, seed)}
+    jobs = {"pairwise": lambda: _pairwise(j, card, pairs, max_items, seed),
+            "correctness": lambda: _correctness(j, card, answers, max_items, seed, temperature, data_name),
+            "groundedness": lambda: _groundedness(j, card, max_items, seed)}
     chosen = [b for b in BATTERIES if b in batteries]
     done = await asyncio.gather(*(jobs[b]() for b in chosen))
     measures = card.measures

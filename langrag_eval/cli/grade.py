@@ -21,6 +21,7 @@ from ..files import atomic_write
 from ..grading import ARTIFACT, Columns, VragGrade, VragGrader, read_grading_file
 from ..grading.io import read_examples
 from ..results import Unscored
+from ..run import evaluate, record_run
 from ..runtime.identity import file_digest
 from ._common import add_judge_options, open_cli_run, report_issues, say, say_reuse, say_usage, setup_judge
 from ._files import JUDGE_READS, declare_files, store_path
@@ -126,7 +127,7 @@ def handle(args: argparse.Namespace) -> int:
               "prompt": grader.prompts()["grade"].body}
     run_id = open_cli_run(setup.store, args, "grade", config, judge=setup.judge.model_id,
                           inputs={"file": file_digest(args.file, what="grading file")})
-    results = grader.evaluate_many(data.samples, run_id=run_id)
+    results = evaluate(data.samples, {"vrag": grader}, run_id=run_id)["vrag"]
     ids = [s.id or "" for s in data.samples]
     judge_scores = {i: (r.score if isinstance(r, VragGrade) else None) for i, r in zip(ids, results)}
     combined: dict[str, int | None] = {}
@@ -153,10 +154,10 @@ def handle(args: argparse.Namespace) -> int:
         {"id": s.id, "question": s.question, "answer": s.answer, "contexts": s.context_texts(),
          "reference": s.reference, "subject": data.subjects.get(s.id or ""), "human": combined.get(s.id or "")}
         for s in data.samples])
-    setup.store.put_artifact(run_id, ARTIFACT, summary)
+    record_run(setup.store, run_id, {ARTIFACT: summary},
+               finished={"items": summary["items"], "accept_rate": summary["accept_rate"],
+                         "unscored": summary["unscored"]["count"]})
     usage = setup.store.usage(run_id)["total"]
-    setup.store.finish_run(run_id, {"items": summary["items"], "accept_rate": summary["accept_rate"],
-                                    "unscored": summary["unscored"]["count"]})
     with atomic_write(out) as fh:
         for sample, result in zip(data.samples, results):
             fh.write(json.dumps(_record(sample, result, data, combined.get(sample.id or "")),

@@ -1,7 +1,7 @@
 """``langrag-eval judge audit``: measure a judge before trusting its grades.
 
-    langrag-eval judge audit --judge openai:gpt-4o --limit 40
-    langrag-eval judge audit --judge local --data mine.csv --human-col expert --limit 20
+    langrag-eval judge audit --judge openai:gpt-4o --max-items 40
+    langrag-eval judge audit --judge local --data mine.csv --human-col expert --max-items 20
 
 Runs the judge through the audit batteries (agreement with human labels on shipped PandaLM and
 HaluEval data, or on your own graded file; position, verbosity, self-consistency and injection
@@ -38,7 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Run a judge through the audit batteries and print its card: each measure with a "
                     "95 % interval and n beside its threshold, and a verdict (fit, fit with caveats, "
                     "unfit) for grading, pairwise comparison and groundedness.")
-    a.add_argument("--limit", type=int, default=None,
+    a.add_argument("--max-items", type=int, default=None,
                    help="items per battery, sampled stratified by label (default: all shipped items)")
     a.add_argument("--temperature", type=float, default=0.7,
                    help="the temperature the judge is used at, for the self-consistency probe "
@@ -64,8 +64,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def handle_audit(args: argparse.Namespace) -> int:
     check_call_options(args)
-    if args.limit is not None and args.limit < 1:
-        raise ConfigError("--limit must be at least 1")
+    if args.max_items is not None and args.max_items < 1:
+        raise ConfigError("--max-items must be at least 1")
     if args.temperature < 0:
         raise ConfigError("--temperature must not be negative")
     if not 1 <= args.threshold <= 5:
@@ -85,13 +85,13 @@ def handle_audit(args: argparse.Namespace) -> int:
     json_out = json_output(args)
     report = output_file(args.report, "--report") if args.report else None
     setup = setup_judge(args)
-    default_id, config = audit_run_id(setup.judge.model_id, limit=args.limit, temperature=args.temperature,
+    default_id, config = audit_run_id(setup.judge.model_id, max_items=args.max_items, temperature=args.temperature,
                                       batteries=batteries, seed=args.seed, data=digest,
                                       human_col=args.human_col if args.data else None,
                                       threshold=args.threshold)
     run_id = open_cli_run(setup.store, args, "judge-audit", config, judge=setup.judge.model_id,
                           default_id=default_id)
-    card = run_audit(setup.judge, run_id=run_id, limit=args.limit, temperature=args.temperature,
+    card = run_audit(setup.judge, run_id=run_id, max_items=args.max_items, temperature=args.temperature,
                           answers=answers, batteries=batteries, seed=args.seed, data_name=data_name)
     say(format_card(card))
     if json_out is not None:

@@ -44,6 +44,7 @@ from ..embeddings import Embedder, default_embedder
 from ..errors import ConfigError, DataError
 from ..files import atomic_write
 from ..prompts import prompt_names
+from ..run import evaluate, record_run
 from ..runtime.identity import file_digest
 from ..thelma import METRICS, Thelma, ThelmaResult, Thresholds, metric_ids
 from ..thelma.decompose import load_task_prompt
@@ -195,16 +196,17 @@ def handle(args: argparse.Namespace) -> int:
                           for k, v in thelma.templates.items()}}
     run_id = open_cli_run(setup.store, args, "thelma", config, judge=setup.judge.model_id,
                           inputs={"file": file_digest(args.file, what="THELMA file")})
-    results = thelma.evaluate_many(samples, run_id=run_id, store=setup.store, limit=args.samples_in_flight)
+    results = evaluate(samples, {"thelma": thelma}, store=setup.store, run_id=run_id,
+                       concurrency=args.samples_in_flight)["thelma"]
     summary = thelma.summarize(results).details
     summary["samples"] = [_record(r, lines[r.id or ""]) for r in results]
     summary["input"] = {"file": args.file, "rows": len(samples) + len(issues), "rows_skipped": len(issues),
                         "problems": [{"line": i.line, "field": i.field, "message": i.message} for i in issues]}
     summary["settings"] = {"metrics": list(metrics), "sd_threshold": args.sd_threshold,
                            "embedder": config["embedder"]}
-    setup.store.put_artifact(run_id, ARTIFACT, summary)
-    setup.store.finish_run(run_id, {"samples": len(results),
-                                    "means": {m: s["mean"] for m, s in summary["metrics"].items()}})
+    record_run(setup.store, run_id, {ARTIFACT: summary},
+               finished={"samples": len(results),
+                         "means": {m: s["mean"] for m, s in summary["metrics"].items()}})
     with atomic_write(out) as fh:
         for result in results:
             fh.write(json.dumps({**_record(result, lines[result.id or ""]),

@@ -27,13 +27,13 @@ from ..grading import VragGrader
 from ..pipelines import AgentAnswer, Query, answer_record, run_agents, six_agents, write_answers
 from ..report import write_report
 from ..report.items import put_item_contents
+from ..run import evaluate, record_run
 from ..retrieval import EmbeddedBackend
 from ..retrieval.chunking import Source
 from ..retrieval.ingest import ingest
 from ..runtime import Judge, RunStore, run_id_for
 from ..thelma import Thelma
 from ..tournament import TournamentConfig, TournamentData, run_tournament
-from ..types import Sample
 
 __all__ = ["QuickstartSettings", "QuickstartResult", "run_quickstart", "load_corpus", "load_questions"]
 
@@ -137,21 +137,22 @@ def run_quickstart(judge: Judge, store: RunStore, out_dir: str | Path, *,
                                       for s, a in zip(samples, answers)])
     progress(f"grading {len(samples)} answers with vRAG-Eval")
     grader = VragGrader(judge)
-    grades = grader.evaluate_many(samples, run_id=run_id)
+    grades = evaluate(samples, {"vrag": grader}, run_id=run_id)["vrag"]
     vrag = grader.summarize(grades, ids=[s.id for s in samples], subjects=[a.agent for a in answers]).details
     vrag["group_by"] = "agent"
-    store.put_artifact(run_id, "vrag", vrag)
+    record_run(store, run_id, {"vrag": vrag})
 
     scored = [s for s, a in zip(samples, answers)
               if settings.thelma_agents is None or a.agent in settings.thelma_agents]
     progress(f"scoring {len(scored)} answers with THELMA (batched matching)")
     thelma = Thelma(judge, batched=True, embedder=embedder)
-    thelma_results = thelma.evaluate_many(scored, run_id=run_id, store=store, limit=judge.concurrency)
+    thelma_results = evaluate(scored, {"thelma": thelma}, store=store, run_id=run_id,
+                              concurrency=judge.concurrency)["thelma"]
     thelma_summary = {**thelma.summarize(thelma_results).details, "samples": [
         {"id": r.id, "scores": r.score_values(),
          "unscored": {m: {"cause": u.cause, "reason": u.reason} for m, u in r.unscored().items()}}
         for r in thelma_results]}
-    store.put_artifact(run_id, "thelma", thelma_summary)
+    record_run(store, run_id, {"thelma": thelma_summary})
 
     progress("playing the tournament between the six agents")
     data = TournamentData.from_records(answer_record(a) for a in answers)
@@ -161,15 +162,15 @@ def run_quickstart(judge: Judge, store: RunStore, out_dir: str | Path, *,
 
     card = None
     if settings.audit:
-        # an audit run of its own, the one `langrag-eval judge audit --limit N --temperature 0` makes,
+        # an audit run of its own, the one `langrag-eval judge audit --max-items N --temperature 0` makes,
         # so its calls and usage stay apart and every later report by this judge finds its card
-        audit_id, _ = audit_run_id(judge.model_id, limit=settings.audit, temperature=judge.params.temperature)
+        audit_id, _ = audit_run_id(judge.model_id, max_items=settings.audit, temperature=judge.params.temperature)
         progress(f"auditing the judge on {settings.audit} human-labelled items per battery")
-        card = run_audit(judge, run_id=audit_id, limit=settings.audit,
+        card = run_audit(judge, run_id=audit_id, max_items=settings.audit,
                               temperature=judge.params.temperature)
 
     report = write_report(store, run_id, out / "report.html")
-    store.finish_run(run_id, {"answers": len(answers), "report": str(report)})
+    record_run(store, run_id, {}, finished={"answers": len(answers), "report": str(report)})
     seconds = time.monotonic() - start
     return QuickstartResult(run_id=run_id, report=report, answers=answers_path, seconds=seconds,
                             lines=_summary_lines(vrag, thelma_summary, tour.summary, store.usage(run_id),

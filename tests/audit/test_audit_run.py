@@ -22,15 +22,15 @@ from langrag_eval.testing import ScriptedModel
 @given(st.lists(st.sampled_from("abcd"), min_size=1, max_size=60), st.integers(min_value=1, max_value=80),
        st.integers(min_value=0, max_value=5))
 @settings(max_examples=150, deadline=None)
-def test_stratified_sample_keeps_the_label_shares(labels: list[str], limit: int, seed: int) -> None:
+def test_stratified_sample_keeps_the_label_shares(labels: list[str], max_items: int, seed: int) -> None:
     items = list(enumerate(labels))
-    chosen = stratified_sample(items, lambda x: x[1], limit, seed=seed)
-    assert len(chosen) == min(limit, len(items))
+    chosen = stratified_sample(items, lambda x: x[1], max_items, seed=seed)
+    assert len(chosen) == min(max_items, len(items))
     assert chosen == sorted(chosen) and len(set(chosen)) == len(chosen)
-    if limit < len(items):
+    if max_items < len(items):
         have, total = Counter(lb for _, lb in chosen), Counter(labels)
         for label, count in total.items():
-            assert abs(have[label] - limit * count / len(labels)) < 1 + 1e-9, (label, have, total)
+            assert abs(have[label] - max_items * count / len(labels)) < 1 + 1e-9, (label, have, total)
 
 
 def test_shipped_data_is_as_documented() -> None:
@@ -46,11 +46,11 @@ def test_shipped_data_is_as_documented() -> None:
 def test_the_audit_resumes_from_the_store_without_a_model_call(tmp_path: Path) -> None:
     store = RunStore(tmp_path / "runs.sqlite")
     first_model = perfect()
-    first = run_audit(Judge(first_model, store=store), run_id="audit-1", limit=12)
+    first = run_audit(Judge(first_model, store=store), run_id="audit-1", max_items=12)
     assert first_model.calls > 0
     again = perfect()
     second = run_audit(Judge(again, store=RunStore(tmp_path / "runs.sqlite")),
-                               run_id="audit-1", limit=12)
+                               run_id="audit-1", max_items=12)
     assert again.calls == 0
     keep = ("grading.binary_agreement", "pairwise.accuracy", "groundedness.agreement",
             "pairwise.verbosity", "grading.injection", "reliability.latency_p50")
@@ -66,7 +66,7 @@ def test_the_audit_resumes_from_the_store_without_a_model_call(tmp_path: Path) -
 def test_failed_calls_are_unscored_by_cause_and_counted(tmp_path: Path) -> None:
     model = ScriptedModel(honest, timeout_rate=0.2, seed=4, latency=0.001)
     judge = Judge(model, retry=RetryPolicy(max_attempts=1, base_delay=0.0))
-    card = run_audit(judge, limit=20, batteries=("correctness", "groundedness"))
+    card = run_audit(judge, max_items=20, batteries=("correctness", "groundedness"))
     assert card.unscored.get("timeout", 0) > 0
     unscored = card.measure("reliability.unscored").estimate
     assert unscored.value > 0 and unscored.successes == sum(card.unscored.values())
@@ -81,7 +81,7 @@ def test_failed_calls_are_unscored_by_cause_and_counted(tmp_path: Path) -> None:
 
 def test_latency_and_tokens_are_measured_per_call() -> None:
     model = ScriptedModel(honest, latency=0.02)
-    card = run_audit(Judge(model), limit=8, batteries=("groundedness",))
+    card = run_audit(Judge(model), max_items=8, batteries=("groundedness",))
     p50 = card.measure("reliability.latency_p50").estimate
     assert p50.n == model.calls == 8 and 0.02 <= p50.value < 0.2
     tokens = card.measure("reliability.tokens_per_100").estimate
@@ -91,7 +91,7 @@ def test_latency_and_tokens_are_measured_per_call() -> None:
 def test_the_report_shows_the_card_of_the_judge_in_use(tmp_path: Path) -> None:
     store = RunStore(tmp_path / "runs.sqlite")
     audit_run = "judge-audit-x"
-    run_audit(Judge(perfect(), store=store), run_id=audit_run, limit=6)
+    run_audit(Judge(perfect(), store=store), run_id=audit_run, max_items=6)
     assert store.run(audit_run)["finished"] and store.run(audit_run)["judge"] == "scripted:perfect"
     html = build_report(store, audit_run)
     assert 'id="judge-verdicts"' in html and "grading: FIT" in html
@@ -113,7 +113,7 @@ def _scripted_file(tmp_path: Path) -> Path:
 def test_cli_audit_prints_the_card_and_stores_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     store = tmp_path / "runs.sqlite"
     args = ["judge", "audit", "--judge", f"scripted:{_scripted_file(tmp_path)}", "--store", str(store),
-            "--limit", "9", "--json", str(tmp_path / "card.json"), "--report", str(tmp_path / "r.html")]
+            "--max-items", "9", "--json", str(tmp_path / "card.json"), "--report", str(tmp_path / "r.html")]
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "grading: UNFIT" in out and "pairwise: " in out and "n=9" in out
@@ -146,7 +146,7 @@ def test_cli_audit_on_a_users_graded_file(tmp_path: Path, capsys: pytest.Capture
 
 
 @pytest.mark.parametrize("extra, message", [
-    (["--limit", "0"], "--limit must be at least 1"),
+    (["--max-items", "0"], "--max-items must be at least 1"),
     (["--batteries", "pairwise,vibes"], "--batteries"),
     (["--data", "{missing}"], "not found"),
     (["--data", "{nohuman}"], "expert"),
@@ -167,7 +167,7 @@ def test_card_text_from_a_user_is_escaped_in_the_report(tmp_path: Path) -> None:
     hostile = "<script>alert(1)</script>"
     model = ScriptedModel(honest, model_id=f"scripted:{hostile}")
     run = store.open_run("judge-audit", {}, "judge-audit-h", judge=model.model_id)
-    run_audit(Judge(model, store=store), run_id=run, limit=4, batteries=("correctness",),
+    run_audit(Judge(model, store=store), run_id=run, max_items=4, batteries=("correctness",),
                       answers=load_answers()[:8], data_name=f"{hostile}.csv")
     html = build_report(store, run)
     assert "<script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;.csv" in html

@@ -24,7 +24,7 @@ def value(card: JudgeCard, key: str) -> float:
 
 @pytest.fixture(scope="module")
 def perfect_card() -> JudgeCard:
-    return run(perfect(), limit=60)
+    return run(perfect(), max_items=60)
 
 
 def test_perfect_judge_agrees_with_every_label_and_is_fit(perfect_card: JudgeCard) -> None:

@@ -45,7 +45,7 @@ CASES = [
     # metric names are the runs' score names, so the runs are read first (an unknown metric of two
     # existing runs: tests/compare/test_gate_cli.py)
     (["gate", "a", "--baseline", "b", "--max-drop", "nonsense=1"], 2, ["gate: error:", "no run 'b'"]),
-    (["judge", "audit", "--limit", "0"], 2, ["judge audit: error:", "--limit must be at least 1"]),
+    (["judge", "audit", "--max-items", "0"], 2, ["judge audit: error:", "--max-items must be at least 1"]),
     (["judge", "audit", "--batteries", "nope"], 2, ["judge audit: error:", "--batteries", "choose from"]),
     (["agreement", "missing.csv", "other.csv"], 2, ["agreement: error:", "missing.csv", "not found"]),
     (["index", "no-such-folder"], 2, ["index: error:", "no-such-folder"]),

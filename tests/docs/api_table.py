@@ -18,6 +18,7 @@ START, END = "<!-- api-table:start -->", "<!-- api-table:end -->"
 MODULES = {
     "langrag_eval": "the names most code needs",
     "langrag_eval.evaluator": "the evaluator contract every capability implements",
+    "langrag_eval.run": "one way to run a dataset through evaluators",
     "langrag_eval.grading": "vRAG-Eval: rubric grades against a label",
     "langrag_eval.thelma": "THELMA: reference-free metrics and diagnosis",
     "langrag_eval.tournament": "RAGElo: relevance judgments, games, Elo and Bradley-Terry",

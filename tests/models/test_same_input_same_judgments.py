@@ -106,7 +106,7 @@ def _commands(i: dict[str, str], judge: list[str], store: list[str], out: Path) 
         "thelma": ["thelma", i["thelma"], *judge, *store, "--embedder", "none", "--out", str(out / "thelma.jsonl")],
         "tournament": ["tournament", "--answers", i["answers"], *judge, *store, "--bootstrap", "5",
                        "--tournaments", "5", "--json", str(out / "tournament.json")],
-        "judge audit": ["judge", "audit", *judge, *store, "--limit", "4", "--temperature", "0",
+        "judge audit": ["judge", "audit", *judge, *store, "--max-items", "4", "--temperature", "0",
                         "--json", str(out / "card.json")],
         "grammar analyze": ["grammar", "analyze", "--dataset", i["dataset"], "--answers", i["grammar_answers"],
                             *judge, *store, "--out", str(out / "grammar.json")],

@@ -1,0 +1,126 @@
+"""One way to run a dataset: samples through one or more evaluators, as one run in the store.
+
+:func:`aevaluate` (and :func:`evaluate` from synchronous code) takes the samples, the evaluators,
+the judge, store and run, the concurrency and progress, and an *executor*: where the items are
+judged. :class:`LocalExecutor` (the default) judges them on this process's event loop; another
+executor (Ray actors sharing the run through the store, say) plugs in with one method. A provider
+batch API is a judge, not an executor: pass ``judge=batch_judge(...)``. What the run produced is
+written to the store in one place, :func:`record_run`.
+
+>>> from langrag_eval import Judge, Sample
+>>> from langrag_eval.grading import VragGrader
+>>> from langrag_eval.testing import ScriptedModel
+>>> grader = VragGrader(Judge(ScriptedModel(["Score: [[5]], Reason: [[Right.]]"])))
+>>> run = evaluate([Sample(id="q1", question="Capital?", answer="Paris.", reference="Paris")], grader)
+>>> [g.score for g in run["vrag"]], run.summary("vrag")["items"]
+([5], 1)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from .errors import ConfigError
+from .runtime.concurrency import synchronous
+
+if TYPE_CHECKING:
+    from .evaluator import Evaluator
+    from .runtime import Judge, RunStore
+
+__all__ = ["Executor", "LocalExecutor", "RunResult", "aevaluate", "evaluate", "record_run"]
+
+
+class Executor(Protocol):
+    """Where a run's items are judged. ``arun`` returns one result per sample, in input order,
+    each a result or an ``Unscored``; with a store and a run id, finished items are stored and a
+    re-run reads them back."""
+
+    async def arun(self, evaluator: Evaluator[Any, Any], samples: Sequence[Any], *, run_id: str | None,
+                   store: RunStore | None, concurrency: int | None, progress: bool | None) -> list[Any]: ...
+
+
+@dataclass(frozen=True)
+class LocalExecutor:
+    """This process's event loop: at most ``concurrency`` items in flight (default: the judge's)."""
+
+    async def arun(self, evaluator: Evaluator[Any, Any], samples: Sequence[Any], *, run_id: str | None,
+                   store: RunStore | None, concurrency: int | None, progress: bool | None) -> list[Any]:
+        return await evaluator.aevaluate_many(samples, run_id=run_id, store=store, limit=concurrency,
+                                              progress=progress)
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What one run produced: per evaluator name, one result per sample in input order.
+
+    ``run["vrag"]`` is the vRAG-Eval grader's results; :meth:`summary` its dataset summary."""
+
+    run_id: str | None
+    samples: list[Any]
+    results: dict[str, list[Any]]
+    evaluators: dict[str, Any] = field(repr=False)
+
+    def __getitem__(self, name: str) -> list[Any]:
+        return self.results[name]
+
+    def summary(self, name: str, **options: Any) -> dict[str, Any]:
+        """``name``'s dataset summary (its evaluator's ``summarize``, with ``options``)."""
+        return self.evaluators[name].summarize(self.results[name], **options)
+
+
+def _named(evaluators: Any) -> dict[str, Evaluator[Any, Any]]:
+    if isinstance(evaluators, Mapping):
+        named = dict(evaluators)
+    else:
+        many = list(evaluators) if isinstance(evaluators, (list, tuple)) else [evaluators]
+        named = {}
+        for e in many:
+            name = e.task_name().split(":")[0]
+            if name in named:
+                raise ConfigError(f"two evaluators are named {name!r}: pass them as a mapping of names")
+            named[name] = e
+    if not named:
+        raise ConfigError("no evaluator given: pass one, a list or a mapping of names to evaluators")
+    return named
+
+
+async def aevaluate(dataset: Iterable[Any], evaluators: Any, *, judge: Judge | None = None,
+                    store: RunStore | None = None, run_id: str | None = None,
+                    concurrency: int | None = None, progress: bool | None = None,
+                    executor: Executor | None = None) -> RunResult:
+    """Run every evaluator over ``dataset``, one evaluator after the other.
+
+    ``evaluators``: one evaluator, a list of them (named by their task: ``vrag``, ``thelma``, ...)
+    or a mapping of names to evaluators. ``judge``: judge with this one instead of each evaluator's
+    own. ``store`` / ``run_id``: the run store (default: the judge's) and the run the results go
+    to, which makes the run resumable. ``concurrency``: items in flight at once (default: the
+    judge's). ``progress``: a progress bar on a terminal (off by default). ``executor``: where the
+    items are judged (default :class:`LocalExecutor`). An exception inside an evaluator is that
+    item's ``Unscored``; configuration errors raise."""
+    samples = list(dataset)
+    named = _named(evaluators)
+    if judge is not None:
+        named = {n: e.for_judge(judge) for n, e in named.items()}
+    if concurrency is not None and concurrency < 1:
+        raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
+    runner = executor if executor is not None else LocalExecutor()
+    results = {}
+    for name, evaluator in named.items():
+        results[name] = await runner.arun(evaluator, samples, run_id=run_id, store=store,
+                                          concurrency=concurrency, progress=progress)
+    return RunResult(run_id=run_id, samples=samples, results=results, evaluators=named)
+
+
+evaluate = synchronous(aevaluate)
+
+
+def record_run(store: RunStore, run_id: str, artifacts: Mapping[str, Any], *,
+               finished: Mapping[str, Any] | None = None) -> None:
+    """Write what a run produced, in one place: each named artifact (a summary) and, with
+    ``finished``, the run's closing figures."""
+    for name, value in artifacts.items():
+        store.put_artifact(run_id, name, value)
+    if finished is not None:
+        store.finish_run(run_id, dict(finished))
