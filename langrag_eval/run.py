@@ -12,7 +12,7 @@ written to the store in one place, :func:`record_run`.
 >>> from langrag_eval.testing import ScriptedModel
 >>> grader = VragGrader(Judge(ScriptedModel(["Score: [[5]], Reason: [[Right.]]"])))
 >>> run = evaluate([Sample(id="q1", question="Capital?", answer="Paris.", reference="Paris")], grader)
->>> [g.score for g in run["vrag"]], run.summary("vrag")["items"]
+>>> [g.score for g in run["vrag"]], run.summary("vrag").n
 ([5], 1)
 """
 
@@ -28,6 +28,7 @@ from .runtime.concurrency import synchronous
 if TYPE_CHECKING:
     from .evaluator import Evaluator
     from .runtime import Judge, RunStore
+    from .summary import Summary
 
 __all__ = ["Executor", "LocalExecutor", "RunResult", "aevaluate", "evaluate", "record_run"]
 
@@ -65,8 +66,8 @@ class RunResult:
     def __getitem__(self, name: str) -> list[Any]:
         return self.results[name]
 
-    def summary(self, name: str, **options: Any) -> dict[str, Any]:
-        """``name``'s dataset summary (its evaluator's ``summarize``, with ``options``)."""
+    def summary(self, name: str, **options: Any) -> "Summary":
+        """``name``'s typed dataset summary (its evaluator's ``summarize``, with ``options``)."""
         return self.evaluators[name].summarize(self.results[name], **options)
 
 
@@ -119,8 +120,11 @@ evaluate = synchronous(aevaluate)
 def record_run(store: RunStore, run_id: str, artifacts: Mapping[str, Any], *,
                finished: Mapping[str, Any] | None = None) -> None:
     """Write what a run produced, in one place: each named artifact (a summary) and, with
-    ``finished``, the run's closing figures."""
+    ``finished``, the run's closing figures. A typed :class:`~langrag_eval.summary.Summary` is
+    stored as its capability's artifact (its ``details``): the typed scores travel with each judgment."""
+    from .summary import Summary
+
     for name, value in artifacts.items():
-        store.put_artifact(run_id, name, value)
+        store.put_artifact(run_id, name, value.details if isinstance(value, Summary) else value)
     if finished is not None:
         store.finish_run(run_id, dict(finished))

@@ -14,12 +14,16 @@ def assert_no_regression(run: str, baseline: str, max_drop: Mapping[str, float] 
     the gate cannot decide. ``store`` is a ``RunStore`` or a path (default: the CLI's store).
     Returns the :class:`~langrag_eval.compare.GateResult` when the gate passes.
 
+    >>> from langrag_eval import Judge, Sample
+    >>> from langrag_eval.grading import VragGrader
     >>> from langrag_eval.runtime import RunStore
+    >>> from langrag_eval.testing import ScriptedModel
     >>> store = RunStore(":memory:")
+    >>> grader = VragGrader(Judge(ScriptedModel(lambda prompt: "Score: [[5]], Reason: [[Right.]]")))
+    >>> samples = [Sample(id=f"q{i}", question=f"Q{i}?", answer="A.", reference="A") for i in range(50)]
     >>> for run in ("main", "branch"):
     ...     _ = store.open_run("grade", {}, run_id=run)
-    ...     for i in range(50):
-    ...         store.put_judgment(run, f"q{i}", "vrag", {"score": 5, "accepted": True}, scored=True)
+    ...     _ = grader.evaluate_many(samples, run_id=run, store=store)
     >>> assert_no_regression("branch", "main", {"accept_rate": 0.02}, store=store).exit_code
     0
     """
