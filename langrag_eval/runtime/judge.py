@@ -29,6 +29,7 @@ from ..quoting import keys_in_spans, loads_strict, read_verdict
 from ..results import Unscored
 from ..verdicts import VerdictFormat
 from .concurrency import Limiter
+from .lease import check_fence
 from .retry import RetryPolicy, call_with_retry
 from .store import RunStore
 from .tracing import current_observer, notify
@@ -231,15 +232,21 @@ class Judge:
     async def _call(self, key: str, prompt: str, params: GenerationParams,
                     schema: dict[str, Any] | None) -> Reply:
         observer = current_observer()
-        async with self.limiter.slot():
+        def fence() -> None:
+            # Right before every attempt is sent (retries included): a holder paused past its lease,
+            # or a worker whose claim on the item was taken over, learns it here, before it pays for
+            # a call the new holder is paying for too.
             if self.store is not None:
-                # A holder paused past its lease learns here that the run was taken over, before
-                # it pays for a call the new holder is paying for too.
                 self.store.check_lease(self.run_id)
+            check_fence()
+
+        async with self.limiter.slot():
+            fence()
             trace = notify(observer, "started", prompt, self.model_id, params)
             try:
                 reply, attempts = await call_with_retry(
-                    lambda: self.model.generate(prompt, params, schema=schema), self.retry, self._rng)
+                    lambda: self.model.generate(prompt, params, schema=schema), self.retry, self._rng,
+                    before_retry=fence)
             except ModelCallError as exc:
                 notify(observer, "failed", trace, exc)
                 attempts = getattr(exc, "attempts", 1)

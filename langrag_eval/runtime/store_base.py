@@ -21,7 +21,7 @@ from ..errors import ConfigError, is_secret_name, redact
 from ..model import Reply, TokenUsage
 from .lease import DEFAULT_TTL, LeaseKeeper, owner_id, wait_message
 
-__all__ = ["StoreBase", "LeaseLostError", "RunBusyError", "StaleRunError", "run_id_for"]
+__all__ = ["StoreBase", "LeaseLostError", "ClaimLostError", "RunBusyError", "StaleRunError", "run_id_for"]
 
 
 class RunBusyError(ConfigError):
@@ -31,6 +31,11 @@ class RunBusyError(ConfigError):
 class LeaseLostError(ConfigError):
     """This process's lease on a run expired (it was paused: a laptop asleep, SIGSTOP, a long
     pause) and another process took the run over; this one stops before paying or writing again."""
+
+
+class ClaimLostError(LeaseLostError):
+    """A cooperating worker's claim on one item expired and another worker took the item over; this
+    one leaves the item, making no further call for it."""
 
 
 class StaleRunError(ConfigError):
