@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import Literal, TypeVar, Union
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
+
+from .errors import redact
 
 __all__ = ["Unscored", "UnscoredCause", "Outcome", "is_scored"]
 
@@ -37,6 +39,13 @@ class Unscored(BaseModel):
     cause: UnscoredCause
     raw: str | None = None
     scored: Literal[False] = False
+
+    @field_validator("reason", "raw")
+    @classmethod
+    def _masked(cls, text: str | None) -> str | None:
+        # What a reply or an error said is stored, written to results files and printed: secrets
+        # in it (a key the judge quoted, a URL's password) are masked before it goes anywhere.
+        return None if text is None else redact(text)
 
 
 T = TypeVar("T")

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Generic, Literal, Sequence, TypeVar
 
 from ..echoes import Untrusted, echo_spans
-from ..errors import AmbiguousVerdictError, ConfigError, JudgeOutputError, ModelCallError
+from ..errors import AmbiguousVerdictError, ConfigError, JudgeOutputError, ModelCallError, redact
 from ..io import parse_json, read_text
 from ..model import ChatModel, GenerationParams, Reply, TokenUsage, call_key
 from ..prompts import load_prompt
@@ -139,6 +139,11 @@ class Answer(Generic[T]):
 
     value: T | Unscored
     raw: str | None
+
+    def __post_init__(self) -> None:
+        # The raw reply is kept (results files, the store, reports): secrets in it are masked.
+        if self.raw is not None:
+            object.__setattr__(self, "raw", redact(self.raw))
 
 
 @dataclass

@@ -23,7 +23,7 @@ from typing import Any, Sequence
 
 from ..errors import ConfigError, redact
 from .lease import DEFAULT_TTL, owner_id
-from .store_base import StoreBase
+from .store_base import StoreBase, _stored
 
 __all__ = ["PostgresRunStore", "SCHEMA_VERSION", "is_postgres_url"]
 
@@ -159,7 +159,7 @@ class PostgresRunStore(StoreBase):
                    "DO UPDATE SET scored=excluded.scored, result=excluded.result, created=excluded.created, "
                    "fingerprint=excluded.fingerprint",
                    (run_id, task, claim, owner_id(),
-                    run_id, item, task, int(scored), json.dumps(result, default=str), time.time(), fingerprint))
+                    run_id, item, task, int(scored), _stored(result), time.time(), fingerprint))
         with self._claim_lock:
             self._claimed.discard((run_id, task, claim))
 

@@ -307,7 +307,7 @@ class StoreBase:
                      "SELECT ?,?,?,?,?,?,? WHERE {fence} ON CONFLICT (run_id, item, task) DO UPDATE SET "
                      "scored=excluded.scored, result=excluded.result, created=excluded.created, "
                      "fingerprint=excluded.fingerprint",
-                     (run_id, item, task, int(scored), json.dumps(result, default=str), time.time(), fingerprint))
+                     (run_id, item, task, int(scored), _stored(result), time.time(), fingerprint))
 
     def task_index(self, run_id: str, task: str) -> dict[str, tuple[str | None, bool, str | None, float]]:
         """Per stored item of a task: (fingerprint, scored, Unscored cause or None, created)."""
@@ -349,7 +349,7 @@ class StoreBase:
                            "VALUES (?,?,?,?,?,?) ON CONFLICT (key) DO UPDATE SET model=excluded.model, "
                            "text=excluded.text, prompt_tokens=excluded.prompt_tokens, "
                            "completion_tokens=excluded.completion_tokens, created=excluded.created",
-                   (key, redact(model), reply.text, reply.usage.prompt_tokens, reply.usage.completion_tokens,
+                   (key, redact(model), redact(reply.text), reply.usage.prompt_tokens, reply.usage.completion_tokens,
                     time.time()))
 
     def log_call(self, run_id: str | None, model: str, key: str, *, cached: bool, ok: bool,
