@@ -20,7 +20,7 @@ import langrag_eval
 ROOT = Path(langrag_eval.__file__).parent
 
 LAYERS = [
-    {"errors", "results", "types", "_confusables", "_lazy", "delimiters", "echoes", "quoting", "io", "files", "model",
+    {"errors", "results", "types", "_confusables", "_lazy", "delimiters", "echoes", "quoting", "io", "jsontext", "reading", "files", "model",
      "prompt_fit", "embeddings", "contexts", "verdicts", "prompts", "stats", "deprecation"},
     {"runtime", "evaluator", "models"},
     {"retrieval", "pipelines", "grading", "thelma", "tournament", "grammar", "synth", "compare", "testing"},

@@ -33,7 +33,7 @@ from typing import Any, Union
 
 from ..errors import ConfigError, DataError
 from ..files import check_output
-from ..io import check_regular
+from ..reading import check_regular
 
 __all__ = ["output_file", "declare_files", "check_files", "same_file", "store_path", "judge_file",
            "JUDGE_READS", "Getter"]

@@ -22,7 +22,8 @@ from typing import Any, Generic, Literal, Sequence, TypeVar
 
 from ..echoes import Untrusted, echo_spans
 from ..errors import AmbiguousVerdictError, ConfigError, JudgeOutputError, ModelCallError, redact
-from ..io import parse_json, read_text
+from ..jsontext import parse_json
+from ..reading import read_text
 from ..model import ChatModel, GenerationParams, Reply, TokenUsage, call_key
 from ..prompts import load_prompt
 from ..quoting import keys_in_spans, loads_strict, read_verdict
