@@ -133,6 +133,13 @@ _SECRET_PARAM = re.compile(rf"(?<![\w-])({_SECRET_WORD}\s*=\s*){_SECRET_VALUE}" 
                            rf"|([\"']{_SECRET_WORD}[\"']\s*:\s*){_QUOTED}", re.IGNORECASE)  # "name": "value"
 
 
+# Provider keys by their shape, wherever they appear (a judge reply quoting a document that held
+# one, say): OpenAI/Anthropic ``sk-``, AWS access key ids, GitHub, Hugging Face, Slack, Google.
+_KEY_SHAPE = re.compile(r"(?<![\w-])(?:sk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}|AKIA[0-9A-Z]{16}"
+                        r"|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|hf_[A-Za-z0-9]{30,}"
+                        r"|xox[abprs]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_-]{35})(?![\w-])")
+
+
 def is_secret_name(name: str) -> bool:
     """Whether a setting named ``name`` holds a secret (``password``, ``sslpassword``, ``api_key``,
     ``access_token`` ...), as :func:`redact` decides for ``name=value``.
@@ -163,10 +170,13 @@ def redact(text: str, env: Mapping[str, str] | None = None) -> str:
     "host=db password='***' dbname=x"
     >>> redact("key sk-abc123xyz rejected", {"OPENAI_API_KEY": "sk-abc123xyz"})
     'key *** rejected'
+    >>> redact("the page says sk-proj-Abcdefghijklmnop1234 works", {})
+    'the page says *** works'
     """
     env = os.environ if env is None else env
     for name, value in env.items():
         if len(value) >= 6 and value in text and _SECRET_NAME.search(name):
             text = text.replace(value, "***")
     text = _SECRET_PARAM.sub(_mask_param, text)
+    text = _KEY_SHAPE.sub("***", text)
     return _URL_PASSWORD.sub(r"\1***@", text)

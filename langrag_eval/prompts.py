@@ -44,7 +44,7 @@ import jinja2.meta
 from .delimiters import QUOTE_TAGS, neutralise_tags
 from .echoes import untrusted_strings
 from .errors import DataError, PromptError
-from .io import read_text
+from .reading import read_text
 
 __all__ = ["PromptTemplate", "as_template", "from_format_string", "override_template", "load_prompt", "prompt_names", "prompts_root"]
 

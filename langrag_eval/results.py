@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from typing import Literal, NamedTuple, TypeVar, Union
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
-from .errors import ArgumentError
+from .errors import ArgumentError, redact
 
 __all__ = ["Unscored", "UnscoredCause", "Outcome", "Score", "ScoreScale", "is_scored"]
 
@@ -46,6 +46,13 @@ class Unscored(BaseModel):
     cause: UnscoredCause
     raw: str | None = None
     scored: Literal[False] = False
+
+    @field_validator("reason", "raw")
+    @classmethod
+    def _masked(cls, text: str | None) -> str | None:
+        # What a reply or an error said is stored, written to results files and printed: secrets
+        # in it (a key the judge quoted, a URL's password) are masked before it goes anywhere.
+        return None if text is None else redact(text)
 
 
 class ScoreScale(NamedTuple):

@@ -30,9 +30,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from .errors import AmbiguousVerdictError, JudgeOutputError
+from .errors import AmbiguousVerdictError, JudgeOutputError, redact
 from .quoting import find_json_objects, mask_quoted, own_json_objects, single_verdict
 
 __all__ = [
@@ -126,6 +126,12 @@ class ScoreVerdict(BaseModel):
     score: int
     reason: str | None = None
     confidence: int | None = None
+
+    @field_validator("reason")
+    @classmethod
+    def _masked(cls, text: str | None) -> str | None:
+        # The judge's reason is stored and printed: a key or password it quoted is masked.
+        return None if text is None else redact(text)
 
 
 @dataclass(frozen=True)

@@ -171,12 +171,14 @@ def quiet_model_loading() -> None:
 
 
 def open_store_to_read(spec: str | None) -> RunStore:
-    """The run store of a command that only reads it (report, compare, gate, status): an existing
-    SQLite file is opened read-only, so that neither the reading nor a refusal (a damaged or newer
-    store) can change a byte of it."""
+    """The run store of a command that only reads it (report, compare, gate, status): opened
+    read-only, so that neither the reading nor a refusal (a damaged or newer store, a path that holds
+    none) can change a byte of it or make a file."""
     path = spec if spec is not None else os.environ.get("LANGRAG_STORE") or str(DEFAULT_STORE)
-    exists = "://" not in str(path) and str(path) != ":memory:" and os.path.lexists(path)
-    return open_store(spec, read_only=exists)
+    # Read-only whatever it is: a SQLite path that holds no store is refused in one line, never
+    # made (an empty store would only say "no run" and leave a file behind); a PostgreSQL store is
+    # read in a read-only session.
+    return open_store(spec, read_only=str(path) != ":memory:")
 
 
 def open_store_to_write(spec: str | None) -> RunStore:

@@ -33,7 +33,7 @@ from typing import Any, Union
 
 from ..errors import ConfigError, DataError
 from ..files import check_output
-from ..io import check_regular
+from ..reading import check_regular
 
 __all__ = ["output_file", "declare_files", "check_files", "same_file", "store_path", "judge_file",
            "JUDGE_READS", "Getter"]
@@ -102,6 +102,15 @@ def same_file(a: str | Path, b: str | Path) -> bool:
         return os.path.abspath(a) == os.path.abspath(b)
 
 
+def _inside(path: str, folder: str) -> bool:
+    """Whether ``path`` (existing or not) lies under ``folder``, links and ``..`` resolved."""
+    try:
+        inner, outer = os.path.realpath(path), os.path.realpath(folder)
+    except (OSError, ValueError):
+        return False
+    return inner != outer and os.path.commonpath([inner, outer]) == outer
+
+
 def _special(role: str, path: str) -> None:
     """Refuse an existing path that a read could hang on or loop in: a named pipe, a device, a
     socket, a symbolic link loop. A missing file or a folder is left to the command's reader, which
@@ -143,6 +152,13 @@ def check_files(args: argparse.Namespace, *, writes: Mapping[str, str | Path | N
                     if (other_role, other) in reads else "another output"
                 raise ConfigError(f"{role} {path}: is also {what} of this command ({other_role} {other} "
                                   "is the same file); writing it would destroy that file; give another name")
+    corpora = [(role, p) for role, p in reads if role in roles.folders and os.path.isdir(p)]
+    for role, path in written:
+        for folder_role, folder in corpora:
+            if role not in roles.stores and _inside(path, folder):
+                raise ConfigError(f"{role} {path}: is inside {folder_role} {folder}, the folder this command "
+                                  "reads its documents from; a later run would read it as a document; "
+                                  "write it outside that folder")
     for role, path in written:
         if role in roles.stores:
             _special(role, path)

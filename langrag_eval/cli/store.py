@@ -42,7 +42,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _copy(args: argparse.Namespace) -> int:
-    source = open_store(args.source)
+    # The source is only read: opened read-only (SQLite's mode=ro, a read-only PostgreSQL session),
+    # so that neither the copy nor a refusal (a damaged or newer store) can change it.
+    source = open_store(args.source, read_only=True)
     if not args.runs and not source.runs():
         raise ConfigError(f"{source.path}: holds no run to copy")
     runs = [source.run(r)["id"] for r in args.runs] if args.runs else None

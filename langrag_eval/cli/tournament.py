@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, DataError
-from ..io import read_text
+from ..reading import read_text
 from ..prompts import load_prompt
 from ..runtime.identity import content_hash, file_digest
 from ..tournament import TournamentConfig, format_summary, load_answers_jsonl, load_ragelo_csv, run_tournament

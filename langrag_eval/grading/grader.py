@@ -33,7 +33,7 @@ from typing import Any, ClassVar, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import ConfigError
-from ..io import read_text
+from ..reading import read_text
 from ..model import GenerationParams
 from ..prompts import PromptTemplate, load_prompt, override_template
 from ..results import Score, ScoreScale, Unscored

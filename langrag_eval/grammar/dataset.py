@@ -47,7 +47,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import ConfigError, DataError
 from ..files import atomic_write
-from ..io import lines_of, parse_json, read_text
+from ..jsontext import lines_of, parse_json
+from ..reading import read_text
 from .db import AnswerRows, database_error, readonly_engine, run_many, sqlglot_dialect
 from .schema import DatabaseSchema, introspect
 from .templates import (

@@ -28,7 +28,8 @@ from sqlglot import exp
 
 from ..errors import DataError
 from ..files import write_text_atomic
-from ..io import parse_json, read_text
+from ..jsontext import parse_json
+from ..reading import read_text
 from .db import guard_select
 from .schema import DatabaseSchema
 

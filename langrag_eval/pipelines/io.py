@@ -39,7 +39,9 @@ from pydantic import BaseModel, ConfigDict
 
 from ..errors import DataError
 from ..files import atomic_write
-from ..io import jsonl_objects, lines_of, read_text
+from ..io import jsonl_objects
+from ..jsontext import lines_of
+from ..reading import read_text
 from ..types import Document
 from .agents import AgentAnswer
 

@@ -31,7 +31,8 @@ import numpy as np
 
 from ..embeddings import Embedder
 from ..errors import DataError
-from ..io import jsonl_objects, read_text
+from ..io import jsonl_objects
+from ..reading import read_text
 from ..runtime.concurrency import synchronous
 from .base import Chunk, HybridSettings, IngestReport, Mode, Retriever, SearchBackend
 from .chunking import DEFAULT_OVERLAP, DEFAULT_SIZE, Source, chunk_sources

@@ -27,6 +27,7 @@ import random
 import time
 from collections import deque
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Awaitable, Callable, Sequence, TypeVar, Union
 
 from pydantic import BaseModel, TypeAdapter
@@ -35,9 +36,10 @@ from ..errors import ConfigError, ModelCallError, PromptError
 from ..results import Score, Unscored
 from .concurrency import gather_bounded
 from .identity import content_hash
-from .lease import owner_id
+from .lease import fenced_by, owner_id
 from .progress import BatchProgress
 from .store import RunStore
+from .store_base import ClaimLostError
 
 __all__ = ["run_batch", "RETRY_ON_RESUME", "BatchCounts", "guarded", "judgment_payload"]
 
@@ -254,7 +256,12 @@ async def _cooperate(items: Sequence[X], evaluate: Callable[[X], Awaitable[R | U
                 if not store.hold_claim(run_id, task, claim_name[i]):
                     mine.discard(i)   # taken over while this worker was paused: the other one judges it
                     continue
-                result = await evaluate(items[i])
+                try:
+                    with fenced_by(partial(_still_held, store, run_id, task, claim_name[i])):
+                        result = await evaluate(items[i])
+                except ClaimLostError:
+                    mine.discard(i)   # taken over between two of its paid calls: likewise
+                    continue
                 counts.judged += 1
                 store.put_judgment(run_id, keys[i], task, payload(result),
                                    scored=not isinstance(result, Unscored), fingerprint=digests[i],
@@ -266,3 +273,10 @@ async def _cooperate(items: Sequence[X], evaluate: Callable[[X], Awaitable[R | U
     stored = store.task_results(run_id, task)
     return [codec.validate_python(stored[k]) if k in stored else
             Unscored(reason="no judgment was stored for this item", cause="transient") for k in keys]
+
+
+def _still_held(store: Any, run_id: str, task: str, claim: str) -> None:
+    """The fence of one claimed item: checked right before each paid call made for it."""
+    if not store.hold_claim(run_id, task, claim):
+        raise ClaimLostError(f"run {run_id}: item {claim.split(chr(31))[0]!r} was taken over by another "
+                             "worker while this one was paused; it leaves the item to that one")

@@ -21,14 +21,16 @@ from pathlib import Path
 from typing import Any, Generic, Literal, Sequence, TypeVar
 
 from ..echoes import Untrusted, echo_spans
-from ..errors import AmbiguousVerdictError, ConfigError, JudgeOutputError, ModelCallError
-from ..io import parse_json, read_text
+from ..errors import AmbiguousVerdictError, ConfigError, JudgeOutputError, ModelCallError, redact
+from ..jsontext import parse_json
+from ..reading import read_text
 from ..model import ChatModel, GenerationParams, Reply, TokenUsage, call_key
 from ..prompts import load_prompt
 from ..quoting import keys_in_spans, loads_strict, read_verdict
 from ..results import Unscored
 from ..verdicts import VerdictFormat
 from .concurrency import Limiter
+from .lease import check_fence
 from .retry import RetryPolicy, call_with_retry
 from .store import RunStore
 from .tracing import current_observer, notify
@@ -139,6 +141,11 @@ class Answer(Generic[T]):
     value: T | Unscored
     raw: str | None
 
+    def __post_init__(self) -> None:
+        # The raw reply is kept (results files, the store, reports): secrets in it are masked.
+        if self.raw is not None:
+            object.__setattr__(self, "raw", redact(self.raw))
+
 
 # Replies kept in memory beside a run store (the newest; the store holds them all).
 _RECENT = 1024
@@ -235,15 +242,21 @@ class Judge:
     async def _call(self, key: str, prompt: str, params: GenerationParams,
                     schema: dict[str, Any] | None) -> Reply:
         observer = current_observer()
-        async with self.limiter.slot():
+        def fence() -> None:
+            # Right before every attempt is sent (retries included): a holder paused past its lease,
+            # or a worker whose claim on the item was taken over, learns it here, before it pays for
+            # a call the new holder is paying for too.
             if self.store is not None:
-                # A holder paused past its lease learns here that the run was taken over, before
-                # it pays for a call the new holder is paying for too.
                 self.store.check_lease(self.run_id)
+            check_fence()
+
+        async with self.limiter.slot():
+            fence()
             trace = notify(observer, "started", prompt, self.model_id, params)
             try:
                 reply, attempts = await call_with_retry(
-                    lambda: self.model.generate(prompt, params, schema=schema), self.retry, self._rng)
+                    lambda: self.model.generate(prompt, params, schema=schema), self.retry, self._rng,
+                    before_retry=fence)
             except ModelCallError as exc:
                 notify(observer, "failed", trace, exc)
                 attempts = getattr(exc, "attempts", 1)

@@ -20,10 +20,12 @@ import socket
 import threading
 import time
 import uuid
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterator
 
-__all__ = ["LeaseKeeper", "owner_id", "DEFAULT_TTL"]
+__all__ = ["LeaseKeeper", "owner_id", "DEFAULT_TTL", "fenced_by", "check_fence"]
 
 DEFAULT_TTL = 30.0
 _owner: tuple[int, str] | None = None  # (pid it was made in, id)
@@ -48,6 +50,29 @@ def owner_id() -> str:
                 _owner = (pid, f"{socket.gethostname()}:{pid}:{uuid.uuid4().hex[:8]}")
             current = _owner
     return current[1]
+
+
+# What the item now being judged must still hold before each paid call (a cooperative worker's
+# claim on it): set by the batch around one item's evaluation, checked by the judge right before
+# every attempt it sends, retries and repair re-asks included.
+_fence: ContextVar[Callable[[], None] | None] = ContextVar("langrag_fence", default=None)
+
+
+@contextmanager
+def fenced_by(check: Callable[[], None]) -> Iterator[None]:
+    """Run the block with ``check`` (raises when the work was taken over) as the current fence."""
+    token = _fence.set(check)
+    try:
+        yield
+    finally:
+        _fence.reset(token)
+
+
+def check_fence() -> None:
+    """Raise what the current fence raises, if one is set (see :func:`fenced_by`)."""
+    check = _fence.get()
+    if check is not None:
+        check()
 
 
 def _forget_owner() -> None:

@@ -23,7 +23,7 @@ from typing import Any, Sequence
 
 from ..errors import ConfigError, redact
 from .lease import DEFAULT_TTL, owner_id
-from .store_base import StoreBase
+from .store_base import StoreBase, _stored
 
 __all__ = ["PostgresRunStore", "SCHEMA_VERSION", "is_postgres_url"]
 
@@ -67,7 +67,7 @@ def is_postgres_url(spec: object) -> bool:
     return isinstance(spec, str) and spec.split("://", 1)[0] in ("postgresql", "postgres", "postgresql+psycopg")
 
 
-def _engine(url: str) -> Any:
+def _engine(url: str, read_only: bool = False) -> Any:
     try:
         import psycopg  # noqa: F401
         import sqlalchemy
@@ -80,15 +80,17 @@ def _engine(url: str) -> Any:
         # the server itself can drop the last fraction of a second, which is then judged again.
         return sqlalchemy.create_engine(driver_url, pool_size=8, max_overflow=8, pool_pre_ping=True,
                                         isolation_level="AUTOCOMMIT",
-                                        connect_args={"options": _with_async_commit(url)})
+                                        connect_args={"options": _with_async_commit(url, read_only)})
     except Exception as exc:  # a malformed URL: SQLAlchemy's ArgumentError and friends
         raise ConfigError(f"{redact(url)}: not a usable PostgreSQL URL ({exc})") from None
 
 
-def _with_async_commit(url: str) -> str:
+def _with_async_commit(url: str, read_only: bool = False) -> str:
     from urllib.parse import parse_qs, urlsplit
     given = parse_qs(urlsplit(url).query).get("options", [""])[0]
-    return (given + " -csynchronous_commit=off").strip()
+    # A store opened to be read (a copy's source, a report's) cannot be written by any statement:
+    # the server itself refuses, in every transaction of the session.
+    return (given + " -csynchronous_commit=off" + (" -cdefault_transaction_read_only=on" if read_only else "")).strip()
 
 
 class PostgresRunStore(StoreBase):
@@ -106,7 +108,7 @@ class PostgresRunStore(StoreBase):
         self.lease_ttl = lease_ttl
         self.claim_ttl = claim_ttl
         self.cooperative = cooperative
-        self._engine = _engine(url)
+        self._engine = _engine(url, read_only)
         self._errors = _pg_errors()
         self._prepare()
         self._start()
@@ -157,7 +159,7 @@ class PostgresRunStore(StoreBase):
                    "DO UPDATE SET scored=excluded.scored, result=excluded.result, created=excluded.created, "
                    "fingerprint=excluded.fingerprint",
                    (run_id, task, claim, owner_id(),
-                    run_id, item, task, int(scored), json.dumps(result, default=str), time.time(), fingerprint))
+                    run_id, item, task, int(scored), _stored(result), time.time(), fingerprint))
         with self._claim_lock:
             self._claimed.discard((run_id, task, claim))
 

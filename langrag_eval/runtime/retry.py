@@ -58,12 +58,17 @@ def classify(exc: BaseException) -> ModelCallError:
 
 
 async def call_with_retry(fn: Callable[[], Awaitable[T]], policy: RetryPolicy,
-                          rng: random.Random) -> tuple[T, int]:
+                          rng: random.Random, before_retry: Callable[[], None] | None = None) -> tuple[T, int]:
     """Call ``fn`` until it succeeds or the policy gives up. Returns (result, attempts made);
-    raises the last classified :class:`ModelCallError` when out of attempts or not retryable."""
+    raises the last classified :class:`ModelCallError` when out of attempts or not retryable.
+    ``before_retry`` runs right before every attempt after the first, outside the classification:
+    what it raises (a lost lease, say) stops the call as it is, so a process paused in a back-off
+    never sends again."""
     attempt = 0
     while True:
         attempt += 1
+        if before_retry is not None and attempt > 1:
+            before_retry()
         try:
             if policy.timeout is None:
                 return await fn(), attempt

@@ -21,7 +21,7 @@ from ..errors import ConfigError, is_secret_name, redact
 from ..model import Reply, TokenUsage
 from .lease import DEFAULT_TTL, LeaseKeeper, owner_id, wait_message
 
-__all__ = ["StoreBase", "LeaseLostError", "RunBusyError", "StaleRunError", "run_id_for"]
+__all__ = ["StoreBase", "LeaseLostError", "ClaimLostError", "RunBusyError", "StaleRunError", "run_id_for"]
 
 
 class RunBusyError(ConfigError):
@@ -31,6 +31,11 @@ class RunBusyError(ConfigError):
 class LeaseLostError(ConfigError):
     """This process's lease on a run expired (it was paused: a laptop asleep, SIGSTOP, a long
     pause) and another process took the run over; this one stops before paying or writing again."""
+
+
+class ClaimLostError(LeaseLostError):
+    """A cooperating worker's claim on one item expired and another worker took the item over; this
+    one leaves the item, making no further call for it."""
 
 
 class StaleRunError(ConfigError):
@@ -302,7 +307,7 @@ class StoreBase:
                      "SELECT ?,?,?,?,?,?,? WHERE {fence} ON CONFLICT (run_id, item, task) DO UPDATE SET "
                      "scored=excluded.scored, result=excluded.result, created=excluded.created, "
                      "fingerprint=excluded.fingerprint",
-                     (run_id, item, task, int(scored), json.dumps(result, default=str), time.time(), fingerprint))
+                     (run_id, item, task, int(scored), _stored(result), time.time(), fingerprint))
 
     def task_index(self, run_id: str, task: str) -> dict[str, tuple[str | None, bool, str | None, float]]:
         """Per stored item of a task: (fingerprint, scored, Unscored cause or None, created)."""
@@ -344,7 +349,7 @@ class StoreBase:
                            "VALUES (?,?,?,?,?,?) ON CONFLICT (key) DO UPDATE SET model=excluded.model, "
                            "text=excluded.text, prompt_tokens=excluded.prompt_tokens, "
                            "completion_tokens=excluded.completion_tokens, created=excluded.created",
-                   (key, redact(model), reply.text, reply.usage.prompt_tokens, reply.usage.completion_tokens,
+                   (key, redact(model), redact(reply.text), reply.usage.prompt_tokens, reply.usage.completion_tokens,
                     time.time()))
 
     def log_call(self, run_id: str | None, model: str, key: str, *, cached: bool, ok: bool,

@@ -23,7 +23,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import ConfigError, DataError
-from ..io import check_regular, jsonl_objects, parse_json, read_text
+from ..io import jsonl_objects
+from ..jsontext import parse_json
+from ..reading import check_regular, read_text
 
 __all__ = [
     "CorpusDocument",

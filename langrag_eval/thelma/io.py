@@ -13,7 +13,8 @@ import json
 from pathlib import Path
 
 from ..errors import DataError
-from ..io import parse_json, read_table, require_columns
+from ..io import read_table, require_columns
+from ..jsontext import parse_json
 from ..types import Sample
 
 __all__ = ["read_samples"]

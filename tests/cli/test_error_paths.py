@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from langrag_eval.cli import main
+from langrag_eval.runtime import open_store
 
 
 @pytest.fixture
@@ -20,6 +21,7 @@ def files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tmp_path / "sources-text.jsonl").write_text(
         json.dumps({"query": "Who?", "sources": "text", "response": "Ada."}) + "\n", encoding="utf-8")
     (tmp_path / "judge.json").write_text('["Score: [[4]], Reason: [[ok]]"]', encoding="utf-8")
+    open_store(str(tmp_path / "runs.sqlite")).close()  # a store with no run: the reading commands' cases
     return tmp_path
 
 
