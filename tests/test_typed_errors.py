@@ -39,9 +39,9 @@ ALLOWED = {
     ("_lazy.py", "__getattr__", "AttributeError"): "the import system's protocol for a missing name",
     ("cli/_executor.py", "__call__", "RuntimeError"): "raised inside a Ray actor: Ray hands it to the "
                                                       "driver, which reports the worker's one line",
-    ("io.py", "_finite_float", "ValueError"): "json's parse_float hook; parse_json turns it into a "
+    ("jsontext.py", "_finite_float", "ValueError"): "json's parse_float hook; parse_json turns it into a "
                                               "DataError naming the file and line",
-    ("io.py", "finite_number", "ValueError"): "caught in the same function",
+    ("jsontext.py", "finite_number", "ValueError"): "caught in the same function",
     ("tournament/apps.py", "call", "TimeoutError"): "an app's own time limit, read by calling_error as "
                                                     "the query's failure",
     ("cli/_options.py", "convert", "ValueError"): "caught in the same function and turned into argparse's message",
@@ -50,7 +50,7 @@ ALLOWED = {
     ("cli/_options.py", "_form", "TypeError"):
         "a command's settings class declared wrong: a programming error met while the parser is built",
     ("runtime/judge.py", "read", "TypeError"): "caught in the same function and raised again as ConfigError",
-    ("io.py", "_no_constant", "ValueError"): "json's parse_constant hook; parse_json turns it into its own error",
+    ("jsontext.py", "_no_constant", "ValueError"): "json's parse_constant hook; parse_json turns it into its own error",
     ("tournament/orders.py", "step_blocks", "OSError"): "a short read of a temporary file is an I/O failure",
     ("models/_greedy_grammar.py", "__init__", "ValueError"):
         "llama-cpp-python's own grammar loader raises ValueError for a rejected grammar; kept alike",
