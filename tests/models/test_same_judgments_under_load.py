@@ -23,7 +23,7 @@ from langrag_eval.grading import VragGrader
 from langrag_eval.quickstart import load_corpus, load_questions
 from langrag_eval.runtime import Judge, RunStore
 from langrag_eval.thelma import Thelma
-from langrag_eval.types import RAGSample
+from langrag_eval.types import Sample
 from tests.models.test_same_input_same_judgments import _rows
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None,
@@ -32,15 +32,15 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None,
 _BUSY = "while True: pass"
 
 
-def _samples(n: int) -> list[RAGSample]:
+def _samples(n: int) -> list[Sample]:
     docs = [d["text"] for d in load_corpus()]
-    return [RAGSample(id=q["id"], question=q["question"], answer=q["reference"],
-                      contexts=[docs[i % len(docs)][:300], docs[(i + 5) % len(docs)][:300]],
-                      reference=q["reference"])
+    return [Sample(id=q["id"], question=q["question"], answer=q["reference"],
+               contexts=[docs[i % len(docs)][:300], docs[(i + 5) % len(docs)][:300]],
+               reference=q["reference"])
             for i, q in enumerate(load_questions()[:n])]
 
 
-def _judge_all(model: Any, store_path: Path, samples: list[RAGSample], concurrency: int) -> dict:
+def _judge_all(model: Any, store_path: Path, samples: list[Sample], concurrency: int) -> dict:
     store = RunStore(store_path)
     run_id = store.open_run("quickstart-judging", {"judge": model.model_id}, judge=model.model_id)
     judge = Judge(model, store=store, concurrency=concurrency).for_run(run_id)

@@ -22,7 +22,8 @@ import pytest
 from langrag_eval.models import resolve_judge
 from langrag_eval.results import Unscored
 from langrag_eval.runtime import Judge
-from langrag_eval.thelma import ListFormat, MetricScore, Thelma, ThelmaSample
+from langrag_eval import Sample
+from langrag_eval.thelma import ListFormat, MetricScore, Thelma
 from tests.thelma.thelma_paper import A6_RESPONSE, A6_SOURCE, QUERY
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None,
@@ -59,7 +60,7 @@ def test_a6_through_a_users_gguf_scores_the_judges_whole_decomposition(tmp_path:
         return out
 
     monkeypatch.setattr(model._llm, "create_completion", spy)
-    sample = ThelmaSample(query=QUERY, sources=[A6_SOURCE], response=A6_RESPONSE)
+    sample = Sample(question=QUERY, contexts=[A6_SOURCE], answer=A6_RESPONSE)
     result = Thelma(Judge(model), metrics=("gr",)).evaluate(sample)
 
     for kwargs, _, _ in calls:
