@@ -23,6 +23,7 @@ from typing import Any
 from scripted_judge import AGENTS, Meter, Script, faithfulness_samples, grading_samples, tournament_answers
 
 from langrag_eval.grading import VragGrade, VragGrader
+from langrag_eval.models import resolve_judge
 from langrag_eval.runtime import Judge, RunStore
 from langrag_eval.testing import ScriptedModel
 from langrag_eval import Sample
@@ -50,20 +51,24 @@ async def _cold_and_warm(spec: dict[str, Any], script: Script, kind: str, work: 
     runs = []
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "runs.sqlite"
-        for _ in range(2):
+        for _ in range(spec.get("runs", 2)):
             meter = Meter()
+            # spec["judge"] (openai:MODEL with OPENAI_BASE_URL set): the real client, metered by the
+            # server and made before the clock starts, as a peer's client is
+            model = (resolve_judge(spec["judge"]).model if spec.get("judge")
+                     else scripted_model(script, meter, spec["latency"]))
             start, cpu = time.perf_counter(), time.process_time()
             store = RunStore(path)
             run_id = store.open_run(kind, {"n": spec["n"], "concurrency": spec["concurrency"]})
-            model = scripted_model(script, meter, spec["latency"])
             judge = Judge(model, store=store, run_id=run_id, concurrency=spec["concurrency"])
             extra = await work(judge, store, run_id)
-            meter.peak = model.peak_concurrency
+            meter.peak = getattr(model, "peak_concurrency", 0)
             store.close()
             wall, cpu = time.perf_counter() - start, time.process_time() - cpu
             usage = judge.usage
             # the judge's own meter must agree with what the model saw
-            assert usage.calls == meter.calls and usage.prompt_tokens == meter.prompt_tokens, (usage, meter)
+            assert spec.get("judge") or (usage.calls == meter.calls and usage.prompt_tokens == meter.prompt_tokens), (
+                usage, meter)
             runs.append({"wall": wall, "cpu": cpu, **meter.as_dict(), "cached": usage.cached, **extra})
     return runs
 

@@ -37,7 +37,9 @@ from typing import Any
 __all__ = ["AGENTS", "CLAIMS", "HALUEVAL", "TIE", "Meter", "Script", "claims_of", "estimate_tokens",
            "faithfulness_samples", "grading_samples", "opinion", "strengths", "tournament_answers"]
 
-HALUEVAL = Path(__file__).resolve().parents[3] / "shared" / "data" / "halueval-qa" / "qa_one-turn_data.json"
+_HALUEVAL = Path("shared") / "data" / "halueval-qa" / "qa_one-turn_data.json"
+HALUEVAL = next((p / _HALUEVAL for p in Path(__file__).resolve().parents if (p / _HALUEVAL).exists()),
+                Path("/work") / _HALUEVAL)
 CLAIMS = 3
 TIE = 0.1
 GAP = 50.0  # Elo points between neighbouring agents

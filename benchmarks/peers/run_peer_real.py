@@ -1,0 +1,117 @@
+"""The peers' side of benchmarks/peers_real.py: each peer through its own OpenAI client, as its users
+run it, against the local server of benchmarks/fake_openai.py (OPENAI_BASE_URL and OPENAI_API_KEY
+come from the environment; the key names the client to the server's counters).
+
+    .peers-venv/bin/python benchmarks/peers/run_peer_real.py SPEC.json OUT.json
+
+- ragas: ``Faithfulness()`` with ``LangchainLLMWrapper(ChatOpenAI(model=...))`` through ``evaluate``;
+- LlamaIndex: ``CorrectnessEvaluator(llm=OpenAI(model=...))`` through ``BatchEvalRunner``;
+- RAGElo: the ``pairwise`` answer evaluator with the ``openai`` LLM provider, then the Elo ranker.
+
+Only the evaluation call is timed (wall and this process's CPU time); requests and tokens are the
+server's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import os
+import sys
+import tempfile
+import time
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
+os.environ.setdefault("DEEPEVAL_TELEMETRY_OPT_OUT", "YES")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from scripted_judge import AGENTS, faithfulness_samples, grading_samples, tournament_answers  # noqa: E402
+
+
+def _timed(fn) -> tuple[Any, float, float]:
+    start, cpu = time.perf_counter(), time.process_time()
+    out = fn()
+    return out, time.perf_counter() - start, time.process_time() - cpu
+
+
+def _split(samples: list[dict[str, Any]], scores: list[Any]) -> dict[str, Any]:
+    ok = [(x, s) for x, s in zip(samples, scores) if s is not None and not (isinstance(s, float) and math.isnan(s))]
+    right = [s for x, s in ok if x["right"]]
+    wrong = [s for x, s in ok if not x["right"]]
+    return {"mean_right": sum(right) / len(right) if right else None,
+            "mean_hallucinated": sum(wrong) / len(wrong) if wrong else None,
+            "unscored": len(samples) - len(ok)}
+
+
+def ragas_faithfulness(spec: dict[str, Any]) -> dict[str, Any]:
+    from langchain_openai import ChatOpenAI
+    from ragas import EvaluationDataset, SingleTurnSample, evaluate
+    from ragas.llms import LangchainLLMWrapper
+    from ragas.metrics import Faithfulness
+    from ragas.run_config import RunConfig
+
+    samples = faithfulness_samples(Path(spec["data"]), spec["n"])
+    dataset = EvaluationDataset(samples=[
+        SingleTurnSample(user_input=s["question"], response=s["answer"], retrieved_contexts=s["contexts"])
+        for s in samples])
+    llm = LangchainLLMWrapper(ChatOpenAI(model=spec["model"]))
+    result, wall, cpu = _timed(lambda: evaluate(dataset, metrics=[Faithfulness()], llm=llm, show_progress=False,
+                                                run_config=RunConfig(max_workers=spec["concurrency"])))
+    scores = [row["faithfulness"] for row in result.scores]
+    return {"framework": f"ragas {version('ragas')} Faithfulness", "wall": wall, "cpu": cpu,
+            "scores": _split(samples, scores)}
+
+
+def llamaindex_grading(spec: dict[str, Any]) -> dict[str, Any]:
+    from llama_index.core.evaluation import BatchEvalRunner, CorrectnessEvaluator
+    from llama_index.llms.openai import OpenAI
+
+    samples = grading_samples(Path(spec["data"]), spec["n"])
+    llm = OpenAI(model=spec["model"], api_base=os.environ["OPENAI_BASE_URL"])
+    runner = BatchEvalRunner({"e": CorrectnessEvaluator(llm=llm)}, workers=spec["concurrency"], show_progress=False)
+    out, wall, cpu = _timed(lambda: asyncio.run(runner.aevaluate_response_strs(
+        queries=[s["question"] for s in samples], response_strs=[s["answer"] for s in samples],
+        reference=[s["label"] for s in samples])))
+    return {"framework": f"llama-index-core {version('llama-index-core')} CorrectnessEvaluator",
+            "wall": wall, "cpu": cpu, "scores": _split(samples, [r.score for r in out["e"]])}
+
+
+def ragelo_tournament(spec: dict[str, Any]) -> dict[str, Any]:
+    from ragelo import AgentAnswer, Experiment, get_agent_ranker, get_answer_evaluator, get_llm_provider
+
+    answers = tournament_answers(spec["n"])
+    with tempfile.TemporaryDirectory() as tmp:
+        def play() -> tuple[Any, Any]:
+            experiment = Experiment("bench", save_path=str(Path(tmp) / "bench.json"), rich_print=False)
+            for qid, query in dict.fromkeys((a["qid"], a["query"]) for a in answers):
+                experiment.add_query(query, query_id=qid)
+            experiment.add_agent_answers([AgentAnswer(qid=a["qid"], agent=a["agent"], text=a["answer"])
+                                          for a in answers])
+            evaluator = get_answer_evaluator("pairwise", llm_provider=get_llm_provider("openai", model=spec["model"]),
+                                             n_processes=spec["concurrency"], use_progress_bar=False,
+                                             rich_print=False)
+            evaluator.evaluate_experiment(experiment)
+            return experiment, get_agent_ranker("elo", show_results=False).run(experiment)
+
+        (experiment, elo), wall, cpu = _timed(play)
+    ranking = sorted(AGENTS, key=lambda a: -elo.scores.get(a, 0.0))
+    return {"framework": f"ragelo {version('ragelo')} pairwise", "wall": wall, "cpu": cpu, "ranking": ranking}
+
+
+WORKLOADS = {("faithfulness", "ragas"): ragas_faithfulness,
+             ("grading", "llamaindex"): llamaindex_grading,
+             ("tournament", "ragelo"): ragelo_tournament}
+
+
+def main(spec_path: str, out_path: str) -> int:
+    spec = json.loads(Path(spec_path).read_text())
+    Path(out_path).write_text(json.dumps(WORKLOADS[spec["workload"], spec["framework"]](spec)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(*sys.argv[1:3]))
