@@ -226,5 +226,5 @@ class Evaluator(ABC, Generic[S, R]):
         """The typed dataset summary of ``results``, read from their scores: items scored and
         unscored (by cause), and per score name its mean with a 95 % interval, spread and pass rate
         (:class:`~langrag_eval.summary.Summary`). A capability adds its own figures in ``details``."""
-        return summarize_scores([self.scores(r) for r in results],
+        return summarize_scores((self.scores(r) for r in results),  # one item's scores at a time
                                 [r.cause if isinstance(r, Unscored) else None for r in results])
