@@ -183,7 +183,9 @@ class Evaluator(ABC, Generic[S, R]):
             rows = [(k, *item) for k, s in zip(keys, samples) if (item := self.index_item(s)) is not None]
             if rows:
                 put_item_index(store, run_id, task, rows)
+            del rows  # stored: not held while the batch runs
         by_sample = {id(s): k for k, s in zip(keys, samples)}
+        del keys  # the keys live on in by_sample only
         concurrency = getattr(judge, "concurrency", 16)
         return await run_batch(samples, evaluator.aevaluate, key=lambda s: by_sample[id(s)], task=task,
                                result_type=self.result_type, store=store, run_id=run_id,  # type: ignore[arg-type]
@@ -224,5 +226,5 @@ class Evaluator(ABC, Generic[S, R]):
         """The typed dataset summary of ``results``, read from their scores: items scored and
         unscored (by cause), and per score name its mean with a 95 % interval, spread and pass rate
         (:class:`~langrag_eval.summary.Summary`). A capability adds its own figures in ``details``."""
-        return summarize_scores([self.scores(r) for r in results],
+        return summarize_scores((self.scores(r) for r in results),  # one item's scores at a time
                                 [r.cause if isinstance(r, Unscored) else None for r in results])

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -66,11 +66,31 @@ class Summary(BaseModel):
     details: dict[str, Any] = Field(default_factory=dict)
 
 
-def _one(name: str, scores: list[Score]) -> ScoreSummary:
+class _Tally:
+    """One score name's figures gathered item by item: its first score (the scale), the values,
+    the pass/fail calls and the causes, not every ``Score`` (a summary's memory stays small)."""
+
+    __slots__ = ("first", "values", "calls", "causes")
+
+    def __init__(self, first: Score) -> None:
+        self.first = first
+        self.values: list[float] = []
+        self.calls: list[bool] = []
+        self.causes: Counter[str] = Counter()
+
+    def add(self, s: Score) -> None:
+        if s.value is not None:
+            self.values.append(float(s.value))
+        if s.passed is not None:
+            self.calls.append(s.passed)
+        if s.cause is not None:
+            self.causes[s.cause] += 1
+
+
+def _one(name: str, tally: _Tally) -> ScoreSummary:
     from .stats.intervals import mean_interval, wilson  # a summary alone needs the statistics
 
-    first = scores[0]
-    values = [float(s.value) for s in scores if s.value is not None]
+    first, values = tally.first, tally.values
     if first.binary and values:
         estimate = wilson(sum(v == first.high for v in values), len(values))
         # a yes/no score's mean is the share of "yes", on its own scale
@@ -80,27 +100,33 @@ def _one(name: str, scores: list[Score]) -> ScoreSummary:
     else:
         estimate = mean_interval(values)
         mean, low, high = estimate.value, estimate.low, estimate.high
-    calls = [s.passed for s in scores if s.passed is not None]
+    calls = tally.calls
     return ScoreSummary(
         name=name, scale_low=first.low, scale_high=first.high, higher_is_better=first.higher_is_better,
         binary=first.binary, n=len(values), mean=mean, low=low, high=high, interval=estimate.method,
         std=(statistics.stdev(values) if len(values) > 1 else 0.0) if values else None,
         min=min(values) if values else None, max=max(values) if values else None,
         passed=sum(calls), pass_rate=sum(calls) / len(calls) if calls else None,
-        unscored=dict(Counter(s.cause for s in scores if s.cause is not None)))
+        unscored=dict(tally.causes))
 
 
-def summarize_scores(items: Sequence[Sequence[Score]], causes: Sequence[str | None],
+def summarize_scores(items: Iterable[Sequence[Score]], causes: Sequence[str | None],
                      details: dict[str, Any] | None = None) -> Summary:
     """The summary of a dataset from each item's typed scores and, per item, the cause it was
-    unscored as a whole (None when it was judged). Score names keep their first-seen order."""
-    if len(items) != len(causes):
-        raise ArgumentError("items and causes must run parallel")
-    by_name: dict[str, list[Score]] = {}
+    unscored as a whole (None when it was judged). Score names keep their first-seen order.
+    ``items`` may be a generator: it is read once, item by item."""
+    by_name: dict[str, _Tally] = {}
+    n = 0
     for scores in items:
+        n += 1
         for s in scores:
-            by_name.setdefault(s.name, []).append(s)
+            tally = by_name.get(s.name)
+            if tally is None:
+                tally = by_name[s.name] = _Tally(s)
+            tally.add(s)
+    if n != len(causes):
+        raise ArgumentError("items and causes must run parallel")
     whole = Counter(c for c in causes if c is not None)
-    return Summary(n=len(items), scored=len(items) - sum(whole.values()), unscored=dict(whole),
-                   scores={name: _one(name, scores) for name, scores in by_name.items()},
+    return Summary(n=n, scored=n - sum(whole.values()), unscored=dict(whole),
+                   scores={name: _one(name, tally) for name, tally in by_name.items()},
                    details=details or {})

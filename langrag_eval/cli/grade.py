@@ -129,10 +129,10 @@ def handle(args: argparse.Namespace) -> int:
                           inputs={"file": file_digest(args.file, what="grading file")})
     results = evaluate(data.samples, {"vrag": grader}, run_id=run_id)["vrag"]
     ids = [s.id or "" for s in data.samples]
-    judge_scores = {i: (r.score if isinstance(r, VragGrade) else None) for i, r in zip(ids, results)}
     combined: dict[str, int | None] = {}
     agreement_out = None
     if humans:
+        judge_scores = {i: (r.score if isinstance(r, VragGrade) else None) for i, r in zip(ids, results)}
         # numpy comes with the statistics: loaded only when there are human grades to compare
         from ..stats import agreement, combine, describe_combination, format_agreement
 
@@ -150,10 +150,11 @@ def handle(args: argparse.Namespace) -> int:
     summary["input"] = {"file": data.path, "rows_skipped": data.skipped, "problems": len(data.issues)}
     from ..report.items import put_item_contents  # after the judging: not on the way to the first call
 
-    put_item_contents(setup.store, run_id, [
+    # one item's row at a time (a generator, not a list): the rows are not all held twice
+    put_item_contents(setup.store, run_id, (
         {"id": s.id, "question": s.question, "answer": s.answer, "contexts": s.context_texts(),
          "reference": s.reference, "subject": data.subjects.get(s.id or ""), "human": combined.get(s.id or "")}
-        for s in data.samples])
+        for s in data.samples))
     record_run(setup.store, run_id, {ARTIFACT: summary},
                finished={"items": summary["items"], "accept_rate": summary["accept_rate"],
                          "unscored": summary["unscored"]["count"]})
