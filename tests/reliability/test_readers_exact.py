@@ -148,7 +148,7 @@ def test_jsonl_strings_with_unicode_line_separators_are_data(tmp_path_factory, t
     # as json.dumps(ensure_ascii=False) writes them, the way the agents command does
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
     answers = read_answers(path)
-    assert [(a.qid, a.agent, a.answer) for a in answers] == [(r["qid"], r["agent"], r["answer"]) for r in rows]
+    assert [(a.id, a.agent, a.answer) for a in answers] == [(r["qid"], r["agent"], r["answer"]) for r in rows]
     data = load_answers_jsonl(path)
     assert sorted(data.agents) == ["agent-0", "agent-1"]  # the tournament reads the agents' file back
     table = read_table(path)
