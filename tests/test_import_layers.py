@@ -25,7 +25,7 @@ LAYERS = [
      "prompt_fit", "embeddings", "contexts", "verdicts", "prompts", "stats", "deprecation", "summary"},
     {"runtime", "evaluator", "models", "adapting", "run"},
     {"retrieval", "pipelines", "grading", "thelma", "tournament", "grammar", "synth", "compare", "testing",
-     "capturing"},
+     "capturing", "recorder", "outcomes"},
     {"audit", "report"},
     {"quickstart", "cli"},
 ]

@@ -125,6 +125,10 @@ class GameRecord(BaseModel):
             return True
         return {"A": "a", "B": "b", "C": "t"}[self.forward] == {"A": "b", "B": "a", "C": "t"}[self.backward]
 
+    def feedback(self) -> str:
+        """The judge's two replies: with agent a's answer shown as A, then with agent b's."""
+        return f"A shown first:\n{self.raw_forward}\n\nB shown first:\n{self.raw_backward}"
+
 
 def reference_documents(documents: Sequence[Document],
                         judgments: Mapping[str, RelevanceJudgment | Unscored], threshold: int

@@ -26,17 +26,18 @@ from llama_index.core.base.llms.types import CompletionResponse
 from llama_index.core.callbacks import CallbackManager, CBEventType, EventPayload, LlamaDebugHandler
 from llama_index.core.llms import MockLLM
 from llama_index.core.schema import NodeWithScore, TextNode
-from llama_index.evaluation.langrag import LlamaIndexJudge, RAGEloPairwiseEvaluator as LIPairwise
-from llama_index.evaluation.langrag import ThelmaEvaluator, VragEvaluator
+from llama_index.evaluation.langrag import LangragEvaluator, LlamaIndexJudge, as_judge
 from pydantic import PrivateAttr
 
 from llama_index.core.llms.callbacks import llm_completion_callback
 
 from langrag_eval.contexts import as_documents, text_id
+from langrag_eval.grading import VragGrader
 from langrag_eval.runtime import Judge
 from langrag_eval.testing import ScriptedModel, ThelmaScript
 from langrag_eval import Sample
 from langrag_eval.thelma import METRICS, Thelma
+from langrag_eval.tournament import PairwiseEvaluator
 
 QUESTION, LABEL, ANSWER = "Which table stores invoice lines?", "invoice_items", "The invoice_items table."
 
@@ -65,27 +66,27 @@ def test_vrag_grade_and_normalised_score_agree(grade: int, threshold: int, reaso
     reply = f"Score: [[{grade}]], Reason: [[{reason}]]"
     lc = VragStringEvaluator(FakeListChatModel(responses=[reply]), threshold=threshold).evaluate_strings(
         prediction=ANSWER, reference=LABEL, input=QUESTION)
-    li = VragEvaluator(replies_llm([reply]), threshold=threshold).evaluate(
+    li = LangragEvaluator(VragGrader(as_judge(replies_llm([reply])), threshold=threshold), score="grade").evaluate(
         query=QUESTION, response=ANSWER, reference=LABEL)
-    assert lc["grade"] == li.grade == grade and li.score == float(grade)           # LlamaIndex: 1-5
-    assert lc["normalised"] == li.normalised == lc["score"] == (grade - 1) / 4     # LangChain: 0-1
+    assert lc["grade"] == li.scores["grade"] == grade and li.score == float(grade)    # LlamaIndex: 1-5
+    assert lc["normalised"] == li.result.normalised == lc["score"] == (grade - 1) / 4  # LangChain: 0-1
     assert (lc["value"] == "accept") == li.passing == (grade >= threshold)
     assert lc["reasoning"] == li.feedback
     # either scale on either side gives the other's default
     lc_grades = VragStringEvaluator(FakeListChatModel(responses=[reply]), scale="1-5").evaluate_strings(
         prediction=ANSWER, reference=LABEL, input=QUESTION)
-    li_unit = VragEvaluator(replies_llm([reply]), scale="0-1").evaluate(query=QUESTION, response=ANSWER,
-                                                                       reference=LABEL)
+    li_unit = LangragEvaluator(VragGrader(as_judge(replies_llm([reply]))), score="grade", normalise=True).evaluate(
+        query=QUESTION, response=ANSWER, reference=LABEL)
     assert lc_grades["score"] == li.score and li_unit.score == lc["score"]
 
 
 def test_vrag_unscored_agrees() -> None:
     lc = VragStringEvaluator(FakeListChatModel(responses=["no verdict", "none"])).evaluate_strings(
         prediction=ANSWER, reference=LABEL, input=QUESTION)
-    li = VragEvaluator(replies_llm(["no verdict", "none"])).evaluate(query=QUESTION, response=ANSWER,
-                                                                     reference=LABEL)
+    li = LangragEvaluator(VragGrader(as_judge(replies_llm(["no verdict", "none"]))), score="grade").evaluate(
+        query=QUESTION, response=ANSWER, reference=LABEL)
     assert lc["score"] is lc["grade"] is lc["normalised"] is None and lc["unscored"] == "unparseable"
-    assert li.invalid_result and li.score is li.grade is li.normalised is None
+    assert li.invalid_result and li.score is li.scores["grade"] is None
     assert li.invalid_reason == f"unparseable: {lc['reasoning']}"
 
 
@@ -124,19 +125,19 @@ def test_thelma_scores_mean_and_comments_agree(words: frozenset[str], n_sources:
                                                                        answer=response))
     lc = ThelmaStringEvaluator(judge(), embedder=FirstWord()).evaluate_strings(
         prediction=response, input=query, contexts=[LCDocument(page_content=s) for s in sources])
-    li_eval = ThelmaEvaluator(judge(), embedder=FirstWord())
+    li_eval = LangragEvaluator(Thelma(judge(), embedder=FirstWord()))
     li = li_eval.evaluate(query=query, response=response, contexts=sources)
-    assert lc["metrics"] == li_eval.last_result.score_values() == core.score_values()
+    assert lc["metrics"] == li.result.score_values() == li.scores == core.score_values()
     assert lc["score"] == core.mean() and lc["reasoning"] == core.feedback()
     if core.mean() is None:
         assert li.invalid_result and li.invalid_reason == core.feedback()
     else:
         assert li.score == core.mean() and li.feedback == core.feedback()
-        assert li.passing == core.passes(li_eval.thelma.thresholds)
+        assert li.passing == core.passes(li_eval.evaluator.thresholds)
     for metric in METRICS:
         one_lc = ThelmaStringEvaluator(judge(), metric=metric, embedder=FirstWord()).evaluate_strings(
             prediction=response, input=query, contexts=sources)
-        one_li = ThelmaEvaluator(judge(), metric=metric, embedder=FirstWord()).evaluate(
+        one_li = LangragEvaluator(Thelma(judge(), metrics=(metric,), embedder=FirstWord()), score=metric).evaluate(
             query=query, response=response, contexts=sources)
         assert one_lc["score"] == core.score(metric) == one_li.score
         assert one_lc["reasoning"] == core.comment(metric) == (one_li.feedback or one_li.invalid_reason)
@@ -155,10 +156,11 @@ def test_tournament_game_agrees() -> None:
     lc = LCPairwise(Judge(ScriptedModel(judge))).evaluate_string_pairs(
         prediction="invoice_items", prediction_b="I cannot say", input=QUESTION, contexts=docs[:1],
         contexts_b=docs[1:])
-    li = LIPairwise(Judge(ScriptedModel(judge))).evaluate(
+    li = LangragEvaluator(PairwiseEvaluator(Judge(ScriptedModel(judge)))).evaluate(
         query=QUESTION, response="invoice_items", contexts=docs[:1], second_response="I cannot say",
         second_contexts=docs[1:])
     assert lc["score"] == li.score == 0.5 and lc["verdicts"] == ["A", "A"]  # [[A]] both ways: a tie
+    assert lc["reasoning"] == li.feedback and li.pairwise_source == "neither"
     # both pooled the two sides' documents and showed each (relevance 2) to the judge
     assert sorted(lc["documents"]) == sorted(d.id for d in as_documents(docs)) and lc["dropped_documents"] == 0
     assert sorted(li.contexts) == sorted(d.text for d in as_documents(docs))
@@ -196,7 +198,8 @@ def test_both_judges_pass_the_judges_settings_by_default() -> None:
     debug = LlamaDebugHandler()
     li_model = replies_llm(["Score: [[5]], Reason: [[ok]]"])
     li_model.callback_manager = CallbackManager([debug])
-    VragEvaluator(Judge(LlamaIndexJudge(li_model))).evaluate(query=QUESTION, response=ANSWER, reference=LABEL)
+    LangragEvaluator(VragGrader(Judge(LlamaIndexJudge(li_model)))).evaluate(query=QUESTION, response=ANSWER,
+                                                                          reference=LABEL)
     start, _ = debug.get_event_pairs(CBEventType.LLM)[0]
     assert start.payload[EventPayload.ADDITIONAL_KWARGS]["temperature"] == 0.0
     assert LangChainJudge(lc_model).pass_params and LlamaIndexJudge(li_model).pass_params
@@ -210,5 +213,6 @@ def test_old_names_are_gone() -> None:
     with pytest.raises(TypeError):
         LangChainJudge(FakeListChatModel(responses=["x"]), bind_params=False)  # type: ignore[call-arg]
     assert not hasattr(langchain_langrag, "ragelo_comparative_evaluator")
-    for old in ("GroundednessEvaluator", "ThelmaMetricEvaluator", "SourcePrecisionEvaluator"):
+    for old in ("GroundednessEvaluator", "ThelmaMetricEvaluator", "SourcePrecisionEvaluator", "VragEvaluator",
+                "VragResult", "ThelmaEvaluator", "RAGEloPairwiseEvaluator"):
         assert not hasattr(li, old)

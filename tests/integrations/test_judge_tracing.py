@@ -19,9 +19,10 @@ from langchain_langrag import RAGEloPairwiseEvaluator, ThelmaStringEvaluator, Vr
 from llama_index.core.instrumentation import get_dispatcher
 from llama_index.core.instrumentation.event_handlers import BaseEventHandler
 from llama_index.core.instrumentation.events.llm import LLMCompletionEndEvent, LLMCompletionStartEvent
-from llama_index.evaluation.langrag import VragEvaluator
+from llama_index.evaluation.langrag import LangragEvaluator
 
 from langrag_eval.model import estimate_tokens
+from langrag_eval.grading import VragGrader
 from langrag_eval.runtime import Judge
 from langrag_eval.testing import ScriptedModel, ThelmaScript
 
@@ -107,7 +108,7 @@ def test_llamaindex_instrumentation_sees_the_judge_calls_with_usage() -> None:
     dispatcher.add_event_handler(events)
     try:
         model = ScriptedModel([GRADE])
-        r = asyncio.run(VragEvaluator(Judge(model)).aevaluate(query="Capital?", response="Paris", reference="Paris"))
+        r = asyncio.run(LangragEvaluator(VragGrader(Judge(model)), score="grade").aevaluate(query="Capital?", response="Paris", reference="Paris"))
     finally:
         dispatcher.event_handlers = [h for h in dispatcher.event_handlers if h is not events]
     assert r.score == 4.0

@@ -1,4 +1,4 @@
-"""vRAG-Eval in LlamaIndex: the BaseEvaluator on a real query engine's response (VectorStoreIndex with
+"""vRAG-Eval in LlamaIndex: the one BaseEvaluator wrapping VragGrader, on a real query engine's response (VectorStoreIndex with
 MockEmbedding, scripted CustomLLM), inside BatchEvalRunner, prompts get/update, Unscored results."""
 
 from __future__ import annotations
@@ -17,11 +17,17 @@ from llama_index.core.evaluation import BatchEvalRunner
 from llama_index.core.llms import CustomLLM
 from llama_index.core.llms.callbacks import llm_completion_callback
 from llama_index.core.prompts import PromptTemplate as LIPromptTemplate
-from llama_index.evaluation.langrag import LlamaIndexJudge, VragEvaluator
+from llama_index.evaluation.langrag import LangragEvaluator, LlamaIndexJudge, as_judge
 
 from langrag_eval.errors import ConfigError
+from langrag_eval.grading import VragGrader
 from langrag_eval.runtime import Judge
 from langrag_eval.testing import ScriptedModel
+
+
+def vrag(judge, *, normalise: bool = False, **options: Any) -> LangragEvaluator:
+    """vRAG-Eval's grade as the score: 1-5 (as LlamaIndex's CorrectnessEvaluator), or 0-1."""
+    return LangragEvaluator(VragGrader(as_judge(judge), **options), score="grade", normalise=normalise)
 
 
 class ScriptedLLM(CustomLLM):
@@ -72,7 +78,7 @@ def test_evaluate_response_on_a_query_engine_response(query_engine) -> None:
     response = query_engine.query(QUESTIONS[0])
     assert response.response == APP[QUESTIONS[0]] and len(response.source_nodes) == 2
     judge_model = ScriptedModel(JUDGE)
-    ev = VragEvaluator(Judge(judge_model))
+    ev = vrag(Judge(judge_model))
     result = ev.evaluate_response(query=QUESTIONS[0], response=response, reference=LABELS[0])
     assert (result.score, result.passing, result.feedback) == (5.0, True, "Matches the Label.")
     assert not result.invalid_result
@@ -83,8 +89,8 @@ def test_evaluate_response_on_a_query_engine_response(query_engine) -> None:
 
 async def test_batch_eval_runner_with_a_llamaindex_llm_as_judge(query_engine) -> None:
     judge_llm = ScriptedLLM(replies=JUDGE)
-    ev = VragEvaluator(judge_llm)  # a LlamaIndex LLM is wrapped in a langrag Judge
-    assert isinstance(ev.grader.judge.model, LlamaIndexJudge)
+    ev = vrag(judge_llm)  # a LlamaIndex LLM is wrapped in a langrag Judge
+    assert isinstance(ev.evaluator.judge.model, LlamaIndexJudge)
     runner = BatchEvalRunner({"vrag": ev}, workers=2)
     results = await runner.aevaluate_queries(query_engine, queries=QUESTIONS, reference=LABELS)
     got = [(r.query, r.score, r.passing) for r in results["vrag"]]
@@ -95,43 +101,43 @@ async def test_batch_eval_runner_with_a_llamaindex_llm_as_judge(query_engine) ->
 def test_batch_eval_runner_on_responses_with_unscored_items(query_engine) -> None:
     responses = [query_engine.query(q) for q in QUESTIONS]
     model = ScriptedModel(JUDGE)
-    ev = VragEvaluator(Judge(model), scale="0-1")
+    ev = vrag(Judge(model), normalise=True)
     runner = BatchEvalRunner({"vrag": ev}, workers=2)
     results = runner.evaluate_responses(queries=QUESTIONS, responses=responses,
                                         reference=[LABELS[0], "", LABELS[2]])
     first, second, third = results["vrag"]
     assert (first.score, first.passing) == (1.0, True) and (third.score, third.passing) == (0.0, False)
-    assert (first.grade, first.normalised, third.grade, third.normalised) == (5, 1.0, 1, 0.0)
+    assert (first.scores["grade"], first.result.normalised, third.scores["grade"], third.result.normalised) == (5, 1.0, 1, 0.0)
     assert second.invalid_result and second.invalid_reason.startswith("invalid_input: ")
     assert second.score is None and second.passing is None
     assert model.calls == 2  # the item without a label made no call
 
 
 async def test_scale_0_1_reports_the_normalised_grade() -> None:
-    ev = VragEvaluator(Judge(ScriptedModel(["Score: [[4]], Reason: [[ok]]"])), scale="0-1")
+    ev = vrag(Judge(ScriptedModel(["Score: [[4]], Reason: [[ok]]"])), normalise=True)
     r = await ev.aevaluate(query="q", response="a", reference="l")
-    assert (r.score, r.grade, r.normalised) == (0.75, 4, 0.75)
-    with pytest.raises(ConfigError, match="unknown score scale"):
-        VragEvaluator(Judge(ScriptedModel(["-"])), scale="1-10")
+    assert (r.score, r.scores["grade"], r.result.score, r.result.normalised) == (0.75, 4, 4, 0.75)
+    with pytest.raises(ConfigError, match="gives no score 'grad'; its scores: accept_rate, grade"):
+        LangragEvaluator(VragGrader(Judge(ScriptedModel(["-"]))), score="grad")
 
 
 async def test_unparseable_judge_reply_is_an_invalid_result() -> None:
-    ev = VragEvaluator(Judge(ScriptedModel(["no verdict", "none again"])))
+    ev = vrag(Judge(ScriptedModel(["no verdict", "none again"])))
     r = await ev.aevaluate(query="q", response="a", reference="l")
     assert r.invalid_result and r.invalid_reason.startswith("unparseable: ")
 
 
 async def test_confidence_and_threshold_options() -> None:
-    ev = VragEvaluator(Judge(ScriptedModel(["Score: [[3]], Confidence: [[40]], Reason: [[Partly.]]"])),
-                       confidence=True, threshold=3)
+    ev = vrag(Judge(ScriptedModel(["Score: [[3]], Confidence: [[40]], Reason: [[Partly.]]"])),
+              confidence=True, threshold=3)
     r = await ev.aevaluate(query="q", response="a", reference="l")
-    assert (r.score, r.passing, r.feedback) == (3.0, True, "Partly. (confidence 40/100)")
-    assert r.confidence == 40
+    assert (r.score, r.passing, r.feedback) == (3.0, True, "Partly.")
+    assert r.result.confidence == 40
 
 
 async def test_get_and_update_prompts() -> None:
     model = ScriptedModel(["Score: [[4]], Reason: [[ok]]"])
-    ev = VragEvaluator(Judge(model))
+    ev = vrag(Judge(model))
     prompts = ev.get_prompts()
     text = prompts["grade"].get_template()
     assert text.startswith("{#\ntask: vrag/grade") and "The Label is definitive" in text
@@ -145,4 +151,4 @@ async def test_get_and_update_prompts() -> None:
     with pytest.raises(Exception, match="context"):
         ev.update_prompts({"grade": LIPromptTemplate("{{ answer }} {{ label }} {{ context }}")})
     with pytest.raises(ConfigError):
-        VragEvaluator("gpt-4o")  # type: ignore[arg-type]
+        as_judge("gpt-4o")  # type: ignore[arg-type]

@@ -1,4 +1,4 @@
-"""LlamaIndex interfaces of the tournament: the pairwise BaseEvaluator and the one-call tournament over
+"""LlamaIndex interfaces of the tournament: the pairwise evaluator as a BaseEvaluator and the one-call tournament over
 query engines (contexts from ``source_nodes``)."""
 
 from __future__ import annotations
@@ -8,11 +8,11 @@ from llama_index.core.evaluation import BaseEvaluator
 from llama_index.core.prompts import PromptTemplate as LIPromptTemplate
 from llama_index.core.query_engine import CustomQueryEngine
 from llama_index.core.schema import NodeWithScore, TextNode
-from llama_index.evaluation.langrag import RAGEloPairwiseEvaluator, tournament_from_query_engines
+from llama_index.evaluation.langrag import LangragEvaluator, tournament_from_query_engines
 
 from langrag_eval.runtime import Judge
 from langrag_eval.testing import ScriptedModel
-from langrag_eval.tournament import TournamentConfig
+from langrag_eval.tournament import PairwiseEvaluator, TournamentConfig
 
 
 def judge_reply(prompt: str) -> str:
@@ -38,29 +38,29 @@ class FixedEngine(CustomQueryEngine):
 
 def test_pairwise_evaluator_both_orders_and_threshold() -> None:
     model = ScriptedModel(judge_reply)
-    ev = RAGEloPairwiseEvaluator(Judge(model))
+    ev = LangragEvaluator(PairwiseEvaluator(Judge(model)))
     assert isinstance(ev, BaseEvaluator)
     r = ev.evaluate(query="Capital of France?", response="Lyon", contexts=["Lyon has silk."],
                     second_response="Paris", second_contexts=["Paris is the capital."])
     assert (r.score, r.passing, r.pairwise_source) == (0.0, False, "original")
-    assert "first response shown as A" in r.feedback
+    assert r.feedback.startswith("A shown first:\nCompared.")
     games = [p for p in model.prompts if "<answer_a>" in p]
     assert len(games) == 2 and all("Lyon has silk." not in p for p in games)
 
 
 def test_pairwise_position_flip_is_a_tie_and_failures_are_invalid() -> None:
-    ev = RAGEloPairwiseEvaluator(Judge(ScriptedModel(["[[A]]"])))
+    ev = LangragEvaluator(PairwiseEvaluator(Judge(ScriptedModel(["[[A]]"]))))
     r = ev.evaluate(query="q?", response="one", second_response="two")
     assert (r.score, r.passing, r.pairwise_source) == (0.5, None, "neither")
-    bad = RAGEloPairwiseEvaluator(Judge(ScriptedModel(["cannot decide"]))).evaluate(
+    bad = LangragEvaluator(PairwiseEvaluator(Judge(ScriptedModel(["cannot decide"])))).evaluate(
         query="q?", response="one", second_response="two")
     assert bad.invalid_result and bad.invalid_reason.startswith("unparseable")
-    assert RAGEloPairwiseEvaluator(Judge(ScriptedModel(["[[A]]"]))).evaluate(query="q?", response="x").invalid_result
+    assert LangragEvaluator(PairwiseEvaluator(Judge(ScriptedModel(["[[A]]"])))).evaluate(query="q?", response="x").invalid_result
 
 
 def test_prompt_can_be_read_and_replaced() -> None:
     model = ScriptedModel(["[[C]]"])
-    ev = RAGEloPairwiseEvaluator(Judge(model))
+    ev = LangragEvaluator(PairwiseEvaluator(Judge(model)))
     assert "answer_a" in ev.get_prompts()["pairwise"].get_template()
     ev.update_prompts({"pairwise": LIPromptTemplate(
         "CUSTOM {{ factors }}\n<q>{{ query }}</q><a>{{ answer_a }}</a><b>{{ answer_b }}</b>"

@@ -20,14 +20,14 @@ from langchain_langrag import VragStringEvaluator, tournament_from_runnables
 from llama_index.core.base.response.schema import Response
 from llama_index.core.prompts import PromptTemplate as LIPromptTemplate
 from llama_index.core.schema import NodeWithScore, TextNode
-from llama_index.evaluation.langrag import RAGEloPairwiseEvaluator as LIPairwise
-from llama_index.evaluation.langrag import VragEvaluator
+from llama_index.evaluation.langrag import LangragEvaluator
 
 from langrag_eval.contexts import as_documents, as_text
 from langrag_eval.errors import ConfigError, PromptError
+from langrag_eval.grading import VragGrader
 from langrag_eval.runtime import Judge
 from langrag_eval.testing import ScriptedModel
-from langrag_eval.tournament import TournamentConfig
+from langrag_eval.tournament import PairwiseEvaluator, TournamentConfig
 
 RELEVANCE = "You annotate search results"
 JUDGE = {RELEVANCE: 'Useful.\n{"reason": "on topic", "relevance": 2}', "": "A is better.\n[[A]]"}
@@ -117,7 +117,7 @@ def test_langchain_pairwise_with_one_context_string() -> None:
 
 def test_llamaindex_pairwise_takes_response_objects() -> None:
     model = ScriptedModel(JUDGE)
-    ev = LIPairwise(Judge(model))
+    ev = LangragEvaluator(PairwiseEvaluator(Judge(model)))
     first = Response(response="Paris.", source_nodes=[
         NodeWithScore(node=TextNode(text="Paris is the capital of France.", id_="n1"), score=0.9)])
     second = Response(response="Lyon.", source_nodes=[
@@ -134,7 +134,7 @@ VRAG = {"<answer>\nParis": "Score: [[5]], Reason: [[Right.]]", "": "Score: [[1]]
 
 def test_llamaindex_update_prompts_translates_format_fields() -> None:
     model = ScriptedModel(VRAG)
-    ev = VragEvaluator(Judge(model))
+    ev = LangragEvaluator(VragGrader(Judge(model)), score="grade")
     ev.update_prompts({"grade": LIPromptTemplate(
         "Question: {question}\nLabel: {label}\n<answer>\n{answer}\n</answer>\nScore: [[n]], Reason: [[...]]")})
     r = ev.evaluate(query="Capital of France?", response="Paris", reference="Paris")

@@ -20,8 +20,9 @@ from langchain_core.runnables import RunnableLambda, RunnableParallel, RunnableP
 from langchain_langrag import VragStringEvaluator, thelma_langsmith_evaluator, vrag_langsmith_evaluator
 from langsmith import Client, evaluate
 from langsmith.schemas import Example
-from llama_index.evaluation.langrag import VragEvaluator
+from llama_index.evaluation.langrag import LangragEvaluator
 
+from langrag_eval.grading import VragGrader
 from langrag_eval.runtime import Judge
 from langrag_eval.testing import ScriptedModel, ThelmaScript
 
@@ -110,7 +111,7 @@ def test_sixteen_threads_call_the_sync_evaluators_with_one_shared_judge() -> Non
     model = ScriptedModel(grade_reply, latency=0.01)
     judge = Judge(model, concurrency=4)
     lc = VragStringEvaluator(judge)
-    li = VragEvaluator(judge)
+    li = LangragEvaluator(VragGrader(judge), score="grade")
     jobs = [(i, ROWS[i % len(ROWS)]) for i in range(64)]
 
     def one(job):
@@ -127,7 +128,7 @@ def test_sixteen_threads_call_the_sync_evaluators_with_one_shared_judge() -> Non
 
 def test_llamaindex_asyncio_run_per_thread_and_inside_a_running_loop() -> None:
     model = ScriptedModel(grade_reply, latency=0.02)
-    ev = VragEvaluator(Judge(model))
+    ev = LangragEvaluator(VragGrader(Judge(model)), score="grade")
     q, label, answer = ROWS[0]
 
     def in_thread(_: int) -> float:

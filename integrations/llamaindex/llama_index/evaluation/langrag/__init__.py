@@ -1,14 +1,13 @@
 """LlamaIndex adapters for langrag-eval (PEP 420 namespace package ``llama_index.evaluation``): any
 langrag evaluator as a ``BaseEvaluator``, LLMs as judges, the capture of an unmodified app,
-retrievers and query engines."""
+retrievers, query engines and tournaments over apps."""
 
 from .capture import RAGCapture, capturing
-from .evaluators import LangragEvaluator, RAGEloPairwiseEvaluator, ThelmaEvaluator, VragEvaluator, VragResult
-from .models import LlamaIndexEmbedder, LlamaIndexJudge
-from .query_engines import LangragQueryEngine, six_query_engines
-from .retrievers import LangragRetriever
-from .tournament import tournament_from_query_engines
+from .evaluators import LangragEvaluator, LangragResult
+from .models import LlamaIndexEmbedder, LlamaIndexJudge, as_embedder, as_judge
+from .retrievers import LangragQueryEngine, LangragRetriever, six_query_engines
+from .tournament import atournament_from_query_engines, tournament_from_query_engines
 
-__all__ = ["LangragEvaluator", "LangragQueryEngine", "LangragRetriever", "LlamaIndexEmbedder", "LlamaIndexJudge",
-           "RAGCapture", "RAGEloPairwiseEvaluator", "ThelmaEvaluator", "VragEvaluator", "VragResult", "capturing",
+__all__ = ["LangragEvaluator", "LangragQueryEngine", "LangragResult", "LangragRetriever", "LlamaIndexEmbedder",
+           "LlamaIndexJudge", "RAGCapture", "as_embedder", "as_judge", "atournament_from_query_engines", "capturing",
            "six_query_engines", "tournament_from_query_engines"]

@@ -1,8 +1,5 @@
-"""LlamaIndex LLMs as langrag-eval judges, and LlamaIndex embedding models as embedders.
-
-``--judge llamaindex:openai:gpt-4o`` builds ``llama_index.llms.openai.OpenAI(model="gpt-4o")``;
-any installed ``llama-index-llms-<provider>`` package works the same way.
-"""
+"""LlamaIndex LLMs as judges and embedding models as embedders. ``--judge llamaindex:openai:gpt-4o``
+builds ``llama_index.llms.openai.OpenAI(model="gpt-4o")``, from any ``llama-index-llms-<provider>``."""
 
 from __future__ import annotations
 
@@ -17,35 +14,27 @@ from llama_index.core.llms import LLM, CustomLLM
 
 from langrag_eval.embeddings import Embedder, FunctionEmbedder
 from langrag_eval.errors import ConfigError
-from langrag_eval.model import GenerationParams, Reply, TokenUsage, estimate_tokens
+from langrag_eval.model import ChatModel, GenerationParams, Reply, TokenUsage, estimate_tokens
+from langrag_eval.runtime import Judge
 
-__all__ = ["LlamaIndexEmbedder", "LlamaIndexJudge", "as_embedder", "resolve"]
-
-
-def _owner(cls: type, name: str) -> type | None:
-    """The class whose body defines ``name`` (LlamaIndex wraps methods, so identity checks fail)."""
-    return next((c for c in cls.__mro__ if name in c.__dict__), None)
+__all__ = ["JudgeLike", "LlamaIndexEmbedder", "LlamaIndexJudge", "as_embedder", "as_judge", "resolve"]
 
 
 class LlamaIndexJudge:
-    """Wraps any LlamaIndex ``LLM``; calls ``acomplete``. With ``pass_params`` (the default, as in
-    the LangChain adapter) the judge's temperature is passed per call: the judge's generation
-    settings are part of every cached judgment's key, so a judge that ran at the LLM's own
-    temperature would store replies under settings it did not use. LLMs that refuse it fail on
-    their first call; build them with the settings they accept and pass ``pass_params=False``.
-    LlamaIndex LLMs take their token budget at construction, so no ``max_tokens`` is passed.
-
-    A ``CustomLLM`` that implements only the synchronous ``complete`` (LlamaIndex's ``acomplete``
-    then runs it inside the event loop) is called in a worker thread instead, one call at a time,
-    so the loop stays free for the judge's timeouts and other calls."""
+    """Any LlamaIndex ``LLM`` as a langrag model (its ``acomplete``). With ``pass_params`` (the
+    default, as in the LangChain adapter) the judge's temperature goes with every call, since it is
+    part of each cached judgment's key; for an LLM that refuses it, build it with the settings it
+    takes and pass ``pass_params=False``. A ``CustomLLM`` with only a synchronous ``complete`` runs
+    in a worker thread, one call at a time, so the event loop stays free."""
 
     constrained = False
 
     def __init__(self, llm: LLM, *, model_id: str | None = None, pass_params: bool = True) -> None:
-        self.llm = llm
+        self.llm, self.pass_params = llm, pass_params
         self.model_id = model_id or f"llamaindex:{llm.metadata.model_name}"
-        self.pass_params = pass_params
-        self._sync_only = isinstance(llm, CustomLLM) and _owner(type(llm), "acomplete") is CustomLLM
+        # LlamaIndex wraps methods, so an identity check fails: find the class that defines acomplete
+        owner = next(c for c in type(llm).__mro__ if "acomplete" in c.__dict__)
+        self._sync_only = isinstance(llm, CustomLLM) and owner is CustomLLM
         self._sync_lock = threading.Lock()  # a synchronous LLM is not assumed to be thread-safe
 
     @property
@@ -57,20 +46,15 @@ class LlamaIndexJudge:
         with self._sync_lock:
             return self.llm.complete(prompt, **kwargs)
 
-    async def generate(self, prompt: str, params: GenerationParams, *,
-                       schema: dict[str, Any] | None = None) -> Reply:
+    async def generate(self, prompt: str, params: GenerationParams, *, schema: dict[str, Any] | None = None) -> Reply:
         kwargs: dict[str, Any] = {"temperature": params.temperature} if self.pass_params else {}
-        if self._sync_only:
-            response = await asyncio.to_thread(self._complete, prompt, kwargs)
-        else:
-            response = await self.llm.acomplete(prompt, **kwargs)
-        text = response.text
-        raw = response.raw if isinstance(response.raw, dict) else {}
-        usage = raw.get("usage") or {}
-        get = usage.get if isinstance(usage, dict) else (lambda k, d=None: getattr(usage, k, d))
-        return Reply(text=text, usage=TokenUsage(
+        response = await (asyncio.to_thread(self._complete, prompt, kwargs) if self._sync_only
+                          else self.llm.acomplete(prompt, **kwargs))
+        usage = (response.raw if isinstance(response.raw, dict) else {}).get("usage") or {}
+        get = usage.get if isinstance(usage, dict) else (lambda k: getattr(usage, k, None))
+        return Reply(text=response.text, usage=TokenUsage(
             prompt_tokens=get("prompt_tokens") or estimate_tokens(prompt),
-            completion_tokens=get("completion_tokens") or estimate_tokens(text)))
+            completion_tokens=get("completion_tokens") or estimate_tokens(response.text)))
 
 
 def resolve(arg: str) -> LlamaIndexJudge:
@@ -89,9 +73,20 @@ def resolve(arg: str) -> LlamaIndexJudge:
     return LlamaIndexJudge(classes[0](model=model, temperature=0.0), model_id=f"llamaindex:{arg}")
 
 
+JudgeLike = Judge | ChatModel | LLM
+
+
+def as_judge(judge: JudgeLike) -> Judge:
+    """A langrag ``Judge`` from a Judge, a LlamaIndex LLM or a langrag ``ChatModel``."""
+    if isinstance(judge, Judge):
+        return judge
+    if isinstance(judge, (LLM, ChatModel)):
+        return Judge(LlamaIndexJudge(judge) if isinstance(judge, LLM) else judge)
+    raise ConfigError(f"expected a langrag Judge, a LlamaIndex LLM or a langrag ChatModel, got {type(judge).__name__}")
+
+
 class LlamaIndexEmbedder(FunctionEmbedder):
-    """A LlamaIndex embedding model (``BaseEmbedding``) as a langrag ``Embedder`` (its
-    ``get_text_embedding_batch``)."""
+    """A LlamaIndex ``BaseEmbedding`` as a langrag embedder (its ``get_text_embedding_batch``)."""
 
     def __init__(self, embed_model: BaseEmbedding, *, model_id: str | None = None) -> None:
         super().__init__(embed_model.get_text_embedding_batch, model_id=model_id or f"llamaindex:{embed_model.model_name}")
