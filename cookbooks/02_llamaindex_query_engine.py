@@ -6,8 +6,8 @@ right, are they grounded in what it retrieved, and would BM25 or hybrid retrieva
 
 Three steps:
   1. your query engine, as you have it: a ``VectorStoreIndex`` over documents, ``as_query_engine``;
-  2. ``BatchEvalRunner`` with our evaluators: vRAG-Eval (``VragEvaluator``, against reference
-     answers) and THELMA (``ThelmaEvaluator``, all metrics, and ``metric="gr"`` alone),
+  2. ``BatchEvalRunner`` with our evaluators, each wrapped in ``LangragEvaluator``: vRAG-Eval
+     (``VragGrader``, against reference answers) and THELMA (``Thelma``, all metrics, and ``gr`` alone),
      contexts taken from each response's ``source_nodes``;
   3. the same documents in langrag-eval's embedded backend (BM25, KNN, hybrid RRF), plugged into a
      LlamaIndex ``RetrieverQueryEngine`` through ``LangragRetriever``, plus the RAG-Fusion agent as a
@@ -34,17 +34,13 @@ from llama_index.core import Document, VectorStoreIndex
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.evaluation import BatchEvalRunner
 from llama_index.core.query_engine import RetrieverQueryEngine
-from llama_index.evaluation.langrag import (
-    LangragRetriever,
-    LlamaIndexJudge,
-    ThelmaEvaluator,
-    VragEvaluator,
-    six_query_engines,
-)
+from llama_index.evaluation.langrag import LangragEvaluator, LangragRetriever, LlamaIndexJudge, six_query_engines
 
+from langrag_eval.grading import VragGrader
 from langrag_eval.retrieval import Chunk, EmbeddedBackend
 from langrag_eval.retrieval.ingest import ingest
 from langrag_eval.runtime import Judge
+from langrag_eval.thelma import Thelma
 
 # ---------------------------------------------------------------------------------------------
 # THE ONE LINE TO CHANGE for a real model (any LlamaIndex LLM works; OpenAI's needs
@@ -111,9 +107,9 @@ def build_langrag_engines(llm) -> dict:
 async def evaluate_engines(engines: dict, judge: Judge) -> dict:
     """Step 2: one BatchEvalRunner, our evaluators, every engine over the same questions."""
     runner = BatchEvalRunner({
-        "vrag": VragEvaluator(judge),                                  # 1-5, passing = accepted (>= 4)
-        "thelma": ThelmaEvaluator(judge, embedder=embedder(), batched=True),  # mean of the 7 scores
-        "groundedness": ThelmaEvaluator(judge, metric="gr"),           # one THELMA metric on its own
+        "vrag": LangragEvaluator(VragGrader(judge), score="grade"),   # 1-5, passing = accepted (>= 4)
+        "thelma": LangragEvaluator(Thelma(judge, embedder=embedder(), batched=True)),  # mean of the 7 scores
+        "groundedness": LangragEvaluator(Thelma(judge, metrics=("gr",)), score="gr"),  # one metric alone
     }, workers=4)
     questions = [q for q, _ in QUESTIONS]
     out = {}

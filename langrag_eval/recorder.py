@@ -15,7 +15,9 @@ recorder may hear calls made in several threads.
 from __future__ import annotations
 
 import threading
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from .capturing import CallTree, Turn, captured_sample, read_result, result_documents, result_text, warn_once
@@ -25,23 +27,41 @@ from .types import Document, Sample
 __all__ = ["CallRecorder", "ModelCall", "captured_answer"]
 
 
+_active: ContextVar[CallRecorder | None] = ContextVar("langrag_active_capture", default=None)
+
+
 class CallRecorder:
     """Collects one sample per finished top-level app call, in the order the calls ended (a streamed
-    answer is read when the samples are). ``include_generated`` adds the text the app generated on
-    the way (``sample.generated``) to the sources. ``watched`` is True once a span has reached it."""
+    answer is read when the samples are). ``watched`` is True once spans reach it."""
 
-    def __init__(self, *, include_generated: bool = False) -> None:
-        self.include_generated = include_generated
-        self.watched = False
+    def __init__(self) -> None:
+        self.watched = self._local = False
         self._lock = threading.Lock()
         self._turns: list[Turn] = []
         self._open: dict[Hashable, Turn] = {}
         self._tree = CallTree(adopt=True)  # a span whose parent was not seen belongs to that parent
         self._warned = False
 
+    @contextmanager
+    def active(self) -> Iterator[CallRecorder]:
+        """Record the spans of this block's context only (thread or task, and the tasks and
+        threads that copy it): the spans of other contexts are not entered, so their events
+        belong to no call of this recorder."""
+        self.watched = self._local = True
+        token = _active.set(self)
+        try:
+            yield self
+        finally:
+            _active.reset(token)
+
+    def _elsewhere(self) -> bool:
+        return self._local and _active.get() is not self
+
     def enter(self, span: Hashable, parent: Hashable | None, *, question: str | None = None,
               app: bool = True) -> None:
         """A span starts under ``parent``; a top-level one that is an ``app`` call opens a call."""
+        if self._elsewhere():
+            return
         with self._lock:
             self.watched = True
             if self._tree.enter(span, parent) == span and app:
@@ -49,6 +69,8 @@ class CallRecorder:
 
     def exit(self, span: Hashable, result: Any, *, failed: bool = False) -> None:
         """A span ends; a top-level call's ``result`` gives its answer (a failed call is no sample)."""
+        if self._elsewhere():
+            return
         with self._lock:
             if not self._tree.is_root(span):
                 return  # a span inside a call: forgotten with its root
@@ -92,13 +114,15 @@ class CallRecorder:
             if (turn := self._turn_of(span)) is not None:
                 turn.calls.append(call)
 
-    def samples(self) -> list[Sample]:
+    def samples(self, *, include_generated: bool = False) -> list[Sample]:
+        """The finished calls' samples; ``include_generated`` adds the text the app generated on the
+        way (``sample.generated``) to the sources, to be judged like them."""
         with self._lock:
             turns = [t for t in self._turns if t.done]
         out = []
         for t in turns:
             out.append(captured_sample(t.id, t.question, t.final_answer(), t.retrieved, t.calls, stated=t.sources,
-                                       include_generated=self.include_generated))
+                                       include_generated=include_generated))
             warn_once(self, out[-1])
         return out
 

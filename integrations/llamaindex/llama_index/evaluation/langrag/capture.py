@@ -3,10 +3,10 @@ one :class:`~langrag_eval.types.Sample` per top-level call (a query or chat engi
 ``chat`` and their async and streaming forms, an agent's or workflow's ``run``), its contexts by the
 core's one rule (:mod:`langrag_eval.recorder`), node ids and metadata kept.
 
-``with capturing() as cap:`` adds a span and an event handler to LlamaIndex's root dispatcher for the
-block only; they hand over only what happens in the block's own context (thread or task), as
-LangChain's callbacks do. Registered alone (``get_dispatcher().add_event_handler(cap)``) a capture
-still sees query engines, from their ``QueryEndEvent``.
+``with capturing() as cap:`` registers the capture and a span handler on LlamaIndex's root dispatcher
+for the block only, and only the calls of the block's own context (thread or task) are captured, as
+with LangChain's callbacks. Registered alone (``get_dispatcher().add_event_handler(cap)``) a
+capture still sees query engines, from their ``QueryEndEvent``.
 
 >>> cap = RAGCapture()
 >>> cap.class_name(), cap.samples
@@ -18,7 +18,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from contextvars import ContextVar
 from typing import Any
 
 from llama_index.core.instrumentation import get_dispatcher
@@ -45,10 +44,7 @@ class RAGCapture(BaseEventHandler):
     is read when the samples are). ``include_generated`` adds ``sample.generated`` to the sources."""
 
     include_generated: bool = False
-    _rec: CallRecorder = PrivateAttr()
-
-    def model_post_init(self, context: Any) -> None:
-        self._rec = CallRecorder(include_generated=self.include_generated)
+    _rec: CallRecorder = PrivateAttr(default_factory=CallRecorder)
 
     @classmethod
     def class_name(cls) -> str:
@@ -56,7 +52,7 @@ class RAGCapture(BaseEventHandler):
 
     @property
     def samples(self) -> list[Sample]:
-        return self._rec.samples()
+        return self._rec.samples(include_generated=self.include_generated)
 
     def clear(self) -> None:
         self._rec.clear()
@@ -72,58 +68,44 @@ class RAGCapture(BaseEventHandler):
             rec.model_called(span, ModelCall("\n".join(str(m.content or "") for m in event.messages or []),
                                              str(reply or "")))
         elif isinstance(event, LLMCompletionEndEvent):
-            rec.model_called(span, ModelCall(str(event.prompt or ""), str(getattr(event.response, "text", "") or "")))
-        elif isinstance(event, QueryEndEvent) and not rec.watched:  # alone, without span handler: query engines
+            text = getattr(event.response, "text", "")
+            rec.model_called(span, ModelCall(str(event.prompt or ""), str(text or "")))
+        elif isinstance(event, QueryEndEvent) and not rec.watched:  # registered alone: query engines
             rec.finished(event.id_, as_text(event.query, strict=False), event.response)
 
 
-_current: ContextVar[RAGCapture | None] = ContextVar("langrag_llamaindex_capture", default=None)
-
-
-class _Events(BaseEventHandler):
-    capture: Any
-
-    def handle(self, event: BaseEvent, **kwargs: Any) -> None:
-        if _current.get() is self.capture:
-            self.capture.handle(event, **kwargs)
-
-
 class _Spans(SimpleSpanHandler):
-    """Tells the capture which call each span of its context belongs to; keeps no spans itself."""
+    """Tells the capture which call each span belongs to; keeps no spans itself."""
 
     capture: Any = None
 
     def new_span(self, id_: str, bound_args: Any, parent_span_id: str | None = None, **kwargs: Any) -> None:
-        if _current.get() is self.capture:  # span ids are "Class.method-uuid"
-            app = id_.split("-", 1)[0].rsplit(".", 1)[-1] in _APP_METHODS
-            self.capture._rec.enter(id_, parent_span_id, question=call_question(bound_args.arguments), app=app)
+        app = id_.split("-", 1)[0].rsplit(".", 1)[-1] in _APP_METHODS  # span ids are "Class.method-uuid"
+        self.capture._rec.enter(id_, parent_span_id, question=call_question(bound_args.arguments), app=app)
 
     def prepare_to_exit_span(self, id_: str, result: Any = None, **kwargs: Any) -> None:
-        if _current.get() is self.capture:
-            self.capture._rec.exit(id_, result)
+        self.capture._rec.exit(id_, result)
 
     def prepare_to_drop_span(self, id_: str, **kwargs: Any) -> None:
-        if _current.get() is self.capture:
-            self.capture._rec.exit(id_, None, failed=True)
+        self.capture._rec.exit(id_, None, failed=True)
 
 
-_swap = threading.Lock()  # handler lists are replaced, never changed in place: a dispatch under way keeps its own
+_swap = threading.Lock()  # handler lists are replaced, never changed in place: a dispatch keeps its own
 
 
 @contextmanager
 def capturing(capture: RAGCapture | None = None, *, include_generated: bool = False) -> Iterator[RAGCapture]:
-    """Capture every app call made inside the block, in this context only (another thread's or
-    task's calls are not seen unless they run in a copy of this context)."""
+    """Capture every app call made inside the block, in this context only
+    (:meth:`~langrag_eval.recorder.CallRecorder.active`)."""
     cap = capture or RAGCapture(include_generated=include_generated)
-    root, events, spans = get_dispatcher(), _Events(capture=cap), _Spans()
+    root, spans = get_dispatcher(), _Spans()
     spans.capture = cap  # a span handler's constructor takes its own fields only
     with _swap:
-        root.event_handlers, root.span_handlers = [*root.event_handlers, events], [*root.span_handlers, spans]
-    token = _current.set(cap)
+        root.event_handlers, root.span_handlers = [*root.event_handlers, cap], [*root.span_handlers, spans]
     try:
-        yield cap
+        with cap._rec.active():
+            yield cap
     finally:
-        _current.reset(token)
         with _swap:
-            root.event_handlers = [h for h in root.event_handlers if h is not events]
+            root.event_handlers = [h for h in root.event_handlers if h is not cap]
             root.span_handlers = [h for h in root.span_handlers if h is not spans]

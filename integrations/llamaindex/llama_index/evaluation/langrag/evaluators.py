@@ -1,17 +1,16 @@
-"""Any langrag evaluator (vRAG-Eval, THELMA, RAGElo's pairwise judge, GRAMMAR, yours) as one
-LlamaIndex ``BaseEvaluator``. ``aevaluate(query, response, contexts, reference=...)``, with
-``second_response`` / ``second_contexts`` for a game, gives a :class:`LangragResult` read by the
-core (:func:`~langrag_eval.outcomes.aevaluate_call`): nothing scored is ``invalid_result`` with
-``invalid_reason`` ("cause: reason"), never a silent 0; a game's ``passing`` is True / False / None
-for a win / loss / tie and ``pairwise_source`` says if both orders agreed, as LlamaIndex's pairwise
-evaluator has them. ``get_prompts`` / ``update_prompts`` are the evaluator's ``prompts()`` /
-``with_prompts()`` (the template's file text, or a LlamaIndex ``PromptTemplate`` with ``{query}``
-fields). Judge calls are instrumentation events in the evaluation's span; nothing reads ``Settings.llm``.
+"""Any langrag evaluator as one LlamaIndex ``BaseEvaluator``: ``aevaluate(query, response, contexts,
+reference=...)`` (``second_response`` / ``second_contexts`` for a game) gives a :class:`LangragResult`
+read by the core (:func:`~langrag_eval.outcomes.aevaluate_call`); nothing scored is an
+``invalid_result`` with its cause, never a silent 0; a game's ``passing`` and ``pairwise_source``
+are as LlamaIndex's pairwise evaluator has them. ``get_prompts`` / ``update_prompts`` are the
+evaluator's ``prompts()`` / ``with_prompts()``. Judge calls are instrumentation events in the
+evaluation's span; nothing reads ``Settings.llm``.
 
 >>> from langrag_eval.grading import VragGrader
 >>> from langrag_eval.runtime import Judge
 >>> from langrag_eval.testing import ScriptedModel
->>> ev = LangragEvaluator(VragGrader(Judge(ScriptedModel(["Score: [[5]], Reason: [[Complete.]]"]))), score="grade")
+>>> judge = Judge(ScriptedModel(["Score: [[5]], Reason: [[Complete.]]"]))
+>>> ev = LangragEvaluator(VragGrader(judge), score="grade")
 >>> r = ev.evaluate(query="Capital of France?", response="Paris.", reference="Paris")
 >>> r.score, r.passing, r.feedback, r.result.normalised
 (5.0, True, 'Complete.', 1.0)
@@ -55,8 +54,7 @@ class _JudgeCallEvents:
 
 
 class LangragResult(EvaluationResult):
-    """An ``EvaluationResult`` with every score by name and the evaluator's own result (a
-    ``VragGrade``'s ``normalised`` and ``confidence``, a ``ThelmaResult``'s diagnosis, a game)."""
+    """An ``EvaluationResult`` with every score by name and the evaluator's own result."""
 
     scores: dict[str, float | None] = {}
     result: Any = None
@@ -73,19 +71,21 @@ class LangragEvaluator(BaseEvaluator):
         return {name: PromptTemplate(t.to_text()) for name, t in self.evaluator.prompts().items()}
 
     def _update_prompts(self, prompts_dict: dict[str, Any]) -> None:
-        self.evaluator = self.evaluator.with_prompts(**prompts_dict)  # checked: a refused one changes nothing
+        self.evaluator = self.evaluator.with_prompts(**prompts_dict)  # checked: one refused changes nothing
 
     @_dispatcher.span
     async def aevaluate(self, query: str | None = None, response: Any = None, contexts: Sequence[Any] | None = None,
-                        reference: str | None = None, sleep_time_in_seconds: int = 0, **kwargs: Any) -> LangragResult:
+                        reference: str | None = None, sleep_time_in_seconds: int = 0,
+                        **kwargs: Any) -> LangragResult:
         with observing(_JudgeCallEvents()):
             o = await aevaluate_call(self.evaluator, query, response, contexts, reference, score=self.score,
                                      normalise=self.normalise, second_answer=kwargs.get("second_response"),
                                      second_contexts=kwargs.get("second_contexts"))
-        fields: dict[str, Any] = dict(
-            query=query, response=o.answer, contexts=o.contexts, score=o.score, passing=o.passing, feedback=o.feedback,
-            invalid_result=o.invalid_reason is not None, invalid_reason=o.invalid_reason, scores=o.scores, result=o.result)
-        if isinstance(o.result, GameRecord):  # as LlamaIndex's PairwiseComparisonEvaluator reports a game
-            fields.update(passing={"a": True, "b": False}.get(o.result.outcome),
-                          pairwise_source="original" if o.result.consistent else "neither")
-        return LangragResult(**fields)
+        game = {}  # a game as LlamaIndex's PairwiseComparisonEvaluator reports one
+        if isinstance(o.result, GameRecord):
+            game = {"passing": {"a": True, "b": False}.get(o.result.outcome),
+                    "pairwise_source": "original" if o.result.consistent else "neither"}
+        return LangragResult(**{"query": query, "response": o.answer, "contexts": o.contexts, "score": o.score,
+                                "passing": o.passing, "feedback": o.feedback, "scores": o.scores,
+                                "result": o.result, "invalid_result": o.invalid_reason is not None,
+                                "invalid_reason": o.invalid_reason, **game})

@@ -1,5 +1,5 @@
-"""LlamaIndex LLMs as judges and embedding models as embedders. ``--judge llamaindex:openai:gpt-4o``
-builds ``llama_index.llms.openai.OpenAI(model="gpt-4o")``, from any ``llama-index-llms-<provider>``."""
+"""LlamaIndex LLMs as judges (``--judge llamaindex:openai:gpt-4o`` builds
+``llama_index.llms.openai.OpenAI(model="gpt-4o")``) and embedding models as embedders."""
 
 from __future__ import annotations
 
@@ -21,19 +21,16 @@ __all__ = ["JudgeLike", "LlamaIndexEmbedder", "LlamaIndexJudge", "as_embedder", 
 
 
 class LlamaIndexJudge:
-    """Any LlamaIndex ``LLM`` as a langrag model (its ``acomplete``). With ``pass_params`` (the
-    default, as in the LangChain adapter) the judge's temperature goes with every call, since it is
-    part of each cached judgment's key; for an LLM that refuses it, build it with the settings it
-    takes and pass ``pass_params=False``. A ``CustomLLM`` with only a synchronous ``complete`` runs
-    in a worker thread, one call at a time, so the event loop stays free."""
+    """Any LlamaIndex ``LLM`` as a langrag model (``acomplete``). ``pass_params`` sends the judge's
+    temperature, part of each cached judgment's key, with every call. A ``CustomLLM`` with only a
+    synchronous ``complete`` runs in a worker thread, one call at a time, leaving the loop free."""
 
     constrained = False
 
     def __init__(self, llm: LLM, *, model_id: str | None = None, pass_params: bool = True) -> None:
         self.llm, self.pass_params = llm, pass_params
         self.model_id = model_id or f"llamaindex:{llm.metadata.model_name}"
-        # LlamaIndex wraps methods, so an identity check fails: find the class that defines acomplete
-        owner = next(c for c in type(llm).__mro__ if "acomplete" in c.__dict__)
+        owner = next(c for c in type(llm).__mro__ if "acomplete" in c.__dict__)  # methods are wrapped
         self._sync_only = isinstance(llm, CustomLLM) and owner is CustomLLM
         self._sync_lock = threading.Lock()  # a synchronous LLM is not assumed to be thread-safe
 
@@ -46,7 +43,7 @@ class LlamaIndexJudge:
         with self._sync_lock:
             return self.llm.complete(prompt, **kwargs)
 
-    async def generate(self, prompt: str, params: GenerationParams, *, schema: dict[str, Any] | None = None) -> Reply:
+    async def generate(self, prompt: str, params: GenerationParams, *, schema: Any = None) -> Reply:
         kwargs: dict[str, Any] = {"temperature": params.temperature} if self.pass_params else {}
         response = await (asyncio.to_thread(self._complete, prompt, kwargs) if self._sync_only
                           else self.llm.acomplete(prompt, **kwargs))
@@ -82,14 +79,16 @@ def as_judge(judge: JudgeLike) -> Judge:
         return judge
     if isinstance(judge, (LLM, ChatModel)):
         return Judge(LlamaIndexJudge(judge) if isinstance(judge, LLM) else judge)
-    raise ConfigError(f"expected a langrag Judge, a LlamaIndex LLM or a langrag ChatModel, got {type(judge).__name__}")
+    raise ConfigError(f"expected a langrag Judge, a LlamaIndex LLM or a langrag ChatModel, "
+                      f"got {type(judge).__name__}")
 
 
 class LlamaIndexEmbedder(FunctionEmbedder):
     """A LlamaIndex ``BaseEmbedding`` as a langrag embedder (its ``get_text_embedding_batch``)."""
 
     def __init__(self, embed_model: BaseEmbedding, *, model_id: str | None = None) -> None:
-        super().__init__(embed_model.get_text_embedding_batch, model_id=model_id or f"llamaindex:{embed_model.model_name}")
+        super().__init__(embed_model.get_text_embedding_batch,
+                         model_id=model_id or f"llamaindex:{embed_model.model_name}")
         self.embed_model = embed_model
 
 

@@ -9,9 +9,10 @@ work as in LlamaIndex. A query engine's ``source_nodes`` are the passages its an
 >>> from langrag_eval.testing import ScriptedModel
 >>> backend = EmbeddedBackend()
 >>> _ = backend.index([Chunk(id="a", text="Paris is in France."), Chunk(id="b", text="Rome is in Italy.")])
->>> [(n.node.node_id, n.node.get_content()) for n in LangragRetriever.from_backend(backend, k=1).retrieve("Rome?")]
-[('b', 'Rome is in Italy.')]
->>> response = six_query_engines(backend, None, Judge(ScriptedModel(["In Italy."])), k=1)["rag-bm25"].query("Rome?")
+>>> [n.node.node_id for n in LangragRetriever.from_backend(backend, k=1).retrieve("Rome?")]
+['b']
+>>> engines = six_query_engines(backend, None, Judge(ScriptedModel(["In Italy."])), k=1)
+>>> response = engines["rag-bm25"].query("Rome?")
 >>> response.response, [n.node.node_id for n in response.source_nodes]
 ('In Italy.', ['b'])
 """
@@ -41,6 +42,8 @@ from .models import as_embedder, as_judge
 
 __all__ = ["LangragQueryEngine", "LangragRetriever", "six_query_engines", "to_node"]
 
+AnyEmbedder = Embedder | BaseEmbedding | None
+
 
 def to_node(doc: Document) -> NodeWithScore:
     """A langrag-eval ``Document`` as a scored LlamaIndex node (node id = chunk id)."""
@@ -48,7 +51,7 @@ def to_node(doc: Document) -> NodeWithScore:
 
 
 class LangragRetriever(BaseRetriever):
-    """A :class:`langrag_eval.retrieval.Retriever`; ``k`` (or ``similarity_top_k``) overrides its own ``k``."""
+    """A :class:`langrag_eval.retrieval.Retriever`; ``k`` (or ``similarity_top_k``) overrides its ``k``."""
 
     def __init__(self, retriever: Retriever, *, k: int | None = None, similarity_top_k: int | None = None,
                  **kwargs: Any) -> None:
@@ -56,17 +59,18 @@ class LangragRetriever(BaseRetriever):
         super().__init__(**kwargs)
 
     @classmethod
-    def from_backend(cls, backend: SearchBackend, *, mode: Mode = "bm25", embedder: Embedder | BaseEmbedding | None = None,
+    def from_backend(cls, backend: SearchBackend, *, mode: Mode = "bm25", embedder: AnyEmbedder = None,
                      k: int = 10, hybrid: HybridSettings = HybridSettings(), **kwargs: Any) -> LangragRetriever:
         return cls(Retriever(backend, mode=mode, embedder=as_embedder(embedder), k=k, hybrid=hybrid), **kwargs)
 
     @classmethod
     def from_nodes(cls, nodes: Sequence[BaseNode | NodeWithScore], *, backend: SearchBackend | None = None,
-                   mode: Mode = "bm25", embed_model: Embedder | BaseEmbedding | None = None, similarity_top_k: int = 2,
+                   mode: Mode = "bm25", embed_model: AnyEmbedder = None, similarity_top_k: int = 2,
                    hybrid: HybridSettings = HybridSettings(), **kwargs: Any) -> LangragRetriever:
         """Index LlamaIndex nodes (ids and metadata kept) into ``backend`` (default: in-process)."""
-        return cls(retriever_over(sequence_of(nodes, field="from_nodes(nodes)"), backend=backend, mode=mode,
-                                  embedder=as_embedder(embed_model), k=similarity_top_k, hybrid=hybrid), **kwargs)
+        nodes = sequence_of(nodes, field="from_nodes(nodes)")
+        return cls(retriever_over(nodes, backend=backend, mode=mode, embedder=as_embedder(embed_model),
+                                  k=similarity_top_k, hybrid=hybrid), **kwargs)
 
     @classmethod
     def from_documents(cls, documents: Sequence[BaseNode], **kwargs: Any) -> LangragRetriever:
@@ -86,14 +90,15 @@ class LangragQueryEngine(CustomQueryEngine):
     agent: Any  # an Agent; Any so pydantic neither copies nor validates it
 
     async def acustom_query(self, query_str: str) -> Response:
-        answer, docs, metadata = agent_response(self.agent.name, query_str, await self.agent.arun(query_str))
-        return Response(response=answer, source_nodes=[to_node(d) for d in docs], metadata=metadata)
+        answer, docs, meta = agent_response(self.agent.name, query_str, await self.agent.arun(query_str))
+        return Response(response=answer, source_nodes=[to_node(d) for d in docs], metadata=meta)
 
     custom_query = synchronous(acustom_query)
 
 
 def six_query_engines(backend: SearchBackend, embedder: Embedder | None, llm: LLM | Judge, k: int = 5, *,
-                      n_variations: int = 4, hybrid: HybridSettings = HybridSettings()) -> dict[str, LangragQueryEngine]:
-    """The paper's six agents (``rag-bm25`` ... ``fusion-hybrid``) as query engines, answering with ``llm``."""
+                      n_variations: int = 4, hybrid: HybridSettings = HybridSettings()
+                      ) -> dict[str, LangragQueryEngine]:
+    """The paper's six agents (``rag-bm25`` ... ``fusion-hybrid``) as query engines answering with ``llm``."""
     agents = six_agents(backend, embedder, as_judge(llm), k, n_variations=n_variations, hybrid=hybrid)
     return {a.name: LangragQueryEngine(agent=a) for a in agents}

@@ -60,11 +60,9 @@ async def atournament_from_query_engines(engines: Mapping[str, Any], queries: Se
                                          store: RunStore | None = None, run_id: str | None = None,
                                          concurrency: int = 8) -> TournamentResult:
     """Ask every engine every query (at most ``concurrency`` at once), then run the tournament. A
-    workflow is run with ``start`` (a keyword name, or ``question -> keywords``; default
-    ``user_msg`` for agents, ``query`` for other workflows). Every engine answers the first query
-    before the others are asked: one that raises on it stops the run with one :class:`ConfigError`
-    naming it, the error and a fix; ``timeout`` bounds each call, in seconds. ``queries`` is a list
-    (ids q1, q2 ...) or ``{qid: query}``."""
+    workflow runs with ``start`` (a keyword, or ``question -> keywords``; default ``user_msg`` for
+    agents, ``query`` for other workflows). An engine that fails on the first query stops the run
+    with a :class:`ConfigError` naming it and a fix; ``timeout`` bounds each call, in seconds."""
     apps = await afirst_query_checked({n: _app(e, start) for n, e in engines.items()}, queries, timeout=timeout,
                                       fix=lambda name, exc: _FIX)
     return await atournament_over_apps(apps, queries, as_judge(judge), config, store=store, run_id=run_id,
