@@ -18,7 +18,7 @@ from typing import Any, Collection, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["GenerationParams", "TokenUsage", "Reply", "ChatModel", "call_key", "estimate_tokens"]
+__all__ = ["GenerationParams", "TokenUsage", "Reply", "ChatModel", "call_key", "estimate_tokens", "provider_class"]
 
 
 class GenerationParams(BaseModel):
@@ -101,3 +101,32 @@ def call_key(model_id: str, prompt: str, params: GenerationParams,
     payload = json.dumps({"model": model_id, "prompt": prompt, "params": settings,
                           "schema": schema}, sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def provider_class(spec: str, *, scheme: str, package: str, base: type, install: str) -> tuple[type, str]:
+    """The model class and the model name that ``<provider>:<model>`` (a judge entry point's
+    ``scheme:`` argument) names: the class in module ``package.<provider>`` that subclasses ``base``
+    and is named like the provider (``openai`` -> ``OpenAI``). A :class:`ConfigError` says what is
+    wrong: no model named, the module missing (``install`` formatted with the provider), no such class.
+
+    >>> provider_class("decimal:28", scheme="std", package="", base=object, install="{}")
+    (<class 'decimal.Decimal'>, '28')
+    """
+    import importlib
+    import inspect
+
+    from .errors import ConfigError
+
+    provider, _, model = spec.partition(":")
+    if not provider or not model:
+        raise ConfigError(f"expected {scheme}:<provider>:<model>, got {scheme}:{spec}")
+    name = f"{package}.{provider}" if package else provider
+    try:
+        module = importlib.import_module(name)
+    except ImportError:
+        raise ConfigError(f"install {install.format(provider)} to use {scheme}:{spec}") from None
+    classes = [c for _, c in inspect.getmembers(module, inspect.isclass)
+               if issubclass(c, base) and c.__name__.lower() == provider.replace("_", "").lower()]
+    if not classes:
+        raise ConfigError(f"{name} has no {base.__name__} class named like {provider!r}")
+    return classes[0], model

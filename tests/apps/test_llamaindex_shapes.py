@@ -273,7 +273,8 @@ def test_a_workflow_started_with_the_wrong_keyword_fails_once_and_fast(index) ->
 
 
 def test_capture_is_context_local(index) -> None:
-    """Two captures in two threads at once each see their own calls; outside a block nothing is kept."""
+    """Two captures in two threads at once each see their own calls; outside a block nothing is kept,
+    and after it nothing stays registered on LlamaIndex's root dispatcher."""
     from concurrent.futures import ThreadPoolExecutor
 
     from llama_index.core.instrumentation import get_dispatcher
@@ -283,14 +284,18 @@ def test_capture_is_context_local(index) -> None:
             engine_from(index, Recording(answering(ANSWER)), k=1).query(question)
         return cap.samples
 
-    handlers = len(get_dispatcher().event_handlers)
+    def registered() -> tuple[list[int], list[int]]:
+        root = get_dispatcher()
+        return [id(h) for h in root.event_handlers], [id(h) for h in root.span_handlers]
+
+    before = registered()
     with ThreadPoolExecutor(2) as pool:
         got = list(pool.map(one, ["When do spare seals ship?", "How much power does the pump draw?"]))
     assert [[(s.question, [d.metadata["source"][:-3] for d in s.contexts]) for s in samples] for samples in got] == [
         [("When do spare seals ship?", ["seals"])], [("How much power does the pump draw?", ["power"])]]
-    with capturing():
-        pass
-    assert len(get_dispatcher().event_handlers) == max(handlers, 1)  # installed once, never per block
+    with capturing() as cap:
+        assert registered() != before and id(cap) in registered()[0]
+    assert registered() == before  # the block's handlers only, gone with it
 
 
 def test_sub_answers_are_judged_only_when_asked(index) -> None:

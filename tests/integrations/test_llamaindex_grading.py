@@ -18,6 +18,7 @@ from llama_index.core.llms import CustomLLM
 from llama_index.core.llms.callbacks import llm_completion_callback
 from llama_index.core.prompts import PromptTemplate as LIPromptTemplate
 from llama_index.evaluation.langrag import LangragEvaluator, LlamaIndexJudge, as_judge
+from llama_index.evaluation.langrag.models import resolve
 
 from langrag_eval.errors import ConfigError
 from langrag_eval.grading import VragGrader
@@ -152,3 +153,10 @@ async def test_get_and_update_prompts() -> None:
         ev.update_prompts({"grade": LIPromptTemplate("{{ answer }} {{ label }} {{ context }}")})
     with pytest.raises(ConfigError):
         as_judge("gpt-4o")  # type: ignore[arg-type]
+
+
+def test_the_judge_entry_point_says_what_is_missing() -> None:
+    with pytest.raises(ConfigError, match="expected llamaindex:<provider>:<model>, got llamaindex:openai$"):
+        resolve("openai")
+    with pytest.raises(ConfigError, match="install llama-index-llms-nosuch to use llamaindex:nosuch:m"):
+        resolve("nosuch:m")

@@ -1,10 +1,7 @@
-"""Any langrag evaluator as one LlamaIndex ``BaseEvaluator``: ``aevaluate(query, response, contexts,
-reference=...)`` (``second_response`` / ``second_contexts`` for a game) gives a :class:`LangragResult`
-read by the core (:func:`~langrag_eval.outcomes.aevaluate_call`); nothing scored is an
-``invalid_result`` with its cause, never a silent 0; a game's ``passing`` and ``pairwise_source``
-are as LlamaIndex's pairwise evaluator has them. ``get_prompts`` / ``update_prompts`` are the
-evaluator's ``prompts()`` / ``with_prompts()``. Judge calls are instrumentation events in the
-evaluation's span; nothing reads ``Settings.llm``.
+"""Any langrag evaluator as one LlamaIndex ``BaseEvaluator``, its result read by the core
+(:func:`~langrag_eval.outcomes.aevaluate_call`; a game's ``second_response`` / ``second_contexts``
+too). ``get_prompts`` / ``update_prompts`` are the evaluator's ``prompts()`` / ``with_prompts()``;
+judge calls are instrumentation events in the evaluation's span; nothing reads ``Settings.llm``.
 
 >>> from langrag_eval.grading import VragGrader
 >>> from langrag_eval.runtime import Judge
@@ -61,8 +58,11 @@ class LangragResult(EvaluationResult):
 
 
 class LangragEvaluator(BaseEvaluator):
-    """``evaluator`` as a LlamaIndex evaluator. ``score`` names the score reported as ``score``;
-    ``normalise`` puts each score on 0..1 (LangChain's convention) instead of its own scale."""
+    """``evaluator`` as a LlamaIndex evaluator. ``score`` names the score reported as ``score`` (else
+    the mean of those scored), on its own scale or, with ``normalise``, on 0..1. Nothing scored is an
+    ``invalid_result`` with ``invalid_reason`` ("cause: reason"), never a silent 0. A game's
+    ``passing`` (True / False / None: win, loss, tie) and ``pairwise_source`` are as LlamaIndex's
+    ``PairwiseComparisonEvaluator`` gives them."""
 
     def __init__(self, evaluator: Evaluator, *, score: str | None = None, normalise: bool = False) -> None:
         self.evaluator, self.score, self.normalise = evaluator, check_score(evaluator, score), normalise

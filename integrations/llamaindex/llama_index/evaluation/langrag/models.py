@@ -4,8 +4,6 @@
 from __future__ import annotations
 
 import asyncio
-import importlib
-import inspect
 import threading
 from typing import Any
 
@@ -14,7 +12,7 @@ from llama_index.core.llms import LLM, CustomLLM
 
 from langrag_eval.embeddings import Embedder, FunctionEmbedder
 from langrag_eval.errors import ConfigError
-from langrag_eval.model import ChatModel, GenerationParams, Reply, TokenUsage, estimate_tokens
+from langrag_eval.model import ChatModel, GenerationParams, Reply, TokenUsage, estimate_tokens, provider_class
 from langrag_eval.runtime import Judge
 
 __all__ = ["JudgeLike", "LlamaIndexEmbedder", "LlamaIndexJudge", "as_embedder", "as_judge", "resolve"]
@@ -56,18 +54,9 @@ class LlamaIndexJudge:
 
 def resolve(arg: str) -> LlamaIndexJudge:
     """Entry point for ``llamaindex:<provider>:<model>``."""
-    provider, _, model = arg.partition(":")
-    if not provider or not model:
-        raise ConfigError(f"expected llamaindex:<provider>:<model>, got llamaindex:{arg}")
-    try:
-        module = importlib.import_module(f"llama_index.llms.{provider}")
-    except ImportError:
-        raise ConfigError(f"install llama-index-llms-{provider} to use llamaindex:{arg}") from None
-    classes = [c for _, c in inspect.getmembers(module, inspect.isclass)
-               if issubclass(c, LLM) and c.__name__.lower() == provider.replace("_", "").lower()]
-    if not classes:
-        raise ConfigError(f"llama_index.llms.{provider} has no LLM class named like {provider!r}")
-    return LlamaIndexJudge(classes[0](model=model, temperature=0.0), model_id=f"llamaindex:{arg}")
+    cls, model = provider_class(arg, scheme="llamaindex", package="llama_index.llms", base=LLM,
+                                install="llama-index-llms-{}")
+    return LlamaIndexJudge(cls(model=model, temperature=0.0), model_id=f"llamaindex:{arg}")
 
 
 JudgeLike = Judge | ChatModel | LLM

@@ -1,8 +1,7 @@
-"""A LlamaIndex retriever over any langrag-eval backend and mode, and the six agents as query
-engines. Node ids are chunk ids, so LlamaIndex's ``RetrieverEvaluator`` scores the same ids as the
-core's metrics; ``similarity_top_k``, ``from_nodes`` / ``from_documents`` and a ``BaseEmbedding``
-work as in LlamaIndex. A query engine's ``source_nodes`` are the passages its answer came from;
-``metadata`` holds the agent, a Fusion agent's ``variations`` or the ``error`` (``response`` None).
+"""A LlamaIndex retriever over any langrag-eval backend and mode, and the six agents as query engines
+(``source_nodes`` the passages the answer came from; ``metadata`` the agent, a Fusion agent's
+``variations`` or the ``error``). Node ids are chunk ids, so LlamaIndex's ``RetrieverEvaluator``
+scores the same ids as the core's metrics.
 
 >>> from langrag_eval.retrieval import Chunk, EmbeddedBackend
 >>> from langrag_eval.runtime import Judge

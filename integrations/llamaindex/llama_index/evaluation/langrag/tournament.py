@@ -1,6 +1,5 @@
 """RAGElo tournaments over LlamaIndex query engines, chat engines, agents and workflows: each answers
-every query (answer and contexts read by :func:`~llama_index.evaluation.langrag.capture.capturing`),
-then the tournament is played. A game of two responses alone is ``LangragEvaluator(PairwiseEvaluator(judge))``."""
+every query, its answer and contexts read by :func:`~.capture.capturing`, then the games are played."""
 
 from __future__ import annotations
 
