@@ -81,7 +81,7 @@ class LangragEvaluator(BaseEvaluator):
             o = await aevaluate_call(self.evaluator, query, response, contexts, reference, score=self.score,
                                      normalise=self.normalise, second_answer=kwargs.get("second_response"),
                                      second_contexts=kwargs.get("second_contexts"))
-        game = {}  # a game as LlamaIndex's PairwiseComparisonEvaluator reports one
+        game: dict[str, Any] = {}  # a game as LlamaIndex's PairwiseComparisonEvaluator reports one
         if isinstance(o.result, GameRecord):
             game = {"passing": {"a": True, "b": False}.get(o.result.outcome),
                     "pairwise_source": "original" if o.result.consistent else "neither"}
