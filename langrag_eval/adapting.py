@@ -268,3 +268,6 @@ def judge_of(judge: Any, framework_model: str = "a framework's chat model") -> A
     if isinstance(judge, ChatModel):
         return Judge(judge)
     raise ConfigError(f"expected a langrag Judge, {framework_model} or a langrag ChatModel, got {type(judge).__name__}")
+
+
+__all__ += ["judge_of"]  # appended beside the function it names

@@ -10,6 +10,7 @@ plus what its capability adds: vRAG-Eval's ``grade``, ``normalised`` and accept 
 >>> from langrag_eval.runtime import Judge
 >>> from langrag_eval.testing import ScriptedModel
 >>> from langrag_eval.grading import VragGrader
+>>> from langrag_eval.types import Sample
 >>> grader = VragGrader(Judge(ScriptedModel(["Score: [[4]], Reason: [[Right.]]"])))
 >>> r = string_dict(grader, grader.evaluate(Sample(question="Capital?", answer="Paris", reference="Paris")))
 >>> r["score"], r["grade"], r["normalised"], r["value"], r["reasoning"]
@@ -29,7 +30,6 @@ from .grading import VragGrade, VragGrader
 from .results import Unscored
 from .thelma import Thelma, ThelmaResult
 from .tournament import GameRecord, GameSample, PairwiseEvaluator
-from .types import Sample
 
 __all__ = ["comparative_evaluator", "evaluator_for_langsmith", "game_dict", "needs_reference", "string_dict"]
 
@@ -148,4 +148,4 @@ def evaluator_for_langsmith(evaluator: Evaluator, *, key: str | None = None, **o
         shape = {"name": "thelma_eval", "key_prefix": key or "thelma_", "results": _thelma_results(key or "thelma_")}
     else:
         shape = {"key_prefix": key or ""}
-    return langsmith_evaluator(evaluator, **shape, **options)
+    return langsmith_evaluator(evaluator, **{**shape, **options})  # the caller's options win

@@ -32,7 +32,7 @@ def test_a_registered_metric_reaches_the_langchain_string_evaluator(metric_modul
     both = LangragStringEvaluator(thelma).evaluate_strings(prediction=row["response"], input=row["query"],
                                                            contexts=row["sources"])
     assert both["metrics"] == both["scores"] == {"rp": 1.0, "cc": 0.0}
-    assert both["score"] == 0.5 and COMMENT in both["reasoning"] and both["value"] is not None
+    assert both["score"] == 0.5 and COMMENT in both["reasoning"]
     one = LangragStringEvaluator(thelma, score="cc")
     r = one.evaluate_strings(prediction=row["response"], input=row["query"], contexts=row["sources"])
     assert one.evaluation_name == "thelma_cc" and (r["score"], r["reasoning"]) == (0.0, COMMENT)
