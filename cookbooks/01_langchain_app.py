@@ -30,11 +30,13 @@ from langchain_core.output_parsers import StrOutputParser
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnablePassthrough
 from langchain_core.vectorstores import InMemoryVectorStore
-from langchain_langrag import LangChainJudge, capturing, thelma_langsmith_evaluator, vrag_langsmith_evaluator
+from langchain_langrag import LangChainJudge, capturing, langsmith_evaluator
 from langsmith import Client, evaluate
 from langsmith.schemas import Example
 
+from langrag_eval.grading import VragGrader
 from langrag_eval.runtime import Judge
+from langrag_eval.thelma import Thelma
 
 # ---------------------------------------------------------------------------------------------
 # THE ONE LINE TO CHANGE for a real model (any LangChain chat model works; openai:... needs
@@ -128,8 +130,8 @@ def main(argv: list[str] | None = None) -> int:
     # its reply cache, concurrency limit and usage meter. Use a stronger model as judge than as
     # generator when you can: Judge(LangChainJudge(init_chat_model("openai:gpt-4o"))).
     judge = Judge(LangChainJudge(LLM))
-    vrag = vrag_langsmith_evaluator(judge)                 # score 0..1, accept/reject, 1-5 raw score
-    thelma = thelma_langsmith_evaluator(judge, embedder=embedder(), batched=True)  # 7 scores + diagnosis
+    vrag = langsmith_evaluator(VragGrader(judge))            # score 0..1, accept/reject, 1-5 raw score
+    thelma = langsmith_evaluator(Thelma(judge, embedder=embedder(), batched=True))  # 7 scores + diagnosis
 
     # Offline: an API key that is never used, no batch tracing, no sampling, nothing uploaded.
     # LangSmith needs Example objects with ids (plain dicts fail).

@@ -254,3 +254,20 @@ def langsmith_evaluator(evaluator: "Evaluator", *, name: str | None = None, key_
                                   keys=keys)
     function.evaluator = evaluator  # type: ignore[attr-defined]
     return function
+
+
+def judge_of(judge: Any, framework_model: str = "a framework's chat model") -> Any:
+    """``judge`` as a :class:`~langrag_eval.runtime.Judge`: a Judge as it is, a langrag
+    :class:`~langrag_eval.model.ChatModel` wrapped; anything else refused, naming what an adapter
+    takes (``framework_model``, which the adapter wraps itself before calling this)."""
+    from .model import ChatModel
+    from .runtime import Judge
+
+    if isinstance(judge, Judge):
+        return judge
+    if isinstance(judge, ChatModel):
+        return Judge(judge)
+    raise ConfigError(f"expected a langrag Judge, {framework_model} or a langrag ChatModel, got {type(judge).__name__}")
+
+
+__all__ += ["judge_of"]  # appended beside the function it names

@@ -21,10 +21,11 @@ from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.tools.retriever import create_retriever_tool
 from langchain_core.vectorstores import InMemoryVectorStore
-from langchain_langrag import capturing, vrag_langsmith_evaluator
+from langchain_langrag import capturing, langsmith_evaluator
 from langsmith import Client, evaluate
 from langsmith.schemas import Example
 
+from langrag_eval.grading import VragGrader
 from langrag_eval.runtime import Judge
 from langrag_eval.testing import ScriptedModel, ThelmaScript
 from langrag_eval.thelma import Thelma
@@ -73,7 +74,7 @@ def test_langsmith_evaluate_repetitions_and_concurrency_on_an_agent(agent) -> No
     examples = [Example(id=uuid.uuid4(), inputs=messages(q), outputs={"answer": a}) for q, a in ROWS.items()]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        rows = list(evaluate(agent, data=examples, evaluators=[vrag_langsmith_evaluator(judge)],
+        rows = list(evaluate(agent, data=examples, evaluators=[langsmith_evaluator(VragGrader(judge))],
                              num_repetitions=2, max_concurrency=4, upload_results=False,
                              client=Client(api_key="offline", auto_batch_tracing=False, tracing_sampling_rate=0.0)))
     assert len(rows) == 2 * len(ROWS)

@@ -393,7 +393,7 @@ def test_tournament_gives_each_query_and_variant_its_own_conversation(shape, pip
         apps = {name: memory_agent(lambda q, name=name: f"{name}: {q}") for name in ("a", "b")}
     judge = pipeline.judge()
     result = tournament_from_runnables({n: app for n, (app, _) in apps.items()}, queries, Judge(judge),
-                                       TournamentConfig(tournaments=5, n_boot=0), limit=1)
+                                       TournamentConfig(tournaments=5, n_boot=0), concurrency=1)
     for name, (_, fake) in apps.items():
         finals = [p for p, r in fake.seen if r.startswith(f"{name}:")]
         assert len(finals) == 2

@@ -39,6 +39,8 @@ MODULES = {
     "langrag_eval.contexts": "framework documents and strings as documents",
     "langrag_eval.adapting": "what both framework adapters share: app inputs read, scores as their results",
     "langrag_eval.capturing": "what both frameworks' captures share: call trees, captured samples",
+    "langrag_eval.app_runs": "a callback capture's bookkeeping, apps called per query",
+    "langrag_eval.shaping": "each capability's results as LangChain and LangSmith results",
     "langrag_eval.model": "the one LLM seam",
     "langrag_eval.results": "Unscored and its causes",
     "langrag_eval.types": "documents, samples, answers",

@@ -20,13 +20,12 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.documents import Document as LCDocument
 from langchain_core.language_models import FakeListChatModel, GenericFakeChatModel
 from langchain_core.messages import AIMessage
-from langchain_langrag import LangChainJudge, RAGEloPairwiseEvaluator as LCPairwise
-from langchain_langrag import ThelmaStringEvaluator, VragStringEvaluator
+from langchain_langrag import LangChainJudge, LangragPairwiseEvaluator, LangragStringEvaluator, as_judge as lc_judge
 from llama_index.core.base.llms.types import CompletionResponse
 from llama_index.core.callbacks import CallbackManager, CBEventType, EventPayload, LlamaDebugHandler
 from llama_index.core.llms import MockLLM
 from llama_index.core.schema import NodeWithScore, TextNode
-from llama_index.evaluation.langrag import LangragEvaluator, LlamaIndexJudge, as_judge
+from llama_index.evaluation.langrag import LangragEvaluator, LlamaIndexJudge, as_judge as li_judge
 from pydantic import PrivateAttr
 
 from llama_index.core.llms.callbacks import llm_completion_callback
@@ -36,6 +35,7 @@ from langrag_eval.grading import VragGrader
 from langrag_eval.runtime import Judge
 from langrag_eval.testing import ScriptedModel, ThelmaScript
 from langrag_eval import Sample
+from langrag_eval.grading import VragGrader
 from langrag_eval.thelma import METRICS, Thelma
 from langrag_eval.tournament import PairwiseEvaluator
 
@@ -52,6 +52,10 @@ class RepliesLLM(MockLLM):
         return CompletionResponse(text=next(self._replies))
 
 
+def LCVrag(judge: Any, **options: Any) -> LangragStringEvaluator:  # noqa: N802 - reads as the evaluator it builds
+    return LangragStringEvaluator(VragGrader(lc_judge(judge), **options))
+
+
 def replies_llm(replies: list[str]) -> RepliesLLM:
     llm = RepliesLLM()
     llm._replies = itertools.cycle(replies)
@@ -64,26 +68,24 @@ def replies_llm(replies: list[str]) -> RepliesLLM:
        .filter(lambda r: r.strip()))
 def test_vrag_grade_and_normalised_score_agree(grade: int, threshold: int, reason: str) -> None:
     reply = f"Score: [[{grade}]], Reason: [[{reason}]]"
-    lc = VragStringEvaluator(FakeListChatModel(responses=[reply]), threshold=threshold).evaluate_strings(
+    lc = LCVrag(FakeListChatModel(responses=[reply]), threshold=threshold).evaluate_strings(
         prediction=ANSWER, reference=LABEL, input=QUESTION)
-    li = LangragEvaluator(VragGrader(as_judge(replies_llm([reply])), threshold=threshold), score="grade").evaluate(
+    li = LangragEvaluator(VragGrader(li_judge(replies_llm([reply])), threshold=threshold), score="grade").evaluate(
         query=QUESTION, response=ANSWER, reference=LABEL)
     assert lc["grade"] == li.scores["grade"] == grade and li.score == float(grade)    # LlamaIndex: 1-5
     assert lc["normalised"] == li.result.normalised == lc["score"] == (grade - 1) / 4  # LangChain: 0-1
     assert (lc["value"] == "accept") == li.passing == (grade >= threshold)
     assert lc["reasoning"] == li.feedback
-    # either scale on either side gives the other's default
-    lc_grades = VragStringEvaluator(FakeListChatModel(responses=[reply]), scale="1-5").evaluate_strings(
-        prediction=ANSWER, reference=LABEL, input=QUESTION)
-    li_unit = LangragEvaluator(VragGrader(as_judge(replies_llm([reply]))), score="grade", normalise=True).evaluate(
+    # LangChain's grade is LlamaIndex's score, LlamaIndex's 0-1 scale LangChain's score
+    li_unit = LangragEvaluator(VragGrader(li_judge(replies_llm([reply]))), score="grade", normalise=True).evaluate(
         query=QUESTION, response=ANSWER, reference=LABEL)
-    assert lc_grades["score"] == li.score and li_unit.score == lc["score"]
+    assert lc["grade"] == li.score and li_unit.score == lc["score"]
 
 
 def test_vrag_unscored_agrees() -> None:
-    lc = VragStringEvaluator(FakeListChatModel(responses=["no verdict", "none"])).evaluate_strings(
+    lc = LCVrag(FakeListChatModel(responses=["no verdict", "none"])).evaluate_strings(
         prediction=ANSWER, reference=LABEL, input=QUESTION)
-    li = LangragEvaluator(VragGrader(as_judge(replies_llm(["no verdict", "none"]))), score="grade").evaluate(
+    li = LangragEvaluator(VragGrader(li_judge(replies_llm(["no verdict", "none"]))), score="grade").evaluate(
         query=QUESTION, response=ANSWER, reference=LABEL)
     assert lc["score"] is lc["grade"] is lc["normalised"] is None and lc["unscored"] == "unparseable"
     assert li.invalid_result and li.score is li.scores["grade"] is None
@@ -123,7 +125,7 @@ def test_thelma_scores_mean_and_comments_agree(words: frozenset[str], n_sources:
     judge = lambda: Judge(script_from(words).model())  # noqa: E731
     core = Thelma(judge(), embedder=FirstWord()).evaluate(Sample(question=query, contexts=sources,
                                                                        answer=response))
-    lc = ThelmaStringEvaluator(judge(), embedder=FirstWord()).evaluate_strings(
+    lc = LangragStringEvaluator(Thelma(judge(), embedder=FirstWord())).evaluate_strings(
         prediction=response, input=query, contexts=[LCDocument(page_content=s) for s in sources])
     li_eval = LangragEvaluator(Thelma(judge(), embedder=FirstWord()))
     li = li_eval.evaluate(query=query, response=response, contexts=sources)
@@ -135,7 +137,8 @@ def test_thelma_scores_mean_and_comments_agree(words: frozenset[str], n_sources:
         assert li.score == core.mean() and li.feedback == core.feedback()
         assert li.passing == core.passes(li_eval.evaluator.thresholds)
     for metric in METRICS:
-        one_lc = ThelmaStringEvaluator(judge(), metric=metric, embedder=FirstWord()).evaluate_strings(
+        one_lc = LangragStringEvaluator(Thelma(judge(), metrics=(metric,), embedder=FirstWord()),
+                                        score=metric).evaluate_strings(
             prediction=response, input=query, contexts=sources)
         one_li = LangragEvaluator(Thelma(judge(), metrics=(metric,), embedder=FirstWord()), score=metric).evaluate(
             query=query, response=response, contexts=sources)
@@ -153,7 +156,7 @@ def test_thelma_comment_counts_components() -> None:
 def test_tournament_game_agrees() -> None:
     judge = {"<answer_a>": "A is better.\n[[A]]", "": '{"reason": "on topic", "relevance": 2}'}
     docs = [LCDocument(page_content="Invoice lines live in invoice_items."), "Disputes are filed in disputes."]
-    lc = LCPairwise(Judge(ScriptedModel(judge))).evaluate_string_pairs(
+    lc = LangragPairwiseEvaluator(PairwiseEvaluator(Judge(ScriptedModel(judge)))).evaluate_string_pairs(
         prediction="invoice_items", prediction_b="I cannot say", input=QUESTION, contexts=docs[:1],
         contexts_b=docs[1:])
     li = LangragEvaluator(PairwiseEvaluator(Judge(ScriptedModel(judge)))).evaluate(
@@ -192,7 +195,7 @@ def test_both_judges_pass_the_judges_settings_by_default() -> None:
     seen = _Params()
     lc_model = GenericFakeChatModel(messages=iter([AIMessage(content="Score: [[5]], Reason: [[ok]]")]),
                                     callbacks=[seen])
-    VragStringEvaluator(Judge(LangChainJudge(lc_model))).evaluate_strings(
+    LCVrag(Judge(LangChainJudge(lc_model))).evaluate_strings(
         prediction=ANSWER, reference=LABEL, input=QUESTION)
     assert seen.params[0]["temperature"] == 0.0
     debug = LlamaDebugHandler()
@@ -212,7 +215,9 @@ def test_old_names_are_gone() -> None:
 
     with pytest.raises(TypeError):
         LangChainJudge(FakeListChatModel(responses=["x"]), bind_params=False)  # type: ignore[call-arg]
-    assert not hasattr(langchain_langrag, "ragelo_comparative_evaluator")
+    for old in ("ragelo_comparative_evaluator", "VragStringEvaluator", "ThelmaStringEvaluator", "RAGEloPairwiseEvaluator",
+                "vrag_langsmith_evaluator", "thelma_langsmith_evaluator", "ragelo_langsmith_evaluator"):
+        assert not hasattr(langchain_langrag, old)
     for old in ("GroundednessEvaluator", "ThelmaMetricEvaluator", "SourcePrecisionEvaluator", "VragEvaluator",
                 "VragResult", "ThelmaEvaluator", "RAGEloPairwiseEvaluator"):
         assert not hasattr(li, old)

@@ -15,16 +15,19 @@ pytest.importorskip("llama_index.core")
 
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.runnables import RunnableLambda
-from langchain_langrag import RAGEloPairwiseEvaluator, ThelmaStringEvaluator, VragStringEvaluator, capturing
+from langchain_langrag import LangragPairwiseEvaluator, LangragStringEvaluator, capturing
 from llama_index.core.instrumentation import get_dispatcher
 from llama_index.core.instrumentation.event_handlers import BaseEventHandler
 from llama_index.core.instrumentation.events.llm import LLMCompletionEndEvent, LLMCompletionStartEvent
 from llama_index.evaluation.langrag import LangragEvaluator
 
+from langrag_eval.grading import VragGrader
 from langrag_eval.model import estimate_tokens
 from langrag_eval.grading import VragGrader
 from langrag_eval.runtime import Judge
 from langrag_eval.testing import ScriptedModel, ThelmaScript
+from langrag_eval.thelma import Thelma
+from langrag_eval.tournament import PairwiseEvaluator
 
 GRADE = "Score: [[4]], Reason: [[Close to the label.]]"
 
@@ -48,7 +51,7 @@ class Runs(BaseCallbackHandler):
 
 def test_callbacks_passed_to_an_evaluator_reach_the_judge_calls() -> None:
     runs, model = Runs(), ScriptedModel([GRADE])
-    r = VragStringEvaluator(Judge(model)).evaluate_strings(prediction="Paris", reference="Paris",
+    r = LangragStringEvaluator(VragGrader(Judge(model))).evaluate_strings(prediction="Paris", reference="Paris",
                                                             input="Capital?", callbacks=[runs])
     assert r["raw_score"] == 4
     (call,) = runs.llm
@@ -62,11 +65,11 @@ def test_callbacks_passed_to_an_evaluator_reach_the_judge_calls() -> None:
 def test_every_judge_call_of_thelma_and_a_tournament_game_is_a_child_run() -> None:
     runs = Runs()
     thelma_model = ThelmaScript(default=1).model()
-    ThelmaStringEvaluator(Judge(thelma_model), metric="gr").evaluate_strings(
+    LangragStringEvaluator(Thelma(Judge(thelma_model), metrics=("gr",)), score="gr").evaluate_strings(
         prediction="Ada was born in 1815.", input="When was Ada born?", contexts=["Ada was born in 1815."],
         callbacks=[runs])
     pair_model = ScriptedModel(["[[A]]"])
-    RAGEloPairwiseEvaluator(Judge(pair_model)).evaluate_string_pairs(
+    LangragPairwiseEvaluator(PairwiseEvaluator(Judge(pair_model))).evaluate_string_pairs(
         prediction="a", prediction_b="b", input="q", callbacks=[runs])
     parents = {name: i for i, (name, _) in runs.chains.items()}
     assert [c["parent"] for c in runs.llm] == [parents["thelma_gr"]] * thelma_model.calls + \
@@ -75,7 +78,7 @@ def test_every_judge_call_of_thelma_and_a_tournament_game_is_a_child_run() -> No
 
 def test_an_evaluator_called_inside_a_langchain_run_nests_under_it_and_is_not_captured() -> None:
     runs, model = Runs(), ScriptedModel([GRADE])
-    grader = VragStringEvaluator(Judge(model))
+    grader = LangragStringEvaluator(VragGrader(Judge(model)))
     step = RunnableLambda(lambda q: grader.evaluate_strings(prediction="Paris", reference="Paris", input=q),
                           name="grading_step")
     with capturing() as cap:
@@ -88,7 +91,7 @@ def test_an_evaluator_called_inside_a_langchain_run_nests_under_it_and_is_not_ca
 
 def test_cached_replies_are_not_traced_as_model_calls() -> None:
     runs, model = Runs(), ScriptedModel([GRADE])
-    ev = VragStringEvaluator(Judge(model))
+    ev = LangragStringEvaluator(VragGrader(Judge(model)))
     for _ in range(3):
         ev.evaluate_strings(prediction="Paris", reference="Paris", input="Capital?", callbacks=[runs])
     assert len(runs.llm) == model.calls == 1

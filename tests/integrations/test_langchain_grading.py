@@ -19,11 +19,12 @@ from langchain_core.output_parsers import StrOutputParser
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableLambda, RunnableParallel
-from langchain_langrag import LangChainJudge, VragStringEvaluator, vrag_langsmith_evaluator
+from langchain_langrag import LangChainJudge, LangragStringEvaluator, as_judge, langsmith_evaluator
 from langsmith import Client, aevaluate, evaluate
 from langsmith.schemas import Example
 
 from langrag_eval.errors import ConfigError
+from langrag_eval.grading import VragGrader
 from langrag_eval.runtime import Judge
 from langrag_eval.testing import ScriptedModel
 
@@ -59,20 +60,19 @@ JUDGE = ScriptedModel({
 
 
 def test_string_evaluator_contract_and_result_keys() -> None:
-    ev = VragStringEvaluator(Judge(JUDGE))
+    ev = LangragStringEvaluator(VragGrader(Judge(JUDGE)))
     assert ev.requires_reference and ev.requires_input and ev.evaluation_name == "vrag"
     r = ev.evaluate_strings(prediction="They are in the invoice_items table.", reference="invoice_items",
                             input="Where are invoice lines?")
     assert r == {"score": 1.0, "grade": 5, "normalised": 1.0, "raw_score": 5, "value": "accept",
-                 "reasoning": "Names the table in the Label."}
+                 "reasoning": "Names the table in the Label.", "scores": {"accept_rate": 1.0, "grade": 5.0}}
     r = ev.evaluate_strings(prediction="I cannot tell from the context.", reference="invoice_items",
                             input="Where are invoice lines?")
     assert (r["score"], r["grade"], r["normalised"], r["value"]) == (0.25, 2, 0.25, "reject")
-    on_grades = VragStringEvaluator(Judge(JUDGE), scale="1-5").evaluate_strings(
+    assert r["scores"] == {"accept_rate": 0.0, "grade": 2.0}   # each score on its own scale
+    accepted = LangragStringEvaluator(VragGrader(Judge(JUDGE)), score="accept_rate").evaluate_strings(
         prediction="I cannot tell from the context.", reference="invoice_items", input="Where are invoice lines?")
-    assert (on_grades["score"], on_grades["grade"], on_grades["normalised"]) == (2.0, 2, 0.25)
-    with pytest.raises(ConfigError, match="unknown score scale"):
-        VragStringEvaluator(Judge(JUDGE), scale="0-100")
+    assert (accepted["score"], accepted["grade"]) == (0.0, 2)
     with pytest.raises(ValueError, match="requires a reference"):
         ev.evaluate_strings(prediction="x", input="q")
     with pytest.raises(ValueError, match="requires an input"):
@@ -81,7 +81,7 @@ def test_string_evaluator_contract_and_result_keys() -> None:
 
 async def test_unscored_has_score_none_and_the_reason() -> None:
     model = ScriptedModel(["no verdict here", "still none"])
-    ev = VragStringEvaluator(Judge(model))
+    ev = LangragStringEvaluator(VragGrader(Judge(model)))
     r = await ev.aevaluate_strings(prediction="", reference="label", input="q")
     assert r["score"] is None and r["value"] is None and r["unscored"] == "invalid_input"
     assert "answer" in r["reasoning"] and model.calls == 0
@@ -91,14 +91,13 @@ async def test_unscored_has_score_none_and_the_reason() -> None:
 
 def test_accepts_a_langchain_chat_model_and_options() -> None:
     chat = FakeListChatModel(responses=["Score: [[3]], Confidence: [[55]], Reason: [[Partly.]]"])
-    ev = VragStringEvaluator(chat, confidence=True, threshold=3)
-    assert isinstance(ev.grader.judge.model, LangChainJudge)
+    ev = LangragStringEvaluator(VragGrader(as_judge(chat), confidence=True, threshold=3))
+    assert isinstance(ev.evaluator.judge.model, LangChainJudge)
     r = ev.evaluate_strings(prediction="a", reference="b", input="c")
     assert (r["raw_score"], r["value"], r["confidence"]) == (3, "accept", 55)
-    ev = VragStringEvaluator(LangChainJudge(chat))
-    assert ev.grader.judge.model_id.startswith("langchain:")
+    assert as_judge(LangChainJudge(chat)).model_id.startswith("langchain:")
     with pytest.raises(ConfigError):
-        VragStringEvaluator("gpt-4o")  # type: ignore[arg-type]
+        as_judge("gpt-4o")  # type: ignore[arg-type]
 
 
 def examples() -> list[Example]:
@@ -116,7 +115,7 @@ def test_langsmith_evaluate_offline_on_an_lcel_rag_chain() -> None:
     chain = rag_chain(["They are in the invoice_items table.", "I cannot tell from the context.",
                        "Tokens are kept in the payments table."])
     judge = Judge(ScriptedModel(JUDGE.replies))
-    vrag = vrag_langsmith_evaluator(judge)
+    vrag = langsmith_evaluator(VragGrader(judge))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         results = evaluate(chain, data=examples(), evaluators=[vrag], upload_results=False,
@@ -142,7 +141,7 @@ def test_langsmith_evaluate_offline_on_an_lcel_rag_chain() -> None:
 
 async def test_langsmith_aevaluate_offline_with_the_async_evaluator() -> None:
     chain = rag_chain(["They are in the invoice_items table."])
-    vrag = vrag_langsmith_evaluator(Judge(ScriptedModel(JUDGE.replies)), asynchronous=True, key="grade")
+    vrag = langsmith_evaluator(VragGrader(Judge(ScriptedModel(JUDGE.replies))), asynchronous=True, key="grade")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         results = await aevaluate(chain, data=examples()[:1], evaluators=[vrag], upload_results=False,
@@ -154,14 +153,14 @@ async def test_langsmith_aevaluate_offline_with_the_async_evaluator() -> None:
 
 def test_langsmith_evaluator_reports_unscored_and_reads_other_keys() -> None:
     model = ScriptedModel(["Score: [[4]], Confidence: [[90]], Reason: [[ok]]"])
-    vrag = vrag_langsmith_evaluator(Judge(model), confidence=True)
+    vrag = langsmith_evaluator(VragGrader(Judge(model), confidence=True))
     r = vrag(inputs={"query": "q"}, outputs={"output": "an answer"}, reference_outputs={"expected": "label"})
     assert r["results"][0]["score"] == 0.75 and r["results"][0]["metadata"] == {"confidence": 90}
     r = vrag(inputs={"question": "q"}, outputs={"answer": ""}, reference_outputs={"answer": "label"})
     main = r["results"][0]
     assert main["score"] is None and main["metadata"] == {"unscored": "invalid_input"}
     assert "answer" in main["comment"]
-    custom = vrag_langsmith_evaluator(Judge(model), question_key="q", answer_key="a", label_key="gold")
+    custom = langsmith_evaluator(VragGrader(Judge(model)), question_key="q", answer_key="a", label_key="gold")
     r = custom(inputs={"q": "?", "question": "no"}, outputs={"a": "x"}, reference_outputs={"gold": "y"})
     assert r["results"][1]["score"] == 4
     assert custom.__name__ == "vrag"

@@ -16,14 +16,14 @@ from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import FakeListChatModel
 from langchain_core.runnables import RunnableLambda
-from langchain_langrag import LangChainEmbedder, ThelmaStringEvaluator, thelma_langsmith_evaluator
+from langchain_langrag import LangChainEmbedder, LangragStringEvaluator, as_judge, langsmith_evaluator
 from langsmith import Client, evaluate
 from langsmith.schemas import Example
 
 from langrag_eval.errors import ConfigError
 from langrag_eval.runtime import Judge
 from langrag_eval.testing import ThelmaScript
-from langrag_eval.thelma import METRICS, Thresholds
+from langrag_eval.thelma import METRICS, Thelma, Thresholds
 
 SOURCE = "Ada was born in 1815. Ada wrote the first program."
 QUERY = "When was Ada born?"
@@ -52,21 +52,22 @@ def script():
 
 def test_string_evaluator_per_metric_and_combined():
     judge = Judge(script().model())
-    rp = ThelmaStringEvaluator(judge, metric="rp")
+    rp = LangragStringEvaluator(Thelma(judge, metrics=("rp",)), score="rp")
     r = rp.evaluate_strings(prediction=RESPONSE, input=QUERY, contexts=[Document(page_content=SOURCE)])
     assert r["score"] == 0.5 and "1 of 2 components matched" in r["reasoning"]
     assert rp.evaluation_name == "thelma_rp"
     with pytest.raises(ValueError, match="requires an input"):
         rp.evaluate_strings(prediction=RESPONSE)
-    every = ThelmaStringEvaluator(judge, embedder=FirstWord())
+    every = LangragStringEvaluator(Thelma(judge, embedder=LangChainEmbedder(FirstWord())))
     r = every.evaluate_strings(prediction=RESPONSE, input=QUERY, contexts=[SOURCE])
     assert r["metrics"]["sd"] == 0.0                    # both sentences open with "Ada"
     assert r["metrics"]["gr"] == 0.5 and r["metrics"]["sqc"] == 1.0
     assert r["score"] == pytest.approx(sum(r["metrics"].values()) / len(METRICS))
-    none = ThelmaStringEvaluator(judge, metric="gr").evaluate_strings(prediction="", input=QUERY, contexts=[SOURCE])
+    none = LangragStringEvaluator(Thelma(judge, metrics=("gr",)), score="gr").evaluate_strings(
+        prediction="", input=QUERY, contexts=[SOURCE])
     assert none["score"] is None and none["reasoning"] == "undefined: empty response"
     with pytest.raises(ConfigError):
-        ThelmaStringEvaluator(judge, metric="nope")
+        Thelma(judge, metrics=("nope",))
 
 
 def test_langchain_embeddings_wrapper():
@@ -75,8 +76,8 @@ def test_langchain_embeddings_wrapper():
 
 
 async def test_async_string_evaluator():
-    ev = ThelmaStringEvaluator(FakeListChatModel(responses=["<output>\n- Ada was born in 1815.\n</output>",
-                                                            "<output>1</output>"]), metric="gr")
+    chat = FakeListChatModel(responses=["<output>\n- Ada was born in 1815.\n</output>", "<output>1</output>"])
+    ev = LangragStringEvaluator(Thelma(as_judge(chat), metrics=("gr",)), score="gr")
     r = await ev.aevaluate_strings(prediction="Ada was born in 1815.", input=QUERY, contexts=[SOURCE])
     assert r["score"] == 1.0
 
@@ -85,8 +86,8 @@ def test_langsmith_evaluate_offline_one_result_per_metric():
     app = RunnableLambda(lambda inputs: {"answer": RESPONSE, "context": [Document(page_content=SOURCE)]})
     offline = Client(api_key="offline", auto_batch_tracing=False, tracing_sampling_rate=0.0)
     examples = [Example(id=uuid.uuid4(), inputs={"question": QUERY}, outputs={})]
-    evaluator = thelma_langsmith_evaluator(Judge(script().model()), embedder=FirstWord(),
-                                           thresholds=Thresholds(default_low=0.51, default_high=0.51))
+    evaluator = langsmith_evaluator(Thelma(Judge(script().model()), embedder=LangChainEmbedder(FirstWord()),
+                                           thresholds=Thresholds(default_low=0.51, default_high=0.51)))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         res = evaluate(app, data=examples, evaluators=[evaluator], upload_results=False, client=offline)
@@ -101,7 +102,7 @@ def test_langsmith_evaluate_offline_one_result_per_metric():
 
 
 def test_langsmith_evaluator_reports_unscored_with_reason():
-    ev = thelma_langsmith_evaluator(Judge(script().model()), metrics=("gr",))
+    ev = langsmith_evaluator(Thelma(Judge(script().model()), metrics=("gr",)))
     out = ev({"question": QUERY}, {"answer": RESPONSE, "documents": []})
     assert out["results"][0] == {"key": "thelma_gr", "score": None,
                                  "comment": "undefined: no sources retrieved: groundedness undefined"}
@@ -113,11 +114,9 @@ def test_langsmith_evaluator_reports_unscored_with_reason():
 
 async def test_an_output_holding_only_the_answer_has_no_contexts() -> None:
     """The answer must never be read back as its own retrieved context."""
-    from langchain_langrag import thelma_langsmith_evaluator
-    from langrag_eval.runtime import Judge
     from langrag_eval.testing import overlap_model
 
-    evaluate = thelma_langsmith_evaluator(Judge(overlap_model()), metrics=("sp1", "gr"), asynchronous=True)
+    evaluate = langsmith_evaluator(Thelma(Judge(overlap_model()), metrics=("sp1", "gr")), asynchronous=True)
     results = {r["key"]: r for r in (await evaluate({"question": "q?"}, {"answer": "A claim."}))["results"]}
     assert results["thelma_sp1"]["score"] is None and "no sources" in results["thelma_sp1"]["comment"]
     assert results["thelma_gr"]["score"] is None

@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 
 from langchain_core.documents import Document as LCDocument
 from langchain_core.runnables import RunnableLambda
-from langchain_langrag import RAGEloPairwiseEvaluator, ragelo_langsmith_evaluator, tournament_from_runnables
+from langchain_langrag import LangragPairwiseEvaluator, langsmith_evaluator, tournament_from_runnables
 from langsmith import Client
 from langsmith.evaluation import evaluate_comparative
 from langsmith.evaluation.evaluator import comparison_evaluator
@@ -18,6 +18,7 @@ from langsmith.schemas import ComparativeExperiment, Example, LangSmithInfo, Run
 
 from langrag_eval.runtime import Judge
 from langrag_eval.testing import ScriptedModel
+from langrag_eval.tournament import PairwiseEvaluator
 
 
 def judge_reply(prompt: str) -> str:
@@ -35,7 +36,7 @@ def judge_reply(prompt: str) -> str:
 
 def test_pairwise_string_evaluator_with_contexts_and_threshold() -> None:
     model = ScriptedModel(judge_reply)
-    ev = RAGEloPairwiseEvaluator(Judge(model))
+    ev = LangragPairwiseEvaluator(PairwiseEvaluator(Judge(model)))
     r = ev.evaluate_string_pairs(prediction="Lyon", prediction_b="It is Paris", input="Capital of France?",
                                  contexts=[LCDocument(page_content="Paris is the capital.")],
                                  contexts_b=["Paris is the capital.", "Lyon has silk."])
@@ -50,7 +51,7 @@ def test_pairwise_string_evaluator_with_contexts_and_threshold() -> None:
 
 
 async def test_async_pairwise_and_unscored() -> None:
-    ev = RAGEloPairwiseEvaluator(Judge(ScriptedModel(["no verdict at all"])))
+    ev = LangragPairwiseEvaluator(PairwiseEvaluator(Judge(ScriptedModel(["no verdict at all"]))))
     r = await ev.aevaluate_string_pairs(prediction="a", prediction_b="b", input="q?")
     assert r["score"] is None and r["unscored"] == "unparseable"
 
@@ -62,7 +63,7 @@ def _run(run_id: uuid.UUID, example_id: uuid.UUID, session: uuid.UUID, outputs: 
 
 
 def test_comparative_evaluator_function_directly() -> None:
-    fn = ragelo_langsmith_evaluator(Judge(ScriptedModel(judge_reply)))
+    fn = langsmith_evaluator(PairwiseEvaluator(Judge(ScriptedModel(judge_reply))))
     example = Example(id=uuid.uuid4(), inputs={"question": "Capital of France?"}, outputs={})
     a = _run(uuid.uuid4(), example.id, uuid.uuid4(), {"answer": "Paris", "context": ["Paris is the capital."]})
     b = _run(uuid.uuid4(), example.id, uuid.uuid4(), {"output": "Lyon", "documents": []})
@@ -113,7 +114,7 @@ def test_evaluate_comparative_runs_offline_with_the_evaluator(monkeypatch) -> No
             sessions[1].id: [_run(uuid.uuid4(), e.id, sessions[1].id,
                                   {"answer": "Lyon", "context": ["Lyon has silk."]}) for e in examples]}
     client = InMemoryClient(runs, examples, dataset)
-    evaluator = ragelo_langsmith_evaluator(Judge(ScriptedModel(judge_reply)))
+    evaluator = langsmith_evaluator(PairwiseEvaluator(Judge(ScriptedModel(judge_reply))))
     results = evaluate_comparative((sessions[0], sessions[1]), evaluators=[evaluator], client=client,
                                    max_concurrency=0)
     rows = list(results)

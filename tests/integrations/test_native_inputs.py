@@ -15,8 +15,7 @@ from langchain_core.documents import Document as LCDocument
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.prompts import PromptTemplate as LCPromptTemplate
 from langchain_core.runnables import RunnableLambda
-from langchain_langrag import RAGEloPairwiseEvaluator as LCPairwise
-from langchain_langrag import VragStringEvaluator, tournament_from_runnables
+from langchain_langrag import LangragPairwiseEvaluator, LangragStringEvaluator, tournament_from_runnables
 from llama_index.core.base.response.schema import Response
 from llama_index.core.prompts import PromptTemplate as LIPromptTemplate
 from llama_index.core.schema import NodeWithScore, TextNode
@@ -108,7 +107,7 @@ def test_dict_outputs_with_a_context_string_pool_one_document_per_app() -> None:
 
 def test_langchain_pairwise_with_one_context_string() -> None:
     model = ScriptedModel(JUDGE)
-    ev = LCPairwise(Judge(model))
+    ev = LangragPairwiseEvaluator(PairwiseEvaluator(Judge(model)))
     r = ev.evaluate_string_pairs(prediction="Paris", prediction_b="Lyon", input="Capital of France?",
                                  contexts="Paris is the capital of France.", contexts_b=None)
     assert r["score"] == 0.5 and r["verdicts"] == ["A", "A"]
@@ -145,23 +144,27 @@ def test_llamaindex_update_prompts_translates_format_fields() -> None:
         ev.update_prompts({"grade": LIPromptTemplate("{query_str} {answer} {label}")})
 
 
+def LCVrag(judge: Judge, **options) -> LangragStringEvaluator:  # noqa: N802 - reads as the evaluator it builds
+    return LangragStringEvaluator(VragGrader(judge, **options))
+
+
 def test_langchain_prompt_objects_and_inline_text_as_templates() -> None:
     model = ScriptedModel(VRAG)
     lc = LCPromptTemplate.from_template("Q {question}\n<answer>\n{answer}\n</answer>\nlabel {label}")
-    r = VragStringEvaluator(Judge(model), prompt=lc).evaluate_strings(
+    r = LCVrag(Judge(model), prompt=lc).evaluate_strings(
         prediction="Paris", reference="Paris", input="Capital?")
     assert r["raw_score"] == 5 and model.prompts[-1].startswith("Q Capital?\n<answer>\nParis")
     jinja = LCPromptTemplate.from_template("{{ question }}|{{ answer }}|{{ label }}", template_format="jinja2")
-    VragStringEvaluator(Judge(model), prompt=jinja).evaluate_strings(
+    LCVrag(Judge(model), prompt=jinja).evaluate_strings(
         prediction="Lyon", reference="Paris", input="Capital?")
     assert model.prompts[-1] == "Capital?|Lyon|Paris"
     inline = "Grade {{ answer }} against {{ label }}"
-    VragStringEvaluator(Judge(model), prompt=inline).evaluate_strings(
+    LCVrag(Judge(model), prompt=inline).evaluate_strings(
         prediction="Lyon", reference="Paris", input="Capital?")
     assert model.prompts[-1] == "Grade Lyon against Paris"
     with pytest.raises(PromptError, match="chat prompt"):
-        VragStringEvaluator(Judge(model), prompt=ChatPromptTemplate.from_messages([("human", "{answer}")]))
+        LCVrag(Judge(model), prompt=ChatPromptTemplate.from_messages([("human", "{answer}")]))
     with pytest.raises(ConfigError, match="must use the variable 'answer'"):
-        VragStringEvaluator(Judge(model), prompt="Only {{ label }} here")
+        LCVrag(Judge(model), prompt="Only {{ label }} here")
     with pytest.raises(PromptError, match="no prompt named 'vrag/missing'"):
-        VragStringEvaluator(Judge(model), prompt="vrag/missing")
+        LCVrag(Judge(model), prompt="vrag/missing")

@@ -17,7 +17,7 @@ pytest.importorskip("llama_index.core")
 
 from langchain_core.documents import Document
 from langchain_core.runnables import RunnableLambda, RunnableParallel, RunnablePassthrough
-from langchain_langrag import VragStringEvaluator, thelma_langsmith_evaluator, vrag_langsmith_evaluator
+from langchain_langrag import LangragStringEvaluator, langsmith_evaluator
 from langsmith import Client, evaluate
 from langsmith.schemas import Example
 from llama_index.evaluation.langrag import LangragEvaluator
@@ -25,6 +25,7 @@ from llama_index.evaluation.langrag import LangragEvaluator
 from langrag_eval.grading import VragGrader
 from langrag_eval.runtime import Judge
 from langrag_eval.testing import ScriptedModel, ThelmaScript
+from langrag_eval.thelma import Thelma
 
 ROWS = [("Where are invoice lines stored?", "invoice_items", "They are in the invoice_items table."),
         ("Where are refund disputes filed?", "disputes", "In the disputes table."),
@@ -71,8 +72,8 @@ def test_langsmith_evaluate_with_repetitions_and_max_concurrency_shares_one_judg
     judge = Judge(model, concurrency=3)
     script = ThelmaScript(default=1)
     thelma_model = script.model()
-    rows = run_evaluate([vrag_langsmith_evaluator(judge),
-                         thelma_langsmith_evaluator(Judge(thelma_model), metrics=("sp1", "gr"))],
+    rows = run_evaluate([langsmith_evaluator(VragGrader(judge)),
+                         langsmith_evaluator(Thelma(Judge(thelma_model), metrics=("sp1", "gr")))],
                         num_repetitions=2, max_concurrency=4)
     assert len(rows) == 2 * len(ROWS)
     for row in rows:
@@ -86,7 +87,7 @@ def test_langsmith_evaluate_with_repetitions_and_max_concurrency_shares_one_judg
     assert judge.usage.calls == len(ROWS) and judge.usage.cached == len(ROWS)
     assert model.peak_concurrency <= 3
     alone = Judge(script.model())
-    thelma_alone = thelma_langsmith_evaluator(alone, metrics=("sp1", "gr"))
+    thelma_alone = langsmith_evaluator(Thelma(alone, metrics=("sp1", "gr")))
     for q, _, a in ROWS:
         thelma_alone(inputs={"question": q}, outputs={"answer": a, "context": DOCS[q]})
     assert thelma_model.calls == alone.model.calls
@@ -94,12 +95,12 @@ def test_langsmith_evaluate_with_repetitions_and_max_concurrency_shares_one_judg
 
 def test_a_failing_evaluation_is_reported_under_its_own_key() -> None:
     judge = Judge(ScriptedModel(grade_reply))
-    vrag = vrag_langsmith_evaluator(judge, key="grade")
+    vrag = langsmith_evaluator(VragGrader(judge), key="grade")
 
     async def broken(sample):
         raise RuntimeError("the grader broke")
 
-    vrag.grader.aevaluate = broken  # type: ignore[attr-defined]
+    vrag.evaluator.aevaluate = broken  # type: ignore[attr-defined]
     rows = run_evaluate([vrag], max_concurrency=2)
     for row in rows:
         got = {r.key: r for r in row["evaluation_results"]["results"]}
@@ -110,7 +111,7 @@ def test_a_failing_evaluation_is_reported_under_its_own_key() -> None:
 def test_sixteen_threads_call_the_sync_evaluators_with_one_shared_judge() -> None:
     model = ScriptedModel(grade_reply, latency=0.01)
     judge = Judge(model, concurrency=4)
-    lc = VragStringEvaluator(judge)
+    lc = LangragStringEvaluator(VragGrader(judge))
     li = LangragEvaluator(VragGrader(judge), score="grade")
     jobs = [(i, ROWS[i % len(ROWS)]) for i in range(64)]
 

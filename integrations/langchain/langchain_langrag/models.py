@@ -1,11 +1,9 @@
-"""LangChain chat models as langrag-eval judges, and LangChain ``Embeddings`` as embedders.
+"""LangChain chat models as langrag-eval judges (:class:`LangChainJudge`, :func:`as_judge`, the
+``resolve`` entry point), and LangChain ``Embeddings`` as embedders.
 
 >>> from langchain_core.language_models import FakeListChatModel
->>> import asyncio
->>> from langrag_eval.model import GenerationParams
->>> judge = LangChainJudge(FakeListChatModel(responses=["Score: [[5]], Reason: [[exact]]"]))
->>> asyncio.run(judge.generate("grade", GenerationParams())).text
-'Score: [[5]], Reason: [[exact]]'
+>>> as_judge(FakeListChatModel(responses=["Paris."])).model_id
+'langchain:fake-list-chat-model'
 """
 
 from __future__ import annotations
@@ -15,16 +13,14 @@ from typing import Any
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 
+from langrag_eval.adapting import judge_of
+from langrag_eval.contexts import as_text
 from langrag_eval.embeddings import Embedder, FunctionEmbedder
 from langrag_eval.errors import ConfigError
-from langrag_eval.model import GenerationParams, Reply, TokenUsage, estimate_tokens
+from langrag_eval.model import ChatModel, GenerationParams, Reply, TokenUsage, estimate_tokens
+from langrag_eval.runtime import Judge
 
-__all__ = ["LangChainEmbedder", "LangChainJudge", "as_embedder", "resolve"]
-
-
-def _describe(llm: BaseChatModel) -> str:
-    name = getattr(llm, "model_name", None) or getattr(llm, "model", None) or ""
-    return f"langchain:{llm._llm_type}" + (f":{name}" if name else "")
+__all__ = ["JudgeLike", "LangChainEmbedder", "LangChainJudge", "as_embedder", "as_judge", "resolve"]
 
 
 class LangChainJudge:
@@ -38,9 +34,9 @@ class LangChainJudge:
     constrained = False
 
     def __init__(self, llm: BaseChatModel, *, model_id: str | None = None, pass_params: bool = True) -> None:
-        self.llm = llm
-        self.model_id = model_id or _describe(llm)
-        self.pass_params = pass_params
+        name = getattr(llm, "model_name", None) or getattr(llm, "model", None)
+        self.llm, self.pass_params = llm, pass_params
+        self.model_id = model_id or f"langchain:{llm._llm_type}" + (f":{name}" if name else "")
 
     @property
     def sent_params(self) -> frozenset[str]:
@@ -50,15 +46,10 @@ class LangChainJudge:
 
     async def generate(self, prompt: str, params: GenerationParams, *,
                        schema: dict[str, Any] | None = None) -> Reply:
-        llm: Any = self.llm
-        if self.pass_params:
-            kwargs: dict[str, Any] = {"temperature": params.temperature}
-            if params.max_tokens is not None:
-                kwargs["max_tokens"] = params.max_tokens
-            llm = llm.bind(**kwargs)
+        sent = {"temperature": params.temperature, "max_tokens": params.max_tokens} if self.pass_params else {}
+        llm: Any = self.llm.bind(**{k: v for k, v in sent.items() if v is not None}) if sent else self.llm
         message = await llm.ainvoke(prompt)
-        text = message.content if isinstance(message.content, str) else "".join(
-            part.get("text", "") if isinstance(part, dict) else str(part) for part in message.content)
+        text = as_text(message, strict=False) or ""  # content blocks joined
         meta = getattr(message, "usage_metadata", None) or {}
         usage = TokenUsage(prompt_tokens=meta.get("input_tokens") or estimate_tokens(prompt),
                            completion_tokens=meta.get("output_tokens") or estimate_tokens(text))
@@ -72,8 +63,7 @@ def resolve(spec: str) -> LangChainJudge:
     try:
         llm = init_chat_model(spec, temperature=0)
     except Exception as exc:  # noqa: BLE001 - a missing package, an unknown provider, a missing API key
-        # (the provider SDK's own error type): each a one-line configuration error, not a traceback.
-        # LangChain's message spans several paragraphs (a list of providers, a link); keep one line.
+        # (the provider SDK's own error type): a one-line configuration error, LangChain's paragraphs joined
         raise ConfigError(f"cannot create judge {spec!r}: {' '.join(str(exc).split())}") from None
     return LangChainJudge(llm, model_id=spec, pass_params=False)
 
@@ -90,3 +80,12 @@ class LangChainEmbedder(FunctionEmbedder):
 def as_embedder(embedder: Embedder | Embeddings | None) -> Embedder | None:
     """A LangChain ``Embeddings`` wrapped as a langrag embedder; others as they are."""
     return LangChainEmbedder(embedder) if isinstance(embedder, Embeddings) else embedder
+
+
+JudgeLike = Judge | ChatModel | BaseChatModel
+
+
+def as_judge(judge: JudgeLike) -> Judge:
+    """A langrag ``Judge`` from a Judge, a LangChain chat model or a langrag ``ChatModel``, for any
+    evaluator (``VragGrader(as_judge(chat))``)."""
+    return Judge(LangChainJudge(judge)) if isinstance(judge, BaseChatModel) else judge_of(judge, "a LangChain model")

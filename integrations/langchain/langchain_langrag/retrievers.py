@@ -1,20 +1,19 @@
-"""A LangChain retriever over any langrag-eval backend and mode (BM25, KNN, hybrid).
+"""A LangChain retriever over any langrag-eval backend and mode (BM25, KNN, hybrid), and the RAG
+and RAG-Fusion agents as runnables.
 
-Each returned ``Document`` carries the chunk id as ``Document.id`` and in ``metadata["id"]``, the
-backend's score in ``metadata["score"]`` and the indexed metadata, so evaluators and RRF can key
-passages by id. LangChain's conventions hold: ``k`` and ``search_kwargs`` at construction,
-``invoke(q, k=5)`` per call (``mode`` and ``hybrid`` too; anything else is refused, not ignored),
-``from_documents`` / ``from_texts``, and LangChain ``Embeddings`` as the embedder.
+A returned ``Document`` has the chunk id as ``id`` and ``metadata["id"]``, the score in
+``metadata["score"]`` and the indexed metadata. LangChain's conventions hold: ``k`` and
+``search_kwargs`` at construction, ``invoke(q, k=5)`` per call (``mode``, ``hybrid``; anything else is
+refused), ``from_documents`` / ``from_texts``, LangChain ``Embeddings`` as the embedder.
 
->>> from langrag_eval.retrieval import Chunk, EmbeddedBackend
->>> backend = EmbeddedBackend()
->>> _ = backend.index([Chunk(id="a", text="Paris is in France."), Chunk(id="b", text="Rome is in Italy.")])
->>> docs = LangragRetriever.from_backend(backend, mode="bm25", k=1).invoke("Where is Rome?")
->>> docs[0].id, docs[0].metadata["id"], docs[0].page_content
-('b', 'b', 'Rome is in Italy.')
 >>> r = LangragRetriever.from_texts(["Paris is in France.", "Rome is in Italy."], metadatas=[{"source": "fr"}, {}])
->>> [d.metadata["source"] for d in r.invoke("Where is Paris?", k=1)]
-['fr']
+>>> [(d.page_content, d.metadata["source"]) for d in r.invoke("Where is Paris?", k=1)]
+[('Paris is in France.', 'fr')]
+>>> from langchain_core.language_models import FakeListChatModel
+>>> agents = six_runnables(r.retriever.backend, None, FakeListChatModel(responses=["In Italy."]), k=1)
+>>> out = agents["rag-bm25"].invoke("Where is Rome?")
+>>> out["answer"], [d.page_content for d in out["context"]]
+('In Italy.', ['Rome is in Italy.'])
 """
 
 from __future__ import annotations
@@ -25,24 +24,28 @@ from typing import Any
 from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun
 from langchain_core.documents import Document as LCDocument
 from langchain_core.embeddings import Embeddings
+from langchain_core.language_models import BaseChatModel
 from langchain_core.retrievers import BaseRetriever
+from langchain_core.runnables import Runnable, RunnableLambda
 from pydantic import ConfigDict, Field
 
+from langrag_eval.app_runs import agent_output
 from langrag_eval.contexts import sequence_of
 from langrag_eval.embeddings import Embedder
+from langrag_eval.pipelines import Agent, six_agents
 from langrag_eval.retrieval.base import HybridSettings, Mode, Retriever, SearchBackend
 from langrag_eval.retrieval.ingest import retriever_over
+from langrag_eval.runtime import Judge, synchronous
 from langrag_eval.types import Document
 
-from .models import as_embedder
+from .models import as_embedder, as_judge
 
-__all__ = ["LangragRetriever", "as_embedder", "to_langchain_document"]
+__all__ = ["LangragRetriever", "as_runnable", "six_runnables", "to_langchain_document"]
 
 
 def to_langchain_document(doc: Document) -> LCDocument:
     """A langrag-eval ``Document`` as a LangChain one: id kept, score in the metadata."""
-    return LCDocument(id=doc.id, page_content=doc.text,
-                      metadata={**doc.metadata, "id": doc.id, "score": doc.score})
+    return LCDocument(id=doc.id, page_content=doc.text, metadata={**doc.metadata, "id": doc.id, "score": doc.score})
 
 
 class LangragRetriever(BaseRetriever):
@@ -71,10 +74,9 @@ class LangragRetriever(BaseRetriever):
                        mode: Mode = "bm25", embedder: Embedder | Embeddings | None = None, k: int = 4,
                        hybrid: HybridSettings = HybridSettings(), **kwargs: Any) -> LangragRetriever:
         """Index LangChain documents (ids and metadata kept) into ``backend`` (default: in-process)."""
-        core = retriever_over(sequence_of(documents, field="from_documents(documents)"), backend=backend,
-                              mode=mode, embedder=as_embedder(embedder),
-                              k=k, hybrid=hybrid)
-        return cls(retriever=core, **kwargs)
+        docs = sequence_of(documents, field="from_documents(documents)")
+        return cls(retriever=retriever_over(docs, backend=backend, mode=mode, embedder=as_embedder(embedder), k=k,
+                                            hybrid=hybrid), **kwargs)
 
     @classmethod
     def from_texts(cls, texts: Iterable[str], metadatas: Sequence[dict] | None = None,
@@ -98,3 +100,22 @@ class LangragRetriever(BaseRetriever):
                                        **kwargs: Any) -> list[LCDocument]:
         k, search = self._search(kwargs)
         return [to_langchain_document(d) for d in await self.retriever.aretrieve(query, k, **search)]
+
+
+def as_runnable(agent: Agent) -> Runnable[Any, dict[str, Any]]:
+    """One agent (``RAGAgent``, ``FusionAgent`` or any :class:`Agent`) as a runnable returning
+    :func:`~langrag_eval.app_runs.agent_output`'s dict, ``context`` as LangChain documents."""
+
+    async def ainvoke(value: Any) -> dict[str, Any]:
+        out = await agent_output(agent, value)
+        return {**out, "context": [to_langchain_document(d) for d in out["context"]]}
+
+    return RunnableLambda(synchronous(ainvoke), afunc=ainvoke, name=agent.name)
+
+
+def six_runnables(backend: SearchBackend, embedder: Embedder | None, llm: BaseChatModel | Judge, k: int = 5, *,
+                  n_variations: int = 4, hybrid: HybridSettings = HybridSettings()) -> dict[str, Runnable]:
+    """The paper's six agents (``rag-bm25`` ... ``fusion-hybrid``) as runnables, by name, answering
+    with ``llm`` (a LangChain chat model or a langrag-eval :class:`Judge`)."""
+    agents = six_agents(backend, embedder, as_judge(llm), k, n_variations=n_variations, hybrid=hybrid)
+    return {a.name: as_runnable(a) for a in agents}
