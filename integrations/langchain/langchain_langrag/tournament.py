@@ -111,7 +111,7 @@ async def atournament_from_runnables(runnables: Mapping[str, Runnable],
             for name, r in runnables.items()}
     apps = await afirst_query_checked(apps, queries, timeout=timeout, fix=_fix)
     return await atournament_over_apps(apps, queries, as_judge(judge), config, store=store, run_id=run_id,
-                                      limit=limit)
+                                      concurrency=limit)
 
 
 tournament_from_runnables = synchronous(atournament_from_runnables)

@@ -89,7 +89,7 @@ async def atournament_from_query_engines(engines: Mapping[str, Any],
     apps = {name: _app(e, start) for name, e in engines.items()}
     apps = await afirst_query_checked(apps, queries, timeout=timeout, fix=_fix)
     return await atournament_over_apps(apps, queries, as_judge(judge), config, store=store, run_id=run_id,
-                                      limit=limit)
+                                      concurrency=limit)
 
 
 tournament_from_query_engines = synchronous(atournament_from_query_engines)
