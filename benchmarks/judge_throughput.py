@@ -45,7 +45,7 @@ async def measure(calls: int, concurrency: int, latency: float, store: RunStore 
         return (await judge.ask(prompt, fmt)).value.score  # type: ignore[union-attr]
 
     start, cpu = time.perf_counter(), time.process_time()
-    scores = await gather_bounded(prompts, one, limit=concurrency)
+    scores = await gather_bounded(prompts, one, concurrency=concurrency)
     elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
     assert scores == [4] * calls and model.calls == calls and model.peak_concurrency <= concurrency
     return _row(calls, concurrency, latency, elapsed, cpu)
@@ -57,7 +57,7 @@ async def measure_bare(calls: int, concurrency: int, latency: float) -> dict[str
         await asyncio.sleep(latency)
 
     start, cpu = time.perf_counter(), time.process_time()
-    await gather_bounded(range(calls), one, limit=concurrency)  # type: ignore[arg-type]
+    await gather_bounded(range(calls), one, concurrency=concurrency)  # type: ignore[arg-type]
     return _row(calls, concurrency, latency, time.perf_counter() - start, time.process_time() - cpu)
 
 

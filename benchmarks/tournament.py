@@ -114,7 +114,7 @@ async def simulate(seed: int, *, queries: int, gap: float, noise: float, tie: fl
     out: dict[str, Any] = {"seed": seed}
     for name, config in configs.items():
         model = ScriptedModel(make_judge(strength, seed=seed, noise=noise, tie=tie))
-        result = await arun_tournament(data, Judge(model, concurrency=64), config, limit=64)
+        result = await arun_tournament(data, Judge(model, concurrency=64), config, concurrency=64)
         s = result.summary
         bt = {r["agent"]: r["bt_rating"] for r in s["ranking"]}
         elo = {r["agent"]: r["elo"] for r in s["ranking"]}

@@ -48,7 +48,7 @@ async def work(url: str, n: int, latency: float, ready: str | None = None) -> No
         while not Path(f"{ready}.go").exists():
             await asyncio.sleep(0.005)
     await run_batch([f"item-{i}" for i in range(n)], grade, key=str, task="vrag", result_type=Grade,
-                    store=store, run_id=run, limit=16)
+                    store=store, run_id=run, concurrency=16)
     store.close()
 
 

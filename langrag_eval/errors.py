@@ -40,7 +40,7 @@ class ArgumentError(ConfigError, ValueError):
     range, a name that is not among the known ones). Also a ``ValueError``, as Python's own
     functions raise for such arguments, so ``except ValueError`` keeps working.
 
-    >>> isinstance(ArgumentError("limit must be at least 1"), (LangragError, ValueError))
+    >>> isinstance(ArgumentError("concurrency must be at least 1"), (LangragError, ValueError))
     True
     """
 

@@ -44,8 +44,7 @@ from __future__ import annotations
 import dataclasses
 from abc import ABC, abstractmethod
 from collections import Counter as _Tally
-from collections.abc import Sequence
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel
@@ -63,7 +62,7 @@ if TYPE_CHECKING:
     from .prompts import PromptTemplate
     from .runtime import Judge, RunStore
 
-__all__ = ["Evaluator", "synchronous"]
+__all__ = ["Evaluator", "FunctionEvaluator", "synchronous"]
 
 S = TypeVar("S")
 R = TypeVar("R", bound=BaseModel)
@@ -159,9 +158,9 @@ class Evaluator(ABC, Generic[S, R]):
     # ------------------------------------------------------------------ derived
 
     async def aevaluate_many(self, samples: Sequence[S], *, run_id: str | None = None,
-                             store: "RunStore | None" = None, limit: int | None = None,
+                             store: "RunStore | None" = None, concurrency: int | None = None,
                              progress: bool | None = None) -> list[R | Unscored]:
-        """Evaluate every sample, at most ``limit`` at once (default: the judge's concurrency), in
+        """Evaluate every sample, at most ``concurrency`` at once (default: the judge's concurrency), in
         input order. With a run store (the judge's, unless ``store`` is given) and a ``run_id``, each
         result is stored as it finishes and a re-run reads finished items back instead of judging
         them again, as long as their content is unchanged. An exception raised on one sample is
@@ -186,18 +185,20 @@ class Evaluator(ABC, Generic[S, R]):
             del rows  # stored: not held while the batch runs
         by_sample = {id(s): k for k, s in zip(keys, samples)}
         del keys  # the keys live on in by_sample only
-        concurrency = getattr(judge, "concurrency", 16)
+        # an evaluator that declares no scores stores none with its judgments
+        scores = self.scores if self.score_names() else None
         return await run_batch(samples, evaluator.aevaluate, key=lambda s: by_sample[id(s)], task=task,
                                result_type=self.result_type, store=store, run_id=run_id,  # type: ignore[arg-type]
-                               limit=limit or concurrency, description=self.description or task,
-                               fingerprint=self.fingerprint, progress=progress, scores=self.scores)
+                               concurrency=concurrency or getattr(judge, "concurrency", 16),
+                               description=self.description or task, fingerprint=self.fingerprint,
+                               progress=progress, scores=scores)
 
     def evaluate_many(self, samples: Sequence[S], *, run_id: str | None = None,
-                      store: "RunStore | None" = None, limit: int | None = None,
+                      store: "RunStore | None" = None, concurrency: int | None = None,
                       progress: bool | None = None) -> list[R | Unscored]:
         """:meth:`aevaluate_many` from synchronous code."""
-        return synchronous(self.aevaluate_many)(samples, run_id=run_id, store=store, limit=limit,
-                                                progress=progress)
+        return synchronous(self.aevaluate_many)(samples, run_id=run_id, store=store,
+                                                concurrency=concurrency, progress=progress)
 
     # ------------------------------------------------------------------ scores
 
@@ -228,3 +229,53 @@ class Evaluator(ABC, Generic[S, R]):
         (:class:`~langrag_eval.summary.Summary`). A capability adds its own figures in ``details``."""
         return summarize_scores((self.scores(r) for r in results),  # one item's scores at a time
                                 [r.cause if isinstance(r, Unscored) else None for r in results])
+
+
+@dataclasses.dataclass(eq=False)
+class FunctionEvaluator(Evaluator[Any, Any]):
+    """One coroutine function as an evaluator: the per-item step of a capability whose dataset-level
+    step sits on top of it (a tournament's games, GRAMMAR's answers, the agents' answers), so that
+    the step runs through :func:`langrag_eval.run.aevaluate` like any evaluator: bounded, resumable,
+    an exception on one item that item's ``Unscored``, the executor seam passed through.
+
+    ``fn(sample)`` returns a ``result_type`` or ``Unscored``; ``task`` names its judgments in a run
+    store; ``key`` / ``fingerprint`` (functions of a sample) refine the defaults; ``scorer``, an
+    evaluator whose scores the results read as (none by default). The function holds its own judge,
+    so :meth:`for_judge` leaves it as it is.
+
+    >>> from pydantic import BaseModel
+    >>> class Length(BaseModel):
+    ...     n: int
+    >>> async def measure(text): return Length(n=len(text))
+    >>> [r.n for r in FunctionEvaluator(measure, "length", Length).evaluate_many(["ab", "abc"])]
+    [2, 3]
+    """
+
+    fn: Callable[[Any], Awaitable[Any]]
+    task: str  # type: ignore[misc]
+    result_type: type[BaseModel]  # type: ignore[misc]
+    key_of: Callable[[Any], str] | None = None
+    fingerprint_of: Callable[[Any], Any] | None = None
+    description: str = ""  # type: ignore[misc]
+    scorer: Evaluator[Any, Any] | None = None
+
+    async def aevaluate(self, sample: Any) -> Any:
+        return await self.fn(sample)
+
+    def key(self, sample: Any) -> str:
+        return self.key_of(sample) if self.key_of is not None else super().key(sample)
+
+    def fingerprint(self, sample: Any) -> Any:
+        return self.fingerprint_of(sample) if self.fingerprint_of is not None else sample
+
+    def for_judge(self, judge: "Judge") -> "FunctionEvaluator":
+        return self
+
+    def score_names(self) -> tuple[str, ...]:
+        return self.scorer.score_names() if self.scorer is not None else ()
+
+    def score_scale(self, name: str) -> ScoreScale:
+        return self.scorer.score_scale(name) if self.scorer is not None else ScoreScale()
+
+    def result_scores(self, result: Any) -> list[Score]:
+        return self.scorer.result_scores(result) if self.scorer is not None else []

@@ -48,7 +48,7 @@ class LocalExecutor:
 
     async def arun(self, evaluator: Evaluator[Any, Any], samples: Sequence[Any], *, run_id: str | None,
                    store: RunStore | None, concurrency: int | None, progress: bool | None) -> list[Any]:
-        return await evaluator.aevaluate_many(samples, run_id=run_id, store=store, limit=concurrency,
+        return await evaluator.aevaluate_many(samples, run_id=run_id, store=store, concurrency=concurrency,
                                               progress=progress)
 
 

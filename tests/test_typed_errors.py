@@ -102,4 +102,4 @@ def test_argument_errors_are_langrag_errors_and_value_errors() -> None:
         return x
 
     with pytest.raises(LangragError, match="at least 1"):
-        asyncio.run(gather_bounded([1], same, limit=0))
+        asyncio.run(gather_bounded([1], same, concurrency=0))

@@ -89,7 +89,7 @@ async def faithfulness(spec: dict[str, Any], *, batched: bool = False) -> dict[s
 
     async def work(judge: Judge, store: RunStore, run_id: str) -> dict[str, Any]:
         results = await Thelma(judge, metrics=("gr",), batched=batched).aevaluate_many(
-            samples, store=store, run_id=run_id, limit=spec["concurrency"])
+            samples, store=store, run_id=run_id, concurrency=spec["concurrency"])
         scores = [m.score if isinstance(m := r.metrics["gr"], MetricScore) else None for r in results]
         return {"scores": _split(raw, scores)}
 
@@ -105,7 +105,7 @@ async def grading(spec: dict[str, Any]) -> dict[str, Any]:
                for s in raw]
 
     async def work(judge: Judge, store: RunStore, run_id: str) -> dict[str, Any]:
-        grades = await VragGrader(judge).aevaluate_many(samples, run_id=run_id, limit=spec["concurrency"])
+        grades = await VragGrader(judge).aevaluate_many(samples, run_id=run_id, concurrency=spec["concurrency"])
         scores = [float(g.score) if isinstance(g, VragGrade) else None for g in grades]
         return {"scores": _split(raw, scores), "passing": sum(isinstance(g, VragGrade) and g.accepted
                                                              for g in grades)}
@@ -120,7 +120,7 @@ async def tournament(spec: dict[str, Any]) -> dict[str, Any]:
 
     async def work(judge: Judge, store: RunStore, run_id: str) -> dict[str, Any]:
         result = await arun_tournament(data, judge, TournamentConfig(schedule="all"), store=store,
-                                      run_id=run_id, limit=spec["concurrency"])
+                                      run_id=run_id, concurrency=spec["concurrency"])
         names = {"a": "A", "b": "B", "tie": "C"}
         games = [[g.qid, g.agent_a, g.agent_b, names[g.outcome]] for g in result.games
                  if isinstance(g, GameRecord)]

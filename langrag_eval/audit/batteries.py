@@ -89,7 +89,7 @@ async def judge_pairs(judge: Judge, pairs: Sequence[PairItem], *, task: str,
                                                     agent_a="response1", agent_b="response2", qid=item.id))
 
     return await run_batch(pairs, one, key=lambda p: p.id, task=task, result_type=GameRecord,
-                           store=judge.store, run_id=judge.run_id, limit=judge.concurrency,
+                           store=judge.store, run_id=judge.run_id, concurrency=judge.concurrency,
                            description=task, scores=evaluator.scores)
 
 
@@ -104,7 +104,7 @@ async def grade_answers(judge: Judge, items: Sequence[AnswerItem], *,
     grader = VragGrader(judge)
     return await run_batch(items, lambda i: grader.aevaluate(_sample(i)), key=lambda i: i.id, task=task,
                            result_type=VragGrade, store=judge.store, run_id=judge.run_id,
-                           limit=judge.concurrency, description=task, scores=grader.scores)
+                           concurrency=judge.concurrency, description=task, scores=grader.scores)
 
 
 async def regrade(judge: Judge, items: Sequence[AnswerItem], *, task: str, temperature: float,
@@ -123,7 +123,7 @@ async def regrade(judge: Judge, items: Sequence[AnswerItem], *, task: str, tempe
         return VragGrade(score=v.score, accepted=v.score >= grader.threshold, reason=v.reason, raw=answer.raw)
 
     return await run_batch(items, one, key=lambda i: i.id, task=task, result_type=VragGrade,
-                           store=judge.store, run_id=judge.run_id, limit=judge.concurrency,
+                           store=judge.store, run_id=judge.run_id, concurrency=judge.concurrency,
                            description=task, scores=grader.scores)
 
 
@@ -139,7 +139,7 @@ async def judge_support(judge: Judge, items: Sequence[AnswerItem], *, task: str)
         return verdict if isinstance(verdict, Unscored) else Support(supported=int(verdict))
 
     return await run_batch(items, one, key=lambda i: i.id, task=task, result_type=Support,
-                           store=judge.store, run_id=judge.run_id, limit=judge.concurrency,
+                           store=judge.store, run_id=judge.run_id, concurrency=judge.concurrency,
                            description=task, scores=support_scores)
 
 
@@ -155,5 +155,5 @@ async def inject(judge: Judge, items: Sequence[AnswerItem], *, task: str) -> lis
     planted = [(item, attack_for(i)) for i, item in enumerate(items)]
     return await run_batch(planted, lambda p: grader.aevaluate(_sample(p[0], plant(p[0].answer, p[1]))),
                            key=lambda p: f"{p[0].id}|{p[1].name}", task=task, result_type=VragGrade,
-                           store=judge.store, run_id=judge.run_id, limit=judge.concurrency,
+                           store=judge.store, run_id=judge.run_id, concurrency=judge.concurrency,
                            description=task, scores=grader.scores)

@@ -31,6 +31,7 @@ from ..pipelines.batch import TASK
 from ..retrieval import EmbeddedBackend
 from ..retrieval.chunking import DEFAULT_OVERLAP, DEFAULT_SIZE, chunk_sources
 from ..retrieval.ingest import Loaded, ingest, load_path
+from ..run import record_run
 from ..runtime.identity import file_digest
 from ._common import add_judge_options, open_cli_run, say, say_reuse, say_usage, setup_judge
 from ._files import JUDGE_READS, declare_files, output_file, store_path
@@ -63,7 +64,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help=f"characters shared by consecutive chunks (default {DEFAULT_OVERLAP})")
     p.add_argument("--text-field", default="text", help="text field of .jsonl corpus files (default text)")
     p.add_argument("--id-field", default="id", help="id field of .jsonl corpus files (default id)")
-    p.add_argument("--limit", type=int, default=8, help="(agent, query) pairs in flight (default 8)")
     add_judge_options(p)
     declare_files(p, reads={"--corpus": "corpus", "--queries": "queries", **JUDGE_READS},
                   writes={"--out": "out", "--index": "index", "--store": store_path},
@@ -106,8 +106,8 @@ def _build_index(args: argparse.Namespace, needs_vectors: bool) -> tuple[Embedde
 
 
 def handle(args: argparse.Namespace) -> int:
-    if args.k < 1 or args.variations < 1 or args.limit < 1:
-        raise ConfigError("-k, --variations and --limit must be at least 1")
+    if args.k < 1 or args.variations < 1 or args.concurrency < 1:
+        raise ConfigError("-k, --variations and --concurrency must be at least 1")
     names = [n.strip() for n in args.agents.split(",") if n.strip()]
     unknown = [n for n in names if n not in AGENT_NAMES]
     if not names or unknown:
@@ -128,7 +128,7 @@ def handle(args: argparse.Namespace) -> int:
                                   "queries": file_digest(args.queries, what="queries file")})
     generator = setup.judge.for_run(run_id)
     agents = select_agents(six_agents(backend, None, generator, args.k, n_variations=args.variations), names)
-    runs = run_agents(agents, queries, store=setup.store, run_id=run_id, limit=args.limit,
+    runs = run_agents(agents, queries, store=setup.store, run_id=run_id, concurrency=args.concurrency,
                       description=f"agents ({len(agents)} x {len(queries)} queries)")
 
     answers = [r.result for r in runs if isinstance(r.result, AgentAnswer)]
@@ -137,9 +137,9 @@ def handle(args: argparse.Namespace) -> int:
         say(f"WARNING: {r.agent} on {r.qid}: no answer ({r.result.cause}): {r.result.reason}", err=True)
     written = write_answers(args.out, answers)
     per_agent = {a.name: sum(1 for r in runs if r.agent == a.name and r.ok) for a in agents}
-    setup.store.put_artifact(run_id, TASK, {"agents": per_agent, "queries": len(queries),
-                                            "answers": written, "failed": len(failed), "out": args.out})
-    setup.store.finish_run(run_id, {"answers": written, "failed": len(failed)})
+    record_run(setup.store, run_id, {TASK: {"agents": per_agent, "queries": len(queries), "answers": written,
+                                            "failed": len(failed), "out": args.out}},
+               finished={"answers": written, "failed": len(failed)})
     usage = setup.store.usage(run_id)["total"]
     meter = generator.usage
     say(f"agents on {len(queries)} queries (run {run_id}, generator {generator.model_id})")

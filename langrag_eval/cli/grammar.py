@@ -12,7 +12,6 @@ Examples::
 from __future__ import annotations
 
 import argparse
-import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -157,6 +156,7 @@ def _generate(args: argparse.Namespace) -> int:
         demo_templates_path,
         introspect,
         load_templates,
+        phrase_templates,
         save_templates,
         stratify,
     )
@@ -177,16 +177,17 @@ def _generate(args: argparse.Namespace) -> int:
         unphrased = [t for t in templates.templates if not t.texts]
         if unphrased:
             setup = setup_judge(args)
-            writer = TextTemplateGenerator(setup.judge, styles)
-            phrased = {t.id: asyncio.run(writer.generate(t)) for t in unphrased}
-            templates.templates = [phrased[t.id][0] if t.id in phrased else t for t in templates.templates]
-            templates.problems += [p for _, ps in phrased.values() for p in ps]
+            done = phrase_templates(unphrased, TextTemplateGenerator(setup.judge, styles),
+                                    concurrency=args.concurrency)
+            phrased = {t.id: t for t in done.templates}
+            templates.templates = [phrased.get(t.id, t) for t in templates.templates]
+            templates.problems += done.problems
             save_templates(path, templates)
             say(f"phrased {len(unphrased)} template(s) without text templates; saved to {path}")
     else:
         setup = setup_judge(args)
         authored = author_templates(schema, setup.judge, styles=styles, requirements=args.requirements,
-                                    max_templates=args.max_templates)
+                                    max_templates=args.max_templates, concurrency=args.concurrency)
         templates = TemplateSet(database=args.db if "://" not in args.db else None,
                                 templates=authored.templates, problems=authored.problems)
         save_templates(path, templates)
@@ -276,8 +277,7 @@ def _analyze(args: argparse.Namespace) -> int:
     summary = evaluate_answers(
         queries, answers, ReferenceGrader(judge), cluster_field=args.cluster_field,
         compare=tuple(args.compare) if args.compare else None, reference_free=free or None,  # type: ignore[arg-type]
-        store=setup.store, run_id=run_id, limit=args.concurrency)
-    setup.store.finish_run(run_id, {a: r["overall"] for a, r in summary["agents"].items()})
+        store=setup.store, run_id=run_id, concurrency=args.concurrency)
     if args.out:
         write_json(args.out, summary)
     say(f"run {run_id} (artifact 'grammar')")

@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 
 from ..errors import ConfigError
+from ..run import record_run
 from ..runtime.identity import content_hash
 from ._common import (add_call_options, add_store_options, check_call_options, make_judge, open_cli_run,
                       open_store_to_write, say)
@@ -113,7 +114,7 @@ def _queries(args: argparse.Namespace) -> int:
         from ..embeddings import default_embedder  # heavy import only when asked for
         embedder = default_embedder()
     generator = QueryGenerator(judges, examples, per_passage=args.per_passage, prompt=args.prompt,
-                               limit=args.concurrency * len(judges))
+                               concurrency=args.concurrency * len(judges))
     result = generator.synthesize(
         chosen, quotas=quotas if any(v is not None for v in quotas.values()) else None,
         similarity=args.similarity, embedder=embedder, embedding_threshold=args.embedding_threshold,
@@ -122,8 +123,7 @@ def _queries(args: argparse.Namespace) -> int:
     if args.pool_out:
         write_queries(args.pool_out, result.pool)
     report = result.report.model_dump(mode="json")
-    store.put_artifact(run_id, "synth", report)
-    store.finish_run(run_id, report)
+    record_run(store, run_id, {"synth": report}, finished=report)
     say(f"run {run_id}: {len(chosen)} of {len(passages)} passages ({args.passage_tokens} "
         f"{args.token_count} tokens max), {args.per_passage} questions asked per passage and generator")
     say(f"pool {report['pool_size']}, duplicates dropped {report['duplicates_dropped']}, "

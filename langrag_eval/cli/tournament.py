@@ -99,7 +99,7 @@ def handle(args: argparse.Namespace) -> int:
     say(f"run {run_id}: {len(data.agents)} agents, {len(data.queries)} queries "
         f"({setup.store.path})", err=True)
     result = run_tournament(data, setup.judge, config, store=setup.store, run_id=run_id,
-                            limit=args.concurrency)
+                            concurrency=args.concurrency)
     say(format_summary(result.summary))
     say_reuse(setup.store, run_id)
     if json_out is not None:

@@ -46,7 +46,9 @@ from .authoring import (
                        Style,
                        TextTemplateGenerator,
                        aauthor_templates,
+                       aphrase_templates,
                        author_templates,
+                       phrase_templates,
 )
 from .dataset import GrammarDataset, GrammarQuery, TemplateReport, build_dataset, read_dataset, stratify
 from .db import guard_select, readonly_engine, run_select
@@ -108,7 +110,9 @@ __all__ = [
                        "assess_reliability",
                        "attribute_failures",
                        "aauthor_templates",
+                       "aphrase_templates",
                        "author_templates",
+                       "phrase_templates",
                        "binary_reliability",
                        "bind_placeholders",
                        "build_dataset",

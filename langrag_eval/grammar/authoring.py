@@ -21,14 +21,17 @@ them in the saved file, and the dataset builder skips templates that still have 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pydantic import RootModel
+from pydantic import BaseModel, Field, RootModel
 
+from ..evaluator import FunctionEvaluator
 from ..prompts import load_prompt
 from ..results import Unscored
-from ..runtime import Judge, gather_bounded, synchronous
+from ..run import Executor, aevaluate
+from ..runtime import Judge, synchronous
 from ..verdicts import JsonFormat, TagFormat
 from .db import sqlglot_dialect
 from .schema import DatabaseSchema
@@ -48,8 +51,10 @@ __all__ = [
     "Style",
     "TextTemplateGenerator",
     "aauthor_templates",
+    "aphrase_templates",
     "author_templates",
     "parse_template_lines",
+    "phrase_templates",
 ]
 
 
@@ -156,23 +161,49 @@ class AuthoringResult:
         return TemplateSet(database=database, templates=self.templates)
 
 
+class _Phrased(BaseModel):
+    template: SqlTemplate
+    problems: list[str] = Field(default_factory=list)
+
+
+async def aphrase_templates(templates: Sequence[SqlTemplate], writer: TextTemplateGenerator, *,
+                            skip_errors: bool = False, concurrency: int = 8,
+                            executor: Executor | None = None) -> AuthoringResult:
+    """Step 3 of Algorithm 1 for each template, through :func:`langrag_eval.run.aevaluate` (each
+    template a sample, phrased on ``executor``, at most ``concurrency`` at once). With
+    ``skip_errors``, a template with errors is left unphrased until the reviewer fixes them. A
+    template whose phrasing failed is kept as it was, with the reason among the problems."""
+    async def phrase(t: SqlTemplate) -> _Phrased:
+        if skip_errors and any(i.startswith("error:") for i in t.issues):
+            return _Phrased(template=t, problems=[f"template {t.id}: not phrased until its errors are fixed: "
+                                                  + "; ".join(i[7:] for i in t.issues if i.startswith("error:"))])
+        template, problems = await writer.generate(t)
+        return _Phrased(template=template, problems=problems)
+
+    step = FunctionEvaluator(phrase, "grammar/text_templates", _Phrased, description="phrasing templates")
+    run = await aevaluate(templates, {"phrasing": step}, concurrency=concurrency, executor=executor)
+    out = AuthoringResult(templates=[])
+    for t, r in zip(templates, run["phrasing"]):
+        if isinstance(r, Unscored):
+            out.templates.append(t)
+            out.problems.append(f"template {t.id}: text generation failed: {r.reason}")
+        else:
+            out.templates.append(r.template)
+            out.problems.extend(r.problems)
+    return out
+
+
 async def aauthor_templates(schema: DatabaseSchema, judge: Judge, *, text_judge: Judge | None = None,
                             styles: tuple[Style, ...] = DEFAULT_STYLES, requirements: str = "",
-                            max_templates: int = 20, limit: int = 8) -> AuthoringResult:
+                            max_templates: int = 20, concurrency: int = 8,
+                            executor: Executor | None = None) -> AuthoringResult:
     """Steps 2 and 3 of Algorithm 1: SQL templates, then text templates for each one without
     errors (a template the reviewer must fix first gets its phrasings after reloading)."""
     sql_templates, problems = await SqlTemplateGenerator(judge, requirements, max_templates).generate(schema)
-    writer = TextTemplateGenerator(text_judge or judge, styles)
-
-    async def phrase(t: SqlTemplate) -> tuple[SqlTemplate, list[str]]:
-        if any(i.startswith("error:") for i in t.issues):
-            return t, [f"template {t.id}: not phrased until its errors are fixed: "
-                       + "; ".join(i[7:] for i in t.issues if i.startswith("error:"))]
-        return await writer.generate(t)
-
-    phrased = await gather_bounded(sql_templates, phrase, limit=limit)
-    return AuthoringResult(templates=[t for t, _ in phrased],
-                           problems=problems + [p for _, ps in phrased for p in ps])
+    phrased = await aphrase_templates(sql_templates, TextTemplateGenerator(text_judge or judge, styles),
+                                      skip_errors=True, concurrency=concurrency, executor=executor)
+    return AuthoringResult(templates=phrased.templates, problems=problems + phrased.problems)
 
 
 author_templates = synchronous(aauthor_templates)
+phrase_templates = synchronous(aphrase_templates)

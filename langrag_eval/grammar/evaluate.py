@@ -2,7 +2,12 @@
 the database's answer, group by SQL logic, compute R and Acc overall, per cluster and in the
 retrieval-only view, attribute non-robust failures, compare two clusters, and optionally score
 reference-free evaluators against the graded truth. The summary is stored as run artifact
-``grammar``.
+``grammar`` (:func:`~langrag_eval.run.record_run`).
+
+Every answer is graded through :func:`langrag_eval.run.aevaluate` (one agent's answers are the
+samples of one grading evaluator), so the ``executor`` given judges them, a rerun reads finished
+grades back, and an exception on one answer is that answer's ``Unscored``; the groups of variants,
+the metrics and the attribution are pure functions on top of the grades.
 
 Artifact ``grammar`` (JSON)::
 
@@ -53,7 +58,9 @@ from pydantic import BaseModel
 from ..pipelines import AgentAnswer, Query
 from ..results import Unscored
 from ..types import Sample
-from ..runtime import RunStore, put_item_index, run_batch, synchronous
+from ..evaluator import FunctionEvaluator
+from ..run import Executor, aevaluate, record_run
+from ..runtime import RunStore, put_item_index, synchronous
 from .analysis import (
     ItemResult,
     attribute_failures,
@@ -87,9 +94,11 @@ async def aevaluate_answers(queries: Sequence[GrammarQuery], answers: Sequence[A
                            compare: tuple[str, str] | None = None,
                            reference_free: Mapping[str, ReferenceFreeEvaluator] | None = None,
                            store: RunStore | None = None, run_id: str | None = None,
-                           limit: int = 16) -> dict[str, Any]:
+                           concurrency: int = 16, executor: Executor | None = None) -> dict[str, Any]:
     """Grade and analyse every agent's answers; returns (and stores, given a store and run id) the
-    ``grammar`` artifact. ``compare`` defaults to ("short", "long") when both clusters exist."""
+    ``grammar`` artifact and finishes the run with each agent's overall metrics. ``compare``
+    defaults to ("short", "long") when both clusters exist. ``concurrency``: answers graded at
+    once; ``executor``: where they are graded (default: this process)."""
     # A NULL-only answer kept as "unknown" is a true answer (the database holds no value); the
     # other flags mean no single true answer.
     by_id = {q.id: q for q in queries if q.answer is not None and q.flag in (None, "null_answer")}
@@ -120,9 +129,10 @@ async def aevaluate_answers(queries: Sequence[GrammarQuery], answers: Sequence[A
             put_item_index(store, run_id, f"grammar/correct/{agent}",
                            ((p.key, p.query.question, p.query.answer,
                              str(getattr(p.query, cluster_field, None) or "") or None) for p in pairs))
-        grades = await run_batch(pairs, grade, key=lambda p: p.key, task=grader.task,
-                                 result_type=Correctness, store=store, run_id=run_id, limit=limit,
-                                 description=f"grading {agent}", scores=grader.scores)
+        grading = FunctionEvaluator(grade, grader.task, Correctness, key_of=lambda p: p.key,
+                                    description=f"grading {agent}", scorer=grader)
+        grades = (await aevaluate(pairs, {"grammar": grading}, store=store, run_id=run_id,
+                                  concurrency=concurrency, executor=executor))["grammar"]
         items = [ItemResult(id=p.query.id, logic_id=p.query.logic_id,
                             cluster=str(getattr(p.query, cluster_field, None)),
                             correct=None if isinstance(g, Unscored) else g.correct,
@@ -133,13 +143,15 @@ async def aevaluate_answers(queries: Sequence[GrammarQuery], answers: Sequence[A
             samples = [ReliabilitySample(id=p.key, question=p.query.question, answer=p.answer.answer,
                                          documents=p.answer.contexts, correct=i.correct)
                        for p, i in zip(pairs, items) if p.answer is not None]
-            free = await aassess_reliability(reference_free, samples, store=store, run_id=run_id)
+            free = await aassess_reliability(reference_free, samples, store=store, run_id=run_id,
+                                             concurrency=concurrency, executor=executor)
             report["reference_free"] = {
                 name: {**r.reliability.model_dump(mode="json"), "unscored": r.unscored}
                 for name, r in free.items()}
         summary["agents"][agent] = report
     if store is not None and run_id is not None:
-        store.put_artifact(run_id, ARTIFACT, summary)
+        record_run(store, run_id, {ARTIFACT: summary},
+                   finished={a: r["overall"] for a, r in summary["agents"].items()})
     return summary
 
 

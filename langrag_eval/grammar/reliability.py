@@ -34,11 +34,12 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..evaluator import Evaluator
+from ..evaluator import Evaluator, FunctionEvaluator
 from ..model import GenerationParams
 from ..prompts import PromptTemplate, override_template
 from ..results import Score, ScoreScale, Unscored
-from ..runtime import Judge, RunStore, gather_bounded, run_batch, synchronous
+from ..run import Executor, aevaluate
+from ..runtime import Judge, RunStore, gather_bounded, synchronous
 from ..types import Document
 from ..verdicts import BinaryFormat, JsonFormat, TextFormat
 from .analysis import Reliability, binary_reliability
@@ -181,7 +182,7 @@ class SelfCheckQA(ReferenceFreeEvaluator):
             list(range(self.samples)),
             lambda k: self.generator.ask(prompt, TextFormat(),
                                          params=GenerationParams(temperature=self.temperature, seed=k)),
-            limit=self.samples)
+            concurrency=self.samples)
         texts: list[str] = []
         for d in drawn:
             if isinstance(d.value, Unscored):
@@ -190,7 +191,7 @@ class SelfCheckQA(ReferenceFreeEvaluator):
         compare = prompts["compare"]
         votes = await gather_bounded(
             texts, lambda t: self.checker.ask(compare.render(question=sample.question, answer=main, sample=t),
-                                              BinaryFormat()), limit=self.samples)
+                                              BinaryFormat()), concurrency=self.samples)
         agree: list[int] = []
         for v in votes:
             if isinstance(v.value, Unscored):
@@ -234,16 +235,23 @@ class EvaluatorReport(BaseModel):
 
 
 async def aassess_reliability(evaluators: Mapping[str, ReferenceFreeEvaluator],
-                             samples: Sequence[ReliabilitySample], *, store: RunStore | None = None,
-                             run_id: str | None = None, limit: int = 8) -> dict[str, EvaluatorReport]:
-    """Run every evaluator on every sample (resumable when a store and run id are given) and score
-    its verdicts against ``sample.correct``."""
-    out: dict[str, EvaluatorReport] = {}
+                              samples: Sequence[ReliabilitySample], *, store: RunStore | None = None,
+                              run_id: str | None = None, concurrency: int = 8,
+                              executor: Executor | None = None) -> dict[str, EvaluatorReport]:
+    """Run every evaluator on every sample through :func:`langrag_eval.run.aevaluate` (resumable
+    when a store and run id are given, judged by ``executor``; each evaluator's judgments stored
+    under ``grammar/free/<name>``) and score its verdicts against ``sample.correct``."""
+    named = {name: FunctionEvaluator(evaluator.aevaluate, f"grammar/free/{name}", FreeVerdict,
+                                     key_of=lambda s: s.id, description=f"reference-free: {name}",
+                                     scorer=evaluator)
+             for name, evaluator in evaluators.items()}
+    if not named:
+        return {}
+    run = await aevaluate(samples, named, store=store, run_id=run_id, concurrency=concurrency,
+                          executor=executor)
     truth = [s.correct for s in samples]
-    for name, evaluator in evaluators.items():
-        results = await run_batch(samples, evaluator.aevaluate, key=lambda s: s.id,
-                                  task=f"grammar/free/{name}", result_type=FreeVerdict, store=store,
-                                  run_id=run_id, limit=limit, description=f"reference-free: {name}")
+    out: dict[str, EvaluatorReport] = {}
+    for name, results in run.results.items():
         predicted = [None if isinstance(r, Unscored) else r.correct for r in results]
         out[name] = EvaluatorReport(
             name=name, reliability=binary_reliability(truth, predicted),

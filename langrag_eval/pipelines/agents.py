@@ -176,7 +176,7 @@ class FusionAgent(_SyncRun):
         depth = self.depth or self.k
         rankings = await gather_bounded([query, *variations],
                                         lambda q: _retrieve(self.retriever, q, depth),
-                                        limit=self.concurrency)
+                                        concurrency=self.concurrency)
         failed = next((r for r in rankings if isinstance(r, Unscored)), None)
         if failed is not None:
             return failed

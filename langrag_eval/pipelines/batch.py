@@ -1,7 +1,7 @@
 """Running several agents over many queries, resumably.
 
-Each (agent, query id) pair is one item of :func:`~langrag_eval.runtime.run_batch`: with a run store
-and a run id, a finished answer is stored as soon as it is made, and running the same batch again
+Each (agent, query id) pair is one sample of :func:`langrag_eval.run.aevaluate` (the agent's answer
+is that pair's result, judged by the executor given): with a run store and a run id, a finished answer is stored as soon as it is made, and running the same batch again
 reads it back instead of calling the generator. Failures are recorded as :class:`Unscored` and the
 other items go on.
 
@@ -25,7 +25,9 @@ from dataclasses import dataclass
 
 from ..errors import ConfigError
 from ..results import Unscored
-from ..runtime import RunStore, run_batch, synchronous
+from ..evaluator import FunctionEvaluator
+from ..run import Executor, aevaluate
+from ..runtime import RunStore, synchronous
 from .agents import Agent, AgentAnswer
 from .io import Query
 
@@ -53,12 +55,13 @@ def item_key(agent: str, qid: str) -> str:
 
 
 async def arun_agents(agents: Sequence[Agent], queries: Sequence[Query], *, store: RunStore | None = None,
-                      run_id: str | None = None, limit: int = 8,
-                      description: str | None = None) -> list[AgentRun]:
+                      run_id: str | None = None, concurrency: int = 8,
+                      description: str | None = None, executor: Executor | None = None) -> list[AgentRun]:
     """Every agent on every query, agent by agent in the order given.
 
     With ``store`` and ``run_id`` the batch resumes: pairs already answered in that run are read back.
-    ``limit`` bounds the (agent, query) pairs in flight; the generator's own limiter bounds model calls.
+    ``concurrency`` bounds the (agent, query) pairs in flight; the generator's own limiter bounds model
+    calls. ``executor``: where the pairs are answered (default: this process).
     """
     names = [a.name for a in agents]
     if len(set(names)) != len(names):
@@ -72,10 +75,11 @@ async def arun_agents(agents: Sequence[Agent], queries: Sequence[Query], *, stor
         agent, query = pair
         return await agent.arun(query.query, qid=query.qid)
 
-    results = await run_batch(pairs, answer, key=lambda p: item_key(p[0].name, p[1].qid), task=TASK,
-                              fingerprint=lambda p: (p[0].name, p[1]),
-                              result_type=AgentAnswer, store=store, run_id=run_id, limit=limit,
-                              description=description or f"{len(agents)} agents x {len(queries)} queries")
+    answering = FunctionEvaluator(answer, TASK, AgentAnswer, key_of=lambda p: item_key(p[0].name, p[1].qid),
+                                  fingerprint_of=lambda p: (p[0].name, p[1]),
+                                  description=description or f"{len(agents)} agents x {len(queries)} queries")
+    results = (await aevaluate(pairs, {"answers": answering}, store=store, run_id=run_id,
+                               concurrency=concurrency, executor=executor))["answers"]
     return [AgentRun(agent=a.name, qid=q.qid, result=r) for (a, q), r in zip(pairs, results)]
 
 

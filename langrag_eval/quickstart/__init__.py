@@ -124,7 +124,7 @@ def run_quickstart(judge: Judge, store: RunStore, out_dir: str | Path, *,
     agents = six_agents(backend, embedder, generator, settings.k, n_variations=settings.variations)
     queries = [Query(qid=q["id"], query=q["question"]) for q in questions]
     progress(f"running 6 agents on {len(queries)} questions")
-    runs = run_agents(agents, queries, store=store, run_id=run_id, limit=judge.concurrency,
+    runs = run_agents(agents, queries, store=store, run_id=run_id, concurrency=judge.concurrency,
                       description="agents")
     answers = [r.result for r in runs if isinstance(r.result, AgentAnswer)]
     answers_path = out / "answers.jsonl"
@@ -158,7 +158,7 @@ def run_quickstart(judge: Judge, store: RunStore, out_dir: str | Path, *,
     data = TournamentData.from_records(answer_record(a) for a in answers)
     tour = run_tournament(data, judge, TournamentConfig(
         schedule="sample", n_games_per_query=settings.games, tournaments=settings.tournaments),
-        store=store, run_id=run_id, limit=judge.concurrency)
+        store=store, run_id=run_id, concurrency=judge.concurrency)
 
     card = None
     if settings.audit:

@@ -199,7 +199,7 @@ class Retriever:
             return await many(texts=texts, vectors=vectors, **args)
         return await gather_bounded(list(range(len(queries))), lambda i: self.backend.asearch(
             text=None if texts is None else texts[i], vector=None if vectors is None else vectors[i],
-            **args), limit=8)
+            **args), concurrency=8)
 
     def retrieve_many(self, queries: Sequence[str], k: int | None = None, *, mode: Mode | None = None,
                       hybrid: HybridSettings | dict[str, Any] | None = None) -> list[list[Document]]:

@@ -112,7 +112,7 @@ def judgment_payload(result: BaseModel, scores: Callable[[Any], Sequence[Score]]
 
 async def run_batch(items: Sequence[X], evaluate: Callable[[X], Awaitable[R | Unscored]], *,
                     key: Callable[[X], str], task: str, result_type: type[R],
-                    store: RunStore | None = None, run_id: str | None = None, limit: int = 16,
+                    store: RunStore | None = None, run_id: str | None = None, concurrency: int = 16,
                     description: str | None = None,
                     fingerprint: Callable[[X], Any] | None = None,
                     progress: bool | None = None,
@@ -162,12 +162,12 @@ async def run_batch(items: Sequence[X], evaluate: Callable[[X], Awaitable[R | Un
         if len(set(keys)) == len(keys):  # claims name items by key: they must be unique
             digests = [content_hash(fingerprint(i) if fingerprint is not None else i) for i in items]
             results = await _cooperate(items, evaluate, keys, digests, task=task, codec=codec, payload=payload,
-                                       store=store, run_id=run_id, limit=limit, counts=counts,  # type: ignore[arg-type]
+                                       store=store, run_id=run_id, concurrency=concurrency, counts=counts,  # type: ignore[arg-type]
                                        description=description, progress=progress)
             store.count_batch(run_id, counts)  # type: ignore[union-attr,arg-type]
             return results
     with BatchProgress(description or task, len(items), show=progress) as bar:
-        results = await gather_bounded(items, one, limit=limit, on_done=lambda i, r: bar.advance())
+        results = await gather_bounded(items, one, concurrency=concurrency, on_done=lambda i, r: bar.advance())
     if resumable:
         store.count_batch(run_id, counts)  # type: ignore[union-attr,arg-type]
     return results
@@ -175,7 +175,7 @@ async def run_batch(items: Sequence[X], evaluate: Callable[[X], Awaitable[R | Un
 
 async def _cooperate(items: Sequence[X], evaluate: Callable[[X], Awaitable[R | Unscored]], keys: list[str],
                      digests: list[str], *, task: str, codec: TypeAdapter, payload: Callable[[Any], Any],
-                     store: Any, run_id: str, limit: int,
+                     store: Any, run_id: str, concurrency: int,
                      counts: BatchCounts, description: str | None,
                      progress: bool | None) -> list[R | Unscored]:
     """The batch shared with other workers on a cooperative store: claim a slice of the items nobody
@@ -197,7 +197,7 @@ async def _cooperate(items: Sequence[X], evaluate: Callable[[X], Awaitable[R | U
     # Each worker walks the items from its own starting point, so workers rarely contend.
     order = list(range(len(items)))
     random.Random(owner_id()).shuffle(order)
-    chunk = max(2 * limit, 8)
+    chunk = max(2 * concurrency, 8)
     queue: deque[int] = deque()
     refill = asyncio.Lock()
     mine: set[int] = set()
@@ -268,7 +268,7 @@ async def _cooperate(items: Sequence[X], evaluate: Callable[[X], Awaitable[R | U
                                    claim=claim_name[i])
                 bar.advance()
 
-        await asyncio.gather(*(worker() for _ in range(max(1, limit))))
+        await asyncio.gather(*(worker() for _ in range(max(1, concurrency))))
     counts.reused += len(items) - len(mine)
     stored = store.task_results(run_id, task)
     return [codec.validate_python(stored[k]) if k in stored else

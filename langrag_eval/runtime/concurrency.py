@@ -2,7 +2,7 @@
 
 >>> import asyncio
 >>> async def double(x): return 2 * x
->>> asyncio.run(gather_bounded([1, 2, 3], double, limit=2))
+>>> asyncio.run(gather_bounded([1, 2, 3], double, concurrency=2))
 [2, 4, 6]
 """
 
@@ -26,11 +26,11 @@ R = TypeVar("R")
 P = ParamSpec("P")
 
 
-async def gather_bounded(items: Sequence[X], fn: Callable[[X], Awaitable[R]], *, limit: int,
+async def gather_bounded(items: Sequence[X], fn: Callable[[X], Awaitable[R]], *, concurrency: int,
                          on_done: Callable[[int, R], None] | None = None) -> list[R]:
-    """Run ``fn`` over ``items`` with at most ``limit`` in flight; ``on_done(index, result)`` per item."""
-    if limit < 1:
-        raise ArgumentError("limit must be at least 1")
+    """Run ``fn`` over ``items`` with at most ``concurrency`` in flight; ``on_done(index, result)`` per item."""
+    if concurrency < 1:
+        raise ArgumentError("concurrency must be at least 1")
     results: list[R] = [None] * len(items)  # type: ignore[list-item]
     queue = iter(enumerate(items))
 
@@ -40,7 +40,7 @@ async def gather_bounded(items: Sequence[X], fn: Callable[[X], Awaitable[R]], *,
             if on_done is not None:
                 on_done(index, results[index])
 
-    await asyncio.gather(*(worker() for _ in range(min(limit, len(items)))))
+    await asyncio.gather(*(worker() for _ in range(min(concurrency, len(items)))))
     return results
 
 
@@ -76,10 +76,10 @@ class Limiter:
     2
     """
 
-    def __init__(self, limit: int) -> None:
-        if limit < 1:
+    def __init__(self, concurrency: int) -> None:
+        if concurrency < 1:
             raise ArgumentError("concurrency must be at least 1")
-        self.limit = limit
+        self.concurrency = concurrency
         self.in_flight = 0
         self.peak = 0
         self._lock = threading.Lock()
@@ -95,7 +95,7 @@ class Limiter:
 
     async def _acquire(self) -> None:
         with self._lock:
-            if self.in_flight < self.limit and not self._waiters:
+            if self.in_flight < self.concurrency and not self._waiters:
                 self._take()
                 return
             waiter = _Waiter(asyncio.get_running_loop())

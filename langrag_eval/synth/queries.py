@@ -26,11 +26,13 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..embeddings import Embedder
+from ..evaluator import FunctionEvaluator
 from ..errors import ConfigError
 from ..files import atomic_write
 from ..prompts import load_prompt
 from ..results import Unscored
-from ..runtime import Judge, RunStore, run_batch, synchronous
+from ..run import Executor, aevaluate
+from ..runtime import Judge, RunStore, synchronous
 from ..verdicts import JsonFormat
 from .passages import Passage
 from .pool import Duplicate, QuotaResult, drop_near_duplicates, sample_by_quota
@@ -98,7 +100,7 @@ class QueryGenerator:
     examples: Sequence[str]
     per_passage: int = 10
     prompt: str | Path = "synth/queries"
-    limit: int = 8
+    concurrency: int = 8
 
     def __post_init__(self) -> None:
         ids = [g.model_id for g in self.generators]
@@ -113,9 +115,11 @@ class QueryGenerator:
         self._prompt_name = str(self.prompt)
 
     async def generate(self, passages: Sequence[Passage], *, store: RunStore | None = None,
-                       run_id: str | None = None) -> tuple[list[SyntheticQuery], list[str]]:
-        """Every generator on every passage (resumable with a store and run id): the pool in
-        (passage, generator, position) order, and one message per failed call."""
+                       run_id: str | None = None, executor: Executor | None = None
+                       ) -> tuple[list[SyntheticQuery], list[str]]:
+        """Every generator on every passage, each (passage, generator) pair a sample of
+        :func:`langrag_eval.run.aevaluate` (resumable with a store and run id, run on ``executor``):
+        the pool in (passage, generator, position) order, and one message per failed call."""
         judges = {g.model_id: g for g in self.generators}
         jobs = [(p, gid) for p in passages for gid in judges]
 
@@ -126,9 +130,10 @@ class QueryGenerator:
             answer = await judges[gid].ask(rendered, JsonFormat(_Questions))
             return answer.value
 
-        results = await run_batch(jobs, ask, key=lambda j: f"{j[1]}|{j[0].id}", task="synth/queries",
-                                  result_type=_Questions, store=store, run_id=run_id, limit=self.limit,
-                                  description="generating queries")
+        asking = FunctionEvaluator(ask, "synth/queries", _Questions, key_of=lambda j: f"{j[1]}|{j[0].id}",
+                                   description="generating queries")
+        results = (await aevaluate(jobs, {"queries": asking}, store=store, run_id=run_id,
+                                   concurrency=self.concurrency, executor=executor))["queries"]
         pool: list[SyntheticQuery] = []
         failures: list[str] = []
         for (passage, gid), result in zip(jobs, results):
@@ -145,9 +150,9 @@ class QueryGenerator:
     async def asynthesize(self, passages: Sequence[Passage], *, quotas: Mapping[str, int | None] | None = None,
                           similarity: float = 0.8, embedder: Embedder | None = None,
                           embedding_threshold: float = 0.92, seed: int = 0, store: RunStore | None = None,
-                          run_id: str | None = None) -> SynthResult:
+                          run_id: str | None = None, executor: Executor | None = None) -> SynthResult:
         """Generate, pool, drop near-duplicates, sample by quota, and report each step's counts."""
-        pool, failures = await self.generate(passages, store=store, run_id=run_id)
+        pool, failures = await self.generate(passages, store=store, run_id=run_id, executor=executor)
         unique, duplicates = drop_near_duplicates(pool, threshold=similarity, embedder=embedder,
                                                   embedding_threshold=embedding_threshold)
         unknown = sorted(set(quotas or {}) - {g.model_id for g in self.generators})
@@ -162,11 +167,11 @@ class QueryGenerator:
     def synthesize(self, passages: Sequence[Passage], *, quotas: Mapping[str, int | None] | None = None,
                    similarity: float = 0.8, embedder: Embedder | None = None,
                    embedding_threshold: float = 0.92, seed: int = 0, store: RunStore | None = None,
-                   run_id: str | None = None) -> SynthResult:
+                   run_id: str | None = None, executor: Executor | None = None) -> SynthResult:
         """:meth:`asynthesize` from synchronous code."""
         return synchronous(self.asynthesize)(passages, quotas=quotas, similarity=similarity, embedder=embedder,
                                              embedding_threshold=embedding_threshold, seed=seed, store=store,
-                                             run_id=run_id)
+                                             run_id=run_id, executor=executor)
 
 
 def _report(passages: int, pool: list[SyntheticQuery], duplicates: list[Duplicate],

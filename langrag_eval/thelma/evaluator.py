@@ -169,7 +169,7 @@ class Thelma(Evaluator[Sample, ThelmaResult]):
 
         async def facts() -> list[list[str]] | Unscored:
             per_source = await gather_bounded(texts, lambda t: _facts_of(decomposer, t),
-                                              limit=max(1, len(texts)))
+                                              concurrency=max(1, len(texts)))
             failed = [f for f in per_source if isinstance(f, Unscored)]
             return failed[0] if failed else per_source
 
@@ -185,7 +185,7 @@ class Thelma(Evaluator[Sample, ThelmaResult]):
             outcomes[metric] = await get_metric(metric).compute(s)
 
         try:
-            await gather_bounded(list(self.metrics), one, limit=len(self.metrics))
+            await gather_bounded(list(self.metrics), one, concurrency=len(self.metrics))
         finally:
             self.judge.usage.merge(judge.usage)
         metrics = {m: outcomes[m] for m in self.metrics}

@@ -47,7 +47,7 @@ class Matcher:
     async def _many(self, task: str, calls: Sequence[dict[str, object]]) -> list[Verdict]:
         async def run(values: dict[str, object]) -> Verdict:
             return await self._one(task, **values)
-        return await gather_bounded(list(calls), run, limit=self.judge.concurrency)
+        return await gather_bounded(list(calls), run, concurrency=self.judge.concurrency)
 
     async def _batch(self, task: str, n: int, **values: object) -> list[Verdict]:
         if n == 0:
@@ -102,7 +102,7 @@ class Matcher:
                 alone.append(await self._one("match_answers", question=question, sources=list(sources)))
             return coverage([alone])[0]
 
-        return await gather_bounded(list(questions), per_question, limit=self.judge.concurrency)
+        return await gather_bounded(list(questions), per_question, concurrency=self.judge.concurrency)
 
     async def acheck(self, components: Sequence[str], *, one: str, batch: str | None = None,
                      **values: object) -> list[Verdict]:

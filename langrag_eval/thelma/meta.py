@@ -30,6 +30,7 @@ could not be built, or where either score is Unscored, is reported as unscored a
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -40,6 +41,8 @@ from pydantic import BaseModel, ConfigDict
 
 from ..prompts import PromptTemplate
 from ..results import Unscored
+from ..evaluator import FunctionEvaluator
+from ..run import Executor, aevaluate
 from ..runtime import gather_bounded, synchronous
 from ..verdicts import TagFormat
 from ..errors import ConfigError
@@ -146,7 +149,7 @@ class MetaEvaluation:
     sd_mode: Literal["rephrase", "repeat"] = "rephrase"
     seed: int = 0
     prompts: Mapping[str, str | Path | PromptTemplate] = field(default_factory=dict)
-    limit: int = 4
+    concurrency: int = 4
 
     def __post_init__(self) -> None:
         # the contrastive negatives are the paper's, one recipe per metric of its seven
@@ -155,9 +158,14 @@ class MetaEvaluation:
             raise ConfigError(f"meta-evaluation builds negatives for {', '.join(METRICS)} only, "
                               f"not {', '.join(others)}")
 
-    async def arun(self, samples: Sequence[Sample]) -> MetaReport:
-        """Every sample against its negatives, one per metric."""
-        originals = await gather_bounded(list(samples), self.thelma.aevaluate, limit=self.limit)
+    async def arun(self, samples: Sequence[Sample], *, executor: Executor | None = None) -> MetaReport:
+        """Every sample against its negatives, one per metric. Both steps go through
+        :func:`langrag_eval.run.aevaluate` on ``executor`` (default: this process), at most
+        ``concurrency`` items at once: the samples scored by THELMA, then each (sample, metric)
+        pair: its negative built and scored. A pair whose step raised is unscored, with the reason."""
+        samples = list(samples)
+        originals = (await aevaluate(samples, {"thelma": self.thelma}, concurrency=self.concurrency,
+                                     executor=executor))["thelma"]
         jobs = [(i, m) for i in range(len(samples)) for m in self.metrics]
 
         async def pair(job: tuple[int, str]) -> PairOutcome:
@@ -171,7 +179,8 @@ class MetaEvaluation:
             single = Thelma(self.thelma.judge, metrics=(metric,), batched=self.thelma.batched,
                             embedder=self.thelma.embedder, sd_threshold=self.thelma.sd_threshold,
                             templates=self.thelma.templates)
-            a, b = original.score(metric), (await single.aevaluate(negative)).score(metric)
+            a = None if isinstance(original, Unscored) else original.score(metric)
+            b = (await single.aevaluate(negative)).score(metric)
             if a is None or b is None:
                 why = "original" if a is None else "negative"
                 return PairOutcome(sample=key, metric=metric, outcome="unscored", original=a, negative=b,
@@ -180,7 +189,12 @@ class MetaEvaluation:
             return PairOutcome(sample=key, metric=metric, outcome=outcome, original=a, negative=b,
                                negative_sample=negative)
 
-        pairs = await gather_bounded(jobs, pair, limit=self.limit)
+        step = FunctionEvaluator(pair, "thelma/meta", PairOutcome, description="meta-evaluation pairs",
+                                 key_of=lambda job: json.dumps([samples[job[0]].key(), job[1]]))
+        judged = (await aevaluate(jobs, {"pairs": step}, concurrency=self.concurrency,
+                                  executor=executor))["pairs"]
+        pairs = [PairOutcome(sample=samples[i].key(), metric=m, outcome="unscored", reason=p.reason)
+                 if isinstance(p, Unscored) else p for (i, m), p in zip(jobs, judged)]
         return MetaReport(rows=[_row(m, [p for p in pairs if p.metric == m]) for m in self.metrics], pairs=pairs)
 
     run = synchronous(arun)
@@ -223,7 +237,7 @@ class MetaEvaluation:
         elif metric == "sqc":
             rewritten = await gather_bounded(
                 sources, lambda s: self._rewrite("perturb_remove_source_facts", query=sample.question, source=s),
-                limit=max(1, len(sources)))
+                concurrency=max(1, len(sources)))
             failed = [r for r in rewritten if isinstance(r, Unscored)]
             if failed:
                 return failed[0]

@@ -18,10 +18,16 @@ returns no answer for a query loses its games on that query; the summary lists i
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
+from pydantic import BaseModel
+
 from ..errors import ConfigError
+from ..evaluator import FunctionEvaluator
+from ..results import Unscored
+from ..run import Executor, aevaluate
 from ..runtime import Judge, RunStore, gather_bounded, synchronous
 from ..types import Document
 from .data import Problem, TournamentData
@@ -39,29 +45,41 @@ def as_queries(queries: Sequence[str] | Mapping[str, str]) -> dict[str, str]:
     return {f"q{i}": q for i, q in enumerate(queries, start=1)}
 
 
+class _Reply(BaseModel):
+    """One app's answer to one query, as a tournament record."""
+
+    qid: str
+    query: str
+    agent: str
+    answer: Any  # checked with the other records by TournamentData
+    documents: list[dict[str, Any]]
+
+
 async def acollect_answers(apps: Mapping[str, App], queries: Sequence[str] | Mapping[str, str], *,
-                          limit: int = 8) -> TournamentData:
-    """Ask every app every query (at most ``limit`` at once) and validate the answers."""
+                           concurrency: int = 8, executor: Executor | None = None) -> TournamentData:
+    """Ask every app every query (at most ``concurrency`` at once, on ``executor``: each (query,
+    app) pair is a sample of :func:`langrag_eval.run.aevaluate`) and validate the answers. An app
+    that raises or returns no answer for a query is that query's problem; the others go on."""
     qs = as_queries(queries)
     jobs = [(qid, name) for qid in qs for name in apps]
-    problems: list[Problem] = []
 
-    async def ask(job: tuple[str, str]) -> dict[str, Any] | None:
+    async def ask(job: tuple[str, str]) -> _Reply | Unscored:
         qid, name = job
         try:
             answer, docs = await apps[name](qs[qid])
         except Exception as exc:  # noqa: BLE001 - an app failing on one query must not stop the others
-            problems.append(Problem(kind="app_error", message=f"app {name!r} failed on query {qid!r}: "
-                                    f"{type(exc).__name__}: {exc}"))
-            return None
+            return Unscored(reason=f"app {name!r} failed on query {qid!r}: {type(exc).__name__}: {exc}",
+                            cause="model_error")
         if answer is None:
-            problems.append(Problem(kind="app_error", message=f"app {name!r} returned no answer for "
-                                    f"query {qid!r}"))
-            return None
-        return {"qid": qid, "query": qs[qid], "agent": name, "answer": answer,
-                "documents": [{"id": d.id, "text": d.text, "score": d.score} for d in docs]}
+            return Unscored(reason=f"app {name!r} returned no answer for query {qid!r}", cause="invalid_input")
+        return _Reply(qid=qid, query=qs[qid], agent=name, answer=answer,
+                      documents=[{"id": d.id, "text": d.text, "score": d.score} for d in docs])
 
-    records = [r for r in await gather_bounded(jobs, ask, limit=limit) if r is not None]
+    asking = FunctionEvaluator(ask, "tournament/answers", _Reply, key_of=lambda job: json.dumps(job),
+                               description="asking the apps")
+    replies = (await aevaluate(jobs, {"answers": asking}, concurrency=concurrency, executor=executor))["answers"]
+    problems = [Problem(kind="app_error", message=r.reason) for r in replies if isinstance(r, Unscored)]
+    records = [r.model_dump() for r in replies if isinstance(r, _Reply)]
     data = TournamentData.from_records(records, source="apps")
     for qid, query in qs.items():
         data.queries.setdefault(qid, query)
@@ -70,12 +88,13 @@ async def acollect_answers(apps: Mapping[str, App], queries: Sequence[str] | Map
 
 
 async def atournament_over_apps(apps: Mapping[str, App], queries: Sequence[str] | Mapping[str, str],
-                               judge: Judge, config: TournamentConfig | None = None, *,
-                               store: RunStore | None = None, run_id: str | None = None,
-                               limit: int = 8) -> TournamentResult:
-    """Collect every app's answers, then run the tournament on them."""
-    data = await acollect_answers(apps, queries, limit=limit)
-    return await arun_tournament(data, judge, config, store=store, run_id=run_id, limit=limit)
+                                judge: Judge, config: TournamentConfig | None = None, *,
+                                store: RunStore | None = None, run_id: str | None = None,
+                                concurrency: int = 8, executor: Executor | None = None) -> TournamentResult:
+    """Collect every app's answers, then run the tournament on them (both through ``executor``)."""
+    data = await acollect_answers(apps, queries, concurrency=concurrency, executor=executor)
+    return await arun_tournament(data, judge, config, store=store, run_id=run_id, concurrency=concurrency,
+                                 executor=executor)
 
 
 collect_answers = synchronous(acollect_answers)
@@ -132,7 +151,7 @@ async def afirst_query_checked(apps: Mapping[str, App], queries: Sequence[str] |
         except Exception as exc:  # noqa: BLE001 - reported below, once per app
             return exc
 
-    answers = dict(zip(names, await gather_bounded(names, ask, limit=max(1, len(names)))))
+    answers = dict(zip(names, await gather_bounded(names, ask, concurrency=max(1, len(names)))))
     failed = {n: a for n, a in answers.items() if isinstance(a, Exception) and calling_error(a)}
     if failed:
         def line(name: str, exc: Exception) -> str:

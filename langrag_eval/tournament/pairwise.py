@@ -241,7 +241,7 @@ class PairwiseEvaluator(Evaluator[GameSample, GameRecord]):
         if judgments is None:
             judged = await gather_bounded(
                 game.documents, lambda d: self._relevance.aevaluate(RelevanceSample(query=game.query, document=d)),
-                limit=max(1, min(len(game.documents), self.judge.concurrency)))
+                concurrency=max(1, min(len(game.documents), self.judge.concurrency)))
             judgments = {d.id: j for d, j in zip(game.documents, judged)}
         kept, dropped = reference_documents(game.documents, judgments, self.threshold)
         return await self._play(game, kept, dropped)
@@ -265,7 +265,7 @@ class PairwiseEvaluator(Evaluator[GameSample, GameRecord]):
                               forward=fwd, backward=bwd, raw_forward=ans.raw if first else None,
                               raw_backward=None if first else ans.raw, documents=shown, dropped=dropped)
         forward, backward = await gather_bounded([forward_prompt, backward_prompt],
-                                                 lambda p: self.judge.ask(p, fmt), limit=2)
+                                                 lambda p: self.judge.ask(p, fmt), concurrency=2)
         failed = [(name, ans) for name, ans in (("forward", forward), ("backward", backward))
                   if isinstance(ans.value, Unscored)]
         if failed:

@@ -1,6 +1,12 @@
 """A whole tournament: judge the pooled documents, optionally score answers pointwise, play the
-scheduled games, rank the agents, and store everything in the run store (resumable: every
-judgment goes through ``run_batch``; a rerun with the same settings reads finished ones back).
+scheduled games, rank the agents, and store everything in the run store.
+
+Every judgment goes through :func:`langrag_eval.run.aevaluate`: the documents are the samples of
+the relevance evaluator, the answers those of the pointwise one, and the scheduled games those of
+the pairwise evaluator, so each item is bounded, resumable (a rerun with the same settings reads
+finished ones back), judged by the ``executor`` given, and an exception on one item is that item's
+``Unscored``. The schedule (which games to play next) and the ranking are computed on top of the
+judged games; the summary is written with :func:`~langrag_eval.run.record_run`.
 
 >>> from langrag_eval.runtime import Judge
 >>> from langrag_eval.testing import ScriptedModel
@@ -21,6 +27,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..results import Unscored
+from ..run import Executor, aevaluate, record_run
 from ..runtime import Judge, RunStore, synchronous
 from .data import Problem, TournamentData
 from .evaluators import (
@@ -106,12 +113,19 @@ def _key(*parts: str) -> str:
 
 async def arun_tournament(data: TournamentData, judge: Judge, config: TournamentConfig | None = None, *,
                          store: RunStore | None = None, run_id: str | None = None,
-                         limit: int = 16) -> TournamentResult:
-    """Run a tournament; with a ``store`` and ``run_id`` every judgment and the summary are stored."""
+                         concurrency: int = 16, executor: Executor | None = None) -> TournamentResult:
+    """Run a tournament; with a ``store`` and ``run_id`` every judgment and the summary are stored.
+    ``concurrency``: items judged at once; ``executor``: where they are judged (default: this
+    process, :class:`~langrag_eval.run.LocalExecutor`)."""
     config = config or TournamentConfig()
     if store is not None and run_id is not None:
         judge = judge.for_run(run_id)
-    batch: dict[str, Any] = {"store": store, "run_id": run_id, "limit": limit}
+
+    async def judged(evaluator: Any, samples: list[Any]) -> list[Any]:
+        run = await aevaluate(samples, {evaluator.task: evaluator}, store=store, run_id=run_id,
+                              concurrency=concurrency, executor=executor)
+        return run[evaluator.task]
+
     relevance_ev = RelevanceEvaluator(judge, prompt=config.relevance_prompt)
     pairwise_ev = PairwiseEvaluator(judge, threshold=config.threshold, factors=config.factors,
                                     prompt=config.pairwise_prompt, orders=config.orders, seed=config.seed)
@@ -119,10 +133,9 @@ async def arun_tournament(data: TournamentData, judge: Judge, config: Tournament
 
     # 1. every pooled document once per query, however many agents retrieved it
     pool = [(qid, doc) for qid in sorted(data.pool) for doc in data.pool[qid].values()]
-    judged = await relevance_ev.aevaluate_many(
-        [RelevanceSample(id=_key(qid, doc.id), query=data.queries[qid], document=doc) for qid, doc in pool],
-        **batch)
-    relevance = {(qid, doc.id): j for (qid, doc), j in zip(pool, judged)}
+    judgments = await judged(relevance_ev, [RelevanceSample(id=_key(qid, doc.id), query=data.queries[qid],
+                                                            document=doc) for qid, doc in pool])
+    relevance = {(qid, doc.id): j for (qid, doc), j in zip(pool, judgments)}
     by_query: dict[str, dict[str, RelevanceJudgment | Unscored]] = {}
     for (qid, did), j in relevance.items():
         by_query.setdefault(qid, {})[did] = j
@@ -133,9 +146,9 @@ async def arun_tournament(data: TournamentData, judge: Judge, config: Tournament
     if config.pointwise:
         pointwise_ev = PointwiseEvaluator(judge, prompt=config.pointwise_prompt)
         items = [(qid, agent) for qid in sorted(data.answers) for agent in sorted(data.answers[qid])]
-        scores = await pointwise_ev.aevaluate_many(
-            [PointwiseSample(id=_key(qid, agent), query=data.queries[qid], answer=data.answers[qid][agent].answer,
-                             documents=data.documents(qid, agent)) for qid, agent in items], **batch)
+        scores = await judged(pointwise_ev, [
+            PointwiseSample(id=_key(qid, agent), query=data.queries[qid], answer=data.answers[qid][agent].answer,
+                            documents=data.documents(qid, agent)) for qid, agent in items])
         point = dict(zip(items, scores))
 
     # 3. games
@@ -151,7 +164,7 @@ async def arun_tournament(data: TournamentData, judge: Judge, config: Tournament
                           agent_b=pairing.agent_b, qid=pairing.qid, id=_key(*pairing))
 
     async def play_all(games: list[Pairing]) -> list[GameRecord | Unscored]:
-        return await pairwise_ev.aevaluate_many([game_of(g) for g in games], **batch)
+        return await judged(pairwise_ev, [game_of(g) for g in games])
 
     adaptive: AdaptiveScheduler | None = None
     if len(agents) < 2:
@@ -192,8 +205,8 @@ async def arun_tournament(data: TournamentData, judge: Judge, config: Tournament
     summary["judge_calls"] = judge.usage.calls - calls_before
     summary["usage"] = store.usage(run_id) if store is not None and run_id is not None else judge.usage.as_dict()
     if store is not None and run_id is not None:
-        store.put_artifact(run_id, "tournament", summary)
-        store.finish_run(run_id, {k: summary[k] for k in ("ranking", "games", "left_out")})
+        record_run(store, run_id, {"tournament": summary},
+                   finished={k: summary[k] for k in ("ranking", "games", "left_out")})
     return TournamentResult(summary=summary,
                             relevance={f"{q}\t{d}": j for (q, d), j in relevance.items()},
                             pointwise={f"{q}\t{a}": s for (q, a), s in point.items()},

@@ -44,8 +44,8 @@ def _judge_all(model: Any, store_path: Path, samples: list[Sample], concurrency:
     store = RunStore(store_path)
     run_id = store.open_run("quickstart-judging", {"judge": model.model_id}, judge=model.model_id)
     judge = Judge(model, store=store, concurrency=concurrency).for_run(run_id)
-    VragGrader(judge).evaluate_many(samples, run_id=run_id, limit=concurrency)
-    Thelma(judge, metrics=("sp1",), batched=True).evaluate_many(samples, run_id=run_id, limit=concurrency)
+    VragGrader(judge).evaluate_many(samples, run_id=run_id, concurrency=concurrency)
+    Thelma(judge, metrics=("sp1",), batched=True).evaluate_many(samples, run_id=run_id, concurrency=concurrency)
     return _rows(store_path)
 
 

@@ -74,7 +74,7 @@ async def test_a_failing_item_is_recorded_and_the_others_complete(backend, minil
     store = RunStore(":memory:")
     judge = Judge(ScriptedModel(flaky), retry=RetryPolicy(max_attempts=1))
     queries = [*QUERIES, Query(qid="blank", query="   ")]
-    runs = await arun_agents(six_agents(backend, minilm, judge, k=2), queries, store=store, run_id="f", limit=4)
+    runs = await arun_agents(six_agents(backend, minilm, judge, k=2), queries, store=store, run_id="f", concurrency=4)
 
     failed = {(r.agent, r.qid): r.result for r in runs if not r.ok}
     assert set(failed) == {(a, q) for a in AGENT_NAMES for q in ("co2", "blank")}

@@ -88,7 +88,7 @@ async def main(url: str, log: str, n: int, out: str, pause_at: int, ttl: float) 
 
         items = [f"item-{i:05d}" for i in range(n)]
         results = await run_batch(items, grade, key=str, task="vrag", result_type=Grade, store=store,
-                                  run_id=run, limit=4)
+                                  run_id=run, concurrency=4)
         store.finish_run(run, {"items": n})
     except LangragError as exc:
         print(f"error: {exc}", file=sys.stderr)

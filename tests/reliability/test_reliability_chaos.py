@@ -51,7 +51,7 @@ async def test_chaos_run_ends_every_sample_and_counts_every_call(tmp_path, seed:
 
     items = [f"sample-{i:04d}" for i in range(N)]
     results = await run_batch(items, grade, key=str, task="grade", result_type=Grade, store=store,
-                              run_id=run, limit=32)
+                              run_id=run, concurrency=32)
 
     # every sample ends with a score or an explicit Unscored naming its cause
     assert len(results) == N
@@ -92,7 +92,7 @@ async def test_chaos_run_ends_every_sample_and_counts_every_call(tmp_path, seed:
     # (rate limit, timeout) are asked again, and no call is made for any other item
     before = len(model.prompts)
     again = await run_batch(items, grade, key=str, task="grade", result_type=Grade, store=store,
-                            run_id=run, limit=32)
+                            run_id=run, concurrency=32)
     retried = {i for i, r in zip(items, results) if isinstance(r, Unscored) and r.cause in RETRY_ON_RESUME}
     assert retried
     for item, first, second in zip(items, results, again):
@@ -112,7 +112,7 @@ async def test_chaos_without_a_store_keeps_the_same_books() -> None:
     from langrag_eval.runtime import gather_bounded
 
     answers = await gather_bounded([f"Grade the answer for x{i}" for i in range(600)],
-                                   lambda p: judge.ask(p, ScoreFormat()), limit=64)
+                                   lambda p: judge.ask(p, ScoreFormat()), concurrency=64)
     assert all(isinstance(a.value, Unscored) or 1 <= a.value.score <= 5 for a in answers)
     assert model.calls == judge.usage.attempts
     assert model.peak_concurrency <= 64

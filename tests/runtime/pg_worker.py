@@ -51,7 +51,7 @@ async def main(url: str, log_path: str, n: int, out: str, latency: float) -> Non
 
     items = [f"item-{i:05d}" for i in range(n)]
     results = await run_batch(items, grade, key=str, task="vrag", result_type=Grade, store=store,
-                              run_id=run, limit=16)
+                              run_id=run, concurrency=16)
     with open(out, "w", encoding="utf-8") as fh:
         json.dump([r.model_dump() for r in results], fh)
 

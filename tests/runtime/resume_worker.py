@@ -55,7 +55,7 @@ async def main(store_path: str, log_path: str, n: int) -> dict[str, int]:
 
     items = [f"item-{i:03d}" for i in range(n)]
     results = await run_batch(items, grade, key=str, task="vrag", result_type=Grade, store=store,
-                              run_id=run, limit=4)
+                              run_id=run, concurrency=4)
     return {"run": run, "scored": sum(isinstance(r, Grade) for r in results), "calls": judge.model.calls}
 
 

@@ -49,7 +49,7 @@ async def test_gather_bounded_respects_its_limit_and_keeps_order(limit: int) -> 
         return x * x
 
     items = list(range(5 * limit + 7))
-    assert await gather_bounded(items, work, limit=limit) == [x * x for x in items]
+    assert await gather_bounded(items, work, concurrency=limit) == [x * x for x in items]
     assert peak == limit
 
 

@@ -93,7 +93,7 @@ def test_batch_resumes_and_rejudges_changed_items(store: StoreBase) -> None:
 
     def batch(items: list[dict]) -> list[Echo]:
         return asyncio.run(run_batch(items, judge, key=lambda i: i["id"], task="echo", result_type=Echo,
-                                     store=store, run_id=run, limit=4))
+                                     store=store, run_id=run, concurrency=4))
 
     items = [{"id": f"i{n}", "text": f"t{n}"} for n in range(30)]
     assert [r.text for r in batch(items)] == [f"T{n}" for n in range(30)]

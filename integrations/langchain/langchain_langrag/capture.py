@@ -118,7 +118,7 @@ async def atournament_from_runnables(runnables: Mapping[str, Runnable], queries:
     apps = await afirst_query_checked({n: app(n, r) for n, r in runnables.items()}, queries, timeout=timeout,
                                       fix=runnable_fix)
     return await atournament_over_apps(apps, queries, as_judge(judge), config, store=store, run_id=run_id,
-                                      limit=concurrency)
+                                      concurrency=concurrency)
 
 
 tournament_from_runnables = synchronous(atournament_from_runnables)

@@ -65,7 +65,7 @@ async def atournament_from_query_engines(engines: Mapping[str, Any], queries: Se
     apps = await afirst_query_checked({n: _app(e, start) for n, e in engines.items()}, queries, timeout=timeout,
                                       fix=lambda name, exc: _FIX)
     return await atournament_over_apps(apps, queries, as_judge(judge), config, store=store, run_id=run_id,
-                                      limit=concurrency)
+                                      concurrency=concurrency)
 
 
 tournament_from_query_engines = synchronous(atournament_from_query_engines)
