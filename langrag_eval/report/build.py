@@ -8,7 +8,7 @@ and usage. Every string that came from a model or a user is escaped by the
 template engine (autoescape on); charts escape their own labels; the items travel as JSON in which
 ``<``, ``>`` and ``&`` are escaped, and the browser sets them as text, never as markup.
 
->>> from langrag_eval.runtime import RunStore
+>>> from langrag_eval.runtime import RunStore, put_item_index
 >>> store = RunStore(":memory:")
 >>> run = store.open_run("demo", {"file": "x.csv"}, judge="scripted")
 >>> store.put_artifact(run, "vrag", {"items": 1, "scored": 1, "distribution": {"4": 1},
@@ -16,6 +16,7 @@ template engine (autoescape on); charts escape their own labels; the items trave
 >>> from langrag_eval.results import ScoreScale
 >>> grade = ScoreScale(1, 5).score("grade", 4, passed=True, reason="</script>")
 >>> store.put_judgment(run, "q1", "vrag", {"scores": [grade.model_dump()]}, scored=True)
+>>> put_item_index(store, run, "vrag", [("q1", "Why?", None, None)])
 >>> html = build_report(store, run)
 >>> "<script>" in html, html.count("<script")
 (False, 2)

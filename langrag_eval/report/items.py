@@ -18,18 +18,19 @@ command that read it, as the artifact ``item_contents``::
 The browser groups items by agent, else by subject.
 
 The items are the judgments of every task whose items are indexed (``items/<task>``, what
-:meth:`~langrag_eval.evaluator.Evaluator.index_item` stores; tournament games and agent runs are
-not items), or, in a run with no index, of every task whose judgments carry scores; one task per
-family (the one with the most judgments), as :mod:`langrag_eval.compare` reads them. A run with
-``item_contents`` lists its items even before they are judged.
+:meth:`~langrag_eval.evaluator.Evaluator.index_item` stores through ``evaluate_many`` or
+:func:`langrag_eval.run.evaluate`; tournament games, agent runs and a judge audit's batteries are
+not items), one task per family (the one with the most judgments), as :mod:`langrag_eval.compare`
+reads them. A run with ``item_contents`` lists its items even before they are judged.
 
 >>> from langrag_eval.results import ScoreScale
->>> from langrag_eval.runtime import RunStore
+>>> from langrag_eval.runtime import RunStore, put_item_index
 >>> store = RunStore(":memory:")
 >>> run = store.open_run("grade", {}, judge="scripted")
 >>> put_item_contents(store, run, [{"id": "q1", "question": "Why?", "answer": "Because.", "contexts": []}])
 >>> scores = [ScoreScale(1, 5).score("grade", 2, passed=False, reason="vague").model_dump()]
 >>> store.put_judgment(run, "q1", "vrag", {"scores": scores}, scored=True)
+>>> put_item_index(store, run, "vrag", [("q1", "Why?", None, None)])
 >>> [(r["id"], r["scores"][0]["name"], r["scores"][0]["value"], r["status"]) for r in browser_items(store, run)]
 [('q1', 'grade', 2.0, 'failed')]
 """
@@ -42,6 +43,9 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from pydantic import ValidationError
+
+from ..results import Score
 from ..runtime.items import ITEMS_PREFIX, current_judgments
 
 __all__ = ["CONTENTS", "STATUSES", "put_item_contents", "browser_items", "items_json"]
@@ -102,9 +106,6 @@ def _item_tasks(judgments: list[dict[str, Any]], artifacts: Mapping[str, Any]) -
     tasks = Counter(j["task"] for j in judgments)
     indexes = [n[len(ITEMS_PREFIX):] for n in artifacts if n.startswith(ITEMS_PREFIX)]
     indexed = {t for t in tasks if any(n == t or n.startswith(t + "/") for n in indexes)}
-    if not indexed:
-        indexed = {j["task"] for j in judgments
-                   if isinstance(j["result"], dict) and isinstance(j["result"].get("scores"), list)}
     chosen: dict[str, str] = {}
     for task in tasks:  # judgment order: the first family judged comes first
         if task in indexed:
@@ -114,20 +115,21 @@ def _item_tasks(judgments: list[dict[str, Any]], artifacts: Mapping[str, Any]) -
     return set(chosen.values())
 
 
-def _score(family: str, s: Any) -> dict[str, Any] | None:
-    """One stored score as the browser shows it; None for anything that is not a score."""
-    if not isinstance(s, dict) or not isinstance(s.get("name"), str):
+def _score(family: str, stored: Any) -> dict[str, Any] | None:
+    """One stored :class:`~langrag_eval.results.Score` as the browser shows it; None for anything
+    that does not read as one."""
+    try:
+        s = Score.model_validate(stored)
+    except ValidationError:
         return None
-    low, high, value = s.get("low"), s.get("high"), s.get("value")
-    if not all(isinstance(x, (int, float)) for x in (low, high)):
-        return None
-    scored = isinstance(value, (int, float)) and not isinstance(value, bool)
-    return {"family": family, "name": s["name"], "value": float(value) if scored else None,
-            "low": float(low), "high": float(high), "binary": bool(s.get("binary")),
-            "higher_is_better": s.get("higher_is_better", True) is not False,
-            "passed": s.get("passed") if scored and isinstance(s.get("passed"), bool) else None,
-            "reason": _cut(s.get("reason"), _REASON),
-            "cause": None if scored else str(s.get("cause") or "unscored")}
+    return {"family": family, "name": s.name, "value": s.value, "low": s.low, "high": s.high,
+            "binary": s.binary, "higher_is_better": s.higher_is_better, "passed": s.passed,
+            "reason": _cut(s.reason, _REASON), "cause": s.cause}
+
+
+def _unscored(where: str, cause: Any, reason: Any) -> str:
+    reason = _cut(reason, _REASON)
+    return f"{where}: {cause or 'unscored'}" + (f": {reason}" if reason else "")
 
 
 def _worth(score: dict[str, Any]) -> float:
@@ -171,11 +173,10 @@ def browser_items(store: Any, run_id: str, *, artifacts: Mapping[str, Any] | Non
         r["scores"] += scores
         if isinstance(result.get("raw"), str) and result["raw"]:
             r["replies"].append({"family": family, "text": _cut(result["raw"])})
-        r["unscored"] += [f"{family}/{s['name']}: {s['cause']}: {s['reason'] or ''}".rstrip(": ")
+        r["unscored"] += [_unscored(f"{family}/{s['name']}", s["cause"], s["reason"])
                           for s in scores if s["value"] is None]
         if not j["scored"] and not scores:  # an evaluator without named scores: the item's own cause
-            r["unscored"].append(f"{family}: {result.get('cause', 'unscored')}: "
-                                 f"{_cut(result.get('reason'), _REASON) or ''}".rstrip(": "))
+            r["unscored"].append(_unscored(family, result.get("cause"), result.get("reason")))
     for item, direction in (flips or {}).items():
         if item in rows:
             rows[item]["flip"] = direction

@@ -12,7 +12,7 @@ from langrag_eval.grading import VragGrade, VragGrader, summarize
 from langrag_eval.report import SECTIONS, build_report, write_report
 from langrag_eval.report.svg import bar_chart, heatmap, interval_chart
 from langrag_eval.results import Unscored
-from langrag_eval.runtime import Judge, RunStore
+from langrag_eval.runtime import Judge, RunStore, put_item_index
 from langrag_eval.runtime.batch import judgment_payload
 from langrag_eval.testing import ScriptedModel
 
@@ -35,6 +35,7 @@ def _hostile_store(tmp_path: Path) -> tuple[RunStore, str]:
     summary = summarize(grades, ids=["a<1>", "b", "c"], subjects=[HOSTILE[0], HOSTILE[4], HOSTILE[3]])
     store.put_artifact(run, "vrag", summary)
     grader = VragGrader(Judge(ScriptedModel(["unused"])))
+    put_item_index(store, run, "vrag/grade", [(i, HOSTILE[3], None, None) for i in ("a<1>", "b", "c")])
     for item, grade in zip(["a<1>", "b", "c"], grades):
         store.put_judgment(run, item, "vrag/grade", judgment_payload(grade, grader.scores),
                            scored=not isinstance(grade, Unscored))
