@@ -186,8 +186,9 @@ def browser_items(store: Any, run_id: str, *, artifacts: Mapping[str, Any] | Non
         r["status"] = ("unjudged" if not r["scores"] and not r["unscored"] else
                        "unscored" if not scored else
                        "failed" if False in calls else "passed" if calls else "scored")
-        r["reason"] = next((s["reason"] for s in scored if s["reason"]), None) or \
-            (r["unscored"][0] if r["unscored"] else None)
+        # a failed score's reason first, else the first scored one's, else why it is unscored
+        r["reason"] = next((s["reason"] for s in sorted(scored, key=lambda s: s["passed"] is not False)
+                            if s["reason"]), None) or (r["unscored"][0] if r["unscored"] else None)
         r["worth"] = sum(map(_worth, scored)) / len(scored) if scored else None
         human = r["human"]
         r["disagrees"] = human is not None and isinstance(human.get("passed"), bool) and any(

@@ -211,6 +211,7 @@ def test_a_metric_registered_from_outside_and_a_new_evaluator_show_with_no_edit(
     assert [picker.nth(i).inner_text() for i in range(picker.count())] == ["every score", "rp", "cc", "words"]
     p.select_option("#item-filter", "failed")
     assert _rows(p) == ["s2"]                                      # the padded answer fails cc
+    assert p.locator("#item-rows tr[data-id='s2'] td").nth(5).inner_text().startswith("claim concision: 0 of 1")
     p.select_option("#item-filter", "all")
     scores = _open(p, "s2")
     assert list(scores) == ["thelma/rp", "thelma/cc", "words/words"]

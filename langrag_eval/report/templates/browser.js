@@ -19,7 +19,9 @@
       before = s;
     });
     var scored = item.scores.filter(function (s) { return s.value !== null; });
-    var why = scored.filter(function (s) { return s.reason; })[0];
+    // the row's reason: a failed score's first, else the first scored one's
+    var why = scored.filter(function (s) { return s.reason && s.passed === false; })[0] ||
+      scored.filter(function (s) { return s.reason; })[0];
     item.reason = why ? why.reason : (item.unscored[0] || null);
   });
   var PAGE = 50;
