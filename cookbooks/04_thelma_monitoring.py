@@ -32,6 +32,7 @@ from pathlib import Path
 
 from _scripted import build_judge, embedder, scripted_judge
 
+from langrag_eval.run import evaluate, record_run
 from langrag_eval.thelma.io import read_samples
 from langrag_eval.runtime import RunStore, run_id_for
 from langrag_eval.thelma import METRIC_NAMES, Thelma
@@ -107,11 +108,15 @@ def main(argv: list[str] | None = None) -> int:
     judge = build_judge(JUDGE)
     settings = {"log": str(log), "judge": judge.model_id, "batched": True}
     run_id = store.open_run("cookbook-04", settings, run_id_for("cookbook-04", settings), judge=judge.model_id)
-    thelma = Thelma(judge.for_run(run_id), batched=True, embedder=embedder())
-    results = thelma.evaluate_many(samples, store=store, run_id=run_id)
-    summary = thelma.summarize(results).details
-    store.put_artifact(run_id, "thelma", summary)     # what the HTML report reads
-    store.finish_run(run_id, {"samples": len(samples)})
+    #    Each sample's judgment is stored with its typed scores (one `Score` per metric: value,
+    #    scale, pass, reason, or the Unscored cause), which `compare`, the gate and the HTML
+    #    report's item browser read by name; `record_run` adds the summary the report's THELMA
+    #    section draws. `langrag-eval report RUN_ID` then writes the report.
+    thelma = Thelma(judge, batched=True, embedder=embedder())
+    run = evaluate(samples, {"thelma": thelma}, store=store, run_id=run_id)
+    results = run["thelma"]
+    summary = run.summary("thelma").details
+    record_run(store, run_id, {"thelma": summary}, finished={"samples": len(samples)})
 
     # 3. Read the results: per metric mean, spread and unscored count; then the diagnosis.
     print(f"\n{len(results)} exchanges scored, {len(problems)} log line(s) skipped\n")
@@ -132,11 +137,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {f['share']:.0%} {f['rule']} -> {f['component']}")
 
     # 4. What a person should read first: the exchanges whose claims the sources do not back.
-    flagged = [r for r in results if (r.score("gr") is not None and r.score("gr") < 1.0)]
     print("\nResponses with unsupported claims (groundedness < 1):")
-    for r in flagged:
-        print(f"  {r.id}: groundedness {r.score('gr'):.2f}; fix: "
-              f"{', '.join(dict.fromkeys(f.component for f in r.diagnosis)) or '-'}")
+    for r in results:
+        gr = next(s for s in thelma.scores(r) if s.name == "gr")   # a typed Score, scored or not
+        if gr.value is not None and gr.value < 1.0:
+            print(f"  {r.id}: groundedness {gr.value:.2f} ({gr.reason}); fix: "
+                  f"{', '.join(dict.fromkeys(f.component for f in r.diagnosis)) or '-'}")
 
     rows = [{"id": r.id, "scores": r.score_values(), "diagnosis": [f.component for f in r.diagnosis],
              "unscored": {m: u.cause for m, u in r.unscored().items()}} for r in results]

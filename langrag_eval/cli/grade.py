@@ -150,10 +150,14 @@ def handle(args: argparse.Namespace) -> int:
     summary["input"] = {"file": data.path, "rows_skipped": data.skipped, "problems": len(data.issues)}
     from ..report.items import put_item_contents  # after the judging: not on the way to the first call
 
+    def human(item: str | None) -> dict[str, Any] | None:  # the humans' grade, on the judge's "grade"
+        grade = combined.get(item or "")
+        return None if grade is None else {"score": "grade", "value": grade, "passed": grade >= args.threshold}
+
     # one item's row at a time (a generator, not a list): the rows are not all held twice
     put_item_contents(setup.store, run_id, (
         {"id": s.id, "question": s.question, "answer": s.answer, "contexts": s.context_texts(),
-         "reference": s.reference, "subject": data.subjects.get(s.id or ""), "human": combined.get(s.id or "")}
+         "reference": s.reference, "subject": data.subjects.get(s.id or ""), "human": human(s.id)}
         for s in data.samples))
     record_run(setup.store, run_id, {ARTIFACT: summary},
                finished={"items": summary["items"], "accept_rate": summary["accept_rate"],

@@ -6,6 +6,7 @@ from typing import Any
 
 from .compare import Comparison, MetricComparison
 from .gate import GateResult
+from .observations import is_scored_rate
 
 __all__ = ["format_comparison", "format_gate"]
 
@@ -38,14 +39,14 @@ def _table(rows: list[MetricComparison], level: float) -> list[str]:
 
 
 def _flip(f: dict[str, Any]) -> str:
+    """One flipped item: the yes/no score that flipped and every other score of it that moved,
+    by name (``accept_rate lost (1 -> 0, grade 5 -> 2)``), the question, both judges' reasons."""
     a, b = f["a"], f["b"]
-    grade = ("" if "grade" not in a["values"] or "grade" not in b["values"]
-             else f" ({a['values']['grade']:.0f} -> {b['values']['grade']:.0f})")
-    arrow = "accepted -> rejected" if f["direction"] == "lost" else "rejected -> accepted"
-    if f["metric"] == "correct":
-        arrow = arrow.replace("accepted", "correct").replace("rejected", "incorrect")
+    moved = [f"{m} {a['values'][m]:g} -> {b['values'][m]:g}" for m in a["values"]
+             if m in b["values"] and a["values"][m] != b["values"][m] and not is_scored_rate(m)]
     q = (f["question"] or "")[:70]
-    lines = [f"  {a['id']}{'' if a['id'] == b['id'] else ' / ' + b['id']}: {arrow}{grade}  {q}"]
+    lines = [f"  {a['id']}{'' if a['id'] == b['id'] else ' / ' + b['id']}: {f['metric']} {f['direction']}"
+             f" ({', '.join(moved)})  {q}"]
     for side, obs in (("A", a), ("B", b)):
         if obs["reason"]:
             lines.append(f"      {side}: {' '.join(str(obs['reason']).split())[:100]}")

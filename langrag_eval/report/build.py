@@ -2,17 +2,21 @@
 item browser's, allowed by its hash alone; no network) built from what the run store holds: the run's settings and judge, the artifacts that the
 capabilities stored (``vrag``, ``thelma``, ``tournament``, ``grammar``), the judge's card (the run's
 own ``judge_card`` when it is an audit, else the latest audit of the same judge in the store), the
-Unscored judgments with their reasons, every item (question, answer, contexts, the judge's reply
-and reason) in a browser, and usage. Every string that came from a model or a user is escaped by the
+Unscored judgments with their reasons, every item (question, answer, contexts, the judge's reply,
+and each of its scores by name, read from the typed scores stored with the judgments) in a browser,
+and usage. Every string that came from a model or a user is escaped by the
 template engine (autoescape on); charts escape their own labels; the items travel as JSON in which
 ``<``, ``>`` and ``&`` are escaped, and the browser sets them as text, never as markup.
 
->>> from langrag_eval.runtime import RunStore
+>>> from langrag_eval.runtime import RunStore, put_item_index
 >>> store = RunStore(":memory:")
 >>> run = store.open_run("demo", {"file": "x.csv"}, judge="scripted")
 >>> store.put_artifact(run, "vrag", {"items": 1, "scored": 1, "distribution": {"4": 1},
 ...                                  "accept_rate": 1.0, "threshold": 4})
->>> store.put_judgment(run, "q1", "vrag", {"score": 4, "accepted": True, "reason": "</script>"}, scored=True)
+>>> from langrag_eval.results import ScoreScale
+>>> grade = ScoreScale(1, 5).score("grade", 4, passed=True, reason="</script>")
+>>> store.put_judgment(run, "q1", "vrag", {"scores": [grade.model_dump()]}, scored=True)
+>>> put_item_index(store, run, "vrag", [("q1", "Why?", None, None)])
 >>> html = build_report(store, run)
 >>> "<script>" in html, html.count("<script")
 (False, 2)
@@ -35,7 +39,7 @@ from ..audit.card import ARTIFACT as CARD, JudgeCard, rows as card_rows
 from ..models import TINY_MODEL_WARNING
 from ..runtime import RunStore
 from ..runtime.items import current_judgments
-from .items import browser_items, items_json
+from .items import CONTENTS, browser_items, items_json
 from .svg import bar_chart, difference_chart, heatmap, interval_chart, measure_bar
 from .views import plain_settings, thelma_view, tournament_view
 
@@ -169,18 +173,28 @@ def _unscored(store: RunStore, run_id: str) -> list[dict[str, str]]:
 def _comparison(store: RunStore, run_id: str, baseline: str) -> dict[str, Any]:
     from ..compare import compare_runs  # only reports with a baseline need the statistics
 
+    from ..compare.observations import is_scored_rate
+
     c = compare_runs(store, baseline, run_id)
     data = c.as_dict()
+
+    def unit(m: Any) -> bool:  # a rate, or a score whose means lie on 0..1
+        return m.kind == "binary" or all(v is None or 0.0 <= v <= 1.0 for v in (m.mean_a, m.mean_b))
+
     charts = []
     for title, rows in (("Rates and 0-1 scores: run minus baseline, 95 % interval",
-                         [m for m in c.metrics if m.metric != "grade"]),
-                        ("Mean grade (1-5): run minus baseline, 95 % interval",
-                         [m for m in c.metrics if m.metric == "grade"])):
+                         [m for m in c.metrics if unit(m)]),
+                        ("Scores on wider scales: run minus baseline, 95 % interval",
+                         [m for m in c.metrics if not unit(m)])):
         if rows:
             charts.append(Markup(difference_chart(
                 [m.metric for m in rows], [m.diff for m in rows], [m.low for m in rows],
                 [m.high for m in rows], title=title)))
     data["charts"] = charts
+    for f in data["flips"]:  # what else moved on the flipped item: its scores on their own scales
+        a, b = f["a"]["values"], f["b"]["values"]
+        f["changes"] = [(m, a[m], b[m]) for m in a if m in b and a[m] != b[m] and m != f["metric"]
+                        and not is_scored_rate(m)]
     return data
 
 
@@ -242,9 +256,8 @@ def build_report(store: RunStore, run_id: str, *, baseline: str | None = None) -
         "items": items, "items_json": Markup(items_json(items)), "script": Markup(_SCRIPT),
         "script_hash": _SCRIPT_HASH,
         "agents": sorted({i["agent"] for i in items if i["agent"]}),
-        "group_label": "agent" if any(r.get("agent") for r in (artifacts.get("item_contents") or {}).get("items", [])
-                                      if isinstance(r, dict)) or (vrag or {}).get("group_by") == "agent"
-                       else "subject",
+        "group_label": "agent" if any(r.get("agent") for r in (artifacts.get(CONTENTS) or {}).get("items", [])
+                                      if isinstance(r, dict)) else "subject",
     }
     present = {"settings": True, "comparison": comparison is not None, "judge": True, "vrag": bool(vrag),
                "thelma": bool(thelma), "tournament": bool(tour), "grammar": bool(artifacts.get("grammar")),

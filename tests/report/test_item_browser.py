@@ -1,5 +1,5 @@
 """The report's item browser, driven in headless Chromium as a user would: every item with its
-question, answer, contexts, reference and the judge's reply, worst first; the filters (rejected,
+question, answer, contexts, reference and the judge's reply, worst first; the filters (failed,
 unscored, flipped against the baseline, disagreeing with the humans, per agent) and the paging
 work; hostile text stays text; 10,000 items open quickly because only one page is drawn."""
 
@@ -40,7 +40,8 @@ def _grade_run(store: RunStore, run: str, n: int, *, lose: set[int] = frozenset(
     put_item_contents(store, run, [{
         "id": f"q{i}", "question": f"Question {i}? {HOSTILE if i == 3 else ''}", "answer": f"Answer {i}.",
         "contexts": [f"Context {i}a.", f"Context {i}b."], "reference": f"Reference {i}.",
-        "agent": "alpha" if i % 2 else "beta", "human": (5 if i % 5 == 0 else None) if humans else None}
+        "agent": "alpha" if i % 2 else "beta",
+        "human": {"score": "grade", "value": 5, "passed": True} if humans and i % 5 == 0 else None}
         for i in range(n)])
     store.put_artifact(run, "vrag", summarize(results, ids=[f"q{i}" for i in range(n)]))
     return results
@@ -69,8 +70,8 @@ def test_items_worst_first_with_every_field(browser_report, open_report) -> None
     assert rows.count() == 50
     assert "of 120" in _count(p)
     statuses = [rows.nth(i).get_attribute("class").split("status-")[1] for i in range(rows.count())]
-    worst = ["unscored"] * 2 + ["rejected"] * sum(1 for r in results if getattr(r, "accepted", True) is False)
-    assert statuses[:len(worst)] == worst  # unscored first, then rejected, then the rest
+    worst = ["unscored"] * 2 + ["failed"] * sum(1 for r in results if getattr(r, "accepted", True) is False)
+    assert statuses[:len(worst)] == worst  # unscored first, then failed, then the rest
     # one row opened: everything about the item is there, and hostile text is text
     p.fill("#item-search", "q3")
     p.locator("#item-rows tr[data-id='q3']").click()
@@ -86,9 +87,9 @@ def test_filters_select_what_they_say(browser_report, open_report) -> None:
     p = open_report(path).page
     rows = p.locator("#item-rows tr.item-row")
     rejected = sum(1 for r in results if getattr(r, "accepted", None) is False)
-    p.select_option("#item-filter", "rejected")
+    p.select_option("#item-filter", "failed")
     assert f"of {rejected} " in _count(p) and rows.count() == min(50, rejected)
-    assert all("status-rejected" in rows.nth(i).get_attribute("class") for i in range(rows.count()))
+    assert all("status-failed" in rows.nth(i).get_attribute("class") for i in range(rows.count()))
     p.select_option("#item-filter", "unscored")
     assert {rows.nth(i).get_attribute("data-id") for i in range(rows.count())} == {"q8", "q9"}
     p.select_option("#item-filter", "flipped")
@@ -133,7 +134,7 @@ def test_ten_thousand_items_open_quickly(tmp_path: Path, open_report) -> None:
     assert p.locator("#item-rows tr.item-row").count() == 50
     opened = time.perf_counter() - start
     assert "of 10000" in _count(p) and page.errors == []
-    p.select_option("#item-filter", "rejected")
+    p.select_option("#item-filter", "failed")
     assert "of 1429 " in _count(p)  # every seventh item
     assert built < 60 and opened < 15, (built, opened)
 

@@ -8,11 +8,13 @@ from pathlib import Path
 import pytest
 
 from langrag_eval.cli import main
-from langrag_eval.grading import VragGrade, summarize
+from langrag_eval.grading import VragGrade, VragGrader, summarize
 from langrag_eval.report import SECTIONS, build_report, write_report
 from langrag_eval.report.svg import bar_chart, heatmap, interval_chart
 from langrag_eval.results import Unscored
-from langrag_eval.runtime import RunStore
+from langrag_eval.runtime import Judge, RunStore, put_item_index
+from langrag_eval.runtime.batch import judgment_payload
+from langrag_eval.testing import ScriptedModel
 
 HOSTILE = [
     "<script>alert('x')</script>",
@@ -32,8 +34,10 @@ def _hostile_store(tmp_path: Path) -> tuple[RunStore, str]:
               VragGrade(score=1, accepted=False, reason=HOSTILE[4])]
     summary = summarize(grades, ids=["a<1>", "b", "c"], subjects=[HOSTILE[0], HOSTILE[4], HOSTILE[3]])
     store.put_artifact(run, "vrag", summary)
+    grader = VragGrader(Judge(ScriptedModel(["unused"])))
+    put_item_index(store, run, "vrag/grade", [(i, HOSTILE[3], None, None) for i in ("a<1>", "b", "c")])
     for item, grade in zip(["a<1>", "b", "c"], grades):
-        store.put_judgment(run, item, "vrag/grade", grade.model_dump(mode="json"),
+        store.put_judgment(run, item, "vrag/grade", judgment_payload(grade, grader.scores),
                            scored=not isinstance(grade, Unscored))
     agents = [HOSTILE[0], HOSTILE[4]]
     store.put_artifact(run, "tournament", {
@@ -82,6 +86,12 @@ def test_hostile_report_renders_safely_in_chromium(tmp_path: Path, open_report) 
     assert page.page.locator("h1").count() == 1  # the forged heading stayed text
     text = page.page.inner_text("#unscored")
     assert "<script>alert('x')</script>" in text  # shown literally, not run
+    # the item browser: an unscored item's cause and reason, and the judge's reply, are text too
+    page.page.locator("#item-rows tr[data-id='b']").click()
+    reason = page.page.locator("#item-rows tr.score-row[data-score='vrag/grade'] td.score-reason").inner_text()
+    assert reason.startswith("unparseable: <script>alert('x')</script>")
+    assert HOSTILE[2] in page.page.inner_text("#item-rows .item-details")
+    assert page.dialogs == [] and page.page.locator("#item-rows img, #item-rows script").count() == 0
 
 
 @pytest.fixture(scope="module")

@@ -50,7 +50,7 @@ def test_comparison_section_shows_intervals_flips_and_unscored(tmp_path: Path, o
     flips = flips[:flips.index("</table>")]
     assert flips.count("<tr>") == 1 + 3                                 # header + three lost items
     assert "main says 5" in flips and "branch says 2" in flips and "&lt;script&gt;" in flips
-    assert "(5 → 2)" in flips
+    assert "(grade 5 → 2)" in flips                                     # what else moved, by score name
     assert "unparseable: judge reply had no score" in section           # the unscored item, with why
     assert "Fraud: accept_rate" in section
 

@@ -1,16 +1,35 @@
 // The report's item browser: reads the items from the JSON element and draws one page of rows at a
-// time. Every text goes in through textContent, never as markup.
+// time. Every item carries its scores by name (value, scale, pass call, reason, or the Unscored
+// cause), whatever evaluator gave them. Every text goes in through textContent, never as markup.
 (function () {
   "use strict";
   var source = document.getElementById("items-data");
   var root = document.getElementById("items");
   if (!source || !root) { return; }
   var items = JSON.parse(source.textContent);
+  // the page leaves out what a score holds by default, and a reason the score before it gave
+  items.forEach(function (item) {
+    var before = null;
+    item.scores.forEach(function (s) {
+      if (s.same_reason) { s.reason = before.reason; }
+      ["passed", "reason", "cause"].forEach(function (k) { if (s[k] === undefined) { s[k] = null; } });
+      s.binary = s.binary === true;
+      s.higher_is_better = s.higher_is_better !== false;
+      if (s.value === undefined) { s.value = null; }
+      before = s;
+    });
+    var scored = item.scores.filter(function (s) { return s.value !== null; });
+    // the row's reason: a failed score's first, else the first scored one's
+    var why = scored.filter(function (s) { return s.reason && s.passed === false; })[0] ||
+      scored.filter(function (s) { return s.reason; })[0];
+    item.reason = why ? why.reason : (item.unscored[0] || null);
+  });
   var PAGE = 50;
   var page = 0;
   var shown = items;
   var filter = root.querySelector("#item-filter");
   var agent = root.querySelector("#item-agent");
+  var scoreSelect = root.querySelector("#item-score");
   var search = root.querySelector("#item-search");
   var body = root.querySelector("#item-rows");
   var count = root.querySelector("#item-count");
@@ -24,17 +43,69 @@
     return node;
   }
 
+  function key(s) { return s.family + "/" + s.name; }
+
+  // the score names of the run, in the order they first appear; a name two families share is
+  // shown with its family
+  var names = [];
+  var families = {};
+  items.forEach(function (item) {
+    item.scores.forEach(function (s) {
+      if (names.indexOf(key(s)) < 0) { names.push(key(s)); }
+      (families[s.name] = families[s.name] || {})[s.family] = true;
+    });
+  });
+  function label(s) { return Object.keys(families[s.name]).length > 1 ? key(s) : s.name; }
+  if (scoreSelect) {
+    names.forEach(function (k) {
+      var family = k.slice(0, k.indexOf("/")), name = k.slice(k.indexOf("/") + 1);
+      var option = el("option", label({family: family, name: name}));
+      option.value = k;
+      scoreSelect.appendChild(option);
+    });
+  }
+
+  function number(v) {
+    return Number.isInteger(v) ? String(v) : Number(v.toPrecision(3)).toString();
+  }
+
+  function value(s) {
+    if (s.value === null) { return "unscored (" + s.cause + ")"; }
+    return number(s.value);
+  }
+
+  function scale(s) {
+    return number(s.low) + "–" + number(s.high) + (s.binary ? " (yes/no)" : "") +
+      (s.higher_is_better ? "" : ", lower is better");
+  }
+
+  function chosen(item) {
+    var k = scoreSelect ? scoreSelect.value : "";
+    if (!k) { return null; }
+    for (var i = 0; i < item.scores.length; i++) { if (key(item.scores[i]) === k) { return item.scores[i]; } }
+    return undefined;
+  }
+
+  function worth(s) {
+    if (!s || s.value === null) { return -1; }
+    var share = (s.value - s.low) / (s.high - s.low);
+    return s.higher_is_better ? share : 1 - share;
+  }
+
   function keep(item) {
     var f = filter.value;
-    if (f === "rejected" && item.status !== "rejected") { return false; }
+    if (f === "failed" && item.status !== "failed") { return false; }
     if (f === "unscored" && item.unscored.length === 0) { return false; }
     if (f === "flipped" && !item.flip) { return false; }
     if (f === "disagree" && !item.disagrees) { return false; }
     if (agent && agent.value && item.agent !== agent.value) { return false; }
+    if (chosen(item) === undefined) { return false; }
     var q = search.value.trim().toLowerCase();
     if (q && exact) { return item.id.toLowerCase() === q; }
     if (q) {
-      var text = [item.id, item.question, item.answer, item.reason].join(" ").toLowerCase();
+      var text = [item.id, item.question, item.answer, item.reason].concat(item.scores.map(function (s) {
+        return s.name + " " + (s.reason || "") + " " + (s.cause || "");
+      })).join(" ").toLowerCase();
       if (text.indexOf(q) < 0) { return false; }
     }
     return true;
@@ -46,23 +117,55 @@
     parent.appendChild(el("p", text, "reason"));
   }
 
+  function scoreTable(item) {
+    var table = el("table", null, "item-scores");
+    var head = el("tr");
+    ["evaluator", "score", "value", "scale", "pass", "reason or cause"].forEach(function (h) { head.appendChild(el("th", h)); });
+    table.appendChild(head);
+    item.scores.forEach(function (s) {
+      var tr = el("tr", null, "score-row " + (s.value === null ? "score-unscored" : "score-scored"));
+      tr.dataset.score = key(s);
+      tr.appendChild(el("td", s.family));
+      tr.appendChild(el("td", s.name, "score-name"));
+      tr.appendChild(el("td", value(s), "num score-value"));
+      tr.appendChild(el("td", scale(s), "score-scale"));
+      var pass = el("td", null, "score-pass");
+      if (s.passed !== null) {
+        pass.appendChild(el("span", s.passed ? "passed" : "failed", "badge badge-" + (s.passed ? "passed" : "failed")));
+      } else { pass.textContent = "—"; }
+      tr.appendChild(pass);
+      var why = el("td", null, "score-reason");
+      why.appendChild(el("span", s.value === null ? s.cause + ": " + (s.reason || "") : (s.reason || "—"), "reason"));
+      tr.appendChild(why);
+      table.appendChild(tr);
+    });
+    return table;
+  }
+
   function details(item) {
     var box = el("div", null, "item-details");
     block(box, "Question", item.question);
     block(box, "Answer", item.answer);
     (item.contexts || []).forEach(function (c, i) { block(box, "Context " + (i + 1), c); });
     block(box, "Reference", item.reference);
-    block(box, "Judge's reason", item.reason);
-    block(box, "Judge's reply", item.reply);
-    if (item.human !== null && item.human !== undefined) { block(box, "Human grade", item.human); }
+    if (item.scores.length) {
+      box.appendChild(el("h4", "Scores"));
+      box.appendChild(scoreTable(item));
+    }
     item.unscored.forEach(function (u) { block(box, "Unscored", u); });
-    var metrics = Object.keys(item.thelma || {});
-    if (metrics.length) {
-      block(box, "THELMA scores", metrics.map(function (m) {
-        return m.toUpperCase() + " " + Number(item.thelma[m]).toFixed(2);
-      }).join(", "));
+    item.replies.forEach(function (r) { block(box, "Judge's reply (" + r.family + ")", r.text); });
+    if (item.human) {
+      block(box, "Human", item.human.score + " " + number(item.human.value) +
+        (item.human.passed === true ? " (passes)" : item.human.passed === false ? " (does not pass)" : ""));
     }
     return box;
+  }
+
+  function summary(item) {
+    var s = chosen(item);
+    if (s) { return value(s); }
+    if (!item.scores.length) { return "—"; }
+    return item.scores.map(function (s) { return label(s) + " " + (s.value === null ? "unscored" : number(s.value)); }).join(", ");
   }
 
   function draw() {
@@ -73,14 +176,15 @@
       tr.dataset.id = item.id;
       tr.appendChild(el("td", item.id));
       tr.appendChild(el("td", item.agent || "—"));
-      tr.appendChild(el("td", item.score === null ? "—" : item.score, "num"));
+      tr.appendChild(el("td", summary(item), "clip item-score"));
       var status = el("td");
       status.appendChild(el("span", item.status, "badge badge-" + item.status));
+      if (item.status !== "unscored" && item.unscored.length) { status.appendChild(el("span", item.unscored.length + " unscored", "badge badge-unscored")); }
       if (item.flip) { status.appendChild(el("span", item.flip === "lost" ? "flipped: lost" : "flipped: gained", "badge badge-flip")); }
       if (item.disagrees) { status.appendChild(el("span", "disagrees with humans", "badge badge-disagree")); }
       tr.appendChild(status);
       tr.appendChild(el("td", item.question || "—", "clip"));
-      tr.appendChild(el("td", item.reason || (item.unscored[0] || "—"), "clip"));
+      tr.appendChild(el("td", item.reason || "—", "clip"));
       tr.tabIndex = 0;
       var open = null;
       function toggle() {
@@ -109,18 +213,23 @@
     var q = search.value.trim().toLowerCase();
     exact = q !== "" && items.some(function (item) { return item.id.toLowerCase() === q; });
     shown = items.filter(keep);
+    if (scoreSelect && scoreSelect.value) {  // worst first on the chosen score, unscored first
+      var order = new Map(shown.map(function (item, i) { return [item, i]; }));
+      shown.sort(function (a, b) { return worth(chosen(a)) - worth(chosen(b)) || order.get(a) - order.get(b); });
+    }
     page = 0;
     draw();
   }
 
   filter.addEventListener("change", apply);
   if (agent) { agent.addEventListener("change", apply); }
+  if (scoreSelect) { scoreSelect.addEventListener("change", apply); }
   search.addEventListener("input", apply);
   prev.addEventListener("click", function () { if (page > 0) { page -= 1; draw(); } });
   next.addEventListener("click", function () { if ((page + 1) * PAGE < shown.length) { page += 1; draw(); } });
   document.querySelectorAll("a[data-item]").forEach(function (a) {
     a.addEventListener("click", function () {
-      filter.value = "all"; if (agent) { agent.value = ""; }
+      filter.value = "all"; if (agent) { agent.value = ""; } if (scoreSelect) { scoreSelect.value = ""; }
       search.value = a.dataset.item; apply();
     });
   });
