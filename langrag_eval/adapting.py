@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ANSWER_KEYS", "CONTEXT_KEYS", "LABEL_KEYS", "QUESTION_KEYS", "answer_of", "context_texts", "failure_result", "langsmith_evaluator",
            "langsmith_function", "langsmith_results", "last_message", "message_text", "pick", "question_of",
-           "read_answer", "read_question", "sample_of", "string_result"]
+           "read_answer", "read_question", "sample_of", "score_comment", "string_result", "unit_value"]
 
 # the keys LangChain apps and LangSmith datasets conventionally hold a question, an answer, the
 # retrieved documents and a label under, in the order they are looked for
@@ -160,9 +160,15 @@ def context_texts(contexts: Any) -> list[str] | None:
             for d in ([None] if isinstance(c, str) else as_documents([c]))]
 
 
-def _normalised(score: Score) -> float:
+def unit_value(score: Score) -> float:
+    """A scored value on 0..1, 1 the best whichever way its scale runs."""
     share = (score.value - score.low) / (score.high - score.low)  # type: ignore[operator]
     return share if score.higher_is_better else 1.0 - share
+
+
+def score_comment(score: Score) -> str | None:
+    """What a score's reason says, with its cause first when it is missing (``cause: reason``)."""
+    return score.reason if score.cause is None else f"{score.cause}: {score.reason}"
 
 
 def string_result(scores: Sequence[Score], primary: str | None = None) -> dict[str, Any]:
@@ -173,8 +179,8 @@ def string_result(scores: Sequence[Score], primary: str | None = None) -> dict[s
     chosen = [s for s in scores if s.name == primary] if primary else list(scores)
     scored = [s for s in chosen if s.scored]
     passed = [s.passed for s in chosen if s.passed is not None]
-    reasons = list(dict.fromkeys(s.reason for s in chosen if s.reason))
-    out: dict[str, Any] = {"score": sum(map(_normalised, scored)) / len(scored) if scored else None,
+    reasons = list(dict.fromkeys(score_comment(s) for s in chosen if s.reason))
+    out: dict[str, Any] = {"score": sum(map(unit_value, scored)) / len(scored) if scored else None,
                            "value": ("pass" if all(passed) else "fail") if passed else None,
                            "reasoning": "\n".join(reasons) or None, "scores": {s.name: s.value for s in scores}}
     if not scored:
@@ -184,8 +190,8 @@ def string_result(scores: Sequence[Score], primary: str | None = None) -> dict[s
 
 def langsmith_results(scores: Sequence[Score], prefix: str = "") -> list[dict[str, Any]]:
     """One LangSmith result per score, keyed ``prefix + name``: the value on its own scale, the
-    reason as comment, the cause in ``metadata["unscored"]`` when it is missing."""
-    return [{"key": f"{prefix}{s.name}", "score": s.value, "comment": s.reason,
+    reason as comment (:func:`score_comment`), the cause in ``metadata["unscored"]`` when it is missing."""
+    return [{"key": f"{prefix}{s.name}", "score": s.value, "comment": score_comment(s),
              **({"metadata": {"unscored": s.cause}} if s.cause else {})} for s in scores]
 
 

@@ -1,6 +1,9 @@
-"""Any evaluator called the way a framework calls one: a question, an answer, contexts and a
-reference in (a game's second answer and contexts too), one :class:`Outcome` out. Framework-free:
-an adapter adds only its result type, prompt hooks and tracing. An answer that names its sources
+"""Any evaluator's result as a framework reports it, read through its typed scores
+(:meth:`~langrag_eval.evaluator.Evaluator.scores`), free of any framework: one :class:`Outcome`
+of one call (LlamaIndex's ``EvaluationResult``, :func:`aevaluate_call`), the LangChain string
+result (:func:`string_dict`) and the LangSmith evaluator function (:func:`evaluator_for_langsmith`,
+row by row or, for a pairwise evaluator, comparative); and an agent's run as a framework's response.
+An adapter adds only its result type, prompt hooks and tracing. An answer that names its sources
 (a LlamaIndex ``Response``) gives its contexts when none are passed; a result that says its own
 ``feedback()`` (THELMA's metrics and diagnosis, a game's two verdicts) gives the feedback when no
 single score is chosen.
@@ -15,22 +18,33 @@ single score is chosen.
 (4.0, True, 'Close.', {'accept_rate': 1.0, 'grade': 4.0})
 >>> asyncio.run(aevaluate_call(grader, "Capital?", None, score="grade")).invalid_reason
 'invalid_input: cannot grade: answer and label empty or missing'
+>>> r = string_dict(grader, o.result)
+>>> r["score"], r["grade"], r["normalised"], r["value"], r["reasoning"]
+(0.75, 4.0, 0.75, 'accept', 'Close.')
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from .adapting import (ANSWER_KEYS, CONTEXT_KEYS, QUESTION_KEYS, langsmith_evaluator, langsmith_results, pick,
+                       score_comment, string_result, unit_value)
 from .contexts import as_documents, as_text
-from .errors import ConfigError
+from .errors import ArgumentError, ConfigError
 from .evaluator import Evaluator
+from .grading import VragGrader
 from .results import Score, Unscored
-from .tournament import GameSample, PairwiseEvaluator
+from .tournament import GameRecord, GameSample, PairwiseEvaluator
 from .types import AgentAnswer, Document, Sample
 
-__all__ = ["Outcome", "agent_response", "aevaluate_call", "check_score", "outcome"]
+if TYPE_CHECKING:
+    from .pipelines import Agent
+
+__all__ = ["Outcome", "aevaluate_call", "agent_output", "agent_response", "check_score", "comparative_evaluator",
+           "evaluator_for_langsmith", "game_dict", "needs_reference", "outcome", "primary_score",
+           "read_agent_input", "string_dict"]
 
 
 @dataclass(frozen=True)
@@ -60,11 +74,6 @@ def check_score(evaluator: Evaluator, score: str | None) -> str | None:
     return score
 
 
-def _unit(s: Score) -> float:
-    share = (s.value - s.low) / (s.high - s.low)  # type: ignore[operator]
-    return share if s.higher_is_better else 1.0 - share
-
-
 def outcome(evaluator: Evaluator, result: Any, *, score: str | None = None, normalise: bool = False,
             question: str | None = None, answer: str | None = None,
             contexts: list[str] | None = None) -> Outcome:
@@ -81,7 +90,7 @@ def outcome(evaluator: Evaluator, result: Any, *, score: str | None = None, norm
         why = f"{missing.cause}: {missing.reason}" if missing is not None else "undefined: no score"
         return Outcome(**fields, invalid_reason=feedback if callable(own) else why)  # type: ignore[arg-type]
     passed = [s.passed for s in chosen if s.passed is not None]
-    values = [_unit(s) if normalise else s.value for s in scored]
+    values = [unit_value(s) if normalise else s.value for s in scored]
     return Outcome(**fields, score=sum(values) / len(values),  # type: ignore[arg-type]
                    passing=all(passed) if passed else None, feedback=feedback)
 
@@ -121,3 +130,156 @@ def agent_response(agent: str, query: str, result: AgentAnswer | Unscored
     if isinstance(result, Unscored):
         return None, [], {**meta, "error": f"{result.cause}: {result.reason}"}
     return result.answer, result.contexts, {**meta, "variations": list(result.variations)}
+
+
+def read_agent_input(value: Any) -> tuple[str, str | None]:
+    """``(question, qid)`` from a question string or a dict with a question / query / input string
+    and an optional ``qid``."""
+    if isinstance(value, str):
+        return value, None
+    if isinstance(value, dict):
+        for key in QUESTION_KEYS:
+            if isinstance(value.get(key), str):
+                return value[key], None if value.get("qid") is None else str(value["qid"])
+    raise ConfigError("an agent runnable takes a question string or a dict with a 'question' or "
+                      f"'query' string, got {type(value).__name__}")
+
+
+async def agent_output(agent: Agent, value: Any) -> dict[str, Any]:
+    """One agent's answer to ``value`` (:func:`read_agent_input`) as the dict LCEL RAG chains expose:
+    question, answer, ``context`` (the documents the answer came from, best first), agent,
+    variations, qid and error (answer None and the reason when there is no answer; never raises)."""
+    question, qid = read_agent_input(value)
+    answer, contexts, meta = agent_response(agent.name, question, await agent.arun(question, qid=qid))
+    return {"question": question, "answer": answer, "context": list(contexts), "agent": agent.name,
+            "variations": meta.get("variations", []), "qid": qid, "error": meta.get("error")}
+
+
+def game_dict(game: GameRecord | Unscored) -> dict[str, Any]:
+    """A RAGElo game: ``score`` 1 when A wins, 0 when B wins, 0.5 for a tie, None when unjudged."""
+    if isinstance(game, Unscored):
+        return {"score": None, "value": None, "reasoning": game.reason, "unscored": game.cause}
+    return {"score": game.score_a, "value": {"a": "A", "b": "B", "tie": None}[game.outcome],
+            "reasoning": f"A shown first:\n{game.raw_forward}\n\nB shown first:\n{game.raw_backward}",
+            "verdicts": [game.forward, game.backward], "consistent": game.consistent,
+            "documents": game.documents, "dropped_documents": game.dropped}
+
+
+def needs_reference(evaluator: Evaluator) -> bool:
+    """Whether ``evaluator`` grades against a reference answer (a label), which a string evaluator
+    must then be given."""
+    return isinstance(evaluator, VragGrader)
+
+
+def primary_score(evaluator: Evaluator) -> str | None:
+    """The score a framework reports for ``evaluator`` by default, with its pass call as accept /
+    reject (vRAG-Eval's 1-5 grade); None when every score counts alike."""
+    return "grade" if isinstance(evaluator, VragGrader) else None
+
+
+def _graded(s: Score, confidence: Any) -> dict[str, Any]:
+    """The keys a graded primary score adds: its value (``grade`` / ``raw_score``), on 0..1, accept / reject."""
+    out = {"grade": s.value, "normalised": None if s.value is None else unit_value(s), "raw_score": s.value}
+    if s.scored:
+        out.update(reasoning=s.reason, value="accept" if s.passed else "reject")
+    return {**out, **({"confidence": confidence} if confidence is not None else {})}
+
+
+def string_dict(evaluator: Evaluator, result: Any, score: str | None = None) -> dict[str, Any]:
+    """``result`` as a LangChain string result: :func:`~langrag_eval.adapting.string_result` of its
+    scores (``score`` names the one reported as ``score``, default :func:`primary_score`), with the
+    primary score's grade keys, or, when every score counts, what the result says of itself (its
+    ``feedback()``, a THELMA diagnosis); a game as :func:`game_dict`."""
+    if isinstance(result, GameRecord) or (isinstance(evaluator, PairwiseEvaluator) and isinstance(result, Unscored)):
+        return game_dict(result)
+    primary = score or primary_score(evaluator)
+    scores = evaluator.scores(result)
+    out = string_result(scores, primary)
+    if (graded := primary_score(evaluator)) is not None:
+        out.update(_graded(next(s for s in scores if s.name == graded), getattr(result, "confidence", None)))
+    elif primary is None and callable(getattr(result, "feedback", None)):
+        out.update(reasoning=result.feedback(), metrics={s.name: s.value for s in scores})
+        if hasattr(result, "components_to_improve"):
+            out.update(value=", ".join(result.components_to_improve()) or None,
+                       diagnosis=[f.model_dump() for f in result.diagnosis])
+    return out
+
+
+def _langsmith_results(evaluator: Evaluator, key: str | None) -> tuple[dict[str, Any], Callable[[Any], list]]:
+    """How an evaluator's result reads in LangSmith: its primary score under ``key`` (default the
+    evaluator's task) on 0..1 with accept / reject and under ``{key}_raw_score`` on its own scale;
+    else one result per score keyed ``key`` (default the task's family and ``_``, "" for none) +
+    name, and a result's diagnosis under ``{key}diagnosis``."""
+    primary = primary_score(evaluator)
+    if primary is not None:
+        key = key or evaluator.task
+        keys = (key, f"{key}_raw_score")
+
+        def graded(result: Any) -> list[dict]:
+            s = next(s for s in evaluator.scores(result) if s.name == primary)
+            main = {"key": key, "score": None if s.value is None else unit_value(s), "comment": score_comment(s),
+                    "value": None if s.value is None else "accept" if s.passed else "reject"}
+            meta = {"unscored": s.cause} if s.cause else {"confidence": getattr(result, "confidence", None)}
+            return [{**main, **({"metadata": meta} if any(v is not None for v in meta.values()) else {})},
+                    {"key": keys[1], "score": s.value, "comment": score_comment(s)}]
+        return {"name": key, "keys": keys}, graded
+    task = evaluator.task_name()
+    family = task.split(":")[0] if ":" in task else ""  # THELMA's "thelma:<mode>"
+    prefix = key or (f"{family}_" if family else "")
+
+    def per_score(result: Any) -> list[dict]:
+        out = langsmith_results(evaluator.scores(result), prefix)
+        if hasattr(result, "diagnosis_text"):
+            missing = result.undiagnosed()
+            out.append({"key": f"{prefix}diagnosis", "comment": result.diagnosis_text(),
+                        **({"value": None, "metadata": {"unscored": missing.cause}} if missing else
+                           {"value": ", ".join(result.components_to_improve()) or "none"})})
+        return out
+    return {"key_prefix": prefix, **({"name": f"{family}_eval"} if family else {})}, per_score
+
+
+def comparative_evaluator(pairwise: Evaluator, *, key: str = "ragelo_preference", question_key: str | None = None,
+                          answer_key: str | None = None, context_key: str | None = None) -> Callable[..., dict]:
+    """A pairwise evaluator for ``langsmith.evaluation.evaluate_comparative``: ``(runs, example)``
+    with two runs -> ``{"key", "scores": {run id: 1 / 0 / 0.5}, "comment"}``. The question is read
+    from ``example.inputs`` (``question_key``, else question / query / input / the only value); each
+    run's answer and contexts from its outputs (``answer_key`` / ``context_key``, else the usual names)."""
+    def preference(runs: Sequence[Any], example: Any) -> dict[str, Any]:
+        if len(runs) != 2:
+            raise ArgumentError(f"a RAGElo game compares exactly two runs, got {len(runs)}")
+        inputs = getattr(example, "inputs", None) or getattr(runs[0], "inputs", None) or {}
+        question = pick(inputs, question_key, QUESTION_KEYS, sole=False)
+        if question is None and isinstance(inputs, Mapping) and len(inputs) == 1:
+            question = next(iter(inputs.values()))  # a one-key inputs dict, whatever question_key names
+        outs = [r.outputs or {} for r in runs]
+        answers = [as_text(pick(o, answer_key, ANSWER_KEYS, sole=False), strict=False) for o in outs]
+        if any(a is None for a in answers):
+            looked = answer_key or ", ".join(ANSWER_KEYS)
+            return {"key": key, "scores": {r.id: None for r in runs},
+                    "comment": f"a run has no answer in its outputs (looked for {looked})"}
+        docs = [pick(o, context_key, CONTEXT_KEYS, sole=False) for o in outs]
+        out = game_dict(pairwise.evaluate(GameSample.pooled(str(question or ""), answers[0], answers[1], *docs)))
+        scores = {runs[0].id: out["score"], runs[1].id: 1.0 - out["score"]} if out["score"] is not None else \
+            {r.id: None for r in runs}
+        return {"key": key, "scores": scores, "comment": out["reasoning"]}
+
+    preference.__name__ = key
+    preference.evaluator = pairwise  # type: ignore[attr-defined]
+    return preference
+
+
+def evaluator_for_langsmith(evaluator: Evaluator, *, key: str | None = None, **options: Any) -> Callable[..., Any]:
+    """Any evaluator as a LangSmith evaluator function. A pairwise one (of two answers to one
+    question) becomes a comparative evaluator (:func:`comparative_evaluator`, ``key`` default
+    ``ragelo_preference``); any other an ``evaluate`` / ``aevaluate`` function
+    (:func:`~langrag_eval.adapting.langsmith_evaluator`, whose options it takes: ``question_key``,
+    ``answer_key``, ``contexts_key``, ``label_key``, ``asynchronous``) reading its scores: one
+    with a :func:`primary_score` gives ``key`` (default its task, ``vrag``) with the score on 0..1,
+    accept / reject and the reason, and ``{key}_raw_score`` with the score on its own scale; any
+    other one result per score, keyed ``key`` + the score's name (THELMA: default ``thelma_`` +
+    metric), and ``thelma_diagnosis`` naming the components to improve ("none" when no Table 2
+    pattern fired)."""
+    if isinstance(evaluator, PairwiseEvaluator):
+        return comparative_evaluator(evaluator, **({"key": key} if key else {}), **options)
+    shape, results = _langsmith_results(evaluator, key or options.pop("key_prefix", None))
+    return langsmith_evaluator(evaluator, **{**shape, "results": results, **options})  # the caller's options win
