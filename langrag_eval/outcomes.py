@@ -18,6 +18,9 @@ single score is chosen.
 (4.0, True, 'Close.', {'accept_rate': 1.0, 'grade': 4.0})
 >>> asyncio.run(aevaluate_call(grader, "Capital?", None, score="grade")).invalid_reason
 'invalid_input: cannot grade: answer and label empty or missing'
+>>> from langrag_eval.results import ScoreScale
+>>> string_result([ScoreScale(1, 5).score("grade", 4, passed=True, reason="Right.")])
+{'score': 0.75, 'value': 'pass', 'reasoning': 'Right.', 'scores': {'grade': 4.0}}
 >>> r = string_dict(grader, o.result)
 >>> r["score"], r["grade"], r["normalised"], r["value"], r["reasoning"]
 (0.75, 4.0, 0.75, 'accept', 'Close.')
@@ -25,26 +28,25 @@ single score is chosen.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import functools
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .adapting import (ANSWER_KEYS, CONTEXT_KEYS, QUESTION_KEYS, langsmith_evaluator, langsmith_results, pick,
-                       score_comment, string_result, unit_value)
+from .adapting import ANSWER_KEYS, CONTEXT_KEYS, LABEL_KEYS, QUESTION_KEYS, pick, read_answer, read_question, sample_of
 from .contexts import as_documents, as_text
 from .errors import ArgumentError, ConfigError
 from .evaluator import Evaluator
 from .grading import VragGrader
 from .results import Score, Unscored
+from .runtime import synchronous
 from .tournament import GameRecord, GameSample, PairwiseEvaluator
-from .types import AgentAnswer, Document, Sample
+from .types import Sample
 
-if TYPE_CHECKING:
-    from .pipelines import Agent
-
-__all__ = ["Outcome", "aevaluate_call", "agent_output", "agent_response", "check_score", "comparative_evaluator",
-           "evaluator_for_langsmith", "game_dict", "needs_reference", "outcome", "primary_score",
-           "read_agent_input", "string_dict"]
+__all__ = ["Outcome", "aevaluate_call", "check_score", "comparative_evaluator", "evaluator_for_langsmith",
+           "failure_result", "game_dict", "langsmith_evaluator", "langsmith_function", "langsmith_results",
+           "needs_reference", "outcome", "primary_score", "score_comment", "string_dict", "string_result",
+           "unit_value"]
 
 
 @dataclass(frozen=True)
@@ -121,38 +123,106 @@ async def aevaluate_call(evaluator: Evaluator, question: str | None, answer: Any
                    contexts=texts)
 
 
-def agent_response(agent: str, query: str, result: AgentAnswer | Unscored
-                   ) -> tuple[str | None, Sequence[Document], dict[str, Any]]:
-    """What an agent's run gives a framework's response: the answer (None when it could not be
-    produced), the passages it was generated from, and metadata (the agent, the query, a Fusion
-    agent's variations, or the ``error``)."""
-    meta: dict[str, Any] = {"agent": agent, "query": query}
-    if isinstance(result, Unscored):
-        return None, [], {**meta, "error": f"{result.cause}: {result.reason}"}
-    return result.answer, result.contexts, {**meta, "variations": list(result.variations)}
+def unit_value(score: Score) -> float:
+    """A scored value on 0..1, 1 the best whichever way its scale runs."""
+    share = (score.value - score.low) / (score.high - score.low)  # type: ignore[operator]
+    return share if score.higher_is_better else 1.0 - share
 
 
-def read_agent_input(value: Any) -> tuple[str, str | None]:
-    """``(question, qid)`` from a question string or a dict with a question / query / input string
-    and an optional ``qid``."""
-    if isinstance(value, str):
-        return value, None
-    if isinstance(value, dict):
-        for key in QUESTION_KEYS:
-            if isinstance(value.get(key), str):
-                return value[key], None if value.get("qid") is None else str(value["qid"])
-    raise ConfigError("an agent runnable takes a question string or a dict with a 'question' or "
-                      f"'query' string, got {type(value).__name__}")
+def score_comment(score: Score) -> str | None:
+    """What a score's reason says, with its cause first when it is missing (``cause: reason``)."""
+    return score.reason if score.cause is None else f"{score.cause}: {score.reason}"
 
 
-async def agent_output(agent: Agent, value: Any) -> dict[str, Any]:
-    """One agent's answer to ``value`` (:func:`read_agent_input`) as the dict LCEL RAG chains expose:
-    question, answer, ``context`` (the documents the answer came from, best first), agent,
-    variations, qid and error (answer None and the reason when there is no answer; never raises)."""
-    question, qid = read_agent_input(value)
-    answer, contexts, meta = agent_response(agent.name, question, await agent.arun(question, qid=qid))
-    return {"question": question, "answer": answer, "context": list(contexts), "agent": agent.name,
-            "variations": meta.get("variations", []), "qid": qid, "error": meta.get("error")}
+def string_result(scores: Sequence[Score], primary: str | None = None) -> dict[str, Any]:
+    """Scores as a LangChain evaluator result: ``score`` the ``primary`` score (else the mean of
+    every scored one) on 0..1, LangChain's and LangSmith's convention; ``value`` pass / fail when
+    the scores say; ``reasoning`` their reasons; ``scores`` every value on its own scale; with
+    nothing scored, ``score`` None and the cause as ``unscored``."""
+    chosen = [s for s in scores if s.name == primary] if primary else list(scores)
+    scored = [s for s in chosen if s.scored]
+    passed = [s.passed for s in chosen if s.passed is not None]
+    reasons = list(dict.fromkeys(score_comment(s) for s in chosen if s.reason))
+    out: dict[str, Any] = {"score": sum(map(unit_value, scored)) / len(scored) if scored else None,
+                           "value": ("pass" if all(passed) else "fail") if passed else None,
+                           "reasoning": "\n".join(reasons) or None, "scores": {s.name: s.value for s in scores}}
+    if not scored:
+        out["unscored"] = next((s.cause for s in chosen if s.cause), "undefined")
+    return out
+
+
+def langsmith_results(scores: Sequence[Score], prefix: str = "") -> list[dict[str, Any]]:
+    """One LangSmith result per score, keyed ``prefix + name``: the value on its own scale, the
+    reason as comment (:func:`score_comment`), the cause in ``metadata["unscored"]`` when it is missing."""
+    return [{"key": f"{prefix}{s.name}", "score": s.value, "comment": score_comment(s),
+             **({"metadata": {"unscored": s.cause}} if s.cause else {})} for s in scores]
+
+
+def failure_result(key: str, exc: BaseException) -> dict:
+    """One LangSmith result for an evaluation that failed: no score, the error as comment."""
+    return {"key": key, "score": None, "comment": f"{type(exc).__name__}: {exc}",
+            "metadata": {"unscored": "error"}}
+
+
+def langsmith_function(score: Callable[..., Awaitable[dict]], *, asynchronous: bool, name: str,
+                       keys: Sequence[str]) -> Callable[..., dict | Awaitable[dict]]:
+    """``score`` as a LangSmith evaluator function named ``name``: async with ``asynchronous``, else
+    a sync function that runs it to completion. LangSmith reads which arguments to pass (``inputs``,
+    ``outputs``, ``reference_outputs`` ...) from the signature, so the wrapper reports ``score``'s.
+
+    It never raises: LangSmith files an evaluator's exception under a key it guesses from the source
+    code (here the inner function's name), so a failure comes back as score None under each of
+    ``keys``, the result keys ``score`` reports, with the error as comment."""
+    def failed(exc: Exception) -> dict:
+        return {"results": [failure_result(k, exc) for k in keys]}
+
+    if asynchronous:
+        async def evaluator(*args: Any, **kwargs: Any) -> dict:
+            try:
+                return await score(*args, **kwargs)
+            except Exception as exc:  # noqa: BLE001 - failures are results, under their own key
+                return failed(exc)
+    else:
+        run = synchronous(score)
+
+        def evaluator(*args: Any, **kwargs: Any) -> dict:  # type: ignore[misc]
+            try:
+                return run(*args, **kwargs)
+            except Exception as exc:  # noqa: BLE001 - failures are results, under their own key
+                return failed(exc)
+    functools.update_wrapper(evaluator, score)
+    evaluator.__name__ = name
+    return evaluator
+
+
+def langsmith_evaluator(evaluator: Evaluator, *, name: str | None = None, key_prefix: str = "",
+                        question_key: str | None = None, answer_key: str | None = None,
+                        contexts_key: str | None = None, label_key: str | None = None,
+                        asynchronous: bool = False,
+                        results: Callable[[Any], list[dict]] | None = None,
+                        keys: Sequence[str] | None = None) -> Callable[..., Any]:
+    """Any evaluator as a function for ``langsmith.evaluate`` / ``aevaluate``:
+    ``(inputs, outputs, reference_outputs)`` -> ``{"results": [...]}``, one result per score
+    (:func:`langsmith_results`, keys ``key_prefix + name``) unless ``results`` translates the
+    evaluator's result itself (then ``keys`` names the result keys it gives, those a failure is
+    reported under). The question is read from ``inputs`` (:func:`read_question`), the
+    answer from ``outputs`` (:func:`read_answer`), the contexts from ``outputs[contexts_key]``
+    (default context, contexts, documents ...; never the only value) and the label from
+    ``reference_outputs[label_key]`` (default label, answer, reference, output or the only value).
+    The evaluator is the function's ``evaluator`` attribute."""
+    async def score(inputs: dict, outputs: dict, reference_outputs: dict | None = None) -> dict:
+        contexts = pick(outputs, contexts_key, CONTEXT_KEYS, sole=False) if isinstance(outputs, Mapping) else None
+        label = as_text(pick(reference_outputs, label_key, LABEL_KEYS), strict=False) \
+            if reference_outputs is not None else None
+        result = await evaluator.aevaluate(sample_of(read_question(inputs, question_key),
+                                                     read_answer(outputs, answer_key), contexts, label))
+        return {"results": results(result) if results else langsmith_results(evaluator.scores(result), key_prefix)}
+
+    keys = list(keys) if keys is not None else [f"{key_prefix}{n}" for n in evaluator.score_names()]
+    function = langsmith_function(score, asynchronous=asynchronous, name=name or evaluator.task.replace("/", "_"),
+                                  keys=keys)
+    function.evaluator = evaluator  # type: ignore[attr-defined]
+    return function
 
 
 def game_dict(game: GameRecord | Unscored) -> dict[str, Any]:
@@ -186,7 +256,7 @@ def _graded(s: Score, confidence: Any) -> dict[str, Any]:
 
 
 def string_dict(evaluator: Evaluator, result: Any, score: str | None = None) -> dict[str, Any]:
-    """``result`` as a LangChain string result: :func:`~langrag_eval.adapting.string_result` of its
+    """``result`` as a LangChain string result: :func:`string_result` of its
     scores (``score`` names the one reported as ``score``, default :func:`primary_score`), with the
     primary score's grade keys, or, when every score counts, what the result says of itself (its
     ``feedback()``, a THELMA diagnosis); a game as :func:`game_dict`."""
@@ -272,7 +342,7 @@ def evaluator_for_langsmith(evaluator: Evaluator, *, key: str | None = None, **o
     """Any evaluator as a LangSmith evaluator function. A pairwise one (of two answers to one
     question) becomes a comparative evaluator (:func:`comparative_evaluator`, ``key`` default
     ``ragelo_preference``); any other an ``evaluate`` / ``aevaluate`` function
-    (:func:`~langrag_eval.adapting.langsmith_evaluator`, whose options it takes: ``question_key``,
+    (:func:`langsmith_evaluator`, whose options it takes: ``question_key``,
     ``answer_key``, ``contexts_key``, ``label_key``, ``asynchronous``) reading its scores: one
     with a :func:`primary_score` gives ``key`` (default its task, ``vrag``) with the score on 0..1,
     accept / reject and the reason, and ``{key}_raw_score`` with the score on its own scale; any

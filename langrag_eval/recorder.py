@@ -3,11 +3,13 @@ per query. A capture adapter hands a :class:`CallRecorder` its framework's runs 
 events as plain values; the recorder keeps, per top-level app call, the question, the outermost
 retrievals, the documents steps and tools returned, every model call and what the call returned,
 and makes one sample of each finished call with the one context rule
-(:func:`~langrag_eval.capturing.captured_sample`). Thread-safe: one recorder may hear calls made in
+(:func:`~langrag_eval.capturing.captured_sample`); an agent's run reads as an app's reply
+(:func:`agent_output`, :func:`agent_response`). Thread-safe: one recorder may hear calls made in
 several threads.
 
 Spans (LlamaIndex's instrumentation) enter and exit, and report retrievals and model calls:
 
+>>> from langrag_eval.capturing import read_result
 >>> rec = CallRecorder(adopt=True, read=read_result)
 >>> rec.enter("app", None, question="Capital?"); rec.enter("llm", "app")
 >>> rec.model_called("llm", ModelCall("Paris is the capital of France. Capital?", "Paris."))
@@ -32,16 +34,21 @@ import threading
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .adapting import ANSWER_KEYS, CONTEXT_KEYS, QUESTION_KEYS, answer_of, message_text, pick, question_of
-from .capturing import CallTree, Turn, captured_sample, read_result, result_documents, result_text, warn_once
+from .capturing import CallTree, Turn, captured_sample, result_documents, result_text, warn_once
 from .contexts import ModelCall, as_documents, as_text
 from .errors import ConfigError
-from .types import Document, Sample
+from .results import Unscored
+from .types import AgentAnswer, Document, Sample
 
-__all__ = ["EVALUATION_TAG", "CallRecorder", "ModelCall", "app_input", "app_reply", "call_config", "prompt_text",
-           "read_outputs", "runnable_fix", "session_config", "step_documents"]
+if TYPE_CHECKING:
+    from .pipelines import Agent
+
+__all__ = ["EVALUATION_TAG", "CallRecorder", "ModelCall", "agent_output", "agent_response", "app_input", "app_reply",
+           "call_config", "prompt_text", "read_agent_input", "read_outputs", "runnable_fix", "session_config",
+           "step_documents"]
 
 EVALUATION_TAG = "langrag:evaluation"  # the tag of an evaluation's own traced run: a capture takes it for no app
 
@@ -322,3 +329,37 @@ def app_reply(out: Any, samples: Sequence[Sample], answer_key: str | None = None
     if isinstance(out, Mapping):
         return None, []
     return result_text(out), result_documents(out) or []
+
+
+def agent_response(agent: str, query: str, result: AgentAnswer | Unscored
+                   ) -> tuple[str | None, Sequence[Document], dict[str, Any]]:
+    """What an agent's run gives a framework's response: the answer (None when it could not be
+    produced), the passages it was generated from, and metadata (the agent, the query, a Fusion
+    agent's variations, or the ``error``)."""
+    meta: dict[str, Any] = {"agent": agent, "query": query}
+    if isinstance(result, Unscored):
+        return None, [], {**meta, "error": f"{result.cause}: {result.reason}"}
+    return result.answer, result.contexts, {**meta, "variations": list(result.variations)}
+
+
+def read_agent_input(value: Any) -> tuple[str, str | None]:
+    """``(question, qid)`` from a question string or a dict with a question / query / input string
+    and an optional ``qid``."""
+    if isinstance(value, str):
+        return value, None
+    if isinstance(value, dict):
+        for key in QUESTION_KEYS:
+            if isinstance(value.get(key), str):
+                return value[key], None if value.get("qid") is None else str(value["qid"])
+    raise ConfigError("an agent runnable takes a question string or a dict with a 'question' or "
+                      f"'query' string, got {type(value).__name__}")
+
+
+async def agent_output(agent: Agent, value: Any) -> dict[str, Any]:
+    """One agent's answer to ``value`` (:func:`read_agent_input`) as the dict LCEL RAG chains expose:
+    question, answer, ``context`` (the documents the answer came from, best first), agent,
+    variations, qid and error (answer None and the reason when there is no answer; never raises)."""
+    question, qid = read_agent_input(value)
+    answer, contexts, meta = agent_response(agent.name, question, await agent.arun(question, qid=qid))
+    return {"question": question, "answer": answer, "context": list(contexts), "agent": agent.name,
+            "variations": meta.get("variations", []), "qid": qid, "error": meta.get("error")}

@@ -29,7 +29,7 @@ from langrag_eval.adapting import sample_of
 from langrag_eval.contexts import as_documents
 from langrag_eval.evaluator import Evaluator
 from langrag_eval.outcomes import evaluator_for_langsmith as langsmith_evaluator
-from langrag_eval.outcomes import needs_reference, string_dict
+from langrag_eval.outcomes import check_score, needs_reference, string_dict
 from langrag_eval.recorder import EVALUATION_TAG
 from langrag_eval.runtime import synchronous
 from langrag_eval.runtime.tracing import observing
@@ -84,7 +84,7 @@ class LangragStringEvaluator(StringEvaluator):
 
     def __init__(self, evaluator: Evaluator, *, name: str | None = None, score: str | None = None,
                  requires_reference: bool | None = None) -> None:
-        self.evaluator, self.score_name = evaluator, score
+        self.evaluator, self.score_name = evaluator, check_score(evaluator, score)
         self._requires_reference = needs_reference(evaluator) if requires_reference is None else requires_reference
         task = getattr(evaluator, "task", type(evaluator).__name__.lower())  # THELMA names no task
         self.name = name or task.replace("/", "_") + (f"_{score}" if score else "")
