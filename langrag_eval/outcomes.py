@@ -1,7 +1,7 @@
 """Any evaluator's result as a framework reports it, read through its typed scores
 (:meth:`~langrag_eval.evaluator.Evaluator.scores`), free of any framework: one :class:`Outcome`
 of one call (LlamaIndex's ``EvaluationResult``, :func:`aevaluate_call`), the LangChain string
-result (:func:`string_dict`) and the LangSmith evaluator function (:func:`evaluator_for_langsmith`,
+result (:func:`string_dict`) and the LangSmith evaluator function (:func:`langsmith_evaluator`,
 row by row or, for a pairwise evaluator, comparative); and an agent's run as a framework's response.
 An adapter adds only its result type, prompt hooks and tracing. An answer that names its sources
 (a LlamaIndex ``Response``) gives its contexts when none are passed; a result that says its own
@@ -43,7 +43,7 @@ from .runtime import synchronous
 from .tournament import GameRecord, GameSample, PairwiseEvaluator
 from .types import Sample
 
-__all__ = ["Outcome", "aevaluate_call", "check_score", "comparative_evaluator", "evaluator_for_langsmith",
+__all__ = ["Outcome", "aevaluate_call", "check_score", "comparative_evaluator",
            "failure_result", "game_dict", "langsmith_evaluator", "langsmith_function", "langsmith_results",
            "needs_reference", "outcome", "primary_score", "score_comment", "string_dict", "string_result",
            "unit_value"]
@@ -195,30 +195,24 @@ def langsmith_function(score: Callable[..., Awaitable[dict]], *, asynchronous: b
     return evaluator
 
 
-def langsmith_evaluator(evaluator: Evaluator, *, name: str | None = None, key_prefix: str = "",
-                        question_key: str | None = None, answer_key: str | None = None,
-                        contexts_key: str | None = None, label_key: str | None = None,
-                        asynchronous: bool = False,
-                        results: Callable[[Any], list[dict]] | None = None,
-                        keys: Sequence[str] | None = None) -> Callable[..., Any]:
-    """Any evaluator as a function for ``langsmith.evaluate`` / ``aevaluate``:
-    ``(inputs, outputs, reference_outputs)`` -> ``{"results": [...]}``, one result per score
-    (:func:`langsmith_results`, keys ``key_prefix + name``) unless ``results`` translates the
-    evaluator's result itself (then ``keys`` names the result keys it gives, those a failure is
-    reported under). The question is read from ``inputs`` (:func:`read_question`), the
-    answer from ``outputs`` (:func:`read_answer`), the contexts from ``outputs[contexts_key]``
+def _row_evaluator(evaluator: Evaluator, *, results: Callable[[Any], list[dict]], keys: Sequence[str],
+                   name: str | None = None, question_key: str | None = None, answer_key: str | None = None,
+                   contexts_key: str | None = None, label_key: str | None = None,
+                   asynchronous: bool = False) -> Callable[..., Any]:
+    """``evaluator`` as a function for ``langsmith.evaluate`` / ``aevaluate``:
+    ``(inputs, outputs, reference_outputs)`` -> ``{"results": results(its result)}``, a failure
+    reported under each of ``keys``. The question is read from ``inputs`` (:func:`read_question`),
+    the answer from ``outputs`` (:func:`read_answer`), the contexts from ``outputs[contexts_key]``
     (default context, contexts, documents ...; never the only value) and the label from
-    ``reference_outputs[label_key]`` (default label, answer, reference, output or the only value).
-    The evaluator is the function's ``evaluator`` attribute."""
+    ``reference_outputs[label_key]`` (default label, answer, reference, output or the only value)."""
     async def score(inputs: dict, outputs: dict, reference_outputs: dict | None = None) -> dict:
         contexts = pick(outputs, contexts_key, CONTEXT_KEYS, sole=False) if isinstance(outputs, Mapping) else None
         label = as_text(pick(reference_outputs, label_key, LABEL_KEYS), strict=False) \
             if reference_outputs is not None else None
         result = await evaluator.aevaluate(sample_of(read_question(inputs, question_key),
                                                      read_answer(outputs, answer_key), contexts, label))
-        return {"results": results(result) if results else langsmith_results(evaluator.scores(result), key_prefix)}
+        return {"results": results(result)}
 
-    keys = list(keys) if keys is not None else [f"{key_prefix}{n}" for n in evaluator.score_names()]
     function = langsmith_function(score, asynchronous=asynchronous, name=name or evaluator.task.replace("/", "_"),
                                   keys=keys)
     function.evaluator = evaluator  # type: ignore[attr-defined]
@@ -305,7 +299,8 @@ def _langsmith_results(evaluator: Evaluator, key: str | None) -> tuple[dict[str,
                         **({"value": None, "metadata": {"unscored": missing.cause}} if missing else
                            {"value": ", ".join(result.components_to_improve()) or "none"})})
         return out
-    return {"key_prefix": prefix, **({"name": f"{family}_eval"} if family else {})}, per_score
+    keys = [f"{prefix}{n}" for n in evaluator.score_names()]
+    return {"keys": keys, **({"name": f"{family}_eval"} if family else {})}, per_score
 
 
 def comparative_evaluator(pairwise: Evaluator, *, key: str = "ragelo_preference", question_key: str | None = None,
@@ -338,18 +333,20 @@ def comparative_evaluator(pairwise: Evaluator, *, key: str = "ragelo_preference"
     return preference
 
 
-def evaluator_for_langsmith(evaluator: Evaluator, *, key: str | None = None, **options: Any) -> Callable[..., Any]:
+def langsmith_evaluator(evaluator: Evaluator, *, key: str | None = None, **options: Any) -> Callable[..., Any]:
     """Any evaluator as a LangSmith evaluator function. A pairwise one (of two answers to one
     question) becomes a comparative evaluator (:func:`comparative_evaluator`, ``key`` default
-    ``ragelo_preference``); any other an ``evaluate`` / ``aevaluate`` function
-    (:func:`langsmith_evaluator`, whose options it takes: ``question_key``,
-    ``answer_key``, ``contexts_key``, ``label_key``, ``asynchronous``) reading its scores: one
-    with a :func:`primary_score` gives ``key`` (default its task, ``vrag``) with the score on 0..1,
-    accept / reject and the reason, and ``{key}_raw_score`` with the score on its own scale; any
-    other one result per score, keyed ``key`` + the score's name (THELMA: default ``thelma_`` +
-    metric), and ``thelma_diagnosis`` naming the components to improve ("none" when no Table 2
-    pattern fired)."""
+    ``ragelo_preference``); any other an ``evaluate`` / ``aevaluate`` function ``(inputs, outputs,
+    reference_outputs)`` -> ``{"results": [...]}`` reading its scores (options ``question_key``,
+    ``answer_key``, ``contexts_key``, ``label_key``, ``name``, ``asynchronous``): one with a
+    :func:`primary_score` gives ``key`` (default its task, ``vrag``) with the score on 0..1, accept /
+    reject and the reason, and ``{key}_raw_score`` with the score on its own scale; any other one
+    result per score (:func:`langsmith_results`), keyed ``key`` (or ``key_prefix``) + the score's
+    name (THELMA: default ``thelma_`` + metric), and ``thelma_diagnosis`` naming the components to
+    improve ("none" when no Table 2 pattern fired). It never raises: a failed evaluation is score
+    None under each key (:func:`langsmith_function`). The evaluator is the function's ``evaluator``
+    attribute."""
     if isinstance(evaluator, PairwiseEvaluator):
         return comparative_evaluator(evaluator, **({"key": key} if key else {}), **options)
     shape, results = _langsmith_results(evaluator, key or options.pop("key_prefix", None))
-    return langsmith_evaluator(evaluator, **{**shape, "results": results, **options})  # the caller's options win
+    return _row_evaluator(evaluator, results=results, **{**shape, **options})  # the caller's options win

@@ -28,8 +28,7 @@ from langchain_core.runnables.config import var_child_runnable_config
 from langrag_eval.adapting import sample_of
 from langrag_eval.contexts import as_documents
 from langrag_eval.evaluator import Evaluator
-from langrag_eval.outcomes import evaluator_for_langsmith as langsmith_evaluator
-from langrag_eval.outcomes import check_score, needs_reference, string_dict
+from langrag_eval.outcomes import check_score, langsmith_evaluator, needs_reference, string_dict
 from langrag_eval.recorder import EVALUATION_TAG
 from langrag_eval.runtime import synchronous
 from langrag_eval.runtime.tracing import observing
