@@ -145,7 +145,7 @@ class CallRecorder:
                 return  # a span inside a call: forgotten with its root
             turn = self._open.pop(span, None)
             if turn is None or failed:
-                self.errors += turn is not None and failed
+                self.errors += int(turn is not None)  # a failed call's, not an unwatched span's
                 self._tree.forget(span)
                 return
             self._turns.append(turn)
