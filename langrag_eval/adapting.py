@@ -1,38 +1,25 @@
 """What both framework adapters share, free of any framework: reading a question, an answer, a
 label and contexts from an app's inputs and outputs (dicts, chat messages, ``{"messages": [...]}``
-states), a sample built from them for any :class:`~langrag_eval.evaluator.Evaluator`, and an
-evaluator's typed scores as the plain results LangChain and LangSmith take.
-
-The adapters add only what needs a framework type: the LangChain and LlamaIndex evaluator
-classes, their prompt hooks and tracing.
+states), a sample built from them for any :class:`~langrag_eval.evaluator.Evaluator`, and the
+judge an adapter is given. How a result reads in each framework is :mod:`langrag_eval.outcomes`.
 
 >>> pick({"query": "Capital?", "k": 3}, None, QUESTION_KEYS), pick({"q": "Capital?"}, None, QUESTION_KEYS)
 ('Capital?', 'Capital?')
 >>> read_answer({"messages": [{"role": "user", "content": "Hi"}, ("ai", "Hello")]}, None)
 'Hello'
->>> from langrag_eval.results import ScoreScale
->>> string_result([ScoreScale(1, 5).score("grade", 4, passed=True, reason="Right.")])
-{'score': 0.75, 'value': 'pass', 'reasoning': 'Right.', 'scores': {'grade': 4.0}}
 """
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from .contexts import as_documents, as_text
+from .contexts import as_text
 from .errors import ConfigError
-from .results import Score
-from .runtime import synchronous
 from .types import Sample
 
-if TYPE_CHECKING:
-    from .evaluator import Evaluator
-
-__all__ = ["ANSWER_KEYS", "CONTEXT_KEYS", "LABEL_KEYS", "QUESTION_KEYS", "answer_of", "context_texts", "failure_result", "langsmith_evaluator",
-           "langsmith_function", "langsmith_results", "last_message", "message_text", "pick", "question_of",
-           "read_answer", "read_question", "sample_of", "string_result"]
+__all__ = ["ANSWER_KEYS", "CONTEXT_KEYS", "LABEL_KEYS", "QUESTION_KEYS", "answer_of", "last_message", "message_text",
+           "pick", "question_of", "read_answer", "read_question", "sample_of"]
 
 # the keys LangChain apps and LangSmith datasets conventionally hold a question, an answer, the
 # retrieved documents and a label under, in the order they are looked for
@@ -150,110 +137,6 @@ def sample_of(question: str | None, answer: str | None, contexts: Any = None,
     """The sample any evaluator reads, from what a framework hands over (contexts as texts,
     LangChain documents, LlamaIndex nodes or dicts, ids and metadata kept)."""
     return Sample(question=question or "", answer=answer, reference=reference, contexts=contexts or [])
-
-
-def context_texts(contexts: Any) -> list[str] | None:
-    """Contexts as the texts LlamaIndex's ``EvaluationResult.contexts`` holds (documents, nodes, strings)."""
-    if contexts is None:
-        return None
-    return [c if isinstance(c, str) else d.text for c in ([contexts] if isinstance(contexts, str) else contexts)
-            for d in ([None] if isinstance(c, str) else as_documents([c]))]
-
-
-def _normalised(score: Score) -> float:
-    share = (score.value - score.low) / (score.high - score.low)  # type: ignore[operator]
-    return share if score.higher_is_better else 1.0 - share
-
-
-def string_result(scores: Sequence[Score], primary: str | None = None) -> dict[str, Any]:
-    """Scores as a LangChain evaluator result: ``score`` the ``primary`` score (else the mean of
-    every scored one) on 0..1, LangChain's and LangSmith's convention; ``value`` pass / fail when
-    the scores say; ``reasoning`` their reasons; ``scores`` every value on its own scale; with
-    nothing scored, ``score`` None and the cause as ``unscored``."""
-    chosen = [s for s in scores if s.name == primary] if primary else list(scores)
-    scored = [s for s in chosen if s.scored]
-    passed = [s.passed for s in chosen if s.passed is not None]
-    reasons = list(dict.fromkeys(s.reason for s in chosen if s.reason))
-    out: dict[str, Any] = {"score": sum(map(_normalised, scored)) / len(scored) if scored else None,
-                           "value": ("pass" if all(passed) else "fail") if passed else None,
-                           "reasoning": "\n".join(reasons) or None, "scores": {s.name: s.value for s in scores}}
-    if not scored:
-        out["unscored"] = next((s.cause for s in chosen if s.cause), "undefined")
-    return out
-
-
-def langsmith_results(scores: Sequence[Score], prefix: str = "") -> list[dict[str, Any]]:
-    """One LangSmith result per score, keyed ``prefix + name``: the value on its own scale, the
-    reason as comment, the cause in ``metadata["unscored"]`` when it is missing."""
-    return [{"key": f"{prefix}{s.name}", "score": s.value, "comment": s.reason,
-             **({"metadata": {"unscored": s.cause}} if s.cause else {})} for s in scores]
-
-
-def failure_result(key: str, exc: BaseException) -> dict:
-    """One LangSmith result for an evaluation that failed: no score, the error as comment."""
-    return {"key": key, "score": None, "comment": f"{type(exc).__name__}: {exc}",
-            "metadata": {"unscored": "error"}}
-
-
-def langsmith_function(score: Callable[..., Awaitable[dict]], *, asynchronous: bool, name: str,
-                       keys: Sequence[str]) -> Callable[..., dict | Awaitable[dict]]:
-    """``score`` as a LangSmith evaluator function named ``name``: async with ``asynchronous``, else
-    a sync function that runs it to completion. LangSmith reads which arguments to pass (``inputs``,
-    ``outputs``, ``reference_outputs`` ...) from the signature, so the wrapper reports ``score``'s.
-
-    It never raises: LangSmith files an evaluator's exception under a key it guesses from the source
-    code (here the inner function's name), so a failure comes back as score None under each of
-    ``keys``, the result keys ``score`` reports, with the error as comment."""
-    def failed(exc: Exception) -> dict:
-        return {"results": [failure_result(k, exc) for k in keys]}
-
-    if asynchronous:
-        async def evaluator(*args: Any, **kwargs: Any) -> dict:
-            try:
-                return await score(*args, **kwargs)
-            except Exception as exc:  # noqa: BLE001 - failures are results, under their own key
-                return failed(exc)
-    else:
-        run = synchronous(score)
-
-        def evaluator(*args: Any, **kwargs: Any) -> dict:  # type: ignore[misc]
-            try:
-                return run(*args, **kwargs)
-            except Exception as exc:  # noqa: BLE001 - failures are results, under their own key
-                return failed(exc)
-    functools.update_wrapper(evaluator, score)
-    evaluator.__name__ = name
-    return evaluator
-
-
-def langsmith_evaluator(evaluator: "Evaluator", *, name: str | None = None, key_prefix: str = "",
-                        question_key: str | None = None, answer_key: str | None = None,
-                        contexts_key: str | None = None, label_key: str | None = None,
-                        asynchronous: bool = False,
-                        results: Callable[[Any], list[dict]] | None = None,
-                        keys: Sequence[str] | None = None) -> Callable[..., Any]:
-    """Any evaluator as a function for ``langsmith.evaluate`` / ``aevaluate``:
-    ``(inputs, outputs, reference_outputs)`` -> ``{"results": [...]}``, one result per score
-    (:func:`langsmith_results`, keys ``key_prefix + name``) unless ``results`` translates the
-    evaluator's result itself (then ``keys`` names the result keys it gives, those a failure is
-    reported under). The question is read from ``inputs`` (:func:`read_question`), the
-    answer from ``outputs`` (:func:`read_answer`), the contexts from ``outputs[contexts_key]``
-    (default context, contexts, documents ...; never the only value) and the label from
-    ``reference_outputs[label_key]`` (default label, answer, reference, output or the only value).
-    The evaluator is the function's ``evaluator`` attribute."""
-    async def score(inputs: dict, outputs: dict, reference_outputs: dict | None = None) -> dict:
-        contexts = pick(outputs, contexts_key, CONTEXT_KEYS, sole=False) if isinstance(outputs, Mapping) else None
-        label = as_text(pick(reference_outputs, label_key, LABEL_KEYS), strict=False) \
-            if reference_outputs is not None else None
-        result = await evaluator.aevaluate(sample_of(read_question(inputs, question_key),
-                                                     read_answer(outputs, answer_key), contexts, label))
-        return {"results": results(result) if results else langsmith_results(evaluator.scores(result), key_prefix)}
-
-    keys = list(keys) if keys is not None else [f"{key_prefix}{n}" for n in evaluator.score_names()]
-    function = langsmith_function(score, asynchronous=asynchronous, name=name or evaluator.task.replace("/", "_"),
-                                  keys=keys)
-    function.evaluator = evaluator  # type: ignore[attr-defined]
-    return function
 
 
 def judge_of(judge: Any, framework_model: str = "a framework's chat model") -> Any:

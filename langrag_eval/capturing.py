@@ -117,11 +117,16 @@ class Turn:
     id: str
     question: str | None
     retrieved: list[list[Document]] = field(default_factory=list)  # outermost retrievals
-    calls: list[ModelCall] = field(default_factory=list)
+    steps: list[list[Document]] = field(default_factory=list)      # documents steps returned (no retriever ran)
+    tools: list[list[Document]] = field(default_factory=list)      # tools' results (no retriever ran)
+    retriever_query: str | None = None  # the question when the app is a bare retriever
+    prompts: dict[Hashable, str] = field(default_factory=dict)     # model calls under way
+    calls: list[ModelCall] = field(default_factory=list)            # model calls done, in the order they ended
     answer: str | None = None
     sources: list[Document] | None = None  # what the result names as its sources
     stream: Any = None            # a chat stream whose text is read once it is done
     done: bool = False
+    samples: dict[bool, Sample] = field(default_factory=dict)  # the sample, by include_generated, once read
 
     def final_answer(self) -> str | None:
         if self.stream is not None:

@@ -25,8 +25,8 @@ LAYERS = [
      "prompt_fit", "embeddings", "contexts", "verdicts", "prompts", "stats", "deprecation", "summary"},
     {"runtime", "evaluator", "models", "adapting", "run"},
     {"retrieval", "pipelines", "grading", "thelma", "tournament", "grammar", "synth", "compare", "testing",
-     "capturing", "recorder", "outcomes", "app_runs"},
-    {"audit", "report", "shaping"},
+     "capturing", "recorder"},
+    {"audit", "report", "outcomes"},
     {"quickstart", "cli"},
 ]
 RANK = {name: i for i, layer in enumerate(LAYERS) for name in layer}

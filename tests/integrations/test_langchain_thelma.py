@@ -104,7 +104,7 @@ def test_langsmith_evaluate_offline_one_result_per_metric():
 def test_langsmith_evaluator_reports_unscored_with_reason():
     ev = langsmith_evaluator(Thelma(Judge(script().model()), metrics=("gr",)))
     out = ev({"question": QUERY}, {"answer": RESPONSE, "documents": []})
-    assert out["results"][0] == {"key": "thelma_gr", "score": None,
+    assert out["results"][0] == {"key": "thelma_gr", "score": None, "metadata": {"unscored": "undefined"},
                                  "comment": "undefined: no sources retrieved: groundedness undefined"}
     # nothing scored: not diagnosed, which is not "no pattern fired"
     assert out["results"][1] == {"key": "thelma_diagnosis", "value": None, "metadata": {"unscored": "undefined"},

@@ -1,6 +1,6 @@
 """Capture (question, contexts, answer) from an unmodified LangChain app, and RAGElo tournaments
 over runnables read by that capture. :class:`RAGCapture`, a callback handler, turns each top-level
-run into one sample (:class:`~langrag_eval.app_runs.RunBook` says how). Pass it per call,
+run into one sample (:class:`~langrag_eval.recorder.CallRecorder` says how). Pass it per call,
 ``app.invoke(q, config={"callbacks": [cap]})``, or capture all runs inside ``with capturing() as cap:``.
 
 >>> from langchain_core.runnables import RunnableLambda
@@ -24,7 +24,7 @@ from langchain_core.outputs import LLMResult
 from langchain_core.runnables import Runnable
 from langchain_core.tracers.context import register_configure_hook
 
-from langrag_eval.app_runs import RunBook, app_input, app_reply, call_config, prompt_text, runnable_fix
+from langrag_eval.recorder import CallRecorder, app_input, app_reply, call_config, prompt_text, runnable_fix
 from langrag_eval.runtime import RunStore, synchronous
 from langrag_eval.tournament import TournamentConfig, TournamentResult, atournament_over_apps
 from langrag_eval.tournament.apps import afirst_query_checked, as_queries
@@ -34,7 +34,7 @@ from .models import JudgeLike, as_judge
 __all__ = ["RAGCapture", "atournament_from_runnables", "capture_var", "capturing", "tournament_from_runnables"]
 
 
-class RAGCapture(RunBook, BaseCallbackHandler):
+class RAGCapture(CallRecorder, BaseCallbackHandler):
     """Collects one sample per top-level run in ``samples``; ``errors`` counts those that raised."""
 
     raise_error = False
@@ -101,8 +101,8 @@ async def atournament_from_runnables(runnables: Mapping[str, Runnable], queries:
     """Invoke every runnable (an LCEL chain, an agent, a graph) on every query, then run the
     tournament. Answer and contexts are what :class:`RAGCapture` reads, or the output's
     ``answer_key`` / ``context_key``. ``input(question)`` builds the input (default
-    :func:`~langrag_eval.app_runs.app_input`); ``run_config(name, qid)`` adds to each call's own
-    conversation (:func:`~langrag_eval.app_runs.call_config`). A runnable that raises on the first
+    :func:`~langrag_eval.recorder.app_input`); ``run_config(name, qid)`` adds to each call's own
+    conversation (:func:`~langrag_eval.recorder.call_config`). A runnable that raises on the first
     query stops the run with a :class:`ConfigError` and a fix. ``timeout``: seconds per call."""
     qids = {q: qid for qid, q in reversed(list(as_queries(queries).items()))}
 
@@ -112,7 +112,7 @@ async def atournament_from_runnables(runnables: Mapping[str, Runnable], queries:
             run = call_config(name, qids.get(query, query), run_config)
             run["callbacks"] = [*(run.get("callbacks") or []), capture]
             out = await runnable.ainvoke(input(query) if input else app_input(runnable, query), config=run)
-            return app_reply(out, capture.samples[-1] if capture.samples else None, answer_key, context_key)
+            return app_reply(out, capture.samples, answer_key, context_key)
         return call
 
     apps = await afirst_query_checked({n: app(n, r) for n, r in runnables.items()}, queries, timeout=timeout,

@@ -2,7 +2,7 @@
 (:class:`LangragStringEvaluator`), a pairwise one (:class:`LangragPairwiseEvaluator`, RAGElo games)
 and LangSmith evaluator functions (:func:`langsmith_evaluator`, row by row or comparative).
 
-A result is :func:`~langrag_eval.shaping.string_dict` (``score`` on 0..1 or None with the cause,
+A result is :func:`~langrag_eval.outcomes.string_dict` (``score`` on 0..1 or None with the cause,
 never a silent 0). With LangChain callbacks (passed, or the calling run's) an evaluation is a chain
 run whose children are the judge's model calls.
 
@@ -11,7 +11,7 @@ run whose children are the judge's model calls.
 >>> ev = LangragStringEvaluator(VragGrader(as_judge(FakeListChatModel(responses=["Score: [[4]], Reason: [[Right.]]"]))))
 >>> r = ev.evaluate_strings(prediction="Paris", reference="Paris", input="Capital of France?")
 >>> r["score"], r["grade"], r["value"], r["reasoning"]
-(0.75, 4, 'accept', 'Right.')
+(0.75, 4.0, 'accept', 'Right.')
 """
 
 from __future__ import annotations
@@ -26,13 +26,12 @@ from langchain_core.outputs import Generation, LLMResult
 from langchain_core.runnables.config import var_child_runnable_config
 
 from langrag_eval.adapting import sample_of
-from langrag_eval.app_runs import EVALUATION_TAG
 from langrag_eval.contexts import as_documents
 from langrag_eval.evaluator import Evaluator
+from langrag_eval.outcomes import check_score, langsmith_evaluator, needs_reference, string_dict
+from langrag_eval.recorder import EVALUATION_TAG
 from langrag_eval.runtime import synchronous
 from langrag_eval.runtime.tracing import observing
-from langrag_eval.shaping import evaluator_for_langsmith as langsmith_evaluator
-from langrag_eval.shaping import needs_reference, string_dict
 from langrag_eval.tournament import GameSample
 
 from .models import as_judge
@@ -84,7 +83,7 @@ class LangragStringEvaluator(StringEvaluator):
 
     def __init__(self, evaluator: Evaluator, *, name: str | None = None, score: str | None = None,
                  requires_reference: bool | None = None) -> None:
-        self.evaluator, self.score_name = evaluator, score
+        self.evaluator, self.score_name = evaluator, check_score(evaluator, score)
         self._requires_reference = needs_reference(evaluator) if requires_reference is None else requires_reference
         task = getattr(evaluator, "task", type(evaluator).__name__.lower())  # THELMA names no task
         self.name = name or task.replace("/", "_") + (f"_{score}" if score else "")

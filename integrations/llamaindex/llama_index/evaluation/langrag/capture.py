@@ -29,7 +29,7 @@ from llama_index.core.instrumentation.events.retrieval import RetrievalEndEvent,
 from llama_index.core.instrumentation.span_handlers import SimpleSpanHandler
 from pydantic import PrivateAttr
 
-from langrag_eval.capturing import call_question
+from langrag_eval.capturing import call_question, read_result
 from langrag_eval.contexts import as_text
 from langrag_eval.recorder import CallRecorder, ModelCall
 from langrag_eval.types import Sample
@@ -44,7 +44,7 @@ class RAGCapture(BaseEventHandler):
     is read when the samples are). ``include_generated`` adds ``sample.generated`` to the sources."""
 
     include_generated: bool = False
-    _rec: CallRecorder = PrivateAttr(default_factory=CallRecorder)
+    _rec: CallRecorder = PrivateAttr(default_factory=lambda: CallRecorder(adopt=True, read=read_result))
 
     @classmethod
     def class_name(cls) -> str:
@@ -52,7 +52,7 @@ class RAGCapture(BaseEventHandler):
 
     @property
     def samples(self) -> list[Sample]:
-        return self._rec.samples(include_generated=self.include_generated)
+        return self._rec.collected(self.include_generated)
 
     def clear(self) -> None:
         self._rec.clear()

@@ -30,7 +30,7 @@ from llama_index.core.schema import BaseNode, NodeWithScore, QueryBundle, TextNo
 
 from langrag_eval.contexts import sequence_of
 from langrag_eval.embeddings import Embedder
-from langrag_eval.outcomes import agent_response
+from langrag_eval.recorder import agent_response
 from langrag_eval.pipelines import six_agents
 from langrag_eval.retrieval.base import HybridSettings, Mode, Retriever, SearchBackend
 from langrag_eval.retrieval.ingest import retriever_over

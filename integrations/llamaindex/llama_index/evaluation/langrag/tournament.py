@@ -10,7 +10,7 @@ from typing import Any
 from llama_index.core.agent.workflow import AgentWorkflow, BaseWorkflowAgent
 
 from langrag_eval.errors import ConfigError
-from langrag_eval.recorder import captured_answer
+from langrag_eval.recorder import app_reply
 from langrag_eval.runtime import RunStore, synchronous
 from langrag_eval.tournament import TournamentConfig, TournamentResult, atournament_over_apps
 from langrag_eval.tournament.apps import afirst_query_checked
@@ -49,7 +49,7 @@ def _app(engine: Any, start: Start | None):
             result = await ask(query)
             if hasattr(result, "async_response_gen") and hasattr(result, "get_response"):  # read the stream
                 result = await result.get_response()
-        return captured_answer(cap.samples, result)
+        return app_reply(result, cap.samples)
     return call
 
 
