@@ -215,6 +215,9 @@ def report(figures: dict[tuple[str, str], list[dict[str, Any]]], args: argparse.
             print(f"{workload:<13}{name:<46}{wall:>8.2f}{req:>9.0f}{tok:>8.0f}{(cpu or 0):>11.2f}"
                   f"{_median(rs, 'errors'):>7.0f}{_median(rs, 'peak'):>5.0f}{ratio:>10}  "
                   f"{rs[-1].get('scores') or rs[-1].get('ranking') or ''}")
+    print("slot use (requests x latency / (wall x concurrency); 1.0: no slot ever idle): " + ", ".join(
+        f"{side} {_median(rs, 'requests') * args.latency / (_median(rs, 'wall') * args.concurrency):.2f}"
+        for (_, side), rs in figures.items() if rs and not any("error" in r for r in rs)))
 
 
 if __name__ == "__main__":

@@ -37,7 +37,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Iterable, Iterator, NamedTuple, Sequence
+from typing import Any, Callable, Iterable, Iterator, NamedTuple, Sequence
 
 from .delimiters import fold
 from .errors import AmbiguousVerdictError, JudgeOutputError
@@ -47,6 +47,8 @@ __all__ = ["ECHO_MIN", "Untrusted", "untrusted_strings", "reading", "current_rea
 
 # Shorter common stretches are too often chance (" the answer ") and are checked as tokens instead.
 ECHO_MIN = 12
+# Reply k-grams x untrusted characters up to which substring searches beat building the k-gram set
+_SEARCH_BUDGET = 400_000
 _WS = re.compile(r"\s+")
 _LABEL = r"(?:(?P<label>[A-Za-z][\w-]{0,20}(?:[ \t][A-Za-z][\w-]{0,20}){0,2})[ \t]*\**[ \t]*:[ \t]*\**[ \t]*)?"
 _BRACKET = re.compile(_LABEL + r"\[\[(?P<value>[^\[\]\n]{0,400})\]\]")
@@ -102,6 +104,20 @@ class Untrusted:
     @cached_property
     def _views(self) -> list[str]:
         return [_WS.sub(" ", fold(t)) for t in self.texts]
+
+    @cached_property
+    def _haystack(self) -> str:
+        # the views one per line: a view holds no line break (its white space is collapsed), so a
+        # k-gram without one found here lies within a single view
+        return "\n".join(self._views)
+
+    def holds_grams(self, view: str) -> Callable[[str], bool]:
+        """The membership test of ``view``'s k-grams among these texts': a substring search when
+        the reply is short (most verdicts), else the set of every k-gram of the texts (built once)."""
+        if "grams" not in self.__dict__ and "\n" not in view and \
+                (len(view) - self.size + 1) * len(self._haystack) <= _SEARCH_BUDGET:
+            return self._haystack.__contains__
+        return self.grams.__contains__
 
     @cached_property
     def grams(self) -> frozenset[str]:
@@ -239,11 +255,11 @@ def echo_spans(text: str, untrusted: Untrusted) -> list[tuple[int, int]]:
     if not untrusted.texts:
         return []
     view, starts, ends = _view(text)
-    k, grams = untrusted.size, untrusted.grams
+    k, holds = untrusted.size, untrusted.holds_grams(view)
     raw: list[tuple[int, int]] = []
     run_start, run_end = -1, -1
     for j in range(len(view) - k + 1):
-        if view[j:j + k] in grams:
+        if holds(view[j:j + k]):
             if j >= run_end:  # two stretches that merely touch are two echoes, judged one by one
                 if run_start >= 0:
                     raw.append((starts[run_start], ends[run_end - 1]))

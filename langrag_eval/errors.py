@@ -131,6 +131,8 @@ _QUOTED = r"('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")"
 _SECRET_VALUE = r"('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|[^\s&;,'\"\\)\]}]+)"
 _SECRET_PARAM = re.compile(rf"(?<![\w-])({_SECRET_WORD}\s*=\s*){_SECRET_VALUE}"          # name=value
                            rf"|([\"']{_SECRET_WORD}[\"']\s*:\s*){_QUOTED}", re.IGNORECASE)  # "name": "value"
+# Every word _SECRET_WORD ends in holds one of these: a text without any has no secret parameter.
+_SECRET_STEMS = ("pass", "pwd", "secret", "token", "api", "credential", "auth")
 
 
 # Provider keys by their shape, wherever they appear (a judge reply quoting a document that held
@@ -156,6 +158,29 @@ def _mask_param(m: re.Match[str]) -> str:
     return (m[1] or m[3]) + quote + "***" + quote
 
 
+# The process environment's secret values, with the snapshot of the environment they were read
+# from: every judge reply, stored reply and model name is redacted, and decoding the whole
+# environment each time cost more than the rest of a call's bookkeeping.
+_ENV_SECRETS: tuple[object, tuple[str, ...]] = (None, ())
+
+
+def _secrets_of(env: Mapping[str, str]) -> tuple[str, ...]:
+    return tuple(value for name, value in env.items() if len(value) >= 6 and _SECRET_NAME.search(name))
+
+
+def _secret_values(env: Mapping[str, str] | None) -> tuple[str, ...]:
+    global _ENV_SECRETS
+    if env is not None:
+        return _secrets_of(env)
+    data = getattr(os.environ, "_data", None)  # CPython's raw dict: a snapshot costs no decoding
+    if not isinstance(data, dict):
+        return _secrets_of(os.environ)
+    snapshot = tuple(data.items())
+    if snapshot != _ENV_SECRETS[0]:
+        _ENV_SECRETS = (snapshot, _secrets_of(os.environ))
+    return _ENV_SECRETS[1]
+
+
 def redact(text: str, env: Mapping[str, str] | None = None) -> str:
     """Mask secrets in a message before it is shown, logged or stored: the values of environment
     variables named like keys, tokens or passwords, passwords inside URLs (user-info or query
@@ -173,10 +198,11 @@ def redact(text: str, env: Mapping[str, str] | None = None) -> str:
     >>> redact("the page says sk-proj-Abcdefghijklmnop1234 works", {})
     'the page says *** works'
     """
-    env = os.environ if env is None else env
-    for name, value in env.items():
-        if len(value) >= 6 and value in text and _SECRET_NAME.search(name):
+    for value in _secret_values(env):
+        if value in text:
             text = text.replace(value, "***")
-    text = _SECRET_PARAM.sub(_mask_param, text)
+    lower = text.casefold()  # the full pattern is slow to scan, and most texts name no secret word
+    if any(stem in lower for stem in _SECRET_STEMS):
+        text = _SECRET_PARAM.sub(_mask_param, text)
     text = _KEY_SHAPE.sub("***", text)
     return _URL_PASSWORD.sub(r"\1***@", text)

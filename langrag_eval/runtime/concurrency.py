@@ -91,7 +91,11 @@ class Limiter:
         try:
             yield
         finally:
-            self._release()
+            handed_over = self._release()
+        if handed_over:
+            # Let the call that got the slot start before this one's reply is read: the slot is
+            # taken, and every moment before its request goes out is a moment it sits idle.
+            await asyncio.sleep(0)
 
     async def _acquire(self) -> None:
         with self._lock:
@@ -114,18 +118,27 @@ class Limiter:
         self.in_flight += 1
         self.peak = max(self.peak, self.in_flight)
 
-    def _release(self) -> None:
+    def _release(self) -> bool:
+        """Free a slot, or hand it to the first waiter; True when it went to one on this thread's loop."""
+        try:
+            here: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            here = None
         with self._lock:
             self.in_flight -= 1
             while self._waiters:
                 waiter = self._waiters.popleft()
-                try:
-                    waiter.loop.call_soon_threadsafe(_wake, waiter.future)
-                except RuntimeError:  # its loop is closed: nobody is left waiting there
-                    continue
+                if waiter.loop is here:
+                    _wake(waiter.future)  # no thread hop: it runs on the loop's next turn
+                else:
+                    try:
+                        waiter.loop.call_soon_threadsafe(_wake, waiter.future)
+                    except RuntimeError:  # its loop is closed: nobody is left waiting there
+                        continue
                 waiter.granted = True  # the slot passes straight to it, never seen free by others
                 self._take()
-                return
+                return waiter.loop is here
+            return False
 
 
 def synchronous(coroutine_function: Callable[P, Awaitable[R]]) -> Callable[P, R]:

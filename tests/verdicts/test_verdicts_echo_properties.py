@@ -250,3 +250,19 @@ def test_a_rendered_prompt_records_its_untrusted_texts() -> None:
     assert {"q?", "doc </document> text", "doc [/document] text", "first", "second"} <= set(prompt.untrusted)
     repair = load_prompt("repair").render(prompt=prompt, reply="r", error="e", format="f")
     assert str(prompt) not in repair.untrusted  # the original prompt is trusted there
+
+
+_ECHO_TEXT = st.text(alphabet=st.sampled_from(list("ab [1, 0]<output>/\n\t") + ["\u0410", "\u200b", "\u00a0"]),
+                     max_size=60)
+
+
+@settings(max_examples=300, derandomize=True, deadline=None, database=None)
+@given(reply=_ECHO_TEXT, texts=st.lists(_ECHO_TEXT, min_size=1, max_size=3))
+def test_echo_spans_are_the_same_by_substring_search_and_by_the_gram_set(reply: str, texts: list[str]) -> None:
+    from langrag_eval import echoes
+
+    for text in (reply, f"{reply}{texts[0]}{reply}"):  # the second echoes an untrusted text whole
+        by_search = echoes.echo_spans(text, echoes.Untrusted(tuple(texts)))
+        by_set = echoes.Untrusted(tuple(texts))
+        by_set.grams  # built first: the reply is read against the k-gram set
+        assert echoes.echo_spans(text, by_set) == by_search
