@@ -127,7 +127,7 @@ class Thelma(Evaluator[Sample, ThelmaResult]):
                              ) -> list[ThelmaResult]:
         """Every sample scored once per run (see :meth:`Evaluator.aevaluate_many`); each result
         carries its sample's key as ``id``. Never Unscored as a whole: failures are per metric.
-        Up to twice ``limit`` (default: the judge's concurrency) samples are in flight, so that the
+        Up to twice ``concurrency`` (default: the judge's concurrency) samples are in flight, so that the
         judge's slots stay busy while samples move between stages."""
         keys = [s.key() for s in samples]
         repeated = sorted(k for k, n in Counter(keys).items() if n > 1)
@@ -137,8 +137,8 @@ class Thelma(Evaluator[Sample, ThelmaResult]):
         # A sample judges in stages (decompositions, then the matches that need them): with only as
         # many samples in flight as the judge has slots, every slot whose sample is between stages
         # sits idle. Twice as many keep a call queued for each slot; the judge bounds the calls.
-        slots = options.get("limit") or getattr(self.judge, "concurrency", 16)
-        results = await super().aevaluate_many(samples, **{**options, "limit": 2 * slots})
+        slots = options.get("concurrency") or getattr(self.judge, "concurrency", 16)
+        results = await super().aevaluate_many(samples, **{**options, "concurrency": 2 * slots})
         return [r if r.id else r.model_copy(update={"id": k})  # type: ignore[union-attr,misc]
                 for r, k in zip(results, keys)]
 
