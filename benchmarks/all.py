@@ -1,6 +1,6 @@
 """Every performance workload beside its peer, in one command, as one markdown table.
 
-    python benchmarks/all.py --runs 3                     # the README's table (about 12 min on 2 cores)
+    python benchmarks/all.py --runs 3                     # the README's table (about 15 min on 2 cores)
     python benchmarks/all.py --runs 3 --out perf.md       # also write it there (--force to overwrite)
     python benchmarks/all.py --quick                      # one run of small sizes: a smoke test
     python benchmarks/all.py --only llm,tokens            # some sections: llm, bm25, knn, memory
@@ -13,20 +13,20 @@ Needs the peers' environments (never dependencies of the project)::
 Sections and their sizes (``--quick`` in brackets):
 
 - llm: the judging workloads of benchmarks/peers_real.py, every tool through its real OpenAI client
-  against benchmarks/fake_openai.py (100 ms a request, concurrency 16): grading of 100 [10] HaluEval
+  against benchmarks/fake_openai.py (100 ms a request, concurrency 16): grading of 30 [10] HaluEval
   answers, ours vs LlamaIndex ``CorrectnessEvaluator``, DeepEval ``GEval`` (correctness) and ragas
   ``AnswerCorrectness``; ``langrag-eval grade`` as a whole process vs the LlamaIndex script as a whole
-  process; THELMA groundedness of 50 [6] answers, batched and per claim, vs ragas ``Faithfulness``;
-  a round-robin tournament of 6 agents x 10 [2] queries (300 games) vs RAGElo pairwise + Elo.
+  process; THELMA groundedness of 30 [6] answers, batched and per claim, vs ragas ``Faithfulness``;
+  a round-robin tournament of 6 agents x 5 [2] queries (150 games) vs RAGElo pairwise + Elo.
   Compared: the wall of the evaluation call (the CLI row: of the whole process).
 - tokens: prompt tokens per judgment (a graded answer, an answer's groundedness, a game), counted
   by the server from what each client sent (about four characters a token), from the llm runs;
   ours against the smallest peer of the task.
 - bm25: query p50 at 100,000 [10,000] synthetic documents, ours vs bm25s, each engine built in a
-  fresh process, 300 queries, k 10 (benchmarks/retrieval_bm25.py).
+  fresh process, 200 [100] queries, k 10 (benchmarks/retrieval_bm25.py).
 - knn: batched exact KNN, 100 queries, k 10, 384-d, at 10k / 100k / 300k [10k] vectors, ours vs
   numpy's ``Q @ X.T`` + ``argpartition`` (benchmarks/retrieval_knn.py).
-- memory: peak RSS of ``langrag-eval grade`` per item beyond the fixed cost, 2,000 and 8,000
+- memory: peak RSS of ``langrag-eval grade`` per item beyond the fixed cost, 1,000 and 4,000
   [500 and 2,000] items, a judge that answers at once (benchmarks/memory.py).
 
 Every pair runs ``--runs`` times, ours and the peer taking turns (ours, peer, ours, peer ...); the
@@ -51,13 +51,17 @@ from pathlib import Path
 from typing import Any, Callable
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+ROOT = HERE.parent
+# this tree's code, in this process and in every child (memory's `grade`, the BM25 engine, our sides)
+_TREE = [str(ROOT), str(ROOT / "integrations" / "langchain"), str(ROOT / "integrations" / "llamaindex")]
+os.environ["PYTHONPATH"] = os.pathsep.join([*_TREE, *filter(None, [os.environ.get("PYTHONPATH")])])
+sys.path[:0] = [str(HERE), *_TREE]
 
 import peers_real  # noqa: E402
 
 SECTIONS = ("llm", "tokens", "bm25", "knn", "memory")
-FULL = {"grading": 100, "faithfulness": 50, "tournament": 10, "bm25_docs": 100_000, "bm25_queries": 300,
-        "knn": (10_000, 100_000, 300_000), "memory": (2_000, 8_000)}
+FULL = {"grading": 30, "faithfulness": 30, "tournament": 5, "bm25_docs": 100_000, "bm25_queries": 200,
+        "knn": (10_000, 100_000, 300_000), "memory": (1_000, 4_000)}
 QUICK = {"grading": 10, "faithfulness": 6, "tournament": 2, "bm25_docs": 10_000, "bm25_queries": 100,
          "knn": (10_000,), "memory": (500, 2_000)}
 LLM_ROWS = {  # (workload, our side, peer, figure) -> row label
