@@ -26,8 +26,9 @@ Sections and their sizes (``--quick`` in brackets):
   fresh process, 200 [100] queries, k 10 (benchmarks/retrieval_bm25.py).
 - knn: batched exact KNN, 100 queries, k 10, 384-d, at 10k / 100k / 300k [10k] vectors, ours vs
   numpy's ``Q @ X.T`` + ``argpartition`` (benchmarks/retrieval_knn.py).
-- memory: peak RSS of ``langrag-eval grade`` per item beyond the fixed cost, 1,000 and 4,000
-  [500 and 2,000] items, a judge that answers at once (benchmarks/memory.py).
+- memory: peak RSS of ``langrag-eval grade`` per item beyond the fixed cost, 2,000 and 10,000
+  [500 and 2,000] items, a judge that answers at once (benchmarks/memory.py); below a few thousand
+  items the peak is the start-up's and the growth does not show.
 
 Every pair runs ``--runs`` times, ours and the peer taking turns (ours, peer, ours, peer ...); the
 ratio reported is the median of the runs (for llm, of the per-run ratios). Progress goes to stderr;
@@ -61,7 +62,7 @@ import peers_real  # noqa: E402
 
 SECTIONS = ("llm", "tokens", "bm25", "knn", "memory")
 FULL = {"grading": 30, "faithfulness": 30, "tournament": 5, "bm25_docs": 100_000, "bm25_queries": 200,
-        "knn": (10_000, 100_000, 300_000), "memory": (1_000, 4_000)}
+        "knn": (10_000, 100_000, 300_000), "memory": (2_000, 10_000)}
 QUICK = {"grading": 10, "faithfulness": 6, "tournament": 2, "bm25_docs": 10_000, "bm25_queries": 100,
          "knn": (10_000,), "memory": (500, 2_000)}
 LLM_ROWS = {  # (workload, our side, peer, figure) -> row label
@@ -70,12 +71,14 @@ LLM_ROWS = {  # (workload, our side, peer, figure) -> row label
     ("grading", "ours-grading", "ragas-correctness", "wall"): "vRAG grading vs ragas AnswerCorrectness",
     ("grading", "ours-grade-cli", "llamaindex", "process_wall"):
         "`langrag-eval grade` vs a LlamaIndex script (whole processes)",
-    ("faithfulness", "ours-thelma-batched", "ragas", "wall"): "THELMA groundedness, batched, vs ragas Faithfulness",
+    ("faithfulness", "ours-thelma-batched", "ragas", "wall"):
+        "THELMA groundedness, batched, vs ragas Faithfulness",
     ("faithfulness", "ours-thelma-per-claim", "ragas", "wall"):
         "THELMA groundedness, per claim, vs ragas Faithfulness",
     ("tournament", "ours-tournament", "ragelo", "wall"): "tournament vs RAGElo pairwise + Elo",
 }
-TOKEN_ROWS = [("grading", "ours-grading", "vRAG grade"), ("faithfulness", "ours-thelma-batched", "THELMA batched"),
+TOKEN_ROWS = [("grading", "ours-grading", "vRAG grade"),
+              ("faithfulness", "ours-thelma-batched", "THELMA batched"),
               ("faithfulness", "ours-thelma-per-claim", "THELMA per claim"),
               ("tournament", "ours-tournament", "pairwise game")]
 
@@ -95,7 +98,8 @@ class Row:
         ratio = "" if self.ratio is None else f"{self.ratio:.2f}"
         met = {True: "met", False: "**missed**", None: self.note or "not run"}[self.met]
         note = f" ({self.note})" if self.note and self.met is not None else ""
-        return f"| {self.workload} | {self.size} | {self.ours} | {self.peer} | {ratio} | {self.target} | {met}{note} |"
+        return (f"| {self.workload} | {self.size} | {self.ours} | {self.peer} | {ratio} | {self.target} "
+                f"| {met}{note} |")
 
 
 def log(message: str) -> None:
@@ -129,7 +133,9 @@ def ratio_row(label: str, size: str, ours: float, peer: float, ratio: float, uni
 
 # ------------------------------------------------------------------ sections
 
-def llm_section(sizes: dict[str, Any], runs: int, latency: float, concurrency: int) -> tuple[list[Row], list[Row], list[str]]:
+def llm_section(sizes: dict[str, Any], runs: int, latency: float,
+                concurrency: int) -> tuple[list[Row], list[Row], list[str]]:
+    """The judging rows, the tokens-per-judgment rows, and the requests / tokens detail lines."""
     if not (peers_real.VENV / "bin" / "python").exists():
         missing = f"no {peers_real.VENV.name}: bash benchmarks/peers/setup_peers.sh"
         return ([Row(label, "", note=missing) for label in LLM_ROWS.values()],
@@ -147,14 +153,16 @@ def llm_section(sizes: dict[str, Any], runs: int, latency: float, concurrency: i
             continue
         rows.append(ratio_row(label, size[workload], c["ours"], c["peer"], c["ratio"], "s"))
         detail.append(f"| {label} | {c['peer_name']} | {c['requests'][0]:.0f} / {c['requests'][1]:.0f} | "
-                      f"{c['tokens'][0]:.0f} / {c['tokens'][1]:.0f} | {c['errors'][0]:.0f} / {c['errors'][1]:.0f} |")
+                      f"{c['tokens'][0]:.0f} / {c['tokens'][1]:.0f} | "
+                      f"{c['errors'][0]:.0f} / {c['errors'][1]:.0f} |")
     tokens = []
     for workload, ours, name in TOKEN_ROWS:
         peers = {peer: peers_real.compare(figures, workload, ours, peer, "wall")
                  for peer in peers_real.WORKLOADS[workload][1]}
         ok = {p: c for p, c in peers.items() if c and "error" not in c}
         if not ok:
-            tokens.append(Row(f"prompt tokens per judgment: {name}", size[workload], note="error: no peer ran"))
+            tokens.append(Row(f"prompt tokens per judgment: {name}", size[workload],
+                              note="error: no peer ran"))
             continue
         peer, c = min(ok.items(), key=lambda item: item[1]["tokens"][1])
         t_ours, t_peer = c["tokens"]
@@ -178,7 +186,8 @@ def bm25_section(sizes: dict[str, Any], runs: int) -> list[Row]:
         return [Row(label, size, note=f"error: {bad[0]['error'] if bad else 'bm25s did not run'}"[:200])]
     o, p = results["ours"], results["bm25s"]
     return [ratio_row(label, size, o["p50_ms"], p["p50_ms"], o["p50_ms"] / p["p50_ms"], "ms"),
-            ratio_row("BM25 build vs bm25s", size, o["build_s"], p["build_s"], o["build_s"] / p["build_s"], "s")]
+            ratio_row("BM25 build vs bm25s", size, o["build_s"], p["build_s"],
+                      o["build_s"] / p["build_s"], "s")]
 
 
 def knn_section(sizes: dict[str, Any], runs: int) -> list[Row]:
@@ -230,17 +239,18 @@ def guarded(name: str, fn: Callable[[], list[Row]]) -> list[Row]:
 
 def markdown(rows: list[Row], detail: list[str], args: argparse.Namespace, loads: tuple[str, str],
              seconds: float) -> str:
-    lines = [f"Measured {time.strftime('%Y-%m-%d', time.gmtime())} on {machine()}; load average (1 / 5 / 15 min) "
-             f"{loads[0]} before, {loads[1]} after; {seconds / 60:.0f} min in all. "
+    lines = [f"Measured {time.strftime('%Y-%m-%d', time.gmtime())} on {machine()}; load average "
+             f"(1 / 5 / 15 min) {loads[0]} before, {loads[1]} after; {seconds / 60:.0f} min in all. "
              f"`python benchmarks/all.py --runs {args.runs}{' --quick' if args.quick else ''}`: median of "
              f"{args.runs} interleaved run(s) per pair; LLM workloads through each tool's real OpenAI client "
              f"against `benchmarks/fake_openai.py` ({args.latency * 1000:.0f} ms a request, concurrency "
              f"{args.concurrency}).", "",
-             "| workload | size | ours | peer | ours / peer | target | result |", "|---|---|---|---|---|---|---|"]
+             "| workload | size | ours | peer | ours / peer | target | result |",
+             "|---|---|---|---|---|---|---|"]
     lines += [r.markdown() for r in rows]
     if detail:
-        lines += ["", "| LLM workload | peer | requests, ours / peer | prompt tokens per judgment, ours / peer | "
-                      "errors, ours / peer |", "|---|---|---|---|---|", *detail]
+        lines += ["", "| LLM workload | peer | requests, ours / peer | prompt tokens per judgment, "
+                      "ours / peer | errors, ours / peer |", "|---|---|---|---|---|", *detail]
     return "\n".join(lines) + "\n"
 
 
@@ -248,8 +258,10 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=3, help="interleaved runs per pair (default 3)")
     ap.add_argument("--quick", action="store_true", help="small sizes (see the docstring)")
-    ap.add_argument("--only", default=",".join(SECTIONS), help=f"sections, comma-separated: {', '.join(SECTIONS)}")
-    ap.add_argument("--latency", type=float, default=0.1, help="seconds per fake-server request (default 0.1)")
+    ap.add_argument("--only", default=",".join(SECTIONS),
+                    help=f"sections, comma-separated: {', '.join(SECTIONS)}")
+    ap.add_argument("--latency", type=float, default=0.1,
+                    help="seconds per fake-server request (default 0.1)")
     ap.add_argument("--concurrency", type=int, default=16)
     ap.add_argument("--out", type=Path, help="also write the markdown here")
     ap.add_argument("--force", action="store_true", help="overwrite --out if it exists")
@@ -266,14 +278,16 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[Row] = []
     detail: list[str] = []
     if only & {"llm", "tokens"}:
-        out: dict[str, Any] = {}
+        parts: dict[str, Any] = {}
 
-        def llm() -> list[Row]:
-            out["llm"], out["tokens"], out["detail"] = llm_section(sizes, args.runs, args.latency, args.concurrency)
+        def llm() -> list[Row]:  # one set of runs gives both sections
+            parts["llm"], parts["tokens"], parts["detail"] = llm_section(sizes, args.runs, args.latency,
+                                                                         args.concurrency)
             return []
-        rows += guarded("llm", llm)
-        rows += (out.get("llm", []) if "llm" in only else []) + (out.get("tokens", []) if "tokens" in only else [])
-        detail = out.get("detail", []) if "llm" in only else []
+        rows += guarded("llm", llm)  # only an error row, if the section failed
+        for name in ("llm", "tokens"):
+            rows += parts.get(name, []) if name in only else []
+        detail = parts.get("detail", []) if "llm" in only else []
     for name, fn in (("bm25", bm25_section), ("knn", knn_section), ("memory", memory_section)):
         if name in only:
             rows += guarded(name, lambda fn=fn: fn(sizes, args.runs))

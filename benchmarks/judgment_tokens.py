@@ -106,7 +106,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--questions", type=int, default=QuickstartSettings.small().questions)
     ap.add_argument("--no-peers", dest="peers", action="store_false",
                     help="skip the comparison with the peers through their clients")
-    ap.add_argument("--items", type=int, default=20, help="HaluEval items per task for the peers (default 20)")
+    ap.add_argument("--items", type=int, default=20,
+                    help="HaluEval items per task for the peers (default 20)")
     args = ap.parse_args(argv)
     unit, count = tokenizer()
     model = overlap_model()
@@ -122,7 +123,8 @@ def main(argv: list[str] | None = None) -> int:
             groups[name].append(prompt)
     print(f"tokens per judgment, quickstart profile with {args.questions} questions ({unit})")
     print(f"{'capability':18} {'judgments':>9} {'prompt tokens':>13} {'shared prefix':>13}  closest peer")
-    through = "through their clients below" if args.peers and peers_real.VENV.exists() else "--peers"
+    through = ("below, through its client" if args.peers and peers_real.VENV.exists()
+               else "not compared (no benchmarks/.peers-venv, or --no-peers)")
     peers = {"vRAG-Eval grade": llamaindex_correctness(groups["vRAG-Eval grade"], count),
              "THELMA": f"ragas Faithfulness: {through}",
              "pairwise game": f"RAGElo pairwise: {through}",
@@ -173,7 +175,8 @@ def peer_tokens(items: int) -> int:
             mine = t_ours
         if smallest is not None and mine is not None and mine > smallest:
             missed.append(task)
-    print(f"target (ours <= the smallest peer's, per task): {'met' if not missed else 'NOT met: ' + ', '.join(missed)}")
+    verdict = "met" if not missed else "NOT met: " + ", ".join(missed)
+    print(f"target (ours <= the smallest peer's, per task): {verdict}")
     return 1 if missed else 0
 
 
