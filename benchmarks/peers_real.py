@@ -1,7 +1,8 @@
 """Side-by-side with peers, each through its real OpenAI client: langrag-eval's ``openai:`` judge (and
-its ``grade`` command as users run it) against ragas, LlamaIndex and RAGElo, all talking HTTP to the
-local OpenAI-compatible server of benchmarks/fake_openai.py (a fixed latency per request, requests
-and tokens counted per client). benchmarks/peers.py is the in-process view of the same workloads.
+its ``grade`` command as users run it) against LlamaIndex, DeepEval, ragas and RAGElo, all talking
+HTTP to the local OpenAI-compatible server of benchmarks/fake_openai.py (a fixed latency per
+request, requests and tokens counted per client). benchmarks/peers.py is the in-process view of the
+same workloads; benchmarks/all.py runs these beside the retrieval and memory figures.
 
     python benchmarks/peers_real.py                       # 100 ms, concurrency 16, 3 interleaved runs
     python benchmarks/peers_real.py --quick               # a small smoke run
@@ -11,19 +12,23 @@ Set up the peers' environment once (never dependencies of the project)::
     bash benchmarks/peers/setup_peers.sh                  # benchmarks/.peers-venv
 
 Workloads (the HaluEval samples of benchmarks/peers/scripted_judge.py): rubric grading of 300
-answers, VragGrader vs LlamaIndex ``CorrectnessEvaluator``, plus ``langrag-eval grade`` as a whole
-process; groundedness of 100 answers, THELMA ``gr`` (batched, and per claim) vs ragas
-``Faithfulness``; a round-robin tournament of 6 agents x 30 queries vs RAGElo pairwise + Elo. Each
-side runs in its own process with its own API key; each run is timed around the evaluation call
-(the CLI row: the whole process). Printed per side: median wall of the runs, requests, prompt tokens
-per request (about four characters a token, counted by the server), client CPU ms per request, and
-the ratio ours / peer of the median walls.
+answers, VragGrader vs LlamaIndex ``CorrectnessEvaluator``, DeepEval ``GEval`` with correctness
+criteria and ragas ``AnswerCorrectness``, plus ``langrag-eval grade`` as a whole process vs the
+LlamaIndex script as a whole process; groundedness of 100 answers, THELMA ``gr`` (batched, and per
+claim) vs ragas ``Faithfulness``; a round-robin tournament of 6 agents x 30 queries vs RAGElo
+pairwise + Elo. Each side runs in its own process with its own API key, in rounds that alternate
+ours and peers (``interleaved``); each run is timed around the evaluation call, and the process as
+a whole. Printed per pair: median walls, the median of the per-round ratios ours / peer, requests,
+and prompt tokens per judgment (about four characters a token of what each client sent, counted by
+the server). Every client is kept off the network: proxies point at a closed port, except for
+127.0.0.1, and the tools' telemetry is off.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import csv
 import json
 import os
@@ -35,7 +40,7 @@ import tempfile
 import time
 import urllib.request
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -45,12 +50,35 @@ from scripted_judge import HALUEVAL, grading_samples  # noqa: E402
 
 VENV = HERE / ".peers-venv"
 MODEL = "gpt-4o-mini"
-# (workload, our side, peer framework, samples)
-PAIRS = [("grading", "ours-grading", "llamaindex", 300),
-         ("grading", "ours-grade-cli", "llamaindex", 300),
-         ("faithfulness", "ours-thelma-batched", "ragas", 100),
-         ("faithfulness", "ours-thelma-per-claim", "ragas", 100),
-         ("tournament", "ours-tournament", "ragelo", 30)]
+# workload -> our sides and the peers that do the same job, each run once per round
+WORKLOADS = {"grading": (["ours-grading", "ours-grade-cli"], ["llamaindex", "deepeval", "ragas-correctness"]),
+             "faithfulness": (["ours-thelma-batched", "ours-thelma-per-claim"], ["ragas"]),
+             "tournament": (["ours-tournament"], ["ragelo"])}
+SAMPLES = {"grading": 300, "faithfulness": 100, "tournament": 30}
+# (workload, our side, peer, figure compared): "wall" times the evaluation call, "process_wall" the
+# whole process (start-up, imports, reading the data, the call, writing out)
+PAIRS = [("grading", "ours-grading", "llamaindex", "wall"),
+         ("grading", "ours-grading", "deepeval", "wall"),
+         ("grading", "ours-grading", "ragas-correctness", "wall"),
+         ("grading", "ours-grade-cli", "llamaindex", "process_wall"),
+         ("faithfulness", "ours-thelma-batched", "ragas", "wall"),
+         ("faithfulness", "ours-thelma-per-claim", "ragas", "wall"),
+         ("tournament", "ours-tournament", "ragelo", "wall")]
+NAMES = {"llamaindex": "LlamaIndex CorrectnessEvaluator", "deepeval": "DeepEval GEval (correctness)",
+         "ragas-correctness": "ragas AnswerCorrectness", "ragas": "ragas Faithfulness",
+         "ragelo": "RAGElo pairwise + Elo"}
+# every client may reach the local server only: anything else meets a proxy that refuses
+OFFLINE = {"HTTP_PROXY": "http://127.0.0.1:9", "HTTPS_PROXY": "http://127.0.0.1:9",
+           "http_proxy": "http://127.0.0.1:9", "https_proxy": "http://127.0.0.1:9",
+           "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost",
+           "RAGAS_DO_NOT_TRACK": "true", "DEEPEVAL_TELEMETRY_OPT_OUT": "YES",
+           "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYTHONWARNINGS": "ignore"}
+
+
+def judgments(workload: str, n: int) -> int:
+    """What one judgment is: a graded answer, an answer's groundedness, a game (every pair of the six
+    agents on every query, both orders)."""
+    return n * 30 if workload == "tournament" else n
 
 
 def _free_port() -> int:
@@ -93,47 +121,125 @@ def grade_cli(spec: dict[str, Any], env: dict[str, str], tmp: Path) -> dict[str,
     done = subprocess.run([*command, "grade", str(data), "--judge", f"openai:{spec['model']}",
                            "--concurrency", str(spec["concurrency"]), "--out", str(out),
                            "--store", str(tmp / f"runs-{time.monotonic_ns()}.sqlite")],
-                          env=env, capture_output=True, text=True, check=False)
+                          env=env, capture_output=True, text=True, check=False, cwd=tmp)
     wall = time.perf_counter() - start
-    if done.returncode not in (0, 1):  # 1: graded, some answers rejected or unscored
-        return {"framework": "langrag-eval grade (CLI)", "error": done.stderr.strip().splitlines()[-3:]}
-    return {"framework": "langrag-eval grade (CLI, whole process)", "wall": wall, "cpu": None}
+    graded = sum(1 for _ in open(out, encoding="utf-8")) if out.exists() else 0
+    if done.returncode not in (0, 1) or graded != spec["n"]:  # 1: graded, some answers rejected or unscored
+        return {"framework": "langrag-eval grade (CLI)",
+                "error": [f"exit {done.returncode}, {graded} of {spec['n']} graded",
+                          *done.stderr.strip().splitlines()[-3:]]}
+    return {"framework": "langrag-eval grade (CLI, whole process)", "wall": wall, "process_wall": wall}
 
 
 def run_side(side: str, workload: str, spec: dict[str, Any], base: str, tmp: Path) -> dict[str, Any]:
+    """One run of one side in a fresh process, with its own API key; the server's counts for it."""
     key = f"{side}-{time.monotonic_ns()}"
-    env = {**os.environ, "OPENAI_BASE_URL": base, "OPENAI_API_BASE": base, "OPENAI_API_KEY": key,
-           "RAGAS_DO_NOT_TRACK": "true", "PYTHONWARNINGS": "ignore"}
+    env = {**os.environ, **OFFLINE, "OPENAI_BASE_URL": base, "OPENAI_API_BASE": base, "OPENAI_API_KEY": key}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "integrations" / "langchain"),
                                          str(ROOT / "integrations" / "llamaindex"), str(HERE / "peers"),
                                          env.get("PYTHONPATH", "")])
     spec_path, out_path = tmp / f"{key}.spec.json", tmp / f"{key}.out.json"
     spec_path.write_text(json.dumps({**spec, "workload": workload, "framework": side}))
+    import resource
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     if side == "ours-grade-cli":
-        import resource
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         result = grade_cli(spec, env, tmp)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        result["cpu"] = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     else:
         if side.startswith("ours"):
             command = [sys.executable, __file__, "--side", side, str(spec_path), str(out_path)]
         else:
             command = [str(VENV / "bin" / "python"), str(HERE / "peers" / "run_peer_real.py"),
                        str(spec_path), str(out_path)]
-        done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+        start = time.perf_counter()
+        # cwd: the temporary folder, for the files some tools leave behind (DeepEval's .deepeval)
+        done = subprocess.run(command, env=env, capture_output=True, text=True, check=False, cwd=tmp)
+        process_wall = time.perf_counter() - start
         if done.returncode != 0:
             return {"framework": side, "error": done.stderr.strip().splitlines()[-4:]}
-        result = json.loads(out_path.read_text())
+        result = {**json.loads(out_path.read_text()), "process_wall": process_wall}
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    result.setdefault("cpu", (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime))
     stats = _get(f"{base.removesuffix('/v1')}/stats").get(key, {})
     return {**result, "requests": stats.get("requests", 0), "prompt_tokens": stats.get("prompt_tokens", 0),
             "completion_tokens": stats.get("completion_tokens", 0), "errors": stats.get("errors", 0),
-            "peak": stats.get("peak", 0), "kinds": stats.get("kinds", {})}
+            "peak": stats.get("peak", 0), "kinds": stats.get("kinds", {}), "n": spec["n"]}
+
+
+@contextlib.contextmanager
+def fake_server(latency: float) -> Iterator[str]:
+    """benchmarks/fake_openai.py in a child process; yields its base URL (``http://.../v1``)."""
+    port = _free_port()
+    server = subprocess.Popen([sys.executable, str(HERE / "fake_openai.py"), "--port", str(port),
+                               "--latency", str(latency)])
+    try:
+        for _ in range(300):
+            try:
+                _get(f"http://127.0.0.1:{port}/stats")
+                break
+            except OSError:
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        server.terminate()
+        server.wait()
+
+
+def interleaved(ours: list[str], peers: list[str], round_: int) -> list[str]:
+    """ours, peer, ours, peer ... (then the peers left), reversed on odd rounds."""
+    order = []
+    for i in range(max(len(ours), len(peers))):
+        order += ours[i:i + 1] + peers[i:i + 1]
+    return order if round_ % 2 == 0 else order[::-1]
+
+
+def collect(base: str, runs: int, samples: dict[str, int], *, concurrency: int, latency: float,
+            only: set[str] | None = None, log: Any = None) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    """``runs`` interleaved rounds of every workload in ``samples``; every run of every side."""
+    figures: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in range(runs):
+            for workload, n in samples.items():
+                ours, peers = WORKLOADS[workload]
+                ours = [s for s in ours if not only or s in only]
+                peers = [p for p in peers if not only or p in only or any(
+                    o in only and q == p for _, o, q, _ in PAIRS)]
+                spec = {"n": n, "concurrency": concurrency, "latency": latency, "data": str(HALUEVAL),
+                        "model": MODEL}
+                for side in interleaved(ours, peers, i):
+                    result = run_side(side, workload, spec, base, Path(tmp))
+                    figures.setdefault((workload, side), []).append(result)
+                    if log:
+                        wall = f"{result['wall']:.2f} s" if "wall" in result else "error"
+                        log(f"  run {i + 1}/{runs} {workload:<13}{side:<24}{wall}")
+    return figures
 
 
 def _median(runs: list[dict[str, Any]], key: str) -> float | None:
     values = [r[key] for r in runs if r.get(key) is not None]
     return statistics.median(values) if values else None
+
+
+def compare(figures: dict[tuple[str, str], list[dict[str, Any]]], workload: str, ours: str, peer: str,
+            figure: str) -> dict[str, Any] | None:
+    """One pair's figures: the median of the per-round ratios ours / peer, the median walls,
+    requests and prompt tokens per judgment; or an ``error``."""
+    a, b = figures.get((workload, ours), []), figures.get((workload, peer), [])
+    if not a or not b:
+        return None
+    for side, rs in ((ours, a), (peer, b)):
+        bad = [r for r in rs if "error" in r]
+        if bad:
+            return {"error": f"{side}: {' | '.join(bad[0]['error'])}"[:300]}
+    for side, rs in ((ours, a), (peer, b)):
+        if not all(r["requests"] for r in rs):
+            return {"error": f"{side}: no request reached the server"}
+    n = judgments(workload, a[0]["n"])
+    ratios = [x[figure] / y[figure] for x, y in zip(a, b) if y.get(figure)]
+    return {"ratio": statistics.median(ratios), "ratios": ratios, "ours": _median(a, figure),
+            "peer": _median(b, figure), "ours_name": a[0]["framework"], "peer_name": b[0]["framework"],
+            "requests": (_median(a, "requests"), _median(b, "requests")),
+            "tokens": (_median(a, "prompt_tokens") / n, _median(b, "prompt_tokens") / n),
+            "errors": (_median(a, "errors"), _median(b, "errors")), "n": a[0]["n"]}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -142,7 +248,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--concurrency", type=int, default=16)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="a tenth of the samples, one run")
-    ap.add_argument("--only", default="", help="comma-separated our sides to run (default all)")
+    ap.add_argument("--only", default="", help="comma-separated sides to run (default all)")
     ap.add_argument("--json", type=Path, help="write every run's figures here")
     ap.add_argument("--side", help=argparse.SUPPRESS)
     ap.add_argument("paths", nargs="*", help=argparse.SUPPRESS)
@@ -155,69 +261,32 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no peers' environment at {VENV}: run bash benchmarks/peers/setup_peers.sh", file=sys.stderr)
         return 2
     runs = 1 if args.quick else args.runs
-    port = _free_port()
-    server = subprocess.Popen([sys.executable, str(HERE / "fake_openai.py"), "--port", str(port),
-                               "--latency", str(args.latency)])
-    base = f"http://127.0.0.1:{port}/v1"
-    try:
-        for _ in range(100):
-            try:
-                _get(f"http://127.0.0.1:{port}/stats")
-                break
-            except OSError:
-                time.sleep(0.1)
-        only = {s for s in args.only.split(",") if s}
-        figures: dict[tuple[str, str], list[dict[str, Any]]] = {}
-        with tempfile.TemporaryDirectory() as tmp:
-            for i in range(runs):
-                for workload, ours_name, peer, n in PAIRS:
-                    if only and ours_name not in only:
-                        continue
-                    n = max(2, n // 10) if args.quick else n
-                    spec = {"n": n, "concurrency": args.concurrency, "latency": args.latency,
-                            "data": str(HALUEVAL), "model": MODEL}
-                    order = [ours_name, peer] if i % 2 == 0 else [peer, ours_name]  # interleaved
-                    for side in order:
-                        if side == peer and (workload, peer) in figures and len(figures[workload, peer]) > i:
-                            continue  # one peer run per round, shared by our sides of that workload
-                        figures.setdefault((workload, side), []).append(run_side(side, workload, spec, base, Path(tmp)))
-        report(figures, args, runs)
-        if args.json:
-            args.json.write_text(json.dumps({f"{w}/{s}": r for (w, s), r in figures.items()}, indent=1))
-    finally:
-        server.terminate()
-        server.wait()
-    return 0
-
-
-def report(figures: dict[tuple[str, str], list[dict[str, Any]]], args: argparse.Namespace, runs: int) -> None:
+    samples = {w: max(2, n // 10) if args.quick else n for w, n in SAMPLES.items()}
+    only = {s for s in args.only.split(",") if s}
+    load = os.getloadavg()[0]
+    with fake_server(args.latency) as base:
+        figures = collect(base, runs, samples, concurrency=args.concurrency, latency=args.latency, only=only)
     print(f"\nreal clients against a local OpenAI-compatible server: {args.latency * 1000:.0f} ms a request, "
-          f"concurrency {args.concurrency}, median of {runs} interleaved run(s); load {os.getloadavg()[0]:.1f}")
-    print(f"{'workload':<13}{'side':<46}{'wall s':>8}{'requests':>9}{'tok/req':>8}{'cpu ms/req':>11}"
-          f"{'errors':>7}{'peak':>5}{'ours/peer':>10}  scores")
-    for workload, ours_name, peer, _ in PAIRS:
-        if (workload, ours_name) not in figures:
+          f"concurrency {args.concurrency}, median of {runs} interleaved run(s); load {load:.1f} before, "
+          f"{os.getloadavg()[0]:.1f} after")
+    print(f"{'workload':<13}{'ours':<24}{'peer':<34}{'ours s':>8}{'peer s':>8}{'ratio':>7}"
+          f"{'requests':>12}{'tok/judgment':>14}")
+    for workload, ours, peer, figure in PAIRS:
+        c = compare(figures, workload, ours, peer, figure)
+        if c is None:
             continue
-        peer_wall = _median(figures.get((workload, peer), []), "wall")
-        for side in (ours_name, peer):
-            rs = figures.get((workload, side), [])
-            bad = [r for r in rs if "error" in r]
-            if bad:
-                print(f"{workload:<13}{side:<46} error: {' | '.join(bad[0]['error'])[:200]}")
-                continue
-            if not rs:
-                continue
-            wall, req = _median(rs, "wall"), _median(rs, "requests")
-            tok = statistics.median([r["prompt_tokens"] / r["requests"] for r in rs if r["requests"]] or [0])
-            cpu = _median([{"c": r["cpu"] * 1000 / r["requests"]} for r in rs if r.get("cpu") and r["requests"]], "c")
-            ratio = f"{wall / peer_wall:.2f}" if side == ours_name and peer_wall and wall else ""
-            name = rs[0]["framework"][:45]
-            print(f"{workload:<13}{name:<46}{wall:>8.2f}{req:>9.0f}{tok:>8.0f}{(cpu or 0):>11.2f}"
-                  f"{_median(rs, 'errors'):>7.0f}{_median(rs, 'peak'):>5.0f}{ratio:>10}  "
-                  f"{rs[-1].get('scores') or rs[-1].get('ranking') or ''}")
+        if "error" in c:
+            print(f"{workload:<13}{ours:<24}{peer:<34} error: {c['error']}")
+            continue
+        print(f"{workload:<13}{ours:<24}{c['peer_name'][:33]:<34}{c['ours']:>8.2f}{c['peer']:>8.2f}"
+              f"{c['ratio']:>7.2f}{c['requests'][0]:>6.0f}/{c['requests'][1]:<5.0f}"
+              f"{c['tokens'][0]:>7.0f}/{c['tokens'][1]:<6.0f}")
     print("slot use (requests x latency / (wall x concurrency); 1.0: no slot ever idle): " + ", ".join(
         f"{side} {_median(rs, 'requests') * args.latency / (_median(rs, 'wall') * args.concurrency):.2f}"
         for (_, side), rs in figures.items() if rs and not any("error" in r for r in rs)))
+    if args.json:
+        args.json.write_text(json.dumps({f"{w}/{s}": r for (w, s), r in figures.items()}, indent=1))
+    return 0
 
 
 if __name__ == "__main__":

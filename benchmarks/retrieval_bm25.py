@@ -73,12 +73,14 @@ def _combine(runs: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def bm25_peers(chunks: list[Chunk], queries: list[str], n_queries: int, rank_bm25_queries: int = 50,
-               repeats: int = 1, venv: Path = VENV) -> list[dict[str, Any]]:
-    """Figures of ours, bm25s and rank-bm25, each built in a fresh process from the same corpus;
-    with ``repeats`` the engines take turns that many times (see :func:`_combine`)."""
+               repeats: int = 1, venv: Path = VENV,
+               peers: tuple[str, ...] = ("bm25s", "rank-bm25")) -> list[dict[str, Any]]:
+    """Figures of ours and ``peers`` (bm25s, rank-bm25), each built in a fresh process from the same
+    corpus; with ``repeats`` the engines take turns that many times (see :func:`_combine`)."""
     python = ensure_peers(venv)
     engines = [("ours", sys.executable, n_queries), ("bm25s", python, n_queries),
                ("rank-bm25", python, min(n_queries, rank_bm25_queries))]
+    engines = [e for e in engines if e[0] == "ours" or e[0] in peers]
     runs: dict[str, list[dict[str, Any]]] = {name: [] for name, _, _ in engines}
     with tempfile.TemporaryDirectory() as tmp:
         corpus, qfile = Path(tmp) / "corpus.jsonl", Path(tmp) / "queries.json"

@@ -6,6 +6,10 @@ come from the environment; the key names the client to the server's counters).
 
 - ragas: ``Faithfulness()`` with ``LangchainLLMWrapper(ChatOpenAI(model=...))`` through ``evaluate``;
 - LlamaIndex: ``CorrectnessEvaluator(llm=OpenAI(model=...))`` through ``BatchEvalRunner``;
+- DeepEval: ``GEval`` with correctness criteria over input, actual and expected output, through
+  ``deepeval.evaluate`` (async, ``max_concurrent`` = concurrency, no cache);
+- ragas: ``AnswerCorrectness()`` through ``evaluate`` with the same ChatOpenAI, and LangChain's
+  ``OpenAIEmbeddings`` for the answer-similarity part of the score;
 - RAGElo: the ``pairwise`` answer evaluator with the ``openai`` LLM provider, then the Elo ranker.
 
 Only the evaluation call is timed (wall and this process's CPU time); requests and tokens are the
@@ -30,6 +34,9 @@ os.environ.setdefault("DEEPEVAL_TELEMETRY_OPT_OUT", "YES")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from scripted_judge import AGENTS, faithfulness_samples, grading_samples, tournament_answers  # noqa: E402
+
+# DeepEval's documented correctness criteria for GEval
+GEVAL_CRITERIA = ("Determine whether the actual output is factually correct based on the expected output.")
 
 
 def _timed(fn) -> tuple[Any, float, float]:
@@ -80,6 +87,55 @@ def llamaindex_grading(spec: dict[str, Any]) -> dict[str, Any]:
             "wall": wall, "cpu": cpu, "scores": _split(samples, [r.score for r in out["e"]])}
 
 
+def deepeval_grading(spec: dict[str, Any]) -> dict[str, Any]:
+    from deepeval import evaluate
+    from deepeval.evaluate import AsyncConfig, CacheConfig, DisplayConfig
+    from deepeval.metrics import GEval
+    from deepeval.test_case import LLMTestCase, LLMTestCaseParams
+
+    samples = grading_samples(Path(spec["data"]), spec["n"])
+    cases = [LLMTestCase(input=s["question"], actual_output=s["answer"], expected_output=s["label"])
+             for s in samples]
+    correctness = GEval(name="Correctness", criteria=GEVAL_CRITERIA, model=spec["model"],
+                        evaluation_params=[LLMTestCaseParams.INPUT, LLMTestCaseParams.ACTUAL_OUTPUT,
+                                           LLMTestCaseParams.EXPECTED_OUTPUT])
+    out, wall, cpu = _timed(lambda: evaluate(
+        cases, [correctness], async_config=AsyncConfig(max_concurrent=spec["concurrency"]),
+        display_config=DisplayConfig(show_indicator=False, print_results=False),
+        cache_config=CacheConfig(write_cache=False, use_cache=False)))
+    by_input = {}
+    for result in out.test_results:
+        by_input[(result.input, result.actual_output)] = result.metrics_data[0].score
+    scores = [by_input.get((s["question"], s["answer"])) for s in samples]
+    return {"framework": f"deepeval {version('deepeval')} GEval (correctness)", "wall": wall, "cpu": cpu,
+            "scores": _split(samples, scores)}
+
+
+def ragas_answer_correctness(spec: dict[str, Any]) -> dict[str, Any]:
+    from langchain_openai import ChatOpenAI, OpenAIEmbeddings
+    from ragas import EvaluationDataset, SingleTurnSample, evaluate
+    from ragas.embeddings import LangchainEmbeddingsWrapper
+    from ragas.llms import LangchainLLMWrapper
+    from ragas.metrics import AnswerCorrectness
+    from ragas.run_config import RunConfig
+
+    samples = grading_samples(Path(spec["data"]), spec["n"])
+    dataset = EvaluationDataset(samples=[
+        SingleTurnSample(user_input=s["question"], response=s["answer"], reference=s["label"])
+        for s in samples])
+    llm = LangchainLLMWrapper(ChatOpenAI(model=spec["model"]))
+    # the answer-similarity quarter of the score embeds both texts through the same server; without
+    # check_embedding_ctx_length=False the client first downloads tiktoken's vocabulary
+    embeddings = LangchainEmbeddingsWrapper(OpenAIEmbeddings(model="text-embedding-3-small",
+                                                             check_embedding_ctx_length=False))
+    result, wall, cpu = _timed(lambda: evaluate(dataset, metrics=[AnswerCorrectness()], llm=llm,
+                                                embeddings=embeddings, show_progress=False,
+                                                run_config=RunConfig(max_workers=spec["concurrency"])))
+    scores = [row["answer_correctness"] for row in result.scores]
+    return {"framework": f"ragas {version('ragas')} AnswerCorrectness", "wall": wall, "cpu": cpu,
+            "scores": _split(samples, scores)}
+
+
 def ragelo_tournament(spec: dict[str, Any]) -> dict[str, Any]:
     from ragelo import AgentAnswer, Experiment, get_agent_ranker, get_answer_evaluator, get_llm_provider
 
@@ -104,6 +160,8 @@ def ragelo_tournament(spec: dict[str, Any]) -> dict[str, Any]:
 
 WORKLOADS = {("faithfulness", "ragas"): ragas_faithfulness,
              ("grading", "llamaindex"): llamaindex_grading,
+             ("grading", "deepeval"): deepeval_grading,
+             ("grading", "ragas-correctness"): ragas_answer_correctness,
              ("tournament", "ragelo"): ragelo_tournament}
 
 

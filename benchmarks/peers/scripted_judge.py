@@ -3,14 +3,16 @@
 Standard library only: the project's interpreter and the peers' virtual environment both import it,
 so the two sides read the same samples and get the same decisions, worded in the output format each
 framework parses (our tag blocks and ``[[...]]`` verdicts, ragas' JSON, LlamaIndex's YES/NO and
-"score line, then reasoning", RAGElo's JSON answer schema).
+"score line, then reasoning", RAGElo's JSON answer schema, DeepEval GEval's JSON score).
 
 What the judge decides:
 
 - groundedness: an answer splits into ``CLAIMS`` claims; every claim of a right answer is supported,
   the first claim of a hallucinated answer is not (per-claim score 2/3; LlamaIndex judges the
   whole response, so NO);
-- rubric grading: a right answer scores 5, a hallucinated one 2;
+- rubric grading: a right answer scores 5, a hallucinated one 2 (GEval: 10 and 2 of 10; ragas
+  AnswerCorrectness: every statement of a right answer a true positive, every statement of a
+  hallucinated one a false positive and every statement of the label a false negative);
 - pairwise games: each (query, pair of agents) has one opinion drawn from fixed Bradley-Terry
   strengths (a tie with probability ``TIE``), the same in both answer orders.
 
@@ -226,6 +228,20 @@ class Script:
             return "verdicts", json.dumps({"statements": [
                 {"statement": s, "reason": SUPPORTED if self.supported(s) else UNSUPPORTED,
                  "verdict": self.supported(s)} for s in data["statements"]]})
+        if "classify them in one of the following categories: TP" in prompt:  # AnswerCorrectness
+            data = json.loads(_between(prompt, _RAGAS_INPUT, "\nOutput: "))
+            right = all(self.supported(s) for s in data["answer"])
+            tagged = lambda xs, why: [{"statement": x, "reason": why} for x in xs]  # noqa: E731
+            if right:
+                return "classification", json.dumps({"TP": tagged(data["answer"], AGREES), "FP": [], "FN": []})
+            return "classification", json.dumps({"TP": [], "FP": tagged(data["answer"], CONTRADICTS),
+                                                 "FN": tagged(data["ground_truth"], CONTRADICTS)})
+        # DeepEval GEval: the evaluation steps from the criteria, then one JSON score (0 to 10) per case
+        if "generate 3-4 concise evaluation steps" in prompt:
+            return "steps", json.dumps({"steps": [AGREES, CONTRADICTS, ANALYSIS]})
+        if "Evaluation Steps:" in prompt and "Actual Output:\n" in prompt:
+            score, reason = self.grade(_between(prompt, "Actual Output:\n", " \n\n"))
+            return "grade", json.dumps({"reason": reason, "score": 10 if score == 5 else 2})
         # LlamaIndex FaithfulnessEvaluator (whole response) and CorrectnessEvaluator
         if "is supported by the context" in prompt:
             answer = _between(prompt, "\nInformation: ", "\nContext: ")

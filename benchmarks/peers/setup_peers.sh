@@ -7,7 +7,7 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 venv="${PEERS_VENV:-$here/.peers-venv}"
 requirements="${PEERS_REQUIREMENTS:-$here/peers/requirements.txt}"
-packages="${PEERS_PACKAGES:-ragas ragelo llama-index-core}"
+packages="${PEERS_PACKAGES:-ragas ragelo llama-index-core deepeval}"
 python="${PYTHON:-python3}"
 if [ ! -x "$venv/bin/python" ]; then
     "$python" -m venv "$venv"

@@ -1,0 +1,302 @@
+"""Every performance workload beside its peer, in one command, as one markdown table.
+
+    python benchmarks/all.py --runs 3                     # the README's table (about 15 min on 2 cores)
+    python benchmarks/all.py --runs 3 --out perf.md       # also write it there (--force to overwrite)
+    python benchmarks/all.py --quick                      # one run of small sizes: a smoke test
+    python benchmarks/all.py --only llm,tokens            # some sections: llm, bm25, knn, memory
+
+Needs the peers' environments (never dependencies of the project)::
+
+    bash benchmarks/peers/setup_peers.sh                  # benchmarks/.peers-venv
+    bash benchmarks/peers/setup_retrieval_peers.sh        # benchmarks/.retrieval-peers-venv
+
+Sections and their sizes (``--quick`` in brackets):
+
+- llm: the judging workloads of benchmarks/peers_real.py, every tool through its real OpenAI client
+  against benchmarks/fake_openai.py (100 ms a request, concurrency 16): grading of 30 [10] HaluEval
+  answers, ours vs LlamaIndex ``CorrectnessEvaluator``, DeepEval ``GEval`` (correctness) and ragas
+  ``AnswerCorrectness``; ``langrag-eval grade`` as a whole process vs the LlamaIndex script as a whole
+  process; THELMA groundedness of 30 [6] answers, batched and per claim, vs ragas ``Faithfulness``;
+  a round-robin tournament of 6 agents x 5 [2] queries (150 games) vs RAGElo pairwise + Elo.
+  Compared: the wall of the evaluation call (the CLI row: of the whole process).
+- tokens: prompt tokens per judgment (a graded answer, an answer's groundedness, a game), counted
+  by the server from what each client sent (about four characters a token), from the llm runs;
+  ours against the smallest peer of the task.
+- bm25: query p50 at 100,000 [10,000] synthetic documents, ours vs bm25s, each engine built in a
+  fresh process, 200 [100] queries, k 10 (benchmarks/retrieval_bm25.py).
+- knn: batched exact KNN, 100 queries, k 10, 384-d, at 10k / 100k / 300k [10k] vectors, ours vs
+  numpy's ``Q @ X.T`` + ``argpartition`` (benchmarks/retrieval_knn.py).
+- memory: peak RSS of ``langrag-eval grade`` per item beyond the fixed cost, 2,000 and 10,000
+  [500 and 2,000] items, a judge that answers at once (benchmarks/memory.py); below a few thousand
+  items the peak is the start-up's and the growth does not show.
+
+Every pair runs ``--runs`` times, ours and the peer taking turns (ours, peer, ours, peer ...); the
+ratio reported is the median of the runs (for llm, of the per-run ratios). Progress goes to stderr;
+the markdown (machine, load before and after, the table) to stdout, and to ``--out`` if given. A
+section that fails becomes an ``error`` row; the command still prints the rest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+# this tree's code, in this process and in every child (memory's `grade`, the BM25 engine, our sides)
+_TREE = [str(ROOT), str(ROOT / "integrations" / "langchain"), str(ROOT / "integrations" / "llamaindex")]
+os.environ["PYTHONPATH"] = os.pathsep.join([*_TREE, *filter(None, [os.environ.get("PYTHONPATH")])])
+sys.path[:0] = [str(HERE), *_TREE]
+
+import peers_real  # noqa: E402
+
+SECTIONS = ("llm", "tokens", "bm25", "knn", "memory")
+FULL = {"grading": 30, "faithfulness": 30, "tournament": 5, "bm25_docs": 100_000, "bm25_queries": 200,
+        "knn": (10_000, 100_000, 300_000), "memory": (2_000, 10_000)}
+QUICK = {"grading": 10, "faithfulness": 6, "tournament": 2, "bm25_docs": 10_000, "bm25_queries": 100,
+         "knn": (10_000,), "memory": (500, 2_000)}
+LLM_ROWS = {  # (workload, our side, peer, figure) -> row label
+    ("grading", "ours-grading", "llamaindex", "wall"): "vRAG grading vs LlamaIndex CorrectnessEvaluator",
+    ("grading", "ours-grading", "deepeval", "wall"): "vRAG grading vs DeepEval GEval (correctness)",
+    ("grading", "ours-grading", "ragas-correctness", "wall"): "vRAG grading vs ragas AnswerCorrectness",
+    ("grading", "ours-grade-cli", "llamaindex", "process_wall"):
+        "`langrag-eval grade` vs a LlamaIndex script (whole processes)",
+    ("faithfulness", "ours-thelma-batched", "ragas", "wall"):
+        "THELMA groundedness, batched, vs ragas Faithfulness",
+    ("faithfulness", "ours-thelma-per-claim", "ragas", "wall"):
+        "THELMA groundedness, per claim, vs ragas Faithfulness",
+    ("tournament", "ours-tournament", "ragelo", "wall"): "tournament vs RAGElo pairwise + Elo",
+}
+TOKEN_ROWS = [("grading", "ours-grading", "vRAG grade"),
+              ("faithfulness", "ours-thelma-batched", "THELMA batched"),
+              ("faithfulness", "ours-thelma-per-claim", "THELMA per claim"),
+              ("tournament", "ours-tournament", "pairwise game")]
+
+
+@dataclass
+class Row:
+    workload: str
+    size: str
+    ours: str = ""
+    peer: str = ""
+    ratio: float | None = None
+    target: str = "<= 1.00"
+    met: bool | None = None
+    note: str = ""
+
+    def markdown(self) -> str:
+        ratio = "" if self.ratio is None else f"{self.ratio:.2f}"
+        met = {True: "met", False: "**missed**", None: self.note or "not run"}[self.met]
+        note = f" ({self.note})" if self.note and self.met is not None else ""
+        return (f"| {self.workload} | {self.size} | {self.ours} | {self.peer} | {ratio} | {self.target} "
+                f"| {met}{note} |")
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def machine() -> str:
+    model = platform.processor() or "unknown CPU"
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            model = next(line.split(":", 1)[1].strip() for line in fh if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    try:
+        with open("/proc/meminfo", encoding="utf-8") as fh:
+            mem = f", {int(fh.readline().split()[1]) / 2 ** 20:.0f} GiB RAM"
+    except (OSError, ValueError, IndexError):
+        mem = ""
+    return f"{os.cpu_count()} cores, {model}{mem}, Python {platform.python_version()}"
+
+
+def load() -> str:
+    return " / ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def ratio_row(label: str, size: str, ours: float, peer: float, ratio: float, unit: str, fmt: str = ".2f",
+              target: float = 1.0) -> Row:
+    return Row(label, size, f"{ours:{fmt}} {unit}", f"{peer:{fmt}} {unit}", ratio, f"<= {target:.2f}",
+               ratio <= target)
+
+
+# ------------------------------------------------------------------ sections
+
+def llm_section(sizes: dict[str, Any], runs: int, latency: float,
+                concurrency: int) -> tuple[list[Row], list[Row], list[str]]:
+    """The judging rows, the tokens-per-judgment rows, and the requests / tokens detail lines."""
+    if not (peers_real.VENV / "bin" / "python").exists():
+        missing = f"no {peers_real.VENV.name}: bash benchmarks/peers/setup_peers.sh"
+        return ([Row(label, "", note=missing) for label in LLM_ROWS.values()],
+                [Row(f"prompt tokens per judgment: {name}", "", note=missing) for *_, name in TOKEN_ROWS], [])
+    samples = {w: sizes[w] for w in ("grading", "faithfulness", "tournament")}
+    with peers_real.fake_server(latency) as base:
+        figures = peers_real.collect(base, runs, samples, concurrency=concurrency, latency=latency, log=log)
+    size = {"grading": f"{samples['grading']} answers", "faithfulness": f"{samples['faithfulness']} answers",
+            "tournament": f"6 agents x {samples['tournament']} queries"}
+    rows, detail = [], []
+    for (workload, ours, peer, figure), label in LLM_ROWS.items():
+        c = peers_real.compare(figures, workload, ours, peer, figure)
+        if c is None or "error" in c:
+            rows.append(Row(label, size[workload], note=f"error: {(c or {}).get('error', 'no runs')}"[:200]))
+            continue
+        rows.append(ratio_row(label, size[workload], c["ours"], c["peer"], c["ratio"], "s"))
+        detail.append(f"| {label} | {c['peer_name']} | {c['requests'][0]:.0f} / {c['requests'][1]:.0f} | "
+                      f"{c['tokens'][0]:.0f} / {c['tokens'][1]:.0f} | "
+                      f"{c['errors'][0]:.0f} / {c['errors'][1]:.0f} |")
+    tokens = []
+    for workload, ours, name in TOKEN_ROWS:
+        peers = {peer: peers_real.compare(figures, workload, ours, peer, "wall")
+                 for peer in peers_real.WORKLOADS[workload][1]}
+        ok = {p: c for p, c in peers.items() if c and "error" not in c}
+        if not ok:
+            tokens.append(Row(f"prompt tokens per judgment: {name}", size[workload],
+                              note="error: no peer ran"))
+            continue
+        peer, c = min(ok.items(), key=lambda item: item[1]["tokens"][1])
+        t_ours, t_peer = c["tokens"]
+        tokens.append(Row(f"prompt tokens per judgment: {name} vs the smallest peer, "
+                          f"{peers_real.NAMES[peer]}", size[workload], f"{t_ours:.0f}", f"{t_peer:.0f}",
+                          t_ours / t_peer, "<= 1.00", t_ours <= t_peer))
+    return rows, tokens, detail
+
+
+def bm25_section(sizes: dict[str, Any], runs: int) -> list[Row]:
+    from retrieval import synthetic_corpus
+    from retrieval_bm25 import bm25_peers
+
+    n = sizes["bm25_docs"]
+    chunks, queries, _ = synthetic_corpus(n)
+    results = {r["engine"]: r for r in bm25_peers(chunks, queries, sizes["bm25_queries"], repeats=runs,
+                                                  peers=("bm25s",))}
+    label, size = "BM25 query p50 vs bm25s", f"{n:,} docs, {sizes['bm25_queries']} queries"
+    bad = [r for r in results.values() if "error" in r]
+    if bad or "bm25s" not in results:
+        return [Row(label, size, note=f"error: {bad[0]['error'] if bad else 'bm25s did not run'}"[:200])]
+    o, p = results["ours"], results["bm25s"]
+    return [ratio_row(label, size, o["p50_ms"], p["p50_ms"], o["p50_ms"] / p["p50_ms"], "ms"),
+            ratio_row("BM25 build vs bm25s", size, o["build_s"], p["build_s"],
+                      o["build_s"] / p["build_s"], "s")]
+
+
+def knn_section(sizes: dict[str, Any], runs: int) -> list[Row]:
+    from langrag_eval.retrieval import Chunk, EmbeddedBackend
+    from retrieval_knn import knn_batched, unit_vectors
+
+    rows = []
+    for n in sizes["knn"]:
+        vectors = unit_vectors(n, 384)
+        backend = EmbeddedBackend()
+        backend.index([Chunk(id=f"d{i}", text=f"document {i}") for i in range(n)], vectors)
+        t = knn_batched(backend, vectors, repeats=max(runs, 3))
+        del backend, vectors
+        gc.collect()
+        rows.append(ratio_row("batched KNN (100 queries) vs numpy", f"{n:,} x 384", t["ours"] * 1000,
+                              t["numpy"] * 1000, t["ours"] / t["numpy"], "ms", ".1f"))
+        log(f"  knn {n:,}: {t['ours'] * 1000:.1f} ms vs numpy {t['numpy'] * 1000:.1f} ms")
+    return rows
+
+
+def memory_section(sizes: dict[str, Any], runs: int) -> list[Row]:
+    from memory import peak_rss
+
+    small, large = sizes["memory"]
+    per_item = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in range(runs):
+            (p0, _), (p1, _) = peak_rss(small, Path(tmp)), peak_rss(large, Path(tmp))
+            per_item.append((p1 - p0) / (large - small) / 1024)
+            log(f"  memory run {i + 1}/{runs}: {per_item[-1]:.2f} KiB per item")
+    kib = statistics.median(per_item)
+    return [Row("`grade` peak RSS per item beyond the fixed cost", f"{small:,} and {large:,} items",
+                f"{kib:.2f} KiB", "", None, "<= 1 KiB", kib <= 1.0)]
+
+
+def guarded(name: str, fn: Callable[[], list[Row]]) -> list[Row]:
+    start = time.perf_counter()
+    log(f"{name} ... (load {load()})")
+    try:
+        rows = fn()
+    except Exception as exc:  # noqa: BLE001 - one failed section must not lose the others
+        log(traceback.format_exc())
+        rows = [Row(name, "", note=f"error: {type(exc).__name__}: {exc}"[:200])]
+    log(f"{name}: {time.perf_counter() - start:.0f} s")
+    return rows
+
+
+# ------------------------------------------------------------------ the report
+
+def markdown(rows: list[Row], detail: list[str], args: argparse.Namespace, loads: tuple[str, str],
+             seconds: float) -> str:
+    lines = [f"Measured {time.strftime('%Y-%m-%d', time.gmtime())} on {machine()}; load average "
+             f"(1 / 5 / 15 min) {loads[0]} before, {loads[1]} after; {seconds / 60:.0f} min in all. "
+             f"`python benchmarks/all.py --runs {args.runs}{' --quick' if args.quick else ''}`: median of "
+             f"{args.runs} interleaved run(s) per pair; LLM workloads through each tool's real OpenAI client "
+             f"against `benchmarks/fake_openai.py` ({args.latency * 1000:.0f} ms a request, concurrency "
+             f"{args.concurrency}).", "",
+             "| workload | size | ours | peer | ours / peer | target | result |",
+             "|---|---|---|---|---|---|---|"]
+    lines += [r.markdown() for r in rows]
+    if detail:
+        lines += ["", "| LLM workload | peer | requests, ours / peer | prompt tokens per judgment, "
+                      "ours / peer | errors, ours / peer |", "|---|---|---|---|---|", *detail]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=3, help="interleaved runs per pair (default 3)")
+    ap.add_argument("--quick", action="store_true", help="small sizes (see the docstring)")
+    ap.add_argument("--only", default=",".join(SECTIONS),
+                    help=f"sections, comma-separated: {', '.join(SECTIONS)}")
+    ap.add_argument("--latency", type=float, default=0.1,
+                    help="seconds per fake-server request (default 0.1)")
+    ap.add_argument("--concurrency", type=int, default=16)
+    ap.add_argument("--out", type=Path, help="also write the markdown here")
+    ap.add_argument("--force", action="store_true", help="overwrite --out if it exists")
+    args = ap.parse_args(argv)
+    if args.out and args.out.exists() and not args.force:
+        print(f"{args.out} exists: pass --force to overwrite it", file=sys.stderr)
+        return 2
+    only = {s.strip() for s in args.only.split(",") if s.strip()}
+    if only - set(SECTIONS):
+        ap.error(f"unknown sections: {', '.join(sorted(only - set(SECTIONS)))}")
+    sizes = QUICK if args.quick else FULL
+    before, start = load(), time.perf_counter()
+    log(f"{machine()}; load {before}")
+    rows: list[Row] = []
+    detail: list[str] = []
+    if only & {"llm", "tokens"}:
+        parts: dict[str, Any] = {}
+
+        def llm() -> list[Row]:  # one set of runs gives both sections
+            parts["llm"], parts["tokens"], parts["detail"] = llm_section(sizes, args.runs, args.latency,
+                                                                         args.concurrency)
+            return []
+        rows += guarded("llm", llm)  # only an error row, if the section failed
+        for name in ("llm", "tokens"):
+            rows += parts.get(name, []) if name in only else []
+        detail = parts.get("detail", []) if "llm" in only else []
+    for name, fn in (("bm25", bm25_section), ("knn", knn_section), ("memory", memory_section)):
+        if name in only:
+            rows += guarded(name, lambda fn=fn: fn(sizes, args.runs))
+    text = markdown(rows, detail, args, (before, load()), time.perf_counter() - start)
+    print(text)
+    if args.out:
+        args.out.write_text(text, encoding="utf-8")
+    return 1 if any(r.note.startswith("error") for r in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
