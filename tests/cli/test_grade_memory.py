@@ -3,7 +3,7 @@ whole command path, measured at two sizes, grows by a bounded amount per graded 
 exceed the judge's in-memory reply cache (1,024 replies) and the chunk graded at once (1,000
 items), so their fixed costs cancel out. A second test measures the whole process (peak resident
 memory of the command in a child process, C libraries and SQLite included) at 6,000 and 18,000
-items: the slope must stay under 1 KiB an item, the issue's bound for a million-item run."""
+items: the slope must stay under 1 KiB an item, which keeps a million-item run under 1 GiB."""
 
 from __future__ import annotations
 
