@@ -44,7 +44,9 @@ from __future__ import annotations
 import dataclasses
 from abc import ABC, abstractmethod
 from collections import Counter as _Tally
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+import hashlib
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from itertools import islice
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel
@@ -53,6 +55,8 @@ from .errors import ConfigError
 from .results import Score, ScoreScale, Unscored
 from .summary import Summary, summarize_scores
 from .runtime import put_item_index, run_batch
+from .runtime.items import index_row, item_index_writer
+from .runtime.progress import BatchProgress
 from .runtime.identity import content_hash
 from .runtime.concurrency import synchronous
 
@@ -66,6 +70,7 @@ __all__ = ["Evaluator", "FunctionEvaluator", "synchronous"]
 
 S = TypeVar("S")
 R = TypeVar("R", bound=BaseModel)
+X = TypeVar("X")
 
 
 class Evaluator(ABC, Generic[S, R]):
@@ -200,6 +205,52 @@ class Evaluator(ABC, Generic[S, R]):
         return synchronous(self.aevaluate_many)(samples, run_id=run_id, store=store,
                                                 concurrency=concurrency, progress=progress)
 
+    async def astream_many(self, samples: Iterable[S], *, run_id: str | None = None,
+                           store: "RunStore | None" = None, concurrency: int | None = None,
+                           progress: bool | None = None, total: int | None = None,
+                           chunk: int = 1000) -> AsyncIterator[tuple[S, R | Unscored]]:
+        """:meth:`aevaluate_many` for a dataset of any size: ``samples`` is read lazily, ``chunk``
+        at a time, and each ``(sample, result)`` is yielded in input order once its chunk is done,
+        then let go: memory does not grow with the dataset. Stored, resumed and reused as
+        :meth:`aevaluate_many` does; the item index is written a part at a time. Repeated ids are
+        found by a digest of each id (a few bytes an item). ``total``: the count, for the progress bar."""
+        evaluator: Evaluator[S, R] = self
+        judge = getattr(self, "judge", None)
+        if judge is not None and run_id is not None:
+            judge = judge.for_run(run_id)
+            evaluator = self.for_judge(judge)
+        store = store if store is not None else getattr(judge, "store", None)
+        task = self.task_name()
+        index = item_index_writer(store, run_id, task, size=chunk) if store is not None and run_id is not None else None
+        seen: set[int] = set()
+        size = concurrency or getattr(judge, "concurrency", 16)
+        with BatchProgress(self.description or task, total or 0, show=progress) as bar:
+            for batch in _chunks(samples, chunk):
+                keys = [self.key(s) for s in batch]
+                for s, k in zip(batch, keys):
+                    if getattr(s, "id", None) is None:
+                        continue
+                    digest = int.from_bytes(hashlib.blake2b(k.encode(), digest_size=8).digest(), "big")
+                    if digest in seen:
+                        raise ConfigError(f"sample ids must be unique in a batch; repeated: {k}")
+                    seen.add(digest)
+                if index is not None:
+                    for k, s in zip(keys, batch):
+                        if (item := self.index_item(s)) is not None:
+                            index.add(index_row(k, *item))
+                    index.flush()
+                by_sample = {id(s): k for k, s in zip(keys, batch)}
+                results = await run_batch(batch, evaluator.aevaluate, key=lambda s: by_sample[id(s)], task=task,
+                                          result_type=self.result_type, store=store, run_id=run_id,  # type: ignore[arg-type]
+                                          concurrency=size, description=self.description or task,
+                                          fingerprint=self.fingerprint, progress=False,
+                                          scores=self.scores if self.score_names() else None)
+                for pair in zip(batch, results):
+                    bar.advance()
+                    yield pair
+        if index is not None and index.parts:
+            index.close()
+
     # ------------------------------------------------------------------ scores
 
     def score_names(self) -> tuple[str, ...]:
@@ -279,3 +330,9 @@ class FunctionEvaluator(Evaluator[Any, Any]):
 
     def result_scores(self, result: Any) -> list[Score]:
         return self.scorer.result_scores(result) if self.scorer is not None else []
+
+
+def _chunks(items: Iterable[X], size: int) -> Iterator[list[X]]:
+    it = iter(items)
+    while batch := list(islice(it, size)):
+        yield batch

@@ -19,7 +19,7 @@ Bytes that are not UTF-8 are located to the row and field that hold them: the fi
 from __future__ import annotations
 
 import csv
-import io
+import itertools
 import json
 import re
 import sys
@@ -29,11 +29,11 @@ from typing import Any, Iterator, Literal
 
 from .errors import DataError
 from .jsontext import lines_of, parse_json
-from .reading import check_regular, read_bytes, read_text
+from .reading import check_regular, read_bytes, read_lines, read_text
 
 # read_bytes, read_text and parse_json live in .reading and .jsontext; they are named here too, as
 # the table readers' public companions.
-__all__ = ["Row", "Table", "read_table", "read_bytes", "read_text", "require_columns", "TableFormat", "parse_json",
+__all__ = ["Row", "Table", "TableStream", "read_table", "stream_table", "read_bytes", "read_text", "require_columns", "TableFormat", "parse_json",
            "jsonl_objects", "csv_cells_unbounded"]
 
 TableFormat = Literal["csv", "tsv", "jsonl"]
@@ -110,25 +110,77 @@ def jsonl_objects(path: str | Path, text: str | None = None, *, what: str = "fil
         yield number, obj
 
 
-def read_table(path: str | Path, *, format: TableFormat | None = None) -> Table:
-    """Read a CSV/TSV (header row) or JSONL (one object a line) file. See the module docstring."""
+@dataclass
+class TableStream:
+    """A table read a line at a time: ``rows`` yields each :class:`Row` or the ``DataError`` of a
+    row that could not be read, in file order. ``columns``: a CSV's header; a JSONL file's keys as
+    far as ``rows`` has been read (all of them once it is exhausted)."""
+
+    path: str
+    format: TableFormat
+    columns: list[str]
+    rows: Iterator[Row | DataError]
+
+
+def stream_table(path: str | Path, *, format: TableFormat | None = None) -> TableStream:
+    """Open a CSV/TSV or JSONL file for reading a row at a time (the file is never held whole);
+    a file that cannot be read at all raises :class:`DataError` here, a bad row is yielded as one.
+
+    >>> import pathlib, tempfile
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "t.jsonl"
+    >>> _ = p.write_text('{"id": 1}\\nnot json\\n', encoding="utf-8")
+    >>> t = stream_table(p)
+    >>> [r.line if isinstance(r, Row) else r.message for r in t.rows], t.columns
+    ([1, 'not valid JSON (Expecting value at column 1); line skipped'], ['id'])
+    """
     p = Path(path)
     check_regular(p)  # before the format check, whose complaint about the name would mislead
     fmt = _format_of(p, format)
-    data = read_bytes(p)
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+    lines = read_lines(p)
+    first = next(lines, b"")
+    if first.startswith(b"\xef\xbb\xbf"):
+        first = first[3:]
+    if first.startswith((b"\xff\xfe", b"\xfe\xff")):
         raise DataError("not UTF-8 (looks like UTF-16); save it as UTF-8", path=str(p), line=1)
-    text = data.decode("utf-8", errors="surrogateescape")
-    if not text.strip():
-        raise DataError("the file is empty", path=str(p))
-    return _read_jsonl(p, text) if fmt == "jsonl" else _read_csv(p, text, fmt)
+    # blank lines before the first text are few: held until the file is known not to be empty
+    head = [first.decode("utf-8", errors="surrogateescape")]
+    while not head[-1].strip():
+        more = next(lines, None)
+        if more is None:
+            raise DataError("the file is empty", path=str(p))
+        head.append(more.decode("utf-8", errors="surrogateescape"))
+    text = itertools.chain(head, (line.decode("utf-8", errors="surrogateescape") for line in lines))
+    if fmt == "jsonl":
+        table = TableStream(str(p), fmt, [], iter(()))
+        table.rows = _jsonl_rows(p, text, table.columns)
+        return table
+    return _csv_stream(p, text, fmt)
 
 
-def _read_csv(p: Path, text: str, fmt: TableFormat) -> Table:
-    csv_cells_unbounded(len(text))
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter="\t" if fmt == "tsv" else ",")
+def read_table(path: str | Path, *, format: TableFormat | None = None) -> Table:
+    """Read a CSV/TSV (header row) or JSONL (one object a line) file. See the module docstring."""
+    stream = stream_table(path, format=format)
+    table = Table(path=stream.path, format=stream.format, columns=stream.columns)
+    for row in stream.rows:
+        (table.rows if isinstance(row, Row) else table.issues).append(row)  # type: ignore[arg-type]
+    return table
+
+
+_LONE_CR = re.compile(r"(?<=\r)(?!\n)")
+
+
+def _csv_lines(text: Iterator[str]) -> Iterator[str]:
+    # the csv module's own reading of a file opened with newline="": a lone \r ends a line too
+    for line in text:
+        if "\r" in line:
+            yield from (part for part in _LONE_CR.split(line) if part)
+        else:
+            yield line
+
+
+def _csv_stream(p: Path, text: Iterator[str], fmt: TableFormat) -> TableStream:
+    csv_cells_unbounded(p.stat().st_size)
+    reader = csv.reader(_csv_lines(text), delimiter="\t" if fmt == "tsv" else ",")
     try:
         header = next(reader)
     except csv.Error as exc:
@@ -140,7 +192,10 @@ def _read_csv(p: Path, text: str, fmt: TableFormat) -> Table:
     dup = sorted({h for h in header if header.count(h) > 1 and h})
     if dup:
         raise DataError(f"repeated column name(s) in the header: {', '.join(dup)}", path=str(p), line=1)
-    table = Table(path=str(p), format=fmt, columns=[h for h in header if h])
+    return TableStream(str(p), fmt, [h for h in header if h], _csv_rows(p, reader, header))
+
+
+def _csv_rows(p: Path, reader: Any, header: list[str]) -> Iterator[Row | DataError]:
     last = reader.line_num
     while True:
         start = last + 1
@@ -149,23 +204,22 @@ def _read_csv(p: Path, text: str, fmt: TableFormat) -> Table:
         except StopIteration:
             break
         except csv.Error as exc:
-            table.issues.append(DataError(f"malformed CSV row: {exc}", path=str(p), line=start))
+            yield DataError(f"malformed CSV row: {exc}", path=str(p), line=start)
             last = reader.line_num
             continue
         last = reader.line_num
         if not any(cell.strip() for cell in record):
             continue  # blank line
         if len(record) > len(header):
-            table.issues.append(DataError(f"{len(record)} fields but the header has {len(header)}; "
-                                          "row skipped", path=str(p), line=start))
+            yield DataError(f"{len(record)} fields but the header has {len(header)}; row skipped",
+                            path=str(p), line=start)
             continue
         values = {h: record[i] if i < len(record) else "" for i, h in enumerate(header) if h}
         bad = next(((k, why) for k, v in values.items() if (why := _not_utf8(v))), None)
         if bad is not None:
-            table.issues.append(DataError(f"{bad[1]}; row skipped", path=str(p), line=start, field=bad[0]))
+            yield DataError(f"{bad[1]}; row skipped", path=str(p), line=start, field=bad[0])
             continue
-        table.rows.append(Row(line=start, values=values))
-    return table
+        yield Row(line=start, values=values)
 
 
 def _walk_strings(value: Any) -> list[str]:
@@ -178,28 +232,42 @@ def _walk_strings(value: Any) -> list[str]:
     return []
 
 
-def _read_jsonl(p: Path, text: str) -> Table:
-    table = Table(path=str(p), format="jsonl", columns=[])
+def _jsonl_rows(p: Path, text: Iterator[str], columns: list[str]) -> Iterator[Row | DataError]:
     seen: dict[str, None] = {}
-    lines = lines_of(text)
-    for number, obj in jsonl_objects(p, text):
-        if isinstance(obj, DataError):
-            # a line that is not JSON because of bytes that are not UTF-8 is reported as such
-            why = _not_utf8(lines[number - 1]) if obj.message.startswith("not valid JSON") else None
-            table.issues.append(DataError(f"{why or obj.message}; line skipped", path=str(p), line=number))
+    first: DataError | None = None
+    rows = 0
+    for number, line in enumerate(text, start=1):
+        line = line[:-1] if line.endswith("\n") else line
+        line = line[:-1] if line.endswith("\r") else line
+        if not line.strip():
             continue
-        bad = next(((k, why) for k, v in obj.items() for s in _walk_strings(v)
-                    if (why := _not_utf8(s))), None)
-        if bad is not None:
-            table.issues.append(DataError(f"{bad[1]}; line skipped", path=str(p), line=number, field=bad[0]))
+        try:
+            obj = parse_json(line)
+        except json.JSONDecodeError as exc:
+            # a line that is not JSON because of bytes that are not UTF-8 is reported as such
+            why = _not_utf8(line) or f"not valid JSON ({exc.msg} at column {exc.colno})"
+            problem = DataError(f"{why}; line skipped", path=str(p), line=number)
+        else:
+            if not isinstance(obj, dict):
+                problem = DataError(f"expected a JSON object, got {type(obj).__name__}; line skipped",
+                                    path=str(p), line=number)
+            else:
+                bad = next(((k, why) for k, v in obj.items() for s in _walk_strings(v)
+                            if (why := _not_utf8(s))), None)
+                problem = None if bad is None else DataError(f"{bad[1]}; line skipped", path=str(p),
+                                                             line=number, field=bad[0])
+        if problem is not None:
+            first = first or problem
+            yield problem
             continue
         for key in obj:
-            seen.setdefault(str(key), None)
-        table.rows.append(Row(line=number, values={str(k): v for k, v in obj.items()}))
-    table.columns = list(seen)
-    if not table.rows and table.issues:
-        raise DataError(f"no line could be read; first problem: {table.issues[0]}", path=str(p))
-    return table
+            if str(key) not in seen:
+                seen[str(key)] = None
+                columns.append(str(key))
+        rows += 1
+        yield Row(line=number, values={str(k): v for k, v in obj.items()})
+    if not rows and first is not None:
+        raise DataError(f"no line could be read; first problem: {first}", path=str(p))
 
 
 def require_columns(table: Table, columns: dict[str, str]) -> None:

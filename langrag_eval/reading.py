@@ -11,10 +11,11 @@ import os
 import stat
 import threading
 from pathlib import Path
+from typing import BinaryIO, Iterator
 
 from .errors import DataError
 
-__all__ = ["check_regular", "digest_of_read", "read_bytes", "read_text"]
+__all__ = ["check_regular", "digest_of_read", "read_bytes", "read_lines", "read_text"]
 
 
 def _kind(mode: int) -> str:
@@ -75,10 +76,9 @@ def digest_of_read(path: str | Path) -> str | None:
         return _DIGESTS.get(_identity(st))
 
 
-def read_bytes(path: str | Path, *, what: str = "file") -> bytes:
-    """The bytes of a regular file, or a :class:`DataError` naming it: missing, a directory, a pipe,
-    a device, a symbolic link loop, unreadable. A pipe is refused without waiting for a writer."""
-    p = str(path)
+def _open_regular(p: str, what: str) -> tuple[int, os.stat_result]:
+    """An open descriptor on the regular file ``p`` (blocking), and its status; a pipe is refused
+    without waiting for a writer."""
     try:
         fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0))
     except OSError as exc:
@@ -92,6 +92,26 @@ def read_bytes(path: str | Path, *, what: str = "file") -> bytes:
         if not stat.S_ISREG(st.st_mode):
             raise DataError(f"{what} is {_kind(st.st_mode)}, not a regular file; give a file", path=p)
         os.set_blocking(fd, True)
+    except OSError as exc:
+        os.close(fd)
+        raise _refusal(exc, what, p) from None
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st
+
+
+def _remember(st: os.stat_result, digest: str) -> None:
+    with _DIGESTS_LOCK:
+        _DIGESTS[_identity(st)] = digest
+
+
+def read_bytes(path: str | Path, *, what: str = "file") -> bytes:
+    """The bytes of a regular file, or a :class:`DataError` naming it: missing, a directory, a pipe,
+    a device, a symbolic link loop, unreadable. A pipe is refused without waiting for a writer."""
+    p = str(path)
+    fd, st = _open_regular(p, what)
+    try:
         with os.fdopen(fd, "rb", closefd=False) as fh:
             data = fh.read()
     except OSError as exc:
@@ -99,9 +119,39 @@ def read_bytes(path: str | Path, *, what: str = "file") -> bytes:
     finally:
         os.close(fd)
     if len(data) == st.st_size:  # what was read is what the file held when it was opened
-        with _DIGESTS_LOCK:
-            _DIGESTS[_identity(st)] = hashlib.sha256(data).hexdigest()
+        _remember(st, hashlib.sha256(data).hexdigest())
     return data
+
+
+def read_lines(path: str | Path, *, what: str = "file") -> Iterator[bytes]:
+    """The lines of a regular file as bytes, split at line feeds only (each with its ending), read
+    a block at a time: a file of any size is never held whole. The same checks as :func:`read_bytes`
+    are made before the first line; the digest of a file read to its end is kept, as there.
+
+    >>> import pathlib, tempfile
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "t.txt"
+    >>> _ = p.write_bytes(b"a\\r\\nb\\rc\\nd")
+    >>> list(read_lines(p))
+    [b'a\\r\\n', b'b\\rc\\n', b'd']
+    """
+    p = str(path)
+    fd, st = _open_regular(p, what)  # checked now, not at the first next()
+    # the file object owns the descriptor: a reader dropped before its first line still closes it
+    return _lines(os.fdopen(fd, "rb"), st, p, what)
+
+
+def _lines(fh: BinaryIO, st: os.stat_result, p: str, what: str) -> Iterator[bytes]:
+    digest, size = hashlib.sha256(), 0
+    try:
+        with fh:
+            for line in fh:
+                digest.update(line)
+                size += len(line)
+                yield line
+    except OSError as exc:
+        raise _refusal(exc, what, p) from None
+    if size == st.st_size:
+        _remember(st, digest.hexdigest())
 
 
 def read_text(path: str | Path, *, what: str = "file") -> str:

@@ -4,8 +4,9 @@
 the judge, store and run, the concurrency and progress, and an *executor*: where the items are
 judged. :class:`LocalExecutor` (the default) judges them on this process's event loop; another
 executor (Ray actors sharing the run through the store, say) plugs in with one method. A provider
-batch API is a judge, not an executor: pass ``judge=batch_judge(...)``. What the run produced is
-written to the store in one place, :func:`record_run`.
+batch API is a judge, not an executor: pass ``judge=batch_judge(...)``. :func:`astream` runs one
+evaluator over a dataset of any size, yielding each result as it is done instead of keeping them.
+What the run produced is written to the store in one place, :func:`record_run`.
 
 >>> from langrag_eval import Judge, Sample
 >>> from langrag_eval.grading import VragGrader
@@ -18,7 +19,7 @@ written to the store in one place, :func:`record_run`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     from .runtime import Judge, RunStore
     from .summary import Summary
 
-__all__ = ["Executor", "LocalExecutor", "RunResult", "aevaluate", "evaluate", "record_run"]
+__all__ = ["Executor", "LocalExecutor", "RunResult", "aevaluate", "astream", "evaluate", "record_run"]
 
 
 class Executor(Protocol):
@@ -115,6 +116,25 @@ async def aevaluate(dataset: Iterable[Any], evaluators: Any, *, judge: Judge | N
 
 
 evaluate = synchronous(aevaluate)
+
+
+async def astream(dataset: Iterable[Any], evaluator: Evaluator[Any, Any], *, judge: Judge | None = None,
+                  store: RunStore | None = None, run_id: str | None = None,
+                  concurrency: int | None = None, progress: bool | None = None,
+                  total: int | None = None) -> AsyncIterator[tuple[Any, Any]]:
+    """One evaluator over a dataset of any size, on this process's event loop: ``dataset`` is read
+    lazily, a chunk at a time, and each ``(sample, result)`` is yielded in input order as its chunk
+    finishes, for the caller to write out and drop (see
+    :meth:`~langrag_eval.evaluator.Evaluator.astream_many`); nothing is kept for a
+    :class:`RunResult`. Stored and resumable like :func:`aevaluate`; ``total``: the item count,
+    for the progress bar."""
+    if concurrency is not None and concurrency < 1:
+        raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
+    if judge is not None:
+        evaluator = evaluator.for_judge(judge)
+    async for pair in evaluator.astream_many(dataset, run_id=run_id, store=store, concurrency=concurrency,
+                                             progress=progress, total=total):
+        yield pair
 
 
 def record_run(store: RunStore, run_id: str, artifacts: Mapping[str, Any], *,

@@ -18,10 +18,11 @@ from typing import Any
 
 from ..errors import ConfigError, DataError
 from ..files import atomic_write
-from ..grading import ARTIFACT, Columns, VragGrade, VragGrader, read_grading_file
+from ..grading import ARTIFACT, Columns, GradingScan, VragGrade, VragGrader, VragTally, scan_grading_file
 from ..grading.io import read_examples
 from ..results import Unscored
-from ..run import evaluate, record_run
+from ..run import astream, record_run
+from ..runtime.concurrency import synchronous
 from ..runtime.identity import file_digest
 from ._common import add_judge_options, open_cli_run, report_issues, say, say_reuse, say_usage, setup_judge
 from ._files import JUDGE_READS, declare_files, store_path
@@ -63,16 +64,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=handle)
 
 
-def _record(item: Any, result: VragGrade | Unscored, data: Any, human: int | None) -> dict[str, Any]:
-    base: dict[str, Any] = {"id": item.id, "line": data.lines[item.id], "subject": data.subjects.get(item.id)}
+def _record(item: Any, result: VragGrade | Unscored, scan: GradingScan, human: int | None) -> dict[str, Any]:
+    base: dict[str, Any] = {"id": item.id, "line": item.metadata["line"], "subject": item.metadata.get("subject")}
     if isinstance(result, VragGrade):
         base.update(score=result.score, accepted=result.accepted, confidence=result.confidence,
                     reason=result.reason, unscored=None, raw=result.raw)
     else:
         base.update(score=None, accepted=None, confidence=None, reason=None,
                     unscored={"cause": result.cause, "reason": result.reason}, raw=result.raw)
-    if data.humans:
-        base.update(human=human, humans=data.humans.get(item.id))
+    if scan.columns.humans:
+        base.update(human=human, humans=scan.humans.get(item.id))
     return base
 
 
@@ -110,10 +111,12 @@ def handle(args: argparse.Namespace) -> int:
                           f"({', '.join(humans) or 'none given'})")
     columns = Columns(**column_names(args, _COLUMNS), id=args.id_col, humans=humans, subject=args.subject_col)
     out = results_file(args, ".vrag.jsonl")
-    data = read_grading_file(args.file, columns, format=args.format)
-    report_issues(data.issues)
-    if not data.samples:
-        raise DataError("no row could be read; nothing to grade", path=data.path)
+    # read once for its problems, ids and human grades; the rows themselves are read again a chunk
+    # at a time while they are graded, so memory does not grow with the file
+    scan = scan_grading_file(args.file, columns, format=args.format)
+    report_issues(scan.issues)
+    if not scan.count:
+        raise DataError("no row could be read; nothing to grade", path=scan.path)
     grader_options = dict(threshold=args.threshold, confidence=args.confidence,
                           rubric=Path(args.rubric) if args.rubric else None,
                           examples=read_examples(args.examples) if args.examples else [],
@@ -127,49 +130,35 @@ def handle(args: argparse.Namespace) -> int:
               "prompt": grader.prompts()["grade"].body}
     run_id = open_cli_run(setup.store, args, "grade", config, judge=setup.judge.model_id,
                           inputs={"file": file_digest(args.file, what="grading file")})
-    results = evaluate(data.samples, {"vrag": grader}, run_id=run_id)["vrag"]
-    ids = [s.id or "" for s in data.samples]
     combined: dict[str, int | None] = {}
+    if humans:
+        # numpy comes with the statistics: loaded only when there are human grades to compare
+        from ..stats import combine
+
+        combined = combine(scan.humans, args.combine, even=args.even, seed=args.seed)
+    tally = VragTally(threshold=args.threshold, by_subject=bool(args.subject_col))
+    judge_scores: dict[str, int | None] = {}
+    _grade_to(out, scan, grader, setup.store, run_id, tally, combined, judge_scores if humans else None)
     agreement_out = None
     if humans:
-        judge_scores = {i: (r.score if isinstance(r, VragGrade) else None) for i, r in zip(ids, results)}
-        # numpy comes with the statistics: loaded only when there are human grades to compare
-        from ..stats import agreement, combine, describe_combination, format_agreement
+        from ..stats import agreement, combine, describe_combination
 
-        combined = combine(data.humans, args.combine, even=args.even, seed=args.seed)
         how = describe_combination(args.combine, humans, even=args.even, seed=args.seed)
         agreement_out = agreement(judge_scores, combined, names=("judge", "humans"),
                                   threshold=args.threshold).as_dict()
         agreement_out["humans"] = how
         agreement_out["annotators"] = {
-            h: agreement(judge_scores, combine(data.humans, h), names=("judge", h),
+            h: agreement(judge_scores, combine(scan.humans, h), names=("judge", h),
                          threshold=args.threshold).as_dict() for h in humans if len(humans) > 1}
-    # no subject column asked for: no per-subject breakdown (not one "(none)" group)
-    summary = grader.summarize(results, ids=ids, subjects=[data.subjects[i] for i in ids] if args.subject_col
-                               else None, agreement=agreement_out).details
-    summary["input"] = {"file": data.path, "rows_skipped": data.skipped, "problems": len(data.issues)}
-    from ..report.items import put_item_contents  # after the judging: not on the way to the first call
-
-    def human(item: str | None) -> dict[str, Any] | None:  # the humans' grade, on the judge's "grade"
-        grade = combined.get(item or "")
-        return None if grade is None else {"score": "grade", "value": grade, "passed": grade >= args.threshold}
-
-    # one item's row at a time (a generator, not a list): the rows are not all held twice
-    put_item_contents(setup.store, run_id, (
-        {"id": s.id, "question": s.question, "answer": s.answer, "contexts": s.context_texts(),
-         "reference": s.reference, "subject": data.subjects.get(s.id or ""), "human": human(s.id)}
-        for s in data.samples))
+    summary = tally.summary(agreement_out)
+    summary["input"] = {"file": scan.path, "rows_skipped": scan.skipped, "problems": len(scan.issues)}
     record_run(setup.store, run_id, {ARTIFACT: summary},
                finished={"items": summary["items"], "accept_rate": summary["accept_rate"],
                          "unscored": summary["unscored"]["count"]})
     usage = setup.store.usage(run_id)["total"]
-    with atomic_write(out) as fh:
-        for sample, result in zip(data.samples, results):
-            fh.write(json.dumps(_record(sample, result, data, combined.get(sample.id or "")),
-                                ensure_ascii=False) + "\n")
-    say(f"vRAG-Eval grades for {data.path} (run {run_id}, judge {setup.judge.model_id})")
-    if data.skipped:
-        say(f"  {data.skipped} row(s) skipped, see the warnings above")
+    say(f"vRAG-Eval grades for {scan.path} (run {run_id}, judge {setup.judge.model_id})")
+    if scan.skipped:
+        say(f"  {scan.skipped} row(s) skipped, see the warnings above")
     say(format_summary(summary))
     if agreement_out is not None:
         from ..stats import format_agreement
@@ -184,6 +173,33 @@ def handle(args: argparse.Namespace) -> int:
     say_reuse(setup.store, run_id)
     say(f"  results: {out}")
     return 0
+
+
+@synchronous
+async def _grade_to(out: Path, scan: GradingScan, grader: VragGrader, store: Any, run_id: str, tally: VragTally,
+                    combined: dict[str, int | None], judge_scores: dict[str, int | None] | None) -> None:
+    """Grade the file's rows a chunk at a time; each item's line goes to ``out`` (in input order),
+    its content to the run's ``item_contents`` and its result into ``tally`` as it is done, and is
+    then let go."""
+    from ..report.items import content_row, item_contents_writer
+
+    contents = item_contents_writer(store, run_id)
+    by_subject = tally.by_subject
+    with atomic_write(out) as fh:
+        async for s, result in astream(scan.samples(), grader, run_id=run_id, total=scan.count):
+            item = s.id or ""
+            human = combined.get(item)
+            fh.write(json.dumps(_record(s, result, scan, human), ensure_ascii=False) + "\n")
+            tally.add(item, result, s.metadata.get("subject") if by_subject else None)
+            if judge_scores is not None:
+                judge_scores[item] = result.score if isinstance(result, VragGrade) else None
+            contents.add(content_row({"id": s.id, "question": s.question, "answer": s.answer,
+                                      "contexts": s.context_texts(), "reference": s.reference,
+                                      "subject": s.metadata.get("subject"),
+                                      # the humans' grade, on the judge's "grade"
+                                      "human": None if human is None else {
+                                          "score": "grade", "value": human, "passed": human >= grader.threshold}}))
+    contents.close()
 
 
 def _rate(x: float | None) -> str:

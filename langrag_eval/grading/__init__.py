@@ -11,11 +11,12 @@ False
 
 from .grader import (DEFAULT_TEMPLATE, TASK, GradedExample, Scale, VragGrade, VragGrader, check_scale,
                      load_rubric)
-from .io import Columns, GradingData, parse_score, read_grading_file
-from .summary import ARTIFACT, NO_SUBJECT, summarize
+from .io import Columns, GradingData, GradingScan, parse_score, read_grading_file, scan_grading_file
+from .summary import ARTIFACT, NO_SUBJECT, VragTally, summarize
 
 __all__ = [
     "VragGrader", "VragGrade", "GradedExample", "load_rubric", "DEFAULT_TEMPLATE", "TASK", "Scale",
     "check_scale",
-    "summarize", "ARTIFACT", "NO_SUBJECT", "Columns", "GradingData", "read_grading_file", "parse_score",
+    "summarize", "VragTally", "ARTIFACT", "NO_SUBJECT", "Columns", "GradingData", "GradingScan", "read_grading_file",
+    "scan_grading_file", "parse_score",
 ]

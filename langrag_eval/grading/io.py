@@ -27,16 +27,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from pydantic import ValidationError
 
 from ..errors import ArgumentError, DataError
-from ..io import Row, Table, parse_json, read_table, read_text, require_columns
+from ..io import Row, TableFormat, parse_json, read_table, read_text, require_columns, stream_table
 from ..types import Sample
 from .grader import GradedExample
 
-__all__ = ["Columns", "GradingData", "read_grading_file", "parse_score", "read_scores", "read_examples"]
+__all__ = ["Columns", "GradingData", "GradingScan", "read_grading_file", "scan_grading_file", "parse_score", "read_scores", "read_examples"]
 
 _INT = re.compile(r"^\s*([1-9]\d*)(?:\.0*)?\s*$")
 
@@ -97,61 +97,120 @@ def _text(row: Row, column: str, path: str, issues: list[DataError]) -> str | No
     return None
 
 
+def _item_id(row: Row, id_col: str | None, path: str, issues: list[DataError]) -> str:
+    raw_id = row.values.get(id_col) if id_col else None
+    item_id = str(raw_id).strip() if raw_id is not None and str(raw_id).strip() else None
+    if item_id is None:
+        item_id = f"line-{row.line}"
+        if id_col:
+            issues.append(DataError(f"empty id; using {item_id}", path=path, line=row.line, field=id_col))
+    return item_id
+
+
+def _sample(row: Row, columns: Columns, id_col: str | None, path: str, issues: list[DataError], *,
+            item_id: str | None = None) -> tuple[Sample, dict[str, int | None]]:
+    """The row as a sample (its line and subject in the metadata) and its human grades."""
+    item_id = item_id if item_id is not None else _item_id(row, id_col, path, [])
+    question = _text(row, columns.question, path, issues)
+    answer = _text(row, columns.answer, path, issues)
+    label = _text(row, columns.label, path, issues)
+    for role, column, value in (("question", columns.question, question),
+                                ("answer", columns.answer, answer), ("label", columns.label, label)):
+        if value is None or not value.strip():
+            what = "missing" if column not in row.values else "empty"
+            issues.append(DataError(f"{what} {role}; graded as unscored (invalid_input)",
+                                    path=path, line=row.line, field=column))
+    humans: dict[str, int | None] = {}
+    for column in columns.humans:
+        try:
+            humans[column] = parse_score(row.values.get(column))
+        except ValueError:
+            humans[column] = None
+            issues.append(DataError(f"human score {row.values.get(column)!r} is not an integer "
+                                    "from 1 to 5; left out", path=path, line=row.line, field=column))
+    subject = _text(row, columns.subject, path, issues) if columns.subject else None
+    subject = subject.strip() or None if subject else None
+    sample = Sample(id=item_id, question=question or "", answer=answer, reference=label,
+                    metadata={"line": row.line, "subject": subject} if subject else {"line": row.line})
+    return sample, humans
+
+
 def read_grading_file(path: str | Path, columns: Columns = Columns(), *, format: str | None = None) -> GradingData:
-    """Read ``path`` into :class:`GradingData`; see the module docstring for the rules."""
-    table: Table = read_table(path, format=format)  # type: ignore[arg-type]
+    """Read ``path`` into :class:`GradingData`, every sample held; see the module docstring for
+    the rules (:func:`scan_grading_file` reads a file of any size a row at a time)."""
+    scan = scan_grading_file(path, columns, format=format)
+    data = GradingData(path=scan.path, samples=list(scan.samples()), humans=scan.humans, subjects={},
+                       lines={}, issues=scan.issues, skipped=scan.skipped)
+    for s in data.samples:
+        data.lines[s.id or ""] = s.metadata["line"]
+        data.subjects[s.id or ""] = s.metadata.get("subject")
+    return data
+
+
+@dataclass
+class GradingScan:
+    """A grading file read once for its problems, human grades and row count, its samples not kept:
+    :meth:`samples` reads the file again and yields them one at a time, so a file of any size is
+    graded in constant memory. ``skip``: lines of rows that are not graded (a repeated id)."""
+
+    path: str
+    format: TableFormat
+    columns: Columns
+    id_col: str | None
+    count: int = 0                                  # rows graded
+    humans: dict[str, dict[str, int | None]] = field(default_factory=dict)
+    issues: list[DataError] = field(default_factory=list)
+    skipped: int = 0                                # rows not graded at all
+    skip: set[int] = field(default_factory=set)
+
+    def samples(self) -> Iterator[Sample]:
+        """The graded rows as samples, in file order (the file read again)."""
+        table = stream_table(self.path, format=self.format)
+        for row in table.rows:
+            if isinstance(row, Row) and row.line not in self.skip:
+                yield _sample(row, self.columns, self.id_col, self.path, [])[0]
+
+
+def scan_grading_file(path: str | Path, columns: Columns = Columns(), *, format: str | None = None) -> GradingScan:
+    """Read ``path`` once, a row at a time, for what :meth:`GradingScan.samples` will yield; see
+    the module docstring for the rules. Only the ids are held (to find repeated ones), never the rows."""
+    table = stream_table(path, format=format)  # type: ignore[arg-type]
+    if table.format == "jsonl":
+        for _ in table.rows:  # a JSONL file's columns are the keys of all its lines: read them first
+            pass
+        found = table.columns
+        table = stream_table(path, format=format)  # type: ignore[arg-type]
+        table.columns = found
     required = {"question": columns.question, "answer": columns.answer, "label": columns.label}
     required.update({f"human score ({h})": h for h in columns.humans})
     if columns.subject:
         required["subject"] = columns.subject
     if columns.id:
         required["id"] = columns.id
-    require_columns(table, required)
+    require_columns(table, required)  # type: ignore[arg-type]
     id_col = columns.id or ("id" if "id" in table.columns else None)
-    data = GradingData(path=table.path, samples=[], humans={}, subjects={}, lines={},
-                       issues=list(table.issues), skipped=len(table.issues))
-    issues = data.issues
+    scan = GradingScan(path=table.path, format=table.format, columns=columns, id_col=id_col)
+    problems: list[DataError] = []                  # the table's own come first, then the rows'
+    first_line: dict[str, int] = {}
     for row in table.rows:
-        raw_id = row.values.get(id_col) if id_col else None
-        item_id = str(raw_id).strip() if raw_id is not None and str(raw_id).strip() else None
-        if item_id is None:
-            item_id = f"line-{row.line}"
-            if id_col:
-                issues.append(DataError(f"empty id; using {item_id}", path=table.path, line=row.line,
-                                        field=id_col))
-        if item_id in data.lines:
-            issues.append(DataError(f"repeated id {item_id!r} (first on line {data.lines[item_id]}); "
-                                    "row skipped", path=table.path, line=row.line, field=id_col))
-            data.skipped += 1
+        if isinstance(row, DataError):
+            scan.issues.append(row)
+            scan.skipped += 1
             continue
-        question = _text(row, columns.question, table.path, issues)
-        answer = _text(row, columns.answer, table.path, issues)
-        label = _text(row, columns.label, table.path, issues)
-        for role, column, value in (("question", columns.question, question),
-                                    ("answer", columns.answer, answer), ("label", columns.label, label)):
-            if value is None or not value.strip():
-                what = "missing" if column not in row.values else "empty"
-                issues.append(DataError(f"{what} {role}; graded as unscored (invalid_input)",
-                                        path=table.path, line=row.line, field=column))
-        humans: dict[str, int | None] = {}
-        for column in columns.humans:
-            try:
-                humans[column] = parse_score(row.values.get(column))
-            except ValueError:
-                humans[column] = None
-                issues.append(DataError(f"human score {row.values.get(column)!r} is not an integer "
-                                        "from 1 to 5; left out", path=table.path, line=row.line, field=column))
-        subject = _text(row, columns.subject, table.path, issues) if columns.subject else None
-        data.lines[item_id] = row.line
-        data.samples.append(Sample(id=item_id, question=question or "", answer=answer, reference=label,
-                                      metadata={"line": row.line, "subject": subject.strip() or None}
-                                      if subject else {"line": row.line}))
+        item_id = _item_id(row, id_col, table.path, problems)
+        if item_id in first_line:
+            problems.append(DataError(f"repeated id {item_id!r} (first on line {first_line[item_id]}); "
+                                      "row skipped", path=table.path, line=row.line, field=id_col))
+            scan.skipped += 1
+            scan.skip.add(row.line)
+            continue
+        first_line[item_id] = row.line
+        _, humans = _sample(row, columns, id_col, table.path, problems, item_id=item_id)
+        scan.count += 1
         if columns.humans:
-            data.humans[item_id] = humans
-        data.subjects[item_id] = subject.strip() if subject and subject.strip() else None
-    return data
-
-
+            scan.humans[item_id] = humans
+    scan.issues.extend(problems)
+    return scan
 def read_scores(path: str | Path, id_col: str = "id", score_col: str = "score"
                 ) -> tuple[dict[str, int | None], list[DataError]]:
     """``{id: score or None}`` from a CSV, TSV or JSONL file, with the problems found in it.

@@ -52,27 +52,79 @@ from ..results import Unscored
 if TYPE_CHECKING:
     from .grader import VragGrade
 
-__all__ = ["summarize", "ARTIFACT", "NO_SUBJECT"]
+__all__ = ["summarize", "VragTally", "ARTIFACT", "NO_SUBJECT"]
 
 ARTIFACT = "vrag"
 NO_SUBJECT = "(none)"
 
 
-def _block(results: Sequence[VragGrade | Unscored]) -> dict[str, Any]:
-    scored = [r for r in results if not isinstance(r, Unscored)]
-    unscored = [r for r in results if isinstance(r, Unscored)]
-    dist = Counter(r.score for r in scored)
-    accepted = sum(r.accepted for r in scored)
-    confidences = [r.confidence for r in scored if r.confidence is not None]
-    return {
-        "items": len(results), "scored": len(scored),
-        "distribution": {str(level): dist.get(level, 0) for level in range(1, 6)},
-        "accepted": accepted, "rejected": len(scored) - accepted,
-        "accept_rate": accepted / len(scored) if scored else None,
-        "mean_score": sum(r.score for r in scored) / len(scored) if scored else None,
-        "mean_confidence": sum(confidences) / len(confidences) if confidences else None,
-        "unscored": {"count": len(unscored), "by_cause": dict(Counter(u.cause for u in unscored))},
-    }
+class _Block:
+    """One group's figures, tallied a result at a time."""
+
+    def __init__(self) -> None:
+        self.items = self.scored = self.accepted = self.score_sum = 0
+        self.dist: Counter[int] = Counter()
+        self.confidence_sum: float = 0
+        self.confidences = 0
+        self.causes: Counter[str] = Counter()
+
+    def add(self, r: VragGrade | Unscored) -> None:
+        self.items += 1
+        if isinstance(r, Unscored):
+            self.causes[r.cause] += 1
+            return
+        self.scored += 1
+        self.dist[r.score] += 1
+        self.accepted += r.accepted
+        self.score_sum += r.score
+        if r.confidence is not None:
+            self.confidence_sum += r.confidence
+            self.confidences += 1
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "items": self.items, "scored": self.scored,
+            "distribution": {str(level): self.dist.get(level, 0) for level in range(1, 6)},
+            "accepted": self.accepted, "rejected": self.scored - self.accepted,
+            "accept_rate": self.accepted / self.scored if self.scored else None,
+            "mean_score": self.score_sum / self.scored if self.scored else None,
+            "mean_confidence": self.confidence_sum / self.confidences if self.confidences else None,
+            "unscored": {"count": sum(self.causes.values()), "by_cause": dict(self.causes)},
+        }
+
+
+class VragTally:
+    """:func:`summarize` a result at a time: ``add`` each item's result as it is graded, then
+    ``summary()``; only the figures and the unscored items are held, not the results.
+    ``by_subject``: keep the per-subject breakdown (``subject`` given to each ``add``).
+
+    >>> from langrag_eval.grading import VragGrade
+    >>> tally = VragTally(by_subject=True)
+    >>> tally.add("q1", VragGrade(score=4, accepted=True), "Fraud")
+    >>> tally.summary()["subjects"]["Fraud"]["accepted"]
+    1
+    """
+
+    def __init__(self, *, threshold: int = 4, by_subject: bool = False) -> None:
+        self.threshold, self.by_subject = threshold, by_subject
+        self.all = _Block()
+        self.subjects: dict[str, _Block] = {}
+        self.unscored: list[dict[str, Any]] = []
+
+    def add(self, item_id: str, result: VragGrade | Unscored, subject: str | None = None) -> None:
+        self.all.add(result)
+        if isinstance(result, Unscored):
+            self.unscored.append({"id": str(item_id), "cause": result.cause, "reason": result.reason})
+        if self.by_subject:
+            key = subject.strip() if subject and subject.strip() else NO_SUBJECT
+            self.subjects.setdefault(key, _Block()).add(result)
+
+    def summary(self, agreement: dict[str, Any] | None = None) -> dict[str, Any]:
+        out: dict[str, Any] = {"version": 1, "threshold": self.threshold, **self.all.as_dict()}
+        out["unscored"]["items"] = list(self.unscored)
+        out["subjects"] = {name: b.as_dict() for name, b in sorted(self.subjects.items())}
+        out["agreement"] = agreement
+        return out
 
 
 def summarize(results: Sequence[VragGrade | Unscored], *, ids: Sequence[str] | None = None,
@@ -86,13 +138,7 @@ def summarize(results: Sequence[VragGrade | Unscored], *, ids: Sequence[str] | N
     ids = [str(i) for i in ids] if ids is not None else [str(i) for i in range(len(results))]
     if len(ids) != len(results) or (subjects is not None and len(subjects) != len(results)):
         raise ArgumentError("ids and subjects must run parallel to results")
-    out: dict[str, Any] = {"version": 1, "threshold": threshold, **_block(results)}
-    out["unscored"]["items"] = [{"id": i, "cause": r.cause, "reason": r.reason}
-                                for i, r in zip(ids, results) if isinstance(r, Unscored)]
-    groups: dict[str, list[VragGrade | Unscored]] = {}
-    for subject, result in zip(subjects or [], results):
-        key = subject.strip() if subject and subject.strip() else NO_SUBJECT
-        groups.setdefault(key, []).append(result)
-    out["subjects"] = {name: _block(group) for name, group in sorted(groups.items())}
-    out["agreement"] = agreement
-    return out
+    tally = VragTally(threshold=threshold, by_subject=subjects is not None)
+    for i, (item, result) in enumerate(zip(ids, results)):
+        tally.add(item, result, subjects[i] if subjects is not None else None)
+    return tally.summary(agreement)

@@ -39,6 +39,7 @@ from ..audit.card import ARTIFACT as CARD, JudgeCard, rows as card_rows
 from ..models import TINY_MODEL_WARNING
 from ..runtime import RunStore
 from ..runtime.items import current_judgments
+from ..runtime.parts import read_parts
 from .items import CONTENTS, browser_items, items_json
 from .svg import bar_chart, difference_chart, heatmap, interval_chart, measure_bar
 from .views import plain_settings, thelma_view, tournament_view
@@ -256,8 +257,8 @@ def build_report(store: RunStore, run_id: str, *, baseline: str | None = None) -
         "items": items, "items_json": Markup(items_json(items)), "script": Markup(_SCRIPT),
         "script_hash": _SCRIPT_HASH,
         "agents": sorted({i["agent"] for i in items if i["agent"]}),
-        "group_label": "agent" if any(r.get("agent") for r in (artifacts.get(CONTENTS) or {}).get("items", [])
-                                      if isinstance(r, dict)) else "subject",
+        "group_label": "agent" if any(isinstance(r, dict) and r.get("agent") for r in read_parts(artifacts, CONTENTS))
+                       or (vrag or {}).get("group_by") == "agent" else "subject",
     }
     present = {"settings": True, "comparison": comparison is not None, "judge": True, "vrag": bool(vrag),
                "thelma": bool(thelma), "tournament": bool(tour), "grammar": bool(artifacts.get("grammar")),

@@ -7,11 +7,12 @@ so an evaluator with new score names (a THELMA metric registered from outside, s
 edit here. The judge's reply (``raw``) is shown where a result keeps one.
 
 The judgments in the run store hold the judge's side. The content of each item is stored by the
-command that read it, as the artifact ``item_contents``::
+command that read it, as the artifact ``item_contents``, in parts as the items come
+(:mod:`~langrag_eval.runtime.parts`)::
 
-    {"version": 1, "items": [{"id": str, "question": str, "answer": str, "contexts": [str],
-                              "reference": str | null, "agent": str | null, "subject": str | null,
-                              "human": {"score": str, "value": float, "passed": bool | null} | null}]}
+    {"version": 1, "parts": n, "items": [{"id": str, "question": str, "answer": str, "contexts": [str],
+                                          "reference": str | null, "agent": str | null, "subject": str | null,
+                                          "human": {"score": str, "value": float, "passed": bool | null} | null}]}
 
 ``human`` is a person's own judgment of the item on the score named ``score`` (vRAG-Eval's
 ``grade``, say): the browser marks the items where the judge's pass call on that score differs.
@@ -47,8 +48,10 @@ from pydantic import ValidationError
 
 from ..results import Score
 from ..runtime.items import ITEMS_PREFIX, current_judgments
+from ..runtime.parts import PartWriter, read_parts
 
-__all__ = ["CONTENTS", "STATUSES", "put_item_contents", "browser_items", "items_json"]
+__all__ = ["CONTENTS", "STATUSES", "content_row", "item_contents_writer", "put_item_contents", "browser_items",
+           "items_json"]
 
 CONTENTS = "item_contents"
 # an item's status, worst first: nothing scored; a score below its pass mark; every pass call
@@ -68,21 +71,29 @@ def _cut(text: Any, limit: int = _TEXT) -> str | None:
     return text if len(text) <= limit else text[:limit] + f" … [{len(text) - limit} more characters]"
 
 
+def content_row(item: Mapping[str, Any]) -> dict[str, Any]:
+    """One item's stored row: the fields given (none that are None), texts cut to length."""
+    row = {k: v for k, v in item.items() if v is not None}
+    row["id"] = str(item["id"])
+    row["contexts"] = [_cut(c, _CONTEXT) for c in (row.get("contexts") or [])[:_CONTEXTS]]
+    for field in ("question", "answer", "reference"):
+        row[field] = _cut(row.get(field))
+    return row
+
+
+def item_contents_writer(store: Any, run_id: str, *, size: int = 1000) -> PartWriter:
+    """A writer of the run's ``item_contents`` a part at a time: ``add(content_row(item))`` as the
+    items come, ``close()`` at the end; a run of any size never holds them all."""
+    return PartWriter(store, run_id, CONTENTS, {"version": 1}, size=size)
+
+
 def put_item_contents(store: Any, run_id: str, items: Iterable[Mapping[str, Any]]) -> None:
-    """Store what each item asked and answered (see the module's docstring), merged with what the
-    run already holds: a later step adds fields, never drops an item."""
-    old = store.get_artifact(run_id, CONTENTS)
-    rows = {str(r["id"]): r for r in (old or {}).get("items", []) if isinstance(r, dict) and "id" in r}
+    """Store what each item asked and answered (see the module's docstring), replacing what the
+    run held."""
+    writer = item_contents_writer(store, run_id)
     for item in items:
-        key = str(item["id"])
-        row = dict(rows.get(key, {}))
-        row.update({k: v for k, v in item.items() if v is not None})
-        row["id"] = key
-        row["contexts"] = [_cut(c, _CONTEXT) for c in (row.get("contexts") or [])[:_CONTEXTS]]
-        for field in ("question", "answer", "reference"):
-            row[field] = _cut(row.get(field))
-        rows[key] = row
-    store.put_artifact(run_id, CONTENTS, {"version": 1, "items": list(rows.values())})
+        writer.add(content_row(item))
+    writer.close()
 
 
 def _family(task: str) -> str:
@@ -144,8 +155,7 @@ def browser_items(store: Any, run_id: str, *, artifacts: Mapping[str, Any] | Non
     mark, then by the mean of its scores on 0..1. ``flips``: ``{item id: "lost" | "gained"}``
     against a baseline."""
     artifacts = artifacts if artifacts is not None else store.artifacts(run_id)
-    contents = {str(r["id"]): r for r in (artifacts.get(CONTENTS) or {}).get("items", [])
-                if isinstance(r, dict) and "id" in r}
+    contents = {str(r["id"]): r for r in read_parts(artifacts, CONTENTS) if isinstance(r, dict) and "id" in r}
     index = _questions(artifacts)
     rows: dict[str, dict[str, Any]] = {}
 

@@ -7,7 +7,8 @@ A batch stores, beside its judgments, the artifact ``items/<task>``::
     {"version": 1, "task": "vrag",
      "items": [{"id": "q1", "key": "3f2a9c...", "subject": "Fraud" | null, "question": "..."}]}
 
-in input order. ``key`` is :func:`content_key` of the question and the reference; ``question`` is
+in input order, stored in parts (:mod:`~langrag_eval.runtime.parts`): a run writes it as its
+items come, never whole. ``key`` is :func:`content_key` of the question and the reference; ``question`` is
 kept (cut to 300 characters) so a comparison can show what changed. Runs made before this artifact
 existed have none; comparisons then pair by item id and say so.
 
@@ -25,9 +26,11 @@ import unicodedata
 from collections.abc import Iterable
 from typing import Any
 
+from .parts import PartWriter, read_parts, stored_artifacts
 from .store import RunStore
 
-__all__ = ["ITEMS_PREFIX", "content_key", "current_judgments", "put_item_index", "get_item_index"]
+__all__ = ["ITEMS_PREFIX", "content_key", "current_judgments", "put_item_index", "get_item_index", "index_row",
+           "item_index_writer"]
 
 ITEMS_PREFIX = "items/"
 _QUESTION_CHARS = 300
@@ -44,20 +47,35 @@ def content_key(question: str | None, reference: str | None = None) -> str:
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
 
 
+def index_row(item: str, question: str | None, reference: str | None, subject: str | None) -> dict[str, Any]:
+    """One item's row of ``items/<task>``."""
+    return {"id": str(item), "key": content_key(question, reference), "subject": subject or None,
+            "question": _norm(question)[:_QUESTION_CHARS]}
+
+
 def put_item_index(store: RunStore, run_id: str, task: str,
                    items: Iterable[tuple[str, str | None, str | None, str | None]]) -> None:
     """Store ``items/<task>`` from ``(id, question, reference, subject)`` tuples."""
-    rows = [{"id": str(i), "key": content_key(q, ref), "subject": subject or None,
-             "question": _norm(q)[:_QUESTION_CHARS]} for i, q, ref, subject in items]
-    store.put_artifact(run_id, ITEMS_PREFIX + task, {"version": 1, "task": task, "items": rows})
+    writer = item_index_writer(store, run_id, task)
+    for row in items:
+        writer.add(index_row(*row))
+    writer.close()
+
+
+def item_index_writer(store: RunStore, run_id: str, task: str, *, size: int = 1000) -> PartWriter:
+    """A writer of ``items/<task>`` a part at a time (:mod:`~langrag_eval.runtime.parts`): add
+    :func:`index_row` rows as items come, close at the end."""
+    return PartWriter(store, run_id, ITEMS_PREFIX + task, {"version": 1, "task": task}, size=size)
 
 
 def get_item_index(store: RunStore, run_id: str, task: str) -> dict[str, dict[str, Any]] | None:
     """``{item id: {"key", "subject", "question"}}`` for one task, or None when the run has no index."""
-    data = store.get_artifact(run_id, ITEMS_PREFIX + task)
-    if not isinstance(data, dict) or not isinstance(data.get("items"), list):
+    view = stored_artifacts(store, run_id)
+    head = view.get(ITEMS_PREFIX + task)
+    if not isinstance(head, dict) or not isinstance(head.get("items"), list):
         return None
-    return {str(r["id"]): r for r in data["items"] if isinstance(r, dict) and "id" in r and "key" in r}
+    return {str(r["id"]): r for r in read_parts(view, ITEMS_PREFIX + task)
+            if isinstance(r, dict) and "id" in r and "key" in r}
 
 
 def current_judgments(store: RunStore, run_id: str) -> list[dict[str, Any]]:
