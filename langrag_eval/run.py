@@ -3,7 +3,8 @@
 :func:`aevaluate` (and :func:`evaluate` from synchronous code) takes the samples, the evaluators,
 the judge, store and run, the concurrency and progress, and an *executor*: where the items are
 judged. :class:`LocalExecutor` (the default) judges them on this process's event loop; another
-executor (Ray actors sharing the run through the store, say) plugs in with one method. A provider
+executor plugs in with one method: :class:`RayExecutor` (extra ``ray``, imported on first use) has
+Ray actors judge the items together through a PostgreSQL run store. A provider
 batch API is a judge, not an executor: pass ``judge=batch_judge(...)``. What the run produced is
 written to the store in one place, :func:`record_run`.
 
@@ -30,7 +31,15 @@ if TYPE_CHECKING:
     from .runtime import Judge, RunStore
     from .summary import Summary
 
-__all__ = ["Executor", "LocalExecutor", "RunResult", "aevaluate", "evaluate", "record_run"]
+__all__ = ["Executor", "LocalExecutor", "RayExecutor", "RunResult", "aevaluate", "evaluate", "record_run"]
+
+
+def __getattr__(name: str) -> Any:
+    # Ray's executor is imported on first use: importing the run layer loads nothing of Ray
+    if name == "RayExecutor":
+        from .runtime.ray_executor import RayExecutor
+        return RayExecutor
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class Executor(Protocol):

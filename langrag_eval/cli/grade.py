@@ -24,6 +24,7 @@ from ..results import Unscored
 from ..run import evaluate, record_run
 from ..runtime.identity import file_digest
 from ._common import add_judge_options, open_cli_run, report_issues, say, say_reuse, say_usage, setup_judge
+from ._executor import command_executor
 from ._files import JUDGE_READS, declare_files, store_path
 from ._options import add_results_option, add_table_options, column_names, results_file, results_path
 
@@ -118,7 +119,7 @@ def handle(args: argparse.Namespace) -> int:
                           rubric=Path(args.rubric) if args.rubric else None,
                           examples=read_examples(args.examples) if args.examples else [],
                           prompt=args.prompt)
-    setup = setup_judge(args)
+    setup = setup_judge(args, executor=True)
     grader = VragGrader(setup.judge, **grader_options)  # type: ignore[arg-type]
     config = {"file": str(Path(args.file).resolve()),
               "columns": columns.__dict__, "judge": setup.judge.model_id, "threshold": args.threshold,
@@ -127,7 +128,8 @@ def handle(args: argparse.Namespace) -> int:
               "prompt": grader.prompts()["grade"].body}
     run_id = open_cli_run(setup.store, args, "grade", config, judge=setup.judge.model_id,
                           inputs={"file": file_digest(args.file, what="grading file")})
-    results = evaluate(data.samples, {"vrag": grader}, run_id=run_id)["vrag"]
+    results = evaluate(data.samples, {"vrag": grader}, run_id=run_id,
+                       executor=command_executor(args, setup.spec))["vrag"]
     ids = [s.id or "" for s in data.samples]
     combined: dict[str, int | None] = {}
     agreement_out = None
