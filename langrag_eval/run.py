@@ -3,10 +3,11 @@
 :func:`aevaluate` (and :func:`evaluate` from synchronous code) takes the samples, the evaluators,
 the judge, store and run, the concurrency and progress, and an *executor*: where the items are
 judged. :class:`LocalExecutor` (the default) judges them on this process's event loop; another
-executor (Ray actors sharing the run through the store, say) plugs in with one method. A provider
-batch API is a judge, not an executor: pass ``judge=batch_judge(...)``. :func:`astream` runs one
-evaluator over a dataset of any size, yielding each result as it is done instead of keeping them.
-What the run produced is written to the store in one place, :func:`record_run`.
+executor plugs in with one method: :class:`RayExecutor` (extra ``ray``, imported on first use) has
+Ray actors judge the items together through a PostgreSQL run store. A provider batch API is a
+judge, not an executor: pass ``judge=batch_judge(...)``. :func:`astream` runs one evaluator over a
+dataset of any size, yielding each result as it is done instead of keeping them. What the run
+produced is written to the store in one place, :func:`record_run`.
 
 >>> from langrag_eval import Judge, Sample
 >>> from langrag_eval.grading import VragGrader
@@ -31,7 +32,15 @@ if TYPE_CHECKING:
     from .runtime import Judge, RunStore
     from .summary import Summary
 
-__all__ = ["Executor", "LocalExecutor", "RunResult", "aevaluate", "astream", "evaluate", "record_run"]
+__all__ = ["Executor", "LocalExecutor", "RayExecutor", "RunResult", "aevaluate", "astream", "evaluate", "record_run"]
+
+
+def __getattr__(name: str) -> Any:
+    # Ray's executor is imported on first use: importing the run layer loads nothing of Ray
+    if name == "RayExecutor":
+        from .runtime.ray_executor import RayExecutor
+        return RayExecutor
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class Executor(Protocol):

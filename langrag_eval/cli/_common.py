@@ -15,7 +15,7 @@ from ..errors import ConfigError, redact
 from ..models import ResolvedJudge, resolve_judge
 from ..runtime import DEFAULT_STORE, Judge, PriceTable, RetryPolicy, RunStore, open_store
 from ._batch import add_batch_options, setup_batch_judge
-from ._executor import add_executor_options, run_command_on_ray
+from ._executor import add_executor_options, check_ray_options, run_command_on_ray
 
 __all__ = ["add_judge_options", "add_store_option", "add_store_options", "add_run_argument", "run_argument",
            "add_call_options", "JudgeSetup", "setup_judge", "check_call_options", "make_judge", "say",
@@ -83,6 +83,7 @@ class JudgeSetup:
     judge: Judge
     store: RunStore
     warning: str | None
+    spec: str | None = None  # the judge specification it was made from (a batch judge has none)
 
 
 def check_call_options(args: argparse.Namespace) -> None:
@@ -111,18 +112,24 @@ GENERATOR_WARNING = (
     "openai:gpt-4o) or LANGRAG_JUDGE.")
 
 
-def setup_judge(args: argparse.Namespace, *, role: str = "judge") -> JudgeSetup:
-    """The judge (or, with ``role="generator"``, the model that writes answers) and the run store."""
+def setup_judge(args: argparse.Namespace, *, role: str = "judge", executor: bool = False) -> JudgeSetup:
+    """The judge (or, with ``role="generator"``, the model that writes answers) and the run store.
+    ``executor``: the command judges through ``run.aevaluate`` with
+    :func:`~langrag_eval.cli._executor.command_executor`'s executor; otherwise ``--executor ray``
+    runs the whole command on the Ray workers first, and this process then reads the run back."""
     check_call_options(args)
     if getattr(args, "executor", "local") == "ray":
-        run_command_on_ray(args)  # the workers judge; this process then reads the run back
+        check_ray_options(args)
+        if not executor:
+            run_command_on_ray(args)
     if getattr(args, "batch", False):
         return setup_batch_judge(args, JudgeSetup)  # type: ignore[return-value]
     resolved = resolve_judge(args.judge)  # before the store: a bad --judge leaves no file behind
     if role == "generator" and resolved.warning:
         resolved = dataclasses.replace(resolved, warning=GENERATOR_WARNING)
     store = open_store_to_write(args.store)
-    return JudgeSetup(judge=make_judge(resolved, args, store), store=store, warning=resolved.warning)
+    return JudgeSetup(judge=make_judge(resolved, args, store), store=store, warning=resolved.warning,
+                      spec=resolved.spec)
 
 
 def open_cli_run(store: RunStore, args: argparse.Namespace, kind: str, config: dict, *,

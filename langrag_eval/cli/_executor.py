@@ -1,5 +1,8 @@
-"""``--executor ray`` on every judging command: the command's run judged by Ray actors, each running
-the same command against the same PostgreSQL store, then read back here for the summary."""
+"""``--executor ray`` on every judging command. A command that judges through ``run.aevaluate``
+(grade, thelma) passes :func:`command_executor`'s :class:`~langrag_eval.run.RayExecutor`: the actors
+judge the items against the PostgreSQL store and this process reads them back. Any other command is
+run whole by each actor against the same store (:func:`run_command_on_ray`), then again here, which
+reads the run back for the summary."""
 
 from __future__ import annotations
 
@@ -9,10 +12,11 @@ import io
 import os
 import sys
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..errors import ConfigError
 
-__all__ = ["add_executor_options", "run_command_on_ray"]
+__all__ = ["add_executor_options", "check_ray_options", "command_executor", "run_command_on_ray"]
 
 # What a worker needs of the driver's environment: judge keys and endpoints, the store, the judge.
 _PASSED_ON = ("LANGRAG_", "OPENAI_", "ANTHROPIC_", "PGPASSWORD", "PGUSER", "HF_")
@@ -48,18 +52,54 @@ class CommandWork:
         return code
 
 
-def run_command_on_ray(args: argparse.Namespace) -> None:
-    """Judge the command's run on Ray actors; returns once they are done (or lost)."""
-    from ..runtime.ray_executor import run_workers_on_ray
-    from ._common import say
+def _passed_on() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k.startswith(_PASSED_ON)}
+
+
+def check_ray_options(args: argparse.Namespace) -> None:
+    """``--executor ray``'s options, checked before anything is opened or loaded."""
     store = args.store or os.environ.get("LANGRAG_STORE") or ""
     if not store.startswith(("postgresql://", "postgres://")):
         raise ConfigError("--executor ray needs a PostgreSQL --store (postgresql://...) that every "
                           "worker reaches: the workers share the run through it")
     if getattr(args, "batch", False):
         raise ConfigError("--batch and --executor ray do not go together: a batch is one request")
+    if args.workers < 1:
+        raise ConfigError("--workers must be at least 1")
+
+
+@dataclass(frozen=True)
+class ResolvedModel:
+    """The judge's model as each actor makes it: from the judge specification, in the actor (a
+    local model loaded there, on its GPU, rather than pickled from here)."""
+
+    spec: str
+
+    def __call__(self) -> Any:
+        from ..models import resolve_judge
+        return resolve_judge(self.spec).model
+
+
+def command_executor(args: argparse.Namespace, judge_spec: str | None) -> Any:
+    """The executor a command judging through ``run.aevaluate`` passes: None (this process) or,
+    with ``--executor ray``, a RayExecutor whose actors make the judge's model from ``judge_spec``."""
+    if getattr(args, "executor", "local") != "ray":
+        return None
+    from ..run import RayExecutor
+    from ._common import say
+    return RayExecutor(workers=args.workers, address=args.ray_address, num_gpus_per_worker=args.ray_gpus,
+                       model=ResolvedModel(judge_spec) if judge_spec else None, env=_passed_on(),
+                       on_event=lambda line: say(line, err=True))
+
+
+def run_command_on_ray(args: argparse.Namespace) -> None:
+    """Judge the command's run on Ray actors, each running the whole command; returns once they
+    are done (or lost)."""
+    from ..runtime.ray_executor import run_workers_on_ray
+    from ._common import say
+    check_ray_options(args)
     argv = list(getattr(args, "argv", None) or sys.argv[1:]) + ["--executor", "local"]
-    env = {k: v for k, v in os.environ.items() if k.startswith(_PASSED_ON)}
+    env = _passed_on()
     say(f"ray: {args.workers} worker(s) judging the run" + (f" on {args.ray_address}" if args.ray_address else ""),
         err=True)
     outcomes = run_workers_on_ray(CommandWork(argv, env), workers=args.workers, address=args.ray_address,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import AsyncIterator, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +22,11 @@ from ..files import atomic_write
 from ..grading import ARTIFACT, Columns, GradingScan, VragGrade, VragGrader, VragTally, scan_grading_file
 from ..grading.io import read_examples
 from ..results import Unscored
-from ..run import astream, record_run
+from ..run import astream, evaluate, record_run
 from ..runtime.concurrency import synchronous
 from ..runtime.identity import file_digest
 from ._common import add_judge_options, open_cli_run, report_issues, say, say_reuse, say_usage, setup_judge
+from ._executor import command_executor
 from ._files import JUDGE_READS, declare_files, store_path
 from ._options import add_results_option, add_table_options, column_names, results_file, results_path
 
@@ -121,7 +123,7 @@ def handle(args: argparse.Namespace) -> int:
                           rubric=Path(args.rubric) if args.rubric else None,
                           examples=read_examples(args.examples) if args.examples else [],
                           prompt=args.prompt)
-    setup = setup_judge(args)
+    setup = setup_judge(args, executor=True)
     grader = VragGrader(setup.judge, **grader_options)  # type: ignore[arg-type]
     config = {"file": str(Path(args.file).resolve()),
               "columns": columns.__dict__, "judge": setup.judge.model_id, "threshold": args.threshold,
@@ -138,7 +140,11 @@ def handle(args: argparse.Namespace) -> int:
         combined = combine(scan.humans, args.combine, even=args.even, seed=args.seed)
     tally = VragTally(threshold=args.threshold, by_subject=bool(args.subject_col))
     judge_scores: dict[str, int | None] = {}
-    _grade_to(out, scan, grader, setup.store, run_id, tally, combined, judge_scores if humans else None)
+    judged = None
+    if (executor := command_executor(args, setup.spec)) is not None:
+        # Ray actors judge the run through the shared store; the items are then written here
+        judged = evaluate(scan.samples(), {"vrag": grader}, run_id=run_id, executor=executor)["vrag"]
+    _grade_to(out, scan, grader, setup.store, run_id, tally, combined, judge_scores if humans else None, judged)
     agreement_out = None
     if humans:
         from ..stats import agreement, combine, describe_combination
@@ -177,7 +183,8 @@ def handle(args: argparse.Namespace) -> int:
 
 @synchronous
 async def _grade_to(out: Path, scan: GradingScan, grader: VragGrader, store: Any, run_id: str, tally: VragTally,
-                    combined: dict[str, int | None], judge_scores: dict[str, int | None] | None) -> None:
+                    combined: dict[str, int | None], judge_scores: dict[str, int | None] | None,
+                    judged: list[VragGrade | Unscored] | None = None) -> None:
     """Grade the file's rows a chunk at a time; each item's line goes to ``out`` (in input order),
     its content to the run's ``item_contents`` and its result into ``tally`` as it is done, and is
     then let go."""
@@ -186,7 +193,9 @@ async def _grade_to(out: Path, scan: GradingScan, grader: VragGrader, store: Any
     contents = item_contents_writer(store, run_id)
     by_subject = tally.by_subject
     with atomic_write(out) as fh:
-        async for s, result in astream(scan.samples(), grader, run_id=run_id, total=scan.count):
+        pairs = (astream(scan.samples(), grader, run_id=run_id, total=scan.count) if judged is None
+                 else _pairs(scan.samples(), judged))
+        async for s, result in pairs:
             item = s.id or ""
             human = combined.get(item)
             fh.write(json.dumps(_record(s, result, scan, human), ensure_ascii=False) + "\n")
@@ -200,6 +209,12 @@ async def _grade_to(out: Path, scan: GradingScan, grader: VragGrader, store: Any
                                       "human": None if human is None else {
                                           "score": "grade", "value": human, "passed": human >= grader.threshold}}))
     contents.close()
+
+
+async def _pairs(samples: Iterable[Any], results: list[Any]) -> AsyncIterator[tuple[Any, Any]]:
+    """Samples beside results judged elsewhere (by an executor), as :func:`astream` yields them."""
+    for pair in zip(samples, results):
+        yield pair
 
 
 def _rate(x: float | None) -> str:

@@ -53,6 +53,7 @@ from ..thelma.evaluator import DEFAULT_SD_THRESHOLD
 from ..thelma.io import read_samples
 from ._common import (add_judge_options, open_cli_run, quiet_model_loading, report_issues, say, say_reuse,
                       setup_judge)
+from ._executor import command_executor
 from ._files import JUDGE_READS, declare_files, store_path
 from ._options import SettingsOptions, add_results_option, add_table_options, results_file, results_path
 
@@ -185,7 +186,7 @@ def handle(args: argparse.Namespace) -> int:
     if "sd" in metrics:
         quiet_model_loading()  # no progress bars around the summary or a one-line error
     embedder: Embedder | None = default_embedder() if "sd" in metrics else None
-    setup = setup_judge(args)
+    setup = setup_judge(args, executor=True)
     thelma = Thelma(setup.judge, metrics=metrics, batched=args.batched, embedder=embedder,
                     sd_threshold=args.sd_threshold, thresholds=thresholds, templates=prompts)
     config = {"file": str(Path(args.file).resolve()),
@@ -197,7 +198,8 @@ def handle(args: argparse.Namespace) -> int:
     run_id = open_cli_run(setup.store, args, "thelma", config, judge=setup.judge.model_id,
                           inputs={"file": file_digest(args.file, what="THELMA file")})
     results = evaluate(samples, {"thelma": thelma}, store=setup.store, run_id=run_id,
-                       concurrency=args.samples_in_flight)["thelma"]
+                       concurrency=args.samples_in_flight,
+                       executor=command_executor(args, setup.spec))["thelma"]
     summary = thelma.summarize(results).details
     summary["samples"] = [_record(r, lines[r.id or ""]) for r in results]
     summary["input"] = {"file": args.file, "rows": len(samples) + len(issues), "rows_skipped": len(issues),

@@ -61,6 +61,17 @@ def _unit(m: np.ndarray) -> np.ndarray:
     return np.divide(m, norms, out=np.zeros_like(m), where=norms > 0)
 
 
+def _block_maxima(raw: np.ndarray, width: int) -> np.ndarray:
+    """Per block of ``width`` rows of ``raw`` (the last block holding the rest), each column's
+    maximum: the blocks ``np.maximum.reduceat`` makes at ``0, width, 2 * width, ...``, reduced as one
+    contiguous (blocks, width, columns) view, several times quicker than ``reduceat`` over rows."""
+    whole = raw.shape[0] // width * width
+    maxima = raw[:whole].reshape(-1, width, raw.shape[1]).max(axis=1)
+    if whole == raw.shape[0]:
+        return maxima
+    return np.concatenate([maxima, raw[whole:].max(axis=0, keepdims=True)])
+
+
 class DenseIndex:
     """Vectors searched by one space. ``keys`` default to row numbers of ``vectors``."""
 
@@ -261,26 +272,31 @@ class DenseIndex:
         if width < 2 or k + 1 > self.count:
             return self._exact_sorted(q, raw.T, k)
         # A query's k + 1 largest block maxima are k + 1 columns at least that large: only the
-        # columns reaching the (k + 1)-th of them are candidates, a few more than k + 1. Two passes
-        # over the scores (block maxima, then a comparison) replace a partition of every query's
-        # scores and its index array; the candidates hold the k best raw values and the (k + 1)-th.
-        maxima = np.maximum.reduceat(raw, np.arange(0, self.size, width), axis=0)
+        # columns reaching the (k + 1)-th of them are candidates, a few more than k + 1, and they
+        # lie in the blocks whose maximum reaches it (about k + 1 blocks per query). One pass over
+        # the scores (the block maxima) and a look into those blocks replace a partition of every
+        # query's scores and its index array; the candidates hold the k best raw values and the
+        # (k + 1)-th.
+        maxima = _block_maxima(raw, width)
         floor = np.partition(maxima, maxima.shape[0] - k - 1, axis=0)[maxima.shape[0] - k - 1]
-        hits = np.flatnonzero(raw >= floor)   # flat: several times quicker than 2-d nonzero
-        cols, rows = np.divmod(hits, len(q))
+        blocks, queries = np.nonzero(maxima >= floor)
+        cells = blocks[:, None] * width + np.arange(width)    # the rows of each such block
+        inside = cells < self.size                             # the last block may be shorter
+        flat = np.where(inside, cells, 0) * len(q) + queries[:, None]
+        values = raw.reshape(-1)[flat]
+        hit = inside & (values >= floor[queries][:, None])
+        cols, rows, values = cells[hit], np.broadcast_to(queries[:, None], hit.shape)[hit], values[hit]
         q_sq = np.einsum("ij,ij->i", q, q)
-        scores = self._score(raw.reshape(-1)[hits], q_sq[rows])
+        scores = self._score(values, q_sq[rows])
         order = np.lexsort((cols, -scores, rows))   # by query, then best score, then lower key
-        rows, cols, scores = rows[order], cols[order], scores[order]
-        starts = np.searchsorted(rows, np.arange(len(q)))
-        out: list[tuple[np.ndarray, np.ndarray]] = []
-        for i, at in enumerate(starts.tolist()):
-            # The (k + 1)-th score below the k-th: no column outside the candidates ties the k-th.
-            if scores[at + k] < scores[at + k - 1]:
-                out.append((self._keys[cols[at:at + k]], scores[at:at + k]))
-            else:
-                out.append(self._ties(raw[:, i], q_sq[i], scores[at + k - 1], k))
-        return out
+        cols, scores = cols[order], scores[order]
+        # every query has at least k + 1 candidates: its k best are the first k from its start
+        at = np.searchsorted(rows[order], np.arange(len(q)))[:, None] + np.arange(k + 1)
+        best, keys = scores[at], self._keys[cols[at[:, :k]]]
+        # The (k + 1)-th score below the k-th: no column outside the candidates ties the k-th.
+        clear = (best[:, k] < best[:, k - 1]).tolist()
+        return [(keys[i], best[i, :k]) if clear[i] else self._ties(raw[:, i], q_sq[i], best[i, k - 1], k)
+                for i in range(len(q))]
 
     def _ties(self, raw: np.ndarray, q_sq: np.float32, kth: np.float32, k: int) -> tuple[np.ndarray, np.ndarray]:
         """One query's k best when columns tie the k-th score: every column scoring at least that,

@@ -16,7 +16,7 @@ import concurrent.futures
 import json
 import random
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Generic, Literal, Sequence, TypeVar
 
@@ -177,6 +177,16 @@ class Judge:
         self._pending: dict[str, concurrent.futures.Future[Reply]] = {}
         self._lock = threading.Lock()  # guards both dicts; clones made by for_run share it
         self._rng = random.Random(self.seed)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # What travels to another process (a Ray actor): the model and how it is called. The limiter,
+        # the lock, the calls in flight and the replies in memory are this process's; the copy makes
+        # its own. A store travels only if it pickles (a connection does not): detach it first.
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.__post_init__()
 
     @property
     def model_id(self) -> str:

@@ -73,6 +73,14 @@ class ScriptedModel:
         self._seen: Counter[str] = Counter()
         self._lock = threading.Lock()  # one model may serve judges in several threads at once
 
+    def __getstate__(self) -> dict[str, Any]:
+        # A copy in another process (a Ray actor) answers from the same script and counts its own calls
+        return {k: v for k, v in self.__dict__.items() if k != "_lock"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
     @property
     def calls(self) -> int:
         """Calls that reached the model, failed ones included."""

@@ -1,5 +1,6 @@
-"""The work each Ray actor does in the Ray tests: ``pg_worker``'s judging of N items on a shared
-PostgreSQL run, as a picklable object (module-level, so actors import it rather than unpickle code)."""
+"""What the Ray actors run in the Ray tests, module-level so that actors import it rather than unpickle
+code: ``pg_worker``'s judging of N items on a shared PostgreSQL run, a grader that raises on one
+sample, and a judge model whose first actor dies mid-run."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import asyncio
 import json
 import os
 from dataclasses import dataclass
+
+from langrag_eval.grading import VragGrader
 
 
 @dataclass(frozen=True)
@@ -25,3 +28,40 @@ class GradeItems:
         asyncio.run(main(self.url, self.log, self.n, out, self.latency))
         with open(out, encoding="utf-8") as fh:
             return len(json.load(fh))
+
+
+class GraderFailingOnQ07(VragGrader):
+    """A vRAG grader that raises on the sample ``q07`` (module-level: actors import it)."""
+
+    async def aevaluate(self, sample):
+        if sample.id == "q07":
+            raise RuntimeError(f"no grade for {sample.id}")
+        return await super().aevaluate(sample)
+
+
+@dataclass(frozen=True)
+class DyingModel:
+    """The judge's model as each actor makes it: a scripted model, except that the first actor to
+    make one (the one that creates ``marker``) exits after ``calls`` calls, as a killed node would."""
+
+    replies: dict
+    marker: str
+    calls: int
+    latency: float = 0.05
+
+    def __call__(self):
+        from langrag_eval.testing import ScriptedModel
+        model = ScriptedModel(self.replies, latency=self.latency)
+        try:
+            os.close(os.open(self.marker, os.O_CREAT | os.O_EXCL))
+        except FileExistsError:
+            return model
+        generate, limit = model.generate, self.calls
+
+        async def generate_then_die(*args, **kwargs):
+            if model.calls >= limit:
+                os._exit(1)
+            return await generate(*args, **kwargs)
+
+        model.generate = generate_then_die
+        return model

@@ -117,7 +117,64 @@ def test_grade_with_executor_ray_judges_every_row_once_and_reports_here(local_ra
             judged = conn.execute("SELECT COUNT(*), COUNT(DISTINCT item) FROM judgments").fetchone()
             paid = conn.execute("SELECT COUNT(*), COUNT(DISTINCT key) FROM calls WHERE cached=0").fetchone()
         assert judged == (60, 60) and paid[0] == paid[1]  # each prompt paid for once, by some worker
-        assert "reused 60 finished judgment(s), judged 0" in out  # this process only read the run back
+        # the actors judged (through run.aevaluate's RayExecutor); their counts are reported here
+        assert "reused 0 finished judgment(s), judged 60" in out and "model calls now: 60 " in out
+
+        assert main(argv) == 0   # the same command again reads every row back and pays for nothing
+        out, _ = capsys.readouterr()
+        assert "reused 60 finished judgment(s), judged 0" in out and "model calls now: 0 " in out
+        with psycopg.connect(url) as conn:
+            assert conn.execute("SELECT COUNT(*) FROM calls WHERE cached=0").fetchone()[0] == paid[0]
+        assert [json.loads(x)["score"] for x in (tmp_path / "out.jsonl").read_text().splitlines()] == \
+            [r["score"] for r in records]
+
+
+@pytest.mark.slow
+def test_thelma_with_executor_ray_scores_as_locally(local_ray, tmp_path: Path, capsys) -> None:
+    from langrag_eval.cli import main
+    replies = {"<passage>": "<output>\n- Ada was born in 1815.\n</output>",
+               "<message>": "<output>\n- When was Ada born?\n</output>", "": "<output>[1]</output>"}
+    (tmp_path / "judge.json").write_text(json.dumps(replies), encoding="utf-8")
+    rows = [{"id": f"t{i:02d}", "query": f"When was Ada born? ({i})", "sources": [f"Ada was born in 1815 ({i})."],
+             "response": "" if i == 3 else f"Ada was born in 1815 ({i})."} for i in range(12)]
+    (tmp_path / "t.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+
+    def scores(out: Path) -> list:
+        return [(r["id"], r["scores"], r["unscored"]) for r in map(json.loads, out.read_text().splitlines())]
+
+    common = ["thelma", str(tmp_path / "t.jsonl"), "--judge", f"scripted:{tmp_path / 'judge.json'}",
+              "--embedder", "none"]
+    assert main([*common, "--store", str(tmp_path / "local.sqlite"), "--out", str(tmp_path / "local.jsonl")]) == 0
+    with postgres_schema() as url:
+        assert main([*common, "--store", url, "--out", str(tmp_path / "ray.jsonl"), "--executor", "ray"]) == 0
+        out, err = capsys.readouterr()
+        assert "ray: 2 worker(s) judging the run" in err and "judged 12" in out
+        assert scores(tmp_path / "ray.jsonl") == scores(tmp_path / "local.jsonl")
+        assert scores(tmp_path / "ray.jsonl")[3][2]["rp"]["cause"] == "undefined"
+
+
+def test_a_command_not_judging_through_run_aevaluate_runs_whole_on_the_workers(tmp_path: Path, monkeypatch) -> None:
+    import argparse
+
+    from langrag_eval.cli import _common
+    from langrag_eval.errors import ConfigError
+    whole: list = []
+
+    def run_whole(args: argparse.Namespace) -> None:
+        whole.append(args)
+        raise ConfigError("ran whole")
+
+    monkeypatch.setattr(_common, "run_command_on_ray", run_whole)
+    (tmp_path / "judge.json").write_text('["Score: [[5]], Reason: [[Right.]]"]', encoding="utf-8")
+    with postgres_schema() as url:
+        args = argparse.Namespace(concurrency=4, timeout=10.0, max_attempts=1, executor="ray", workers=2,
+                                  ray_address=None, ray_gpus=0.0, store=url, batch=False, prices=None,
+                                  judge=f"scripted:{tmp_path / 'judge.json'}")
+        with pytest.raises(ConfigError, match="ran whole"):
+            _common.setup_judge(args)
+        setup = _common.setup_judge(args, executor=True)   # judges through run.aevaluate's executor
+        assert whole == [args] and setup.spec == f"scripted:{tmp_path / 'judge.json'}"
+        setup.store.close()
 
 
 def test_executor_ray_needs_a_postgresql_store(tmp_path: Path, capsys) -> None:
@@ -126,3 +183,147 @@ def test_executor_ray_needs_a_postgresql_store(tmp_path: Path, capsys) -> None:
     assert main(["grade", str(tmp_path / "qa.csv"), "--judge", "local", "--store", str(tmp_path / "s.sqlite"),
                  "--executor", "ray"]) == 2
     assert "--executor ray needs a PostgreSQL --store" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- RayExecutor: the run layer's executor
+
+REPLIES = {f"answer text {n}": f"Score: [[{n}]], Reason: [[level {n}]]" for n in range(1, 6)}
+
+
+def _samples(n: int = 20) -> list:
+    from langrag_eval import Sample
+    return [Sample(id=f"q{i:02d}", question=f"Question {i}?", answer=f"answer text {i % 5 + 1}",
+                   reference=f"label {i}") for i in range(n)]
+
+
+def _paid(url: str) -> tuple[int, int]:
+    import psycopg
+    with psycopg.connect(url) as conn:
+        return conn.execute("SELECT COUNT(*), COUNT(DISTINCT key) FROM calls WHERE cached=0").fetchone()
+
+
+def _local(evaluator_for, samples: list) -> list:
+    """The same samples through LocalExecutor, on a judge with no store: the reference."""
+    from langrag_eval import Judge
+    from langrag_eval.run import LocalExecutor, evaluate
+    from langrag_eval.testing import ScriptedModel
+    return evaluate(samples, evaluator_for(Judge(ScriptedModel(REPLIES))), executor=LocalExecutor())["vrag"]
+
+
+@pytest.mark.slow
+def test_ray_executor_equals_local_and_a_rerun_reads_every_item_back(local_ray) -> None:
+    from langrag_eval import Judge
+    from langrag_eval.grading import VragGrader
+    from langrag_eval.run import RayExecutor, evaluate
+    from langrag_eval.runtime import open_store
+    from langrag_eval.testing import ScriptedModel
+    samples = _samples()
+    events: list[str] = []
+    with postgres_schema() as url:
+        store = open_store(url)
+        judge = Judge(ScriptedModel(REPLIES), store=store)
+        run = evaluate(samples, VragGrader(judge), run_id="ray-run",
+                       executor=RayExecutor(workers=2, on_event=events.append))
+        assert run["vrag"] == _local(VragGrader, samples)
+        assert [g.score for g in run["vrag"]] == [i % 5 + 1 for i in range(20)]
+        assert events == ["ray: 2 worker(s) judging the run"]
+        assert judge.model.calls == 0 and judge.usage.calls == 20  # judged by the actors, counted here
+        counts = store.batch_counts("ray-run")
+        assert (counts.reused, counts.judged) == (0, 20)
+        assert _paid(url) == (20, 20)  # every prompt paid for once, by one worker or the other
+        store.close()
+
+        again_store = open_store(url)
+        again_judge = Judge(ScriptedModel(REPLIES), store=again_store)
+        again = evaluate(samples, VragGrader(again_judge), run_id="ray-run", executor=RayExecutor(workers=2))
+        assert again["vrag"] == run["vrag"]
+        counts = again_store.batch_counts("ray-run")
+        assert (counts.reused, counts.judged) == (20, 0) and again_judge.usage.calls == 0
+        assert _paid(url) == (20, 20)  # nothing judged, nothing paid
+        again_store.close()
+
+
+@pytest.mark.slow
+def test_ray_executor_gives_the_raising_item_its_unscored(local_ray) -> None:
+    from ray_work import GraderFailingOnQ07
+
+    from langrag_eval import Judge
+    from langrag_eval.grading import VragGrader
+    from langrag_eval.results import Unscored
+    from langrag_eval.run import RayExecutor, evaluate
+    from langrag_eval.runtime import open_store
+    from langrag_eval.testing import ScriptedModel
+    samples = _samples()
+    with postgres_schema() as url:
+        store = open_store(url)
+        results = evaluate(samples, {"vrag": GraderFailingOnQ07(Judge(ScriptedModel(REPLIES), store=store))},
+                           run_id="failing", executor=RayExecutor(workers=2))["vrag"]
+        failed = results[7]
+        assert isinstance(failed, Unscored) and failed.cause == "evaluator_error"
+        assert failed.reason == "evaluator raised RuntimeError: no grade for q07"
+        local = _local(VragGrader, samples)
+        assert results[:7] + results[8:] == local[:7] + local[8:]
+        store.close()
+
+
+@pytest.mark.slow
+def test_ray_executor_takes_a_dead_workers_items_over(local_ray, tmp_path: Path) -> None:
+    from ray_work import DyingModel
+
+    from langrag_eval import Judge
+    from langrag_eval.grading import VragGrader
+    from langrag_eval.run import RayExecutor, evaluate
+    from langrag_eval.runtime.pgstore import PostgresRunStore
+    from langrag_eval.testing import ScriptedModel
+    samples = _samples(40)
+    events: list[str] = []
+    with postgres_schema() as url:
+        store = PostgresRunStore(url, claim_ttl=2.0)  # the workers open it with the same claim lifetime
+        executor = RayExecutor(workers=2, model=DyingModel(REPLIES, str(tmp_path / "died"), calls=5),
+                               on_event=events.append)
+        results = evaluate(samples, VragGrader(Judge(ScriptedModel(REPLIES), store=store)), run_id="dying",
+                           concurrency=2, executor=executor)["vrag"]
+        assert (tmp_path / "died").exists() and any("lost" in e for e in events)
+        assert results == _local(VragGrader, samples)
+        import psycopg
+        with psycopg.connect(url) as conn:
+            assert conn.execute("SELECT COUNT(DISTINCT item) FROM judgments").fetchone() == (40,)
+        store.close()
+
+
+@pytest.mark.slow
+def test_a_configuration_error_in_the_actors_is_raised_here(local_ray, tmp_path: Path) -> None:
+    from langrag_eval import Judge
+    from langrag_eval.cli._executor import ResolvedModel
+    from langrag_eval.errors import ConfigError
+    from langrag_eval.grading import VragGrader
+    from langrag_eval.run import RayExecutor, evaluate
+    from langrag_eval.runtime import open_store
+    from langrag_eval.testing import ScriptedModel
+    with postgres_schema() as url:
+        store = open_store(url)
+        missing = tmp_path / "missing.json"   # the actors' judge file: there is none
+        with pytest.raises(ConfigError, match="missing.json"):
+            evaluate(_samples(2), VragGrader(Judge(ScriptedModel(REPLIES), store=store)), run_id="r",
+                     executor=RayExecutor(workers=2, model=ResolvedModel(f"scripted:{missing}")))
+        store.close()
+
+
+def test_ray_executor_refuses_a_store_the_workers_cannot_share(tmp_path: Path) -> None:
+    from langrag_eval import Judge
+    from langrag_eval.errors import ConfigError
+    from langrag_eval.grading import VragGrader
+    from langrag_eval.run import RayExecutor, evaluate
+    from langrag_eval.runtime import open_store
+    from langrag_eval.testing import ScriptedModel
+    samples = _samples(2)
+    with pytest.raises(ConfigError, match="needs a PostgreSQL run store .* and none was given"):
+        evaluate(samples, VragGrader(Judge(ScriptedModel(REPLIES))), run_id="r", executor=RayExecutor())
+    sqlite = open_store(str(tmp_path / "runs.sqlite"))
+    with pytest.raises(ConfigError, match="PostgreSQL run store that every worker reaches, not .*runs.sqlite"):
+        evaluate(samples, VragGrader(Judge(ScriptedModel(REPLIES), store=sqlite)), run_id="r",
+                 executor=RayExecutor())
+    with pytest.raises(ConfigError, match="needs a run id"):
+        evaluate(samples, VragGrader(Judge(ScriptedModel(REPLIES), store=sqlite)), executor=RayExecutor())
+    with pytest.raises(ConfigError, match="at least 1 worker"):
+        RayExecutor(workers=0)
