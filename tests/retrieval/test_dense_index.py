@@ -94,7 +94,9 @@ def test_random_vectors_match_the_formulas_and_batches_match_single_searches(see
         assert scores.tolist() == pytest.approx(np.sort(expected)[::-1][:min(k, n)].tolist(), rel=1e-5,
                                                 abs=1e-6)
         single_keys, single_scores = index.search(q, k)
-        assert single_scores.tolist() == pytest.approx(scores.tolist(), rel=1e-6, abs=1e-7)
+        # one query alone goes through a matrix-vector product, a batch through a matrix-matrix one:
+        # float32 rounding differs by a few ulps (seen: 1.4e-6 relative for l2 at d=2)
+        assert single_scores.tolist() == pytest.approx(scores.tolist(), rel=1e-5, abs=1e-6)
 
 
 def test_batched_search_agrees_with_faiss_flat() -> None:
