@@ -230,7 +230,7 @@ class JudgeShare:
             if judge is not None:
                 model = self.model() if self.model is not None else judge.model
                 evaluator = evaluator.for_judge(dataclasses.replace(judge, model=model, store=store, usage=usage))
-            asyncio.run(evaluator.aevaluate_many(samples, run_id=self.run_id, store=store, limit=self.concurrency))
+            asyncio.run(evaluator.aevaluate_many(samples, run_id=self.run_id, store=store, concurrency=self.concurrency))
             counts = store.batch_counts(self.run_id)
             return (counts.judged, counts.changed, usage.as_dict()) if counts else (0, 0, usage.as_dict())
         finally:
