@@ -42,9 +42,9 @@ the plain name is synchronous. Retrievers, agents and tournaments follow it too.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from abc import ABC, abstractmethod
 from collections import Counter as _Tally
-import hashlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import islice
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar

@@ -2,8 +2,9 @@
 the package's own evaluators (the RAGElo pairwise judge, the vRAG-Eval grader, THELMA's
 groundedness match), so the audit measures the judge as the package uses it, prompts included.
 
-Every battery goes through :func:`langrag_eval.runtime.run_batch` under the audit's run id: a
-re-run reads finished items back and makes no call for them.
+Every battery goes through :func:`langrag_eval.run.aevaluate` under the audit's run id, its
+per-item step a :class:`~langrag_eval.evaluator.FunctionEvaluator`: a re-run reads finished items
+back and makes no call for them, and an exception on one item is that item's ``Unscored``.
 
 >>> from langrag_eval.audit.data import AnswerItem
 >>> claim_of(AnswerItem(id="x", question="Capital of France?", answer="Paris", label="Paris", correct=True))
@@ -14,14 +15,17 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 from ..grading import VragGrade, VragGrader
 from ..model import GenerationParams
 from ..results import Score, ScoreScale, Unscored
-from ..runtime import Judge, run_batch
+from ..evaluator import FunctionEvaluator
+from ..run import aevaluate
+from ..runtime import Judge
 from ..thelma.match import Matcher
 from ..tournament.pairwise import GameRecord, GameSample, PairwiseEvaluator
 from ..types import Sample
@@ -88,9 +92,31 @@ async def judge_pairs(judge: Judge, pairs: Sequence[PairItem], *, task: str,
         return await evaluator.aevaluate(GameSample(query=item.query, answer_a=first, answer_b=second,
                                                     agent_a="response1", agent_b="response2", qid=item.id))
 
-    return await run_batch(pairs, one, key=lambda p: p.id, task=task, result_type=GameRecord,
-                           store=judge.store, run_id=judge.run_id, concurrency=judge.concurrency,
-                           description=task, scores=evaluator.scores)
+    return await _battery(judge, pairs, one, task=task, result_type=GameRecord, key=lambda p: p.id,
+                          scorer=evaluator)
+
+
+class _SupportScores:
+    """The groundedness battery's one score, ``supported``, as an evaluator's scores read."""
+
+    def score_names(self) -> tuple[str, ...]:
+        return ("supported",)
+
+    def score_scale(self, name: str) -> ScoreScale:
+        return _SUPPORTED
+
+    def result_scores(self, result: Support) -> list[Score]:
+        return support_scores(result)
+
+
+async def _battery(judge: Judge, items: Sequence[Any], one: Callable[[Any], Awaitable[Any]], *, task: str,
+                   result_type: type[BaseModel], key: Callable[[Any], str], scorer: Any) -> list[Any]:
+    """One battery as a run: ``one`` per item through :func:`langrag_eval.run.aevaluate`, stored
+    under the audit's run id with ``scorer``'s typed scores."""
+    step = FunctionEvaluator(one, task, result_type, key_of=key, description=task, scorer=scorer)
+    run = await aevaluate(items, {task: step}, store=judge.store, run_id=judge.run_id,
+                          concurrency=judge.concurrency)
+    return run[task]
 
 
 def _sample(item: AnswerItem, answer: str | None = None) -> Sample:
@@ -102,9 +128,10 @@ async def grade_answers(judge: Judge, items: Sequence[AnswerItem], *,
                         task: str) -> list[VragGrade | Unscored]:
     """The vRAG-Eval grade of each answer against its reference (temperature 0, as the grader fixes)."""
     grader = VragGrader(judge)
-    return await run_batch(items, lambda i: grader.aevaluate(_sample(i)), key=lambda i: i.id, task=task,
-                           result_type=VragGrade, store=judge.store, run_id=judge.run_id,
-                           concurrency=judge.concurrency, description=task, scores=grader.scores)
+    async def one(item: AnswerItem) -> VragGrade | Unscored:
+        return await grader.aevaluate(_sample(item))
+
+    return await _battery(judge, items, one, task=task, result_type=VragGrade, key=lambda i: i.id, scorer=grader)
 
 
 async def regrade(judge: Judge, items: Sequence[AnswerItem], *, task: str, temperature: float,
@@ -122,9 +149,7 @@ async def regrade(judge: Judge, items: Sequence[AnswerItem], *, task: str, tempe
         v = answer.value
         return VragGrade(score=v.score, accepted=v.score >= grader.threshold, reason=v.reason, raw=answer.raw)
 
-    return await run_batch(items, one, key=lambda i: i.id, task=task, result_type=VragGrade,
-                           store=judge.store, run_id=judge.run_id, concurrency=judge.concurrency,
-                           description=task, scores=grader.scores)
+    return await _battery(judge, items, one, task=task, result_type=VragGrade, key=lambda i: i.id, scorer=grader)
 
 
 async def judge_support(judge: Judge, items: Sequence[AnswerItem], *, task: str) -> list[Support | Unscored]:
@@ -138,9 +163,8 @@ async def judge_support(judge: Judge, items: Sequence[AnswerItem], *, task: str)
         verdict = (await matcher.asupported([claim_of(item)], [item.knowledge]))[0]
         return verdict if isinstance(verdict, Unscored) else Support(supported=int(verdict))
 
-    return await run_batch(items, one, key=lambda i: i.id, task=task, result_type=Support,
-                           store=judge.store, run_id=judge.run_id, concurrency=judge.concurrency,
-                           description=task, scores=support_scores)
+    return await _battery(judge, items, one, task=task, result_type=Support, key=lambda i: i.id,
+                          scorer=_SupportScores())
 
 
 def attack_for(index: int) -> Attack:
@@ -153,7 +177,8 @@ async def inject(judge: Judge, items: Sequence[AnswerItem], *, task: str) -> lis
     :func:`attack_for(i) <attack_for>`."""
     grader = VragGrader(judge)
     planted = [(item, attack_for(i)) for i, item in enumerate(items)]
-    return await run_batch(planted, lambda p: grader.aevaluate(_sample(p[0], plant(p[0].answer, p[1]))),
-                           key=lambda p: f"{p[0].id}|{p[1].name}", task=task, result_type=VragGrade,
-                           store=judge.store, run_id=judge.run_id, concurrency=judge.concurrency,
-                           description=task, scores=grader.scores)
+    async def one(p: tuple[AnswerItem, Attack]) -> VragGrade | Unscored:
+        return await grader.aevaluate(_sample(p[0], plant(p[0].answer, p[1])))
+
+    return await _battery(judge, planted, one, task=task, result_type=VragGrade,
+                          key=lambda p: f"{p[0].id}|{p[1].name}", scorer=grader)

@@ -23,6 +23,7 @@ from ..errors import ArgumentError
 from ..grading import VragGrade
 from ..model import ChatModel, GenerationParams, Reply
 from ..results import Unscored
+from ..run import record_run
 from ..runtime import Judge, run_id_for, synchronous
 from ..tournament.pairwise import GameRecord
 from . import batteries as B
@@ -77,7 +78,7 @@ def _merge_calls(judge: Judge, run_id: str | None, timed: TimedModel) -> dict[st
     log = {"latencies": log["latencies"] + timed.latencies, "tokens": log["tokens"] + timed.tokens,
            "failures": log["failures"] + timed.failures}
     if judge.store is not None and run_id is not None:
-        judge.store.put_artifact(run_id, CALLS_ARTIFACT, log)
+        record_run(judge.store, run_id, {CALLS_ARTIFACT: log})
     return log
 
 
@@ -222,8 +223,8 @@ async def arun_audit(judge: Judge, *, run_id: str | None = None, max_items: int 
     card.seconds = time.perf_counter() - start
     card.verdicts = [decide(use, measures) for use in USES]
     if judge.store is not None and run_id is not None:
-        judge.store.put_artifact(run_id, ARTIFACT, card.model_dump(mode="json"))
-        judge.store.finish_run(run_id, {v.use: v.verdict for v in card.verdicts})
+        record_run(judge.store, run_id, {ARTIFACT: card.model_dump(mode="json")},
+                   finished={v.use: v.verdict for v in card.verdicts})
     return card
 
 

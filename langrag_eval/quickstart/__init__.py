@@ -107,13 +107,13 @@ def run_quickstart(judge: Judge, store: RunStore, out_dir: str | Path, *,
     config = {**settings.as_config(), "judge": judge.model_id}
     run_id = store.open_run("quickstart", config, run_id or run_id_for("quickstart", config),
                             judge=judge.model_id)
-    store.put_artifact(run_id, "settings", {
+    record_run(store, run_id, {"settings": {
         "corpus": f"shipped bike-sharing knowledge base ({len(load_corpus())} documents)",
         "questions": len(questions), "agents": "RAG and RAG-Fusion x BM25, KNN, hybrid (RRF, k=60)",
         "passages per answer": settings.k, "query variations": settings.variations,
         "games per query": f"{settings.games} (each judged in both orders)",
         "THELMA on": ", ".join(settings.thelma_agents) if settings.thelma_agents else "all six agents",
-        "judge and generator": judge.model_id, **({"warning": warning} if warning else {})})
+        "judge and generator": judge.model_id, **({"warning": warning} if warning else {})}})
     judge = judge.for_run(run_id)
     embedder = embedder or default_embedder()
 
