@@ -16,12 +16,14 @@ answers, VragGrader vs LlamaIndex ``CorrectnessEvaluator``, DeepEval ``GEval`` w
 criteria and ragas ``AnswerCorrectness``, plus ``langrag-eval grade`` as a whole process vs the
 LlamaIndex script as a whole process; groundedness of 100 answers, THELMA ``gr`` (batched, and per
 claim) vs ragas ``Faithfulness``; a round-robin tournament of 6 agents x 30 queries vs RAGElo
-pairwise + Elo. Each side runs in its own process with its own API key, in rounds that alternate
-ours and peers (``interleaved``); each run is timed around the evaluation call, and the process as
-a whole. Printed per pair: median walls, the median of the per-round ratios ours / peer, requests,
-and prompt tokens per judgment (about four characters a token of what each client sent, counted by
-the server). Every client is kept off the network: proxies point at a closed port, except for
-127.0.0.1, and the tools' telemetry is off.
+pairwise + Elo. Each side runs in its own process with its own API key, in rounds that alternate ours
+and peers (``interleaved``); each run is timed around the evaluation call (every side first collects
+the garbage of its set-up, so a full collection it made due does not land in one side's first
+requests), and the process as a whole. Printed per pair: median walls, the median of the per-round
+ratios ours / peer, requests, and prompt tokens per judgment (about four characters a token of what
+each client sent, counted by the server); then each side's client CPU inside the timed region, which
+tells a load swing (longer walls, level CPU) from a cost of one side. Every client is kept off the
+network: proxies point at a closed port, except for 127.0.0.1, and the tools' telemetry is off.
 """
 
 from __future__ import annotations
@@ -238,6 +240,7 @@ def compare(figures: dict[tuple[str, str], list[dict[str, Any]]], workload: str,
     return {"ratio": statistics.median(ratios), "ratios": ratios, "ours": _median(a, figure),
             "peer": _median(b, figure), "ours_name": a[0]["framework"], "peer_name": b[0]["framework"],
             "requests": (_median(a, "requests"), _median(b, "requests")),
+            "cpu": (_median(a, "cpu"), _median(b, "cpu")),
             "tokens": (_median(a, "prompt_tokens") / n, _median(b, "prompt_tokens") / n),
             "errors": (_median(a, "errors"), _median(b, "errors")), "n": a[0]["n"]}
 
@@ -281,6 +284,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{workload:<13}{ours:<24}{c['peer_name'][:33]:<34}{c['ours']:>8.2f}{c['peer']:>8.2f}"
               f"{c['ratio']:>7.2f}{c['requests'][0]:>6.0f}/{c['requests'][1]:<5.0f}"
               f"{c['tokens'][0]:>7.0f}/{c['tokens'][1]:<6.0f}")
+    # the client's own CPU inside the timed region (the evaluation call; the CLI row: the whole
+    # process): on a loaded machine a wall that grows with level CPU is the load, not idle slots
+    print("client CPU s in the timed region, ours / peer: " + ", ".join(
+        f"{ours} {c['cpu'][0]:.2f} / {peer} {c['cpu'][1]:.2f}" for w, ours, peer, figure in PAIRS
+        if (c := compare(figures, w, ours, peer, figure)) and "error" not in c and None not in c["cpu"]))
     print("slot use (requests x latency / (wall x concurrency); 1.0: no slot ever idle): " + ", ".join(
         f"{side} {_median(rs, 'requests') * args.latency / (_median(rs, 'wall') * args.concurrency):.2f}"
         for (_, side), rs in figures.items() if rs and not any("error" in r for r in rs)))

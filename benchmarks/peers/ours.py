@@ -14,6 +14,7 @@ and the same run is started with the same settings, as a user re-running a comma
 
 from __future__ import annotations
 
+import gc
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
@@ -57,6 +58,7 @@ async def _cold_and_warm(spec: dict[str, Any], script: Script, kind: str, work: 
             # server and made before the clock starts, as a peer's client is
             model = (resolve_judge(spec["judge"]).model if spec.get("judge")
                      else scripted_model(script, meter, spec["latency"]))
+            gc.collect()  # the set-up's garbage, before the clock, as run_peer_real does for the peers
             start, cpu = time.perf_counter(), time.process_time()
             store = RunStore(path)
             run_id = store.open_run(kind, {"n": spec["n"], "concurrency": spec["concurrency"]})
