@@ -37,6 +37,7 @@ ALLOWED = {
         "a failed contract check, reported by pytest",
     ("testing/regression.py", "assert_no_regression", "AssertionError"): "a failed regression gate, reported by pytest",
     ("_lazy.py", "__getattr__", "AttributeError"): "the import system's protocol for a missing name",
+    ("run.py", "__getattr__", "AttributeError"): "the import system's protocol for a missing name (RayExecutor on first use)",
     ("cli/_executor.py", "__call__", "RuntimeError"): "raised inside a Ray actor: Ray hands it to the "
                                                       "driver, which reports the worker's one line",
     ("jsontext.py", "_finite_float", "ValueError"): "json's parse_float hook; parse_json turns it into a "
