@@ -176,27 +176,42 @@ class Evaluator(ABC, Generic[S, R]):
         repeated = sorted(k for k, n in _Tally(explicit).items() if n > 1)
         if repeated:
             raise ConfigError(f"sample ids must be unique in a batch; repeated: {', '.join(repeated[:5])}")
-        evaluator: Evaluator[S, R] = self
-        judge = getattr(self, "judge", None)
-        if judge is not None and run_id is not None:
-            judge = judge.for_run(run_id)
-            evaluator = self.for_judge(judge)
-        store = store if store is not None else getattr(judge, "store", None)
+        evaluator, judge, store = self._bound(run_id, store)
         task = self.task_name()
         if store is not None and run_id is not None:
             rows = [(k, *item) for k, s in zip(keys, samples) if (item := self.index_item(s)) is not None]
             if rows:
                 put_item_index(store, run_id, task, rows)
             del rows  # stored: not held while the batch runs
+        judging = self._judge(evaluator, samples, keys, store=store, run_id=run_id,
+                              concurrency=concurrency or getattr(judge, "concurrency", 16), progress=progress)
+        del keys  # held by the batch alone, which keeps them as its keys by sample
+        return await judging
+
+    def _bound(self, run_id: str | None, store: "RunStore | None"
+               ) -> tuple["Evaluator[S, R]", Any, "RunStore | None"]:
+        """This evaluator, its judge and store as a run uses them: with a ``run_id``, a copy judging
+        for that run; the store given, else the judge's."""
+        evaluator: Evaluator[S, R] = self
+        judge = getattr(self, "judge", None)
+        if judge is not None and run_id is not None:
+            judge = judge.for_run(run_id)
+            evaluator = self.for_judge(judge)
+        return evaluator, judge, store if store is not None else getattr(judge, "store", None)
+
+    async def _judge(self, evaluator: "Evaluator[S, R]", samples: Sequence[S], keys: list[str], *,
+                     store: "RunStore | None", run_id: str | None, concurrency: int,
+                     progress: bool | None) -> list[R | Unscored]:
+        """One batch through :func:`~langrag_eval.runtime.run_batch`, each sample under its key."""
         by_sample = {id(s): k for k, s in zip(keys, samples)}
         del keys  # the keys live on in by_sample only
+        task = self.task_name()
         # an evaluator that declares no scores stores none with its judgments
         scores = self.scores if self.score_names() else None
         return await run_batch(samples, evaluator.aevaluate, key=lambda s: by_sample[id(s)], task=task,
                                result_type=self.result_type, store=store, run_id=run_id,  # type: ignore[arg-type]
-                               concurrency=concurrency or getattr(judge, "concurrency", 16),
-                               description=self.description or task, fingerprint=self.fingerprint,
-                               progress=progress, scores=scores)
+                               concurrency=concurrency, description=self.description or task,
+                               fingerprint=self.fingerprint, progress=progress, scores=scores)
 
     def evaluate_many(self, samples: Sequence[S], *, run_id: str | None = None,
                       store: "RunStore | None" = None, concurrency: int | None = None,
@@ -214,12 +229,7 @@ class Evaluator(ABC, Generic[S, R]):
         then let go: memory does not grow with the dataset. Stored, resumed and reused as
         :meth:`aevaluate_many` does; the item index is written a part at a time. Repeated ids are
         found by a digest of each id (a few bytes an item). ``total``: the count, for the progress bar."""
-        evaluator: Evaluator[S, R] = self
-        judge = getattr(self, "judge", None)
-        if judge is not None and run_id is not None:
-            judge = judge.for_run(run_id)
-            evaluator = self.for_judge(judge)
-        store = store if store is not None else getattr(judge, "store", None)
+        evaluator, judge, store = self._bound(run_id, store)
         task = self.task_name()
         index = item_index_writer(store, run_id, task, size=chunk) if store is not None and run_id is not None else None
         seen: set[int] = set()
@@ -239,12 +249,8 @@ class Evaluator(ABC, Generic[S, R]):
                         if (item := self.index_item(s)) is not None:
                             index.add(index_row(k, *item))
                     index.flush()
-                by_sample = {id(s): k for k, s in zip(keys, batch)}
-                results = await run_batch(batch, evaluator.aevaluate, key=lambda s: by_sample[id(s)], task=task,
-                                          result_type=self.result_type, store=store, run_id=run_id,  # type: ignore[arg-type]
-                                          concurrency=size, description=self.description or task,
-                                          fingerprint=self.fingerprint, progress=False,
-                                          scores=self.scores if self.score_names() else None)
+                results = await self._judge(evaluator, batch, keys, store=store, run_id=run_id,
+                                            concurrency=size, progress=False)
                 for pair in zip(batch, results):
                     bar.advance()
                     yield pair
