@@ -23,22 +23,7 @@ from langrag_eval.runtime import Judge, RunStore
 from langrag_eval.testing import ScriptedModel
 from langrag_eval.thelma import Metric, Thelma, macro_average, register_metric, unregister_metric
 
-CONCISE_PROMPT = """{#
-task: thelma/match_concise
-paper: our own metric, in the manner of THELMA (Patel et al., 2025) section 4
-variables: query, component
-output: <output>1</output> if the statement is concise, <output>0</output> if it is padded
-#}
-Decide whether the statement answers part of the query without padding. Reply with the digit only,
-inside <output> and </output>.
-
-<query>
-{{ query }}
-</query>
-<concise_statement>
-{{ component }}
-</concise_statement>
-"""
+from tests.thelma.test_add_a_metric import PROMPT  # the outside metric's prompt file, one text
 
 SAMPLES = [Sample(id=f"s{i}", question=f"When was person {i} born?", contexts=[f"Person {i} was born in 18{i:02d}."],
                   answer="" if i == 5 else f"Person {i} was born in 18{i:02d}.", reference=f"In 18{i:02d}.")
@@ -111,7 +96,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[RunStore, Path]:
                        "thelma": Thelma(Judge(ScriptedModel(thelma_reply)), metrics=("rp", "gr"))},
              store=store, run_id="mixed")
 
-    (folder / "match_concise.txt").write_text(CONCISE_PROMPT, encoding="utf-8")
+    (folder / "match_concise.txt").write_text(PROMPT, encoding="utf-8")
     unregister_metric("cc")
     register_metric(Metric("cc", "claim concision", concision, tasks=("decompose_claims", "match_concise"),
                            prompts={"match_concise": folder / "match_concise.txt"}))
