@@ -209,7 +209,9 @@ async def _cooperate(items: Sequence[X], evaluate: Callable[[X], Awaitable[R | U
         _, scored, cause, created = record
         return not scored and cause in RETRY_ON_RESUME and created < started
 
-    before = store.task_index(run_id, task)  # read once: what is pending and what changed
+    # Every read names this batch's items: a streamed run's chunk reads its own rows, never the ones
+    # of the chunks before it (reading the whole task each chunk made a run quadratic in its size).
+    before = store.task_index(run_id, task, keys)  # read once: what is pending and what changed
     counts.changed += sum(1 for k, d in zip(keys, digests) if k in before and before[k][0] != d)
     pending: list[int] = [i for i in order if needs_judging(before, i)]
     name_claims(before, pending)
@@ -217,10 +219,12 @@ async def _cooperate(items: Sequence[X], evaluate: Callable[[X], Awaitable[R | U
 
     def claim_more() -> list[int] | None:
         # Walk the pending list a chunk at a time; a claim another worker holds or finished is
-        # simply not returned. At the end of the list, look at the store again: done, or wait.
+        # simply not returned. At the end of the list, look at the store again, at the items still
+        # pending only (an item finished stays finished): done, or wait.
         if cursor[0] >= len(pending):
-            index = store.task_index(run_id, task)
-            pending[:] = [i for i in order if i not in mine and needs_judging(index, i)]
+            left = [i for i in pending if i not in mine]
+            index = store.task_index(run_id, task, [keys[i] for i in left])
+            pending[:] = [i for i in left if needs_judging(index, i)]
             name_claims(index, pending)
             cursor[0] = 0
             if not pending:
@@ -270,7 +274,7 @@ async def _cooperate(items: Sequence[X], evaluate: Callable[[X], Awaitable[R | U
 
         await asyncio.gather(*(worker() for _ in range(max(1, concurrency))))
     counts.reused += len(items) - len(mine)
-    stored = store.task_results(run_id, task)
+    stored = store.task_results(run_id, task, keys)
     return [codec.validate_python(stored[k]) if k in stored else
             Unscored(reason="no judgment was stored for this item", cause="transient") for k in keys]
 

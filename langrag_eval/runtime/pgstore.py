@@ -237,6 +237,11 @@ class PostgresRunStore(StoreBase):
         except self._errors as exc:
             raise ConfigError(f"{self.path}: cannot prepare the run store: {redact(str(exc).splitlines()[0])}") from None
 
+    def _of_items(self, items: Sequence[str] | None) -> tuple[str | None, tuple[Any, ...]]:
+        if items is None:
+            return "", ()
+        return (" AND item = ANY(?)", (list(items),)) if items else (None, ())
+
     # ---- cooperating workers: item claims
     def claim(self, run_id: str, task: str, items: Sequence[str]) -> list[str]:
         """Claim those of ``items`` no live worker holds and none has finished; returns the claimed.

@@ -15,7 +15,7 @@ import os
 import socket
 import time
 import weakref
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Sequence
 
 from ..errors import ConfigError, is_secret_name, redact
 from ..model import Reply, TokenUsage
@@ -309,12 +309,17 @@ class StoreBase:
                      "fingerprint=excluded.fingerprint",
                      (run_id, item, task, int(scored), _stored(result), time.time(), fingerprint))
 
-    def task_index(self, run_id: str, task: str) -> dict[str, tuple[str | None, bool, str | None, float]]:
-        """Per stored item of a task: (fingerprint, scored, Unscored cause or None, created)."""
+    def task_index(self, run_id: str, task: str, items: Sequence[str] | None = None
+                   ) -> dict[str, tuple[str | None, bool, str | None, float]]:
+        """Per stored item of a task: (fingerprint, scored, Unscored cause or None, created); with
+        ``items``, of those items only (a chunk of a streamed run reads its own rows, not the run's)."""
+        where, args = self._of_items(items)
+        if where is None:
+            return {}
         out = {}
         for item, fingerprint, scored, result, created in self._rows(
-                "SELECT item, fingerprint, scored, result, created FROM judgments WHERE run_id=? AND task=?",
-                (run_id, task)):
+                "SELECT item, fingerprint, scored, result, created FROM judgments WHERE run_id=? AND task=?"
+                + where, (run_id, task, *args)):
             cause = None
             if not scored:
                 value = self._json(result, f"run {run_id}'s judgment {item!r} ({task})")
@@ -322,10 +327,22 @@ class StoreBase:
             out[item] = (fingerprint, bool(scored), cause, created)
         return out
 
-    def task_results(self, run_id: str, task: str) -> dict[str, Any]:
-        """Every stored result of a task in a run, by item, in one read."""
+    def task_results(self, run_id: str, task: str, items: Sequence[str] | None = None) -> dict[str, Any]:
+        """Every stored result of a task in a run (with ``items``, of those items), by item, in one read."""
+        where, args = self._of_items(items)
+        if where is None:
+            return {}
         return {item: self._json(result, f"run {run_id}'s judgment {item!r} ({task})") for item, result in
-                self._rows("SELECT item, result FROM judgments WHERE run_id=? AND task=?", (run_id, task))}
+                self._rows("SELECT item, result FROM judgments WHERE run_id=? AND task=?" + where,
+                           (run_id, task, *args))}
+
+    def _of_items(self, items: Sequence[str] | None) -> tuple[str | None, tuple[Any, ...]]:
+        """The condition naming ``items`` (one parameter, however many), or None for no item at all."""
+        if items is None:
+            return "", ()
+        if not items:
+            return None, ()
+        return " AND item IN (SELECT value FROM json_each(?))", (json.dumps(list(items)),)
 
     def judgments(self, run_id: str, task: str | None = None) -> list[dict[str, Any]]:
         sql = "SELECT item, task, scored, result FROM judgments WHERE run_id=?"

@@ -1,6 +1,6 @@
 """What the Ray actors run in the Ray tests, module-level so that actors import it rather than unpickle
 code: ``pg_worker``'s judging of N items on a shared PostgreSQL run, a grader that raises on one
-sample, and a judge model whose first actor dies mid-run."""
+sample, a judge model whose first actor dies mid-run, and ``stream_worker``'s streaming of a run."""
 
 from __future__ import annotations
 
@@ -65,3 +65,22 @@ class DyingModel:
 
         model.generate = generate_then_die
         return model
+
+
+@dataclass(frozen=True)
+class StreamShare:
+    """One actor streaming the whole run (``stream_worker``) on the shared store; the one that
+    creates ``marker`` exits after ``die_after`` items. Returns what it yielded and the rows it read."""
+
+    url: str
+    log: str
+    n: int
+    chunk: int
+    marker: str
+    die_after: int
+    claim_ttl: float = 2.0
+
+    def __call__(self, index: int) -> tuple[list, int]:
+        from stream_worker import Measure, stream
+        measure = Measure(self.log, marker=self.marker, die_after=self.die_after)
+        return asyncio.run(stream(self.url, self.n, self.chunk, measure, claim_ttl=self.claim_ttl))
