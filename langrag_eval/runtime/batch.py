@@ -204,10 +204,7 @@ async def _cooperate(items: Sequence[X], evaluate: Callable[[X], Awaitable[R | U
 
     def needs_judging(index: dict[str, tuple[str | None, bool, str | None, float]], i: int) -> bool:
         record = index.get(keys[i])
-        if record is None or record[0] != digests[i]:
-            return True
-        _, scored, cause, created = record
-        return not scored and cause in RETRY_ON_RESUME and created < started
+        return record is None or not finished(record, digests[i], started)
 
     # Every read names this batch's items: a streamed run's chunk reads its own rows, never the ones
     # of the chunks before it (reading the whole task each chunk made a run quadratic in its size).
@@ -215,7 +212,16 @@ async def _cooperate(items: Sequence[X], evaluate: Callable[[X], Awaitable[R | U
     counts.changed += sum(1 for k, d in zip(keys, digests) if k in before and before[k][0] != d)
     pending: list[int] = [i for i in order if needs_judging(before, i)]
     name_claims(before, pending)
+    del before
     cursor = [0]
+    bar = BatchProgress(description or task, len(items), show=progress)
+    shown = [0]
+
+    def count_done(n: int) -> None:
+        # every item once on the bar, whoever finished it: judged here, by another worker, or before
+        if n > 0:
+            shown[0] += n
+            bar.advance(n)
 
     def claim_more() -> list[int] | None:
         # Walk the pending list a chunk at a time; a claim another worker holds or finished is
@@ -226,6 +232,7 @@ async def _cooperate(items: Sequence[X], evaluate: Callable[[X], Awaitable[R | U
             index = store.task_index(run_id, task, [keys[i] for i in left])
             pending[:] = [i for i in left if needs_judging(index, i)]
             name_claims(index, pending)
+            count_done(len(left) - len(pending))  # finished by other workers meanwhile
             cursor[0] = 0
             if not pending:
                 return None
@@ -254,7 +261,9 @@ async def _cooperate(items: Sequence[X], evaluate: Callable[[X], Awaitable[R | U
                 mine.update(got)
                 queue.extend(got)
 
-    with BatchProgress(description or task, len(items), show=progress) as bar:
+    with bar:
+        count_done(len(items) - len(pending))  # finished before this batch
+
         async def worker() -> None:
             while (i := await next_index()) is not None:
                 if not store.hold_claim(run_id, task, claim_name[i]):
@@ -270,13 +279,21 @@ async def _cooperate(items: Sequence[X], evaluate: Callable[[X], Awaitable[R | U
                 store.put_judgment(run_id, keys[i], task, payload(result),
                                    scored=not isinstance(result, Unscored), fingerprint=digests[i],
                                    claim=claim_name[i])
-                bar.advance()
+                count_done(1)
 
         await asyncio.gather(*(worker() for _ in range(max(1, concurrency))))
+        count_done(len(items) - shown[0])  # the batch is over: the rest were taken over and finished
     counts.reused += len(items) - len(mine)
     stored = store.task_results(run_id, task, keys)
     return [codec.validate_python(stored[k]) if k in stored else
             Unscored(reason="no judgment was stored for this item", cause="transient") for k in keys]
+
+
+def finished(record: tuple[str | None, bool, str | None, float], digest: str, started: float) -> bool:
+    """Whether an item's stored record (``task_index``'s) finishes it for a cooperative batch that
+    started at ``started``: made from the same content, and not a transient failure from before."""
+    fingerprint, scored, cause, created = record
+    return fingerprint == digest and (scored or cause not in RETRY_ON_RESUME or created >= started)
 
 
 def _still_held(store: Any, run_id: str, task: str, claim: str) -> None:

@@ -242,6 +242,12 @@ class PostgresRunStore(StoreBase):
             return "", ()
         return (" AND item = ANY(?)", (list(items),)) if items else (None, ())
 
+    def judged_since(self, run_id: str, task: str, since: float) -> int:
+        """How many of a task's judgments in a run were written at or after ``since``, by any worker:
+        one row comes back however many there are (what a progress bar polls)."""
+        return int(self._rows("SELECT COUNT(*) FROM judgments WHERE run_id=? AND task=? AND created>=?",
+                              (run_id, task, since))[0][0])
+
     # ---- cooperating workers: item claims
     def claim(self, run_id: str, task: str, items: Sequence[str]) -> list[str]:
         """Claim those of ``items`` no live worker holds and none has finished; returns the claimed.

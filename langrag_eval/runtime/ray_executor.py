@@ -28,11 +28,13 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Union
 
 from ..errors import ConfigError, LangragError
+from .progress import BatchProgress
 
 if TYPE_CHECKING:
     from ..evaluator import Evaluator
@@ -134,9 +136,11 @@ class RayExecutor:
     model that runs in the actor. ``model``: a picklable callable returning the judge's model, called
     once in each actor (a local model loaded there rather than pickled from here); default: the
     judge's model, pickled. ``env``: environment variables set in each actor before it starts (judge
-    keys, endpoints). ``concurrency`` (of ``arun``) is items in flight per actor; no progress bar is
-    drawn. ``on_event`` is told one line per event worth saying (workers starting, a worker lost). A
-    configuration error an actor meets (a judge it cannot make, say) is raised here as it was there.
+    keys, endpoints). ``concurrency`` (of ``arun``) is items in flight per actor. ``progress`` draws
+    here the bar a local run draws, counting the items every actor finishes (the store is asked how
+    many every ``poll_interval`` seconds, one row each time). ``on_event`` is told one line per event
+    worth saying (workers starting, a worker lost). A configuration error an actor meets (a judge it
+    cannot make, say) is raised here as it was there.
     """
 
     workers: int = 2
@@ -146,10 +150,13 @@ class RayExecutor:
     model: Callable[[], Any] | None = None
     env: Mapping[str, str] = field(default_factory=dict)
     on_event: Callable[[str], None] | None = field(default=None, compare=False, repr=False)
+    poll_interval: float = 1.0
 
     def __post_init__(self) -> None:
         if self.workers < 1:
             raise ConfigError(f"a RayExecutor needs at least 1 worker, got {self.workers}")
+        if not self.poll_interval > 0:
+            raise ConfigError(f"a RayExecutor's poll_interval must be above 0 seconds, got {self.poll_interval}")
 
     async def arun(self, evaluator: Evaluator[Any, Any], samples: Sequence[Any], *, run_id: str | None,
                    store: StoreBase | None, concurrency: int | None, progress: bool | None) -> list[Any]:
@@ -175,15 +182,28 @@ class RayExecutor:
         work = JudgeShare(ray.put((packed, samples)), url, getattr(store, "claim_ttl", 30.0), run_id,
                           concurrency, self.model, dict(self.env))
         self._say(f"ray: {self.workers} worker(s) judging the run" + (f" on {self.address}" if self.address else ""))
-        outcomes = await asyncio.to_thread(run_workers_on_ray, work, workers=self.workers, address=self.address,
-                                           num_cpus_per_worker=self.num_cpus_per_worker,
-                                           num_gpus_per_worker=self.num_gpus_per_worker)
-        lost = [o for o in outcomes if o.lost]
-        for o in lost:
-            self._say(f"ray: worker {o.index} lost ({o.lost}); the others took its items over")
-        _tally(evaluator, store, run_id, len(samples), [o.value for o in outcomes if not o.lost])
-        return read_back(evaluator, samples, store, run_id, missing=(
-            f"no Ray worker finished this item ({len(lost)} of {self.workers} lost); run again to resume"))
+        task = evaluator.task_name()
+        # the bar a local batch draws (same description, total and counts), fed from the store
+        with BatchProgress(getattr(evaluator, "description", "") or task, len(samples), show=progress) as bar:
+            watch = RunWatch(bar, store, run_id, task, time.time(), self.poll_interval)
+            if bar.enabled:
+                watch.count_finished_before(evaluator, samples)
+            watching = asyncio.create_task(watch.follow()) if bar.enabled else None
+            try:
+                outcomes = await asyncio.to_thread(run_workers_on_ray, work, workers=self.workers,
+                                                   address=self.address, num_cpus_per_worker=self.num_cpus_per_worker,
+                                                   num_gpus_per_worker=self.num_gpus_per_worker)
+            finally:
+                if watching is not None:
+                    watching.cancel()
+            lost = [o for o in outcomes if o.lost]
+            for o in lost:
+                self._say(f"ray: worker {o.index} lost ({o.lost}); the others took its items over")
+            _tally(evaluator, store, run_id, len(samples), [o.value for o in outcomes if not o.lost])
+            results = read_back(evaluator, samples, store, run_id, missing=(
+                f"no Ray worker finished this item ({len(lost)} of {self.workers} lost); run again to resume"))
+            watch.count(len(samples) - watch.shown)  # the run is over: every item is accounted for
+        return results
 
     def _say(self, line: str) -> None:
         if self.on_event is not None:
@@ -235,6 +255,43 @@ class JudgeShare:
             return (counts.judged, counts.changed, usage.as_dict()) if counts else (0, 0, usage.as_dict())
         finally:
             store.close()
+
+
+@dataclass
+class RunWatch:
+    """The driver's view of a run the actors judge, for its progress bar: the items finished before
+    it started (read once), then how many judgments the actors have written since (one row a poll).
+    Each item is counted once; the bar never passes the run's size."""
+
+    bar: BatchProgress
+    store: Any
+    run_id: str
+    task: str
+    started: float
+    interval: float
+    shown: int = 0
+
+    def count(self, n: int) -> None:
+        n = min(n, self.bar.total - self.shown)
+        if n > 0:
+            self.shown += n
+            self.bar.advance(n)
+
+    def count_finished_before(self, evaluator: Any, samples: Sequence[Any]) -> None:
+        """The items a worker would not judge again (finished, same content), as the batch decides."""
+        from .batch import finished
+        from .identity import content_hash
+        keys = [evaluator.key(s) for s in samples]
+        index = self.store.task_index(self.run_id, self.task, keys)
+        self.count(sum(1 for k, s in zip(keys, samples) if (record := index.get(k)) is not None
+                       and finished(record, content_hash(evaluator.fingerprint(s)), self.started)))
+
+    async def follow(self) -> None:
+        done = self.shown
+        while True:
+            await asyncio.sleep(self.interval)
+            judged = await asyncio.to_thread(self.store.judged_since, self.run_id, self.task, self.started)
+            self.count(done + judged - self.shown)
 
 
 def _tally(evaluator: Any, store: Any, run_id: str, n: int, values: list[tuple[int, int, dict[str, Any]]]) -> None:

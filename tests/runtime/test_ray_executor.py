@@ -329,7 +329,66 @@ def test_ray_executor_refuses_a_store_the_workers_cannot_share(tmp_path: Path) -
         RayExecutor(workers=0)
 
 
-# ---------------------------------------------------------------- streaming on Ray
+# ---------------------------------------------------------------- progress and streaming on Ray
+
+def _recorded_bars(monkeypatch) -> list:
+    """Every progress bar the run layer makes, here and in the batch, with the counts it advanced by
+    and when (never drawn: its delay outlasts the test)."""
+    from langrag_eval.runtime import batch, progress, ray_executor
+    made: list = []
+
+    class Recorded(progress.BatchProgress):
+        def __init__(self, description: str, total: int, **options) -> None:
+            super().__init__(description, total, delay=3600, force=True, show=options.get("show"))
+            self.steps: list[tuple[int, float]] = []
+            made.append(self)
+
+        def advance(self, n: int = 1) -> None:
+            self.steps.append((n, time.time()))
+            super().advance(n)
+
+    monkeypatch.setattr(batch, "BatchProgress", Recorded)
+    monkeypatch.setattr(ray_executor, "BatchProgress", Recorded)
+    return made
+
+
+@pytest.mark.slow
+def test_ray_executor_draws_the_progress_bar_the_local_executor_draws(local_ray, monkeypatch) -> None:
+    import psycopg
+
+    from langrag_eval import Judge
+    from langrag_eval.grading import VragGrader
+    from langrag_eval.run import LocalExecutor, RayExecutor, evaluate
+    from langrag_eval.runtime import open_store
+    from langrag_eval.testing import ScriptedModel
+    samples = _samples(40)
+    bars = _recorded_bars(monkeypatch)
+    with postgres_schema() as url:
+        store = open_store(url)
+
+        def run(run_id: str, executor) -> tuple:
+            judge = Judge(ScriptedModel(REPLIES, latency=0.1), store=store)
+            evaluate(samples, VragGrader(judge), run_id=run_id, concurrency=1, progress=True, executor=executor)
+            bar = bars.pop()
+            assert not bars   # one bar a run, as locally: the actors draw none
+            return bar
+
+        ray_executor = RayExecutor(workers=2, poll_interval=0.1)
+        local, on_ray = run("local", LocalExecutor()), run("ray", ray_executor)
+        assert (on_ray.description, on_ray.total, on_ray.enabled) == (local.description, 40, True) == \
+            ("vRAG-Eval grading", 40, True)
+        assert sum(n for n, _ in local.steps) == sum(n for n, _ in on_ray.steps) == 40
+        assert local.steps and all(n == 1 for n, _ in local.steps)
+        with psycopg.connect(url) as conn:
+            last = conn.execute("SELECT MAX(created) FROM judgments WHERE run_id='ray'").fetchone()[0]
+        assert min(t for _, t in on_ray.steps) < last   # it moved while the actors judged, not after
+        assert len(on_ray.steps) > 1
+
+        # a re-run: every item finished before, counted at once on both
+        local, on_ray = run("local", LocalExecutor()), run("ray", ray_executor)
+        assert [n for n, _ in local.steps] == [n for n, _ in on_ray.steps] == [40]
+        store.close()
+
 
 @pytest.mark.slow
 def test_actors_streaming_one_run_when_one_dies_the_other_yields_every_item_once(local_ray, tmp_path: Path) -> None:
