@@ -57,6 +57,19 @@ def test_runs_judgments_and_artifacts_round_trip(store: StoreBase) -> None:
         store.run("x%_")  # a prefix is matched literally
 
 
+def test_a_task_is_read_for_the_items_named_only(store: StoreBase) -> None:
+    run = store.open_run("grade", {"items": "named"})
+    odd = ["q'1", "q,2", 'q"3', "東京", "%_"]   # names a list parameter must carry as they are
+    for i, item in enumerate(odd + ["other"]):
+        store.put_judgment(run, item, "vrag", {"score": i}, scored=True, fingerprint=f"f{i}")
+    store.put_judgment(run, "q'1", "thelma", {"score": 9}, scored=True)
+    assert store.task_results(run, "vrag", odd) == {item: {"score": i} for i, item in enumerate(odd)}
+    assert store.task_results(run, "vrag", ["東京", "absent"]) == {"東京": {"score": 3}}
+    assert set(store.task_index(run, "vrag", ["%_", "other"])) == {"%_", "other"}
+    assert store.task_index(run, "vrag", []) == {} and store.task_results(run, "vrag", []) == {}
+    assert len(store.task_results(run, "vrag")) == 6   # no items named: the whole task
+
+
 def test_cache_and_call_log(store: StoreBase) -> None:
     run = store.open_run("grade", {})
     usage = TokenUsage(prompt_tokens=10, completion_tokens=3)
