@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import weakref
-from typing import Any
+from typing import Any, AsyncIterator
 
 from ..errors import (ConfigError, ModelCallError, ModelTimeoutError, RateLimitError, TransientModelError,
                       TruncatedReplyError)
@@ -50,22 +50,30 @@ class OpenAIChatModel:
     ``connections``: the most connections the client keeps open; the judge's limiter bounds the calls
     in flight, so a pool at least its concurrency never makes a call wait for a connection.
     ``max_retries``: the SDK's retries of rate limits, timeouts and server errors (its default, 2),
-    before the judge runtime's own retry policy. ``timeout``: seconds per request (None: the SDK's). One client per event loop: a client's connections
-    belong to the loop that opened them, and sync entry points run each call on a loop of their own."""
+    before the judge runtime's own retry policy. ``timeout``: seconds per request (None: the SDK's).
+    ``http``: the SDK's HTTP transport, ``aiohttp`` (its ``DefaultAioHttpClient``, with the SDK's
+    ``aiohttp`` extra), ``httpx`` (its default), or ``auto``: aiohttp where installed, as it spends
+    about half the CPU per request.
+
+    One client per event loop: a client's connections belong to the loop that opened them, and sync
+    entry points run each call on a loop of their own. Each is closed when its loop shuts down."""
 
     constrained = False  # the reply is text the runtime parses: no schema in the request or the key
 
     def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None,
                  connections: int = DEFAULT_CONNECTIONS, max_retries: int = 2,
-                 timeout: float | None = None) -> None:
+                 timeout: float | None = None, http: str = "auto") -> None:
         if not model.strip():
             raise ConfigError("expected openai:<model>, e.g. openai:gpt-4o")
+        if http not in ("auto", "aiohttp", "httpx"):
+            raise ConfigError(f"http must be auto, aiohttp or httpx, not {http!r}")
         self.model, self.model_id = model, f"openai:{model}"
         self._settings = {"base_url": base_url, "api_key": api_key, "connections": connections,
-                          "max_retries": max_retries, "timeout": timeout}
+                          "max_retries": max_retries, "timeout": timeout, "http": http}
         self._sdk = _sdk()
         self._lock = threading.Lock()
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
+        self.transport = ""  # "aiohttp" or "httpx", once the first client is built (just below)
         self._spare: Any = self._new_client()  # built now: a missing key is an error at once, not per call
 
     def __getstate__(self) -> dict[str, Any]:
@@ -75,29 +83,45 @@ class OpenAIChatModel:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__(state["model"], **state["settings"])  # type: ignore[misc]
 
-    def _new_client(self) -> Any:
-        import httpx
+    def _http_client(self) -> Any:
+        """The SDK's own HTTP client (its timeouts, redirects and proxies) with the pool sized here."""
+        from openai._constants import DEFAULT_CONNECTION_LIMITS  # the SDK's httpx (or httpx2) Limits
 
         openai, s = self._sdk, self._settings
-        # the SDK's own httpx client (its timeouts, redirects and proxies), with the pool sized here
-        http = openai.DefaultAsyncHttpxClient(limits=httpx.Limits(max_connections=s["connections"],
-                                                                  max_keepalive_connections=s["connections"]))
+        limits = type(DEFAULT_CONNECTION_LIMITS)(max_connections=s["connections"],
+                                                 max_keepalive_connections=s["connections"])
+        if s["http"] != "httpx":
+            aiohttp_client = getattr(openai, "DefaultAioHttpClient", None)
+            try:
+                if aiohttp_client is None:
+                    raise RuntimeError("this openai version has no aiohttp client")
+                client, self.transport = aiohttp_client(limits=limits), "aiohttp"
+                return client
+            except RuntimeError:  # the SDK without its aiohttp extra
+                if s["http"] == "aiohttp":
+                    raise ConfigError("http='aiohttp' needs the SDK's extra: pip install 'openai[aiohttp]'") from None
+        self.transport = "httpx"
+        return openai.DefaultAsyncHttpxClient(limits=limits)
+
+    def _new_client(self) -> Any:
+        openai, s = self._sdk, self._settings
+        extra = {"timeout": s["timeout"]} if s["timeout"] is not None else {}
         try:
-            extra = {"timeout": s["timeout"]} if s["timeout"] is not None else {}
             return openai.AsyncOpenAI(base_url=s["base_url"], api_key=s["api_key"], max_retries=s["max_retries"],
-                                      http_client=http, **extra)
+                                      http_client=self._http_client(), **extra)
         except openai.OpenAIError as exc:  # no key: one line, not the SDK's paragraph
             raise ConfigError(f"cannot create judge {self.model_id!r}: {' '.join(str(exc).split())}") from None
 
-    def _client(self) -> Any:
+    async def _client(self) -> Any:
         loop = asyncio.get_running_loop()
-        client = self._clients.get(loop)
-        if client is None:
-            with self._lock:
-                client = self._clients.get(loop)
-                if client is None:
-                    client, self._spare = self._spare or self._new_client(), None
-                    self._clients[loop] = client
+        entry = self._clients.get(loop)
+        if entry is not None:
+            return entry[0]
+        with self._lock:  # the spare client is taken once, whichever thread comes first
+            client, self._spare = self._spare or self._new_client(), None
+        closer = _closed_with_loop(client)
+        self._clients[loop] = (client, closer)
+        await closer.__anext__()  # no await before this line: no other task on this loop made one too
         return client
 
     def body(self, prompt: str, params: GenerationParams) -> dict[str, Any]:
@@ -113,8 +137,12 @@ class OpenAIChatModel:
     async def generate(self, prompt: str, params: GenerationParams, *,
                        schema: dict[str, Any] | None = None) -> Reply:
         openai = self._sdk
+        client = await self._client()
         try:
-            completion = await self._client().chat.completions.create(**self.body(prompt, params))
+            # The SDK's request (auth, headers, retries, errors) with the JSON as it came: its typed
+            # ``chat.completions.create`` walks the request's type hints and builds a model of the
+            # reply, a third of the SDK's CPU per call, for the one string read here.
+            completion = await client.post("/chat/completions", body=self.body(prompt, params), cast_to=object)
         except openai.APIStatusError as exc:
             raise _status_error(exc) from None
         except openai.APITimeoutError:
@@ -122,6 +150,16 @@ class OpenAIChatModel:
         except openai.APIConnectionError as exc:
             raise TransientModelError(f"OpenAI: connection failed: {exc.__cause__ or exc}") from None
         return _reply(completion, prompt, params)
+
+
+async def _closed_with_loop(client: Any) -> AsyncIterator[None]:
+    """Started once on the loop a client serves: the loop's shutdown (``asyncio.run`` closes the
+    async generators it started) closes the client there, before the loop is gone. Left to the
+    garbage collector, the SDK would close it on whatever loop runs then, and fail."""
+    try:
+        yield
+    finally:
+        await client.close()
 
 
 def _status_error(exc: Any) -> ModelCallError:
@@ -141,9 +179,12 @@ def _status_error(exc: Any) -> ModelCallError:
 
 
 def _reply(completion: Any, prompt: str, params: GenerationParams) -> Reply:
+    """The reply text and usage of a chat completion's JSON (a dict; the text of a body that was not
+    JSON), or the error that says what is wrong with it."""
     try:
-        choice = completion.choices[0]
-        text, finish = choice.message.content, choice.finish_reason
+        choice = completion["choices"][0]
+        message, finish = choice["message"], choice.get("finish_reason")
+        text = message.get("content")
     except (AttributeError, IndexError, TypeError, KeyError):
         raise ModelCallError(f"OpenAI: a response without a message: {str(completion)[:300]}") from None
     if finish == "length":
@@ -151,15 +192,20 @@ def _reply(completion: Any, prompt: str, params: GenerationParams) -> Reply:
         raise TruncatedReplyError(f"the reply used its whole budget of {budget} before it ended "
                                   f"({len(text or '')} characters written)")
     if not isinstance(text, str):
-        refusal = getattr(choice.message, "refusal", None)
+        refusal = message.get("refusal")
         raise ModelCallError(f"OpenAI: no reply text (finish_reason {finish!r}"
                              + (f", refusal: {refusal}" if refusal else "") + ")")
     if finish not in ("stop", None):  # content_filter and the like: what came is not the whole reply
         raise ModelCallError(f"OpenAI: the reply ended with finish_reason {finish!r}")
-    usage = getattr(completion, "usage", None)
+    usage = completion.get("usage")
+    usage = usage if isinstance(usage, dict) else {}
     return Reply(text=text, usage=TokenUsage(
-        prompt_tokens=getattr(usage, "prompt_tokens", None) or estimate_tokens(prompt),
-        completion_tokens=getattr(usage, "completion_tokens", None) or estimate_tokens(text)))
+        prompt_tokens=_count(usage.get("prompt_tokens")) or estimate_tokens(prompt),
+        completion_tokens=_count(usage.get("completion_tokens")) or estimate_tokens(text)))
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 def resolve(arg: str) -> OpenAIChatModel:

@@ -7,6 +7,7 @@ item; the SDK's retries kept; one pooled client per event loop."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import hashlib
 import itertools
 import pickle
@@ -91,6 +92,13 @@ class TestOpenAIChatModel(ChatModelContract):
         model = self._model()
         self.fake.chat_faults[model._settings["api_key"]] = ("delay", 0.15)
         return model
+
+
+class TestOpenAIChatModelOverHttpx(TestOpenAIChatModel):
+    """The same contract on the SDK's default transport, httpx."""
+
+    def _model(self, **options: Any) -> OpenAIChatModel:
+        return super()._model(http="httpx", **options)
 
 
 @pytest.fixture
@@ -288,7 +296,7 @@ def test_one_client_per_event_loop_and_its_connections_reused(fake: FakeOpenAI) 
         await burst("first", 12)
         opened = fake.connections
         await burst("second", 12)
-        return opened, model._client()
+        return opened, await model._client()
 
     opened, client = asyncio.run(two_bursts())
     assert opened <= 4 and fake.connections == opened  # the judge's 4 slots, each connection kept
@@ -302,7 +310,33 @@ def test_one_client_per_event_loop_and_its_connections_reused(fake: FakeOpenAI) 
     for t in threads:
         t.join()
     assert again == {t: [vrag_reply(f"thread {t} {i}") for i in range(4)] for t in range(3)}
-    assert fake.sync_calls == 12 + 12 + 4 + 12 and len(model._clients) <= 5 and client is not None
+    assert fake.sync_calls == 12 + 12 + 4 + 12 and len(model._clients) <= 5
+    assert client.is_closed()  # closed as its loop shut down
+
+
+@pytest.mark.parametrize("http", ["aiohttp", "httpx"])
+def test_clients_close_with_their_loops_without_a_word_on_stderr(fake: FakeOpenAI, http: str,
+                                                                 capfd: pytest.CaptureFixture[str]) -> None:
+    if http == "aiohttp":
+        pytest.importorskip("aiohttp")
+    model = OpenAIChatModel("gpt-4o-mini", api_key="sk-k", base_url=fake.base_url, http=http)
+    assert model.transport == http
+    made: list[Any] = []
+    new_client = model._new_client
+    model._new_client = lambda: made.append(new_client()) or made[-1]  # type: ignore[method-assign]
+    grader = VragGrader(Judge(model))
+    for sample in _samples(4):  # one event loop per synchronous call
+        assert isinstance(grader.evaluate(sample), VragGrade)
+        gc.collect()
+    assert fake.sync_calls == 4 and len(made) == 3  # the first loop took the client built with the model
+    assert all(client.is_closed() for client in made)
+    err = capfd.readouterr().err
+    assert "Unclosed" not in err and "Event loop is closed" not in err and "never retrieved" not in err, err
+
+
+def test_an_unknown_transport_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="auto, aiohttp or httpx"):
+        OpenAIChatModel("gpt-4o", api_key="sk-k", http="requests")
 
 
 def test_the_model_travels_to_another_process_by_its_settings(fake: FakeOpenAI) -> None:
