@@ -119,8 +119,8 @@ class OpenAIChatModel:
             return entry[0]
         with self._lock:  # the spare client is taken once, whichever thread comes first
             client, self._spare = self._spare or self._new_client(), None
-        closer = _closed_with_loop(client)
-        self._clients[loop] = (client, closer)
+            closer = _closed_with_loop(client)
+            self._clients[loop] = (client, closer)
         await closer.__anext__()  # no await before this line: no other task on this loop made one too
         return client
 
