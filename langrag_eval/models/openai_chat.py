@@ -90,16 +90,15 @@ class OpenAIChatModel:
         openai, s = self._sdk, self._settings
         limits = type(DEFAULT_CONNECTION_LIMITS)(max_connections=s["connections"],
                                                  max_keepalive_connections=s["connections"])
-        if s["http"] != "httpx":
-            aiohttp_client = getattr(openai, "DefaultAioHttpClient", None)
+        aiohttp_client = getattr(openai, "DefaultAioHttpClient", None)  # openai 1.86 and later
+        if s["http"] != "httpx" and aiohttp_client is not None:
             try:
-                if aiohttp_client is None:
-                    raise RuntimeError("this openai version has no aiohttp client")
                 client, self.transport = aiohttp_client(limits=limits), "aiohttp"
                 return client
-            except RuntimeError:  # the SDK without its aiohttp extra
-                if s["http"] == "aiohttp":
-                    raise ConfigError("http='aiohttp' needs the SDK's extra: pip install 'openai[aiohttp]'") from None
+            except RuntimeError:  # what the SDK raises without its aiohttp extra
+                pass
+        if s["http"] == "aiohttp":
+            raise ConfigError("http='aiohttp' needs the SDK's extra: pip install 'openai[aiohttp]>=1.86'")
         self.transport = "httpx"
         return openai.DefaultAsyncHttpxClient(limits=limits)
 

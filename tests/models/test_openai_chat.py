@@ -344,3 +344,12 @@ def test_the_model_travels_to_another_process_by_its_settings(fake: FakeOpenAI) 
     copy = pickle.loads(pickle.dumps(model))
     assert (copy.model_id, copy._settings) == (model.model_id, model._settings)
     assert asyncio.run(copy.generate("hello", GenerationParams())).text == vrag_reply("hello")
+
+
+def test_an_sdk_without_its_aiohttp_client_takes_httpx(fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(openai, "DefaultAioHttpClient", None, raising=False)  # what openai before 1.86 has
+    model = OpenAIChatModel("gpt-4o-mini", api_key="sk-k", base_url=fake.base_url)
+    assert model.transport == "httpx"
+    assert asyncio.run(model.generate("hello", GenerationParams())).text == vrag_reply("hello")
+    with pytest.raises(ConfigError, match=r"openai\[aiohttp\]"):
+        OpenAIChatModel("gpt-4o-mini", api_key="sk-k", base_url=fake.base_url, http="aiohttp")
