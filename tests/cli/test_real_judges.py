@@ -5,6 +5,8 @@ installs). Only built, never called: no network."""
 
 from __future__ import annotations
 
+import importlib.util
+
 import pytest
 
 from langrag_eval.models import resolve_judge
@@ -35,6 +37,11 @@ def test_openai_models_resolve_to_the_core_provider(monkeypatch: pytest.MonkeyPa
     resolved = resolve_judge("openai:gpt-4o")
     assert isinstance(resolved.model, OpenAIChatModel) and resolved.warning is None
     assert (resolved.model.model_id, resolved.model.model) == ("openai:gpt-4o", "gpt-4o")
+    if importlib.util.find_spec("langchain_openai") is not None:  # LangChain's route, asked for by name
+        from langchain_langrag import LangChainJudge
+
+        through = resolve_judge("langchain:openai:gpt-4o")
+        assert isinstance(through.model, LangChainJudge) and type(through.model.llm).__name__ == "ChatOpenAI"
 
 
 def test_the_judges_extra_names_both_provider_packages() -> None:
