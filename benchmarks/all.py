@@ -16,7 +16,10 @@ Sections and their sizes (``--quick`` in brackets):
   against benchmarks/fake_openai.py (100 ms a request, concurrency 16): grading of 30 [10] HaluEval
   answers, ours vs LlamaIndex ``CorrectnessEvaluator``, DeepEval ``GEval`` (correctness) and ragas
   ``AnswerCorrectness``; ``langrag-eval grade`` as a whole process vs the LlamaIndex script as a whole
-  process; THELMA groundedness of 30 [6] answers, batched and per claim, vs ragas ``Faithfulness``;
+  process; THELMA groundedness of 30 [6] answers, batched and per claim, vs ragas ``Faithfulness``
+  (targets: batched at most 0.85 of its wall; per claim, twice its requests, keeps at least 0.90 of
+  the concurrency slots busy, the server's time-weighted mean of requests in flight over the client's
+  active span);
   a round-robin tournament of 6 agents x 5 [2] queries (150 games) vs RAGElo pairwise + Elo.
   Compared: the wall of the evaluation call (the CLI row: of the whole process).
 - tokens: prompt tokens per judgment (a graded answer, an answer's groundedness, a game), counted
@@ -151,7 +154,12 @@ def llm_section(sizes: dict[str, Any], runs: int, latency: float,
         if c is None or "error" in c:
             rows.append(Row(label, size[workload], note=f"error: {(c or {}).get('error', 'no runs')}"[:200]))
             continue
-        rows.append(ratio_row(label, size[workload], c["ours"], c["peer"], c["ratio"], "s"))
+        goal, met = peers_real.target((workload, ours, peer, figure), c)
+        row = ratio_row(label, size[workload], c["ours"], c["peer"], c["ratio"], "s")
+        if goal.startswith("slot use"):  # ours' wall and the ratio shown; the target is its slot use
+            row.ours = f"{c['ours']:.2f} s, slot use {c['slot_use'][0]:.2f}"
+        row.target, row.met = goal, met
+        rows.append(row)
         detail.append(f"| {label} | {c['peer_name']} | {c['requests'][0]:.0f} / {c['requests'][1]:.0f} | "
                       f"{c['tokens'][0]:.0f} / {c['tokens'][1]:.0f} | "
                       f"{c['errors'][0]:.0f} / {c['errors'][1]:.0f} |")

@@ -9,7 +9,8 @@ request without one counts under its model name. Endpoints: ``POST /v1/chat/comp
 ``POST /v1/completions``, ``POST /v1/responses`` (the Responses API, which RAGElo's client
 uses), ``POST /v1/embeddings`` (a deterministic unit vector per text, for metrics
 that embed), ``GET /stats`` (per client: requests, prompt and completion tokens, errors, the peak of
-requests in flight) and ``POST /reset``. Tokens are counted as about four characters a token of the
+requests in flight and their time-weighted mean over the client's active span, from the arrival of its
+first request to the answer of its last) and ``POST /reset``. Tokens are counted as about four characters a token of the
 message contents the client sent (the same estimate on every side); the reply's ``usage`` field
 carries the same counts. A prompt the script does not know gets HTTP 400 and counts as an error,
 so a peer whose prompt changed shows up as failures rather than as fast runs.
@@ -58,7 +59,22 @@ class Counters:
     def __init__(self) -> None:
         self.by_client: dict[str, dict[str, Any]] = defaultdict(
             lambda: {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0, "errors": 0,
-                     "in_flight": 0, "peak": 0, "kinds": defaultdict(int)})
+                     "in_flight": 0, "peak": 0, "kinds": defaultdict(int),
+                     "first": None, "changed": 0.0, "area": 0.0, "mean_in_flight": 0.0})
+
+
+def _in_flight(c: dict[str, Any], step: int) -> None:
+    """Add ``step`` to the client's requests in flight, integrating the count over time: the mean in
+    flight is that integral over the span from its first request's arrival to its last answer."""
+    now = time.perf_counter()
+    if c["first"] is None:
+        c["first"] = c["changed"] = now
+    c["area"] += c["in_flight"] * (now - c["changed"])
+    c["in_flight"] += step
+    c["changed"] = now
+    c["peak"] = max(c["peak"], c["in_flight"])
+    span = now - c["first"]
+    c["mean_in_flight"] = c["area"] / span if span > 0 else 0.0
 
 
 def _client(request: web.Request, body: dict[str, Any]) -> str:
@@ -73,8 +89,7 @@ def app(script: Script, latency: float) -> web.Application:
     async def answer(request: web.Request, text_of, wrap) -> web.Response:
         body = await request.json()
         c = counters.by_client[_client(request, body)]
-        c["in_flight"] += 1
-        c["peak"] = max(c["peak"], c["in_flight"])
+        _in_flight(c, 1)
         try:
             await asyncio.sleep(latency)
             prompt = text_of(body)
@@ -92,7 +107,7 @@ def app(script: Script, latency: float) -> web.Application:
             c["kinds"][kind] += 1
             return web.json_response(wrap(body, reply, usage))
         finally:
-            c["in_flight"] -= 1
+            _in_flight(c, -1)
 
     def chat(body: dict[str, Any], reply: str, usage: dict[str, int]) -> dict[str, Any]:
         return {"id": f"chatcmpl-{hashlib.sha1(reply.encode()).hexdigest()[:12]}", "object": "chat.completion",

@@ -163,8 +163,6 @@ def read_verdict(fmt: Any, text: str, untrusted: Untrusted | Sequence[str] | Non
             raise
         except JudgeOutputError as exc:
             first_error = exc
-        keep = frozenset({"output", str(getattr(fmt, "tag", "output"))})
-        view = mask_quoted(text, keep_tags=keep)
     with reading(known, delimiters=False):
         try:
             whole: Any = (parse(text),)
@@ -178,7 +176,9 @@ def read_verdict(fmt: Any, text: str, untrusted: Untrusted | Sequence[str] | Non
     if whole is not None and whole[0] == quoted_aside[0]:
         return quoted_aside[0]  # type: ignore[no-any-return]
     # the two readings differ: the verdict outside the judge's quotes holds only if nothing there
-    # can be a short echo
+    # can be a short echo (the view is masked here alone: most replies read the same both ways)
+    with reading(known):
+        view = mask_quoted(text, keep_tags=frozenset({"output", str(getattr(fmt, "tag", "output"))}))
     suspects = echoed_tokens(view, known)
     if suspects:
         raise AmbiguousVerdictError(

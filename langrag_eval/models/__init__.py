@@ -1,14 +1,15 @@
 """Judge selection: ``--judge provider:model``, ``LANGRAG_JUDGE``, or the local default.
 
-The core's own providers, ``local`` (llama.cpp) and ``scripted`` (a JSON file of replies), are
-registered here in code, so a source checkout that was never pip-installed has them too. Others are
-found through the ``langrag_eval.judges`` entry point group: ``langchain-langrag`` registers
-``langchain``, which resolves any ``provider:model`` that LangChain's ``init_chat_model`` knows
-(``openai:gpt-4o``, ``anthropic:claude-...``), and ``llama-index-evaluation-langrag`` registers
+The core's own providers, ``openai`` (OpenAI's chat completions through the official SDK, extra
+``openai``), ``local`` (llama.cpp) and ``scripted`` (a JSON file of replies), are registered here in
+code, so a source checkout that was never pip-installed has them too. Others are found through the
+``langrag_eval.judges`` entry point group: ``langchain-langrag`` registers ``langchain``, which
+resolves any other ``provider:model`` that LangChain's ``init_chat_model`` knows
+(``anthropic:claude-...``, ``mistralai:...``), and ``llama-index-evaluation-langrag`` registers
 ``llamaindex``. A built-in name is not taken over by an entry point of the same name.
 
->>> sorted(set(judge_providers()) & {"local", "scripted"})
-['local', 'scripted']
+>>> sorted(set(judge_providers()) & {"local", "openai", "scripted"})
+['local', 'openai', 'scripted']
 """
 
 from __future__ import annotations
@@ -59,7 +60,8 @@ class _Builtin:
         return getattr(importlib.import_module(module), attribute)
 
 
-_BUILTIN = {p.name: p for p in (_Builtin("local", "langrag_eval.models.llamacpp:resolve"),
+_BUILTIN = {p.name: p for p in (_Builtin("openai", "langrag_eval.models.openai_chat:resolve"),
+                                _Builtin("local", "langrag_eval.models.llamacpp:resolve"),
                                 _Builtin("scripted", "langrag_eval.testing:resolve"))}
 
 
@@ -92,7 +94,7 @@ def resolve_judge(spec: str | None = None, *, env: Mapping[str, str] = os.enviro
     else:
         raise ConfigError(f"unknown judge provider {provider!r} in {spec!r}: installed providers are "
                           f"{', '.join(sorted(providers))}; install langchain-langrag for "
-                          "provider:model judges such as openai:gpt-4o")
+                          "provider:model judges such as anthropic:claude-sonnet-4-5")
     model = factory(arg)
     warning = TINY_MODEL_WARNING if getattr(model, "is_tiny_default", False) else None
     return ResolvedJudge(model=model, spec=spec, warning=warning)

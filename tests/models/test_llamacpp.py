@@ -108,9 +108,19 @@ def test_an_explicit_spec_beats_the_env_var(tmp_path: Path) -> None:
     assert isinstance(resolved.model, ScriptedModel)
 
 
-def test_an_api_key_selects_openai_gpt_4o_through_langchain(monkeypatch: pytest.MonkeyPatch) -> None:
-    """With OPENAI_API_KEY and no spec, the judge is openai:gpt-4o, built by LangChain's
-    init_chat_model in the langchain provider (no call is made at construction)."""
+def test_an_api_key_selects_openai_gpt_4o_of_the_core_provider(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With OPENAI_API_KEY and no spec, the judge is openai:gpt-4o, the core's own provider (the
+    official SDK; no call is made at construction; its calls: tests/models/test_openai_chat.py)."""
+    pytest.importorskip("openai")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")  # the SDK's client reads the process environment
+    resolved = resolve_judge(None, env={"OPENAI_API_KEY": "sk-test"})
+    assert resolved.spec == "openai:gpt-4o" and resolved.warning is None
+    assert type(resolved.model).__name__ == "OpenAIChatModel" and resolved.model.model_id == "openai:gpt-4o"
+
+
+def test_other_provider_models_resolve_through_langchain(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A provider:model the core does not claim goes to the langchain provider: LangChain's
+    init_chat_model builds it (no call is made at construction)."""
     from langchain_core.language_models import FakeListChatModel
 
     import langchain.chat_models as chat_models
@@ -122,22 +132,12 @@ def test_an_api_key_selects_openai_gpt_4o_through_langchain(monkeypatch: pytest.
         return FakeListChatModel(responses=["Score: [[5]], Reason: [[x]]"])
 
     monkeypatch.setattr(chat_models, "init_chat_model", fake_init)
-    resolved = resolve_judge(None, env={"OPENAI_API_KEY": "sk-test"})
-    assert resolved.spec == "openai:gpt-4o" and resolved.warning is None
-    assert seen == [("openai:gpt-4o", {"temperature": 0})]
-    assert type(resolved.model).__name__ == "LangChainJudge" and resolved.model.model_id == "openai:gpt-4o"
+    resolved = resolve_judge("anthropic:claude-sonnet-4-5", env={})
+    assert seen == [("anthropic:claude-sonnet-4-5", {"temperature": 0})]
+    assert type(resolved.model).__name__ == "LangChainJudge"
+    assert resolved.model.model_id == "anthropic:claude-sonnet-4-5"
     answer = asyncio.run(Judge(resolved.model).ask("grade", ScoreFormat()))
     assert answer.value.score == 5
-
-
-def test_openai_without_its_langchain_package_is_a_clear_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    if importlib.util.find_spec("langchain_openai") is not None:
-        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")  # the provider's client reads the process environment
-        resolved = resolve_judge("openai:gpt-4o", env={"OPENAI_API_KEY": "sk-test"})
-        assert resolved.model.model_id == "openai:gpt-4o"
-        return
-    with pytest.raises(ConfigError, match="langchain-openai"):
-        resolve_judge("openai:gpt-4o", env={})
 
 
 @pytest.mark.parametrize("spec", ["nosuch", "gpt4", "mystery:model", "local-ish"])
@@ -244,10 +244,12 @@ def test_the_core_judges_are_registered_in_code_without_any_entry_point(monkeypa
     import langrag_eval.models as models
 
     monkeypatch.setattr(models, "entry_points", lambda group: [])
-    assert sorted(models.judge_providers()) == ["local", "scripted"]
+    assert sorted(models.judge_providers()) == ["local", "openai", "scripted"]
     path = tmp_path / "replies.json"
     path.write_text('["Score: [[4]], Reason: [[fine]]"]', encoding="utf-8")
     resolved = resolve_judge(f"scripted:{path}", env={})
     assert resolved.model.model_id == "scripted:replies.json"
     assert models.judge_providers()["local"].load() is __import__(
         "langrag_eval.models.llamacpp", fromlist=["resolve"]).resolve
+    assert models.judge_providers()["openai"].load() is __import__(
+        "langrag_eval.models.openai_chat", fromlist=["resolve"]).resolve

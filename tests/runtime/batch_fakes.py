@@ -10,6 +10,14 @@ file, in another order than the input. Anthropic: ``POST/GET /v1/messages/batche
 cancel, ``/results``; in_progress -> ended; a repeated ``custom_id`` is refused with HTTP 400.
 Both count synchronous calls (``/v1/chat/completions``, ``/v1/messages``) and every line received.
 
+OpenAI's chat completions endpoint checks a request as the reference states it (``model`` and a
+non-empty ``messages`` list of known roles required; ``temperature`` from 0 to 2; ``max_tokens`` a
+positive integer; ``seed`` an integer; else HTTP 400 naming the ``param``), records each request
+with its API key, stops a reply at ``max_tokens`` with ``finish_reason`` ``length``, and serves
+faults on demand (``chat_faults``, by prompt or API key): an HTTP status with the reference's error
+body (429 and 5xx with ``retry-after-ms``), a 200 without choices, a body that is not JSON, a delay. The server
+speaks HTTP/1.1 with keep-alive and counts the connections it accepted.
+
 Replies come from ``reply(prompt)``, a deterministic function, so the grades can be asserted.
 """
 
@@ -54,16 +62,26 @@ class _Server:
         self.hold = False                           # batches stay in progress while set
         self.batches: dict[str, dict[str, Any]] = {}
         self.requests: list[tuple[str, str]] = []
+        self.connections = 0
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive: a client that pools its connections reuses them
+
             def log_message(self, *args: Any) -> None:
                 pass
+
+            def setup(self) -> None:
+                super().setup()
+                with fake.lock:
+                    fake.connections += 1
 
             def _serve(self, method: str) -> None:
                 path, _, query = self.path.partition("?")
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else b""
+                fake.before(method, path, body, self.headers)  # outside the lock: a delay holds no one else
+                headers: dict[str, str] = {}
                 with fake.lock:
                     fake.requests.append((method, path))
                     if not self.headers.get("Authorization") and not self.headers.get("x-api-key"):
@@ -71,11 +89,16 @@ class _Server:
                     else:
                         status, payload = fake.route(method, path, dict(
                             p.split("=", 1) for p in query.split("&") if "=" in p), body, self.headers)
-                raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+                    if isinstance(payload, tuple):  # (payload, extra headers)
+                        payload, headers = payload
+                raw = payload if isinstance(payload, (bytes, str)) else json.dumps(payload).encode()
+                raw = raw.encode() if isinstance(raw, str) else raw
                 self.send_response(status)
                 self.send_header("Content-Type", "application/octet-stream" if isinstance(payload, bytes)
-                                 else "application/json")
+                                 else "text/html" if isinstance(payload, str) else "application/json")
                 self.send_header("Content-Length", str(len(raw)))
+                for name, value in headers.items():
+                    self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(raw)
 
@@ -101,6 +124,9 @@ class _Server:
               headers: Any) -> tuple[int, Any]:
         raise NotImplementedError
 
+    def before(self, method: str, path: str, body: bytes, headers: Any) -> None:
+        """Runs before a request is routed, outside the server's lock (a delay on demand)."""
+
     def _fails(self, custom_id: str) -> bool:
         left = self.fail_plan.get(custom_id, 0)
         if left:
@@ -123,8 +149,34 @@ def _public(obj: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in obj.items() if not k.startswith("_")}
 
 
-def _error(status: int, message: str, kind: str = "invalid_request_error") -> tuple[int, Any]:
-    return status, {"error": {"message": message, "type": kind, "param": None, "code": None}}
+def _error(status: int, message: str, kind: str = "invalid_request_error", *, param: str | None = None,
+           code: str | None = None) -> tuple[int, Any]:
+    return status, {"error": {"message": message, "type": kind, "param": param, "code": code}}
+
+
+_ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
+
+
+def _chat_problem(request: dict[str, Any]) -> tuple[str, str] | None:
+    """What the chat completions reference refuses in a request: (the param, the message), or None."""
+    if not isinstance(request.get("model"), str) or not request["model"]:
+        return "model", "you must provide a model parameter"
+    messages = request.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return "messages", "'messages' must be a non-empty array"
+    for i, m in enumerate(messages):
+        if not isinstance(m, dict) or m.get("role") not in _ROLES or "content" not in m:
+            return f"messages[{i}]", f"messages[{i}]: a message needs a known role and content"
+    temperature = request.get("temperature", 1)
+    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not 0 <= temperature <= 2:
+        return "temperature", f"{temperature!r} is not a number from 0 to 2 - 'temperature'"
+    budget = request.get("max_tokens")
+    if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int) or budget < 1):
+        return "max_tokens", f"{budget!r} is not a positive integer - 'max_tokens'"
+    seed = request.get("seed")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        return "seed", f"{seed!r} is not an integer - 'seed'"
+    return None
 
 
 class FakeOpenAI(_Server):
@@ -134,6 +186,36 @@ class FakeOpenAI(_Server):
         super().__init__(*args, **kwargs)
         self.files: dict[str, dict[str, Any]] = {}
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
+        # prompt or API key -> what its chat requests get: a fault for every one, or a list of them,
+        # one per request (None: a normal answer). A fault is an HTTP status, "no choices" (200
+        # without them), "not json" (200 with an HTML page) or ("delay", seconds) before the answer.
+        self.chat_faults: dict[str, Any] = {}
+        self.chat_requests: list[dict[str, Any]] = []   # each chat request's body, with "_key"
+        self.report_usage = True                        # False: replies without ``usage``
+
+    def _chat_fault(self, body: bytes, headers: Any) -> Any:
+        try:
+            request = json.loads(body)
+            prompt = request["messages"][-1]["content"]
+        except (ValueError, KeyError, IndexError, TypeError):
+            prompt = None
+        key = (headers.get("Authorization") or "").removeprefix("Bearer ").strip()
+        for name in (prompt, key):
+            if isinstance(name, str) and name in self.chat_faults:
+                plan = self.chat_faults[name]
+                if not isinstance(plan, list):
+                    return plan
+                return plan.pop(0) if plan else None
+        return None
+
+    def before(self, method: str, path: str, body: bytes, headers: Any) -> None:
+        if method == "POST" and path == "/v1/chat/completions":
+            with self.lock:
+                fault = self._chat_fault(body, headers)
+            if isinstance(fault, (tuple, list)) and fault[0] == "delay":
+                time.sleep(fault[1])
+            elif fault is not None:
+                headers.add_header("X-Fake-Fault", json.dumps(fault))  # travels with the request to route
 
     def _file(self, data: bytes, filename: str, purpose: str) -> dict[str, Any]:
         file_id = f"file-{len(self.files) + 1:06d}"
@@ -144,8 +226,7 @@ class FakeOpenAI(_Server):
     def route(self, method: str, path: str, query: dict[str, str], body: bytes, headers: Any) -> tuple[int, Any]:
         if method == "POST" and path == "/v1/chat/completions":
             self.sync_calls += 1
-            request = json.loads(body)
-            return 200, self._completion(request)
+            return self._chat(json.loads(body), headers)
         if method == "POST" and path == "/v1/files":
             message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
                 b"Content-Type: " + headers["Content-Type"].encode() + b"\r\n\r\n" + body)
@@ -195,15 +276,48 @@ class FakeOpenAI(_Server):
             return 200, _public(batch)
         return _error(404, f"no route {method} {path}")
 
+    def _chat(self, request: dict[str, Any], headers: Any) -> tuple[int, Any]:
+        """``POST /v1/chat/completions``: the request checked as the reference states it, then a
+        fault if one is planned, else the reply."""
+        self.chat_requests.append({**request, "_key": (headers.get("Authorization") or "")
+                                   .removeprefix("Bearer ").strip()})
+        problem = _chat_problem(request)
+        if problem:
+            return _error(400, problem[1], param=problem[0])
+        fault = json.loads(headers["X-Fake-Fault"]) if headers.get("X-Fake-Fault") else None
+        # a rate limit or a server error asks to be retried in 10 ms (the header OpenAI's SDK reads first)
+        again = {"retry-after-ms": "10", "retry-after": "0"}
+        if fault == 429:
+            return 429, ({"error": {"message": "Rate limit reached for requests", "type": "requests",
+                                    "param": None, "code": "rate_limit_exceeded"}}, again)
+        if isinstance(fault, int):
+            kinds = {400: "invalid_request_error", 401: "invalid_request_error", 403: "permission_error",
+                     404: "invalid_request_error"}
+            status, payload = _error(fault, f"fault {fault} on demand", kinds.get(fault, "server_error"),
+                                     code="model_not_found" if fault == 404 else None)
+            return status, ((payload, again) if fault >= 500 else payload)
+        if fault == "no choices":
+            return 200, {"id": "chatcmpl-x", "object": "chat.completion", "created": int(time.time()),
+                         "model": request["model"]}
+        if fault == "not json":
+            return 200, "<html><body>502 Bad Gateway</body></html>"
+        return 200, self._completion(request)
+
     def _completion(self, body: dict[str, Any]) -> dict[str, Any]:
         prompt = body["messages"][-1]["content"]
-        text = self.reply(prompt)
-        return {"id": f"chatcmpl-{hashlib.md5(prompt.encode()).hexdigest()[:12]}", "object": "chat.completion",
-                "created": int(time.time()), "model": body["model"],
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                             "finish_reason": "stop", "logprobs": None}],
-                "usage": {"prompt_tokens": _tokens(prompt), "completion_tokens": _tokens(text),
-                          "total_tokens": _tokens(prompt) + _tokens(text)}}
+        text, finish = self.reply(prompt), "stop"
+        budget = body.get("max_tokens") or body.get("max_completion_tokens")
+        if budget is not None and _tokens(text) > budget:
+            text, finish = text[:4 * budget], "length"
+        out = {"id": f"chatcmpl-{hashlib.md5(prompt.encode()).hexdigest()[:12]}", "object": "chat.completion",
+               "created": int(time.time()), "model": body["model"],
+               "choices": [{"index": 0, "message": {"role": "assistant", "content": text, "refusal": None},
+                            "finish_reason": finish, "logprobs": None}],
+               "usage": {"prompt_tokens": _tokens(prompt), "completion_tokens": _tokens(text),
+                         "total_tokens": _tokens(prompt) + _tokens(text)}}
+        if not self.report_usage:
+            del out["usage"]
+        return out
 
     def _advance(self, batch: dict[str, Any]) -> None:
         """One step of the lifecycle per retrieve, as a real batch moves on between polls."""

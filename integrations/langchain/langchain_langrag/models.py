@@ -57,7 +57,9 @@ class LangChainJudge:
 
 
 def resolve(spec: str) -> LangChainJudge:
-    """Entry point: ``openai:gpt-4o`` (any ``provider:model`` LangChain's ``init_chat_model`` knows)."""
+    """Entry point: any ``provider:model`` LangChain's ``init_chat_model`` knows that the core does not
+    claim (``anthropic:claude-sonnet-4-5``; ``openai:`` is the core's own provider), and any at all
+    as ``langchain:provider:model`` (``langchain:openai:gpt-4o``)."""
     from langchain.chat_models import init_chat_model
 
     try:
