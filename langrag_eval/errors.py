@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Mapping
+from typing import Any, Mapping
 
 __all__ = [
     "redact",
@@ -112,9 +112,14 @@ class TransientModelError(ModelCallError):
 
 class TruncatedReplyError(ModelCallError):
     """The reply was cut (by the token budget or a length limit) before it was complete; retrying
-    the same call gives the same cut, so it is not retried."""
+    the same call gives the same cut, so it is not retried. ``reply`` holds what came, where the
+    model returns it: a verdict is never read from it, a generation capped by its budget is it."""
 
     cause = "truncated"
+
+    def __init__(self, message: str, *, reply: Any = None) -> None:
+        super().__init__(message)
+        self.reply = reply
 
 
 class RetrievalError(LangragError):

@@ -9,8 +9,9 @@ The client reads ``OPENAI_API_KEY`` and ``OPENAI_BASE_URL`` as the SDK does (or 
 ``base_url``) and keeps the SDK's own retries of rate limits and server errors; what is left after
 them reaches the judge runtime as the package's errors (a rate limit, a transient failure, a
 timeout, or a refusal that retrying cannot mend), recorded per item. A reply the token budget cut
-(``finish_reason`` ``length``) is never read as a whole one: it is a :class:`TruncatedReplyError`,
-``Unscored`` with cause ``truncated``.
+(``finish_reason`` ``length``) is a :class:`TruncatedReplyError` carrying what came: never read as a
+verdict (``Unscored`` with cause ``truncated``), and the capped answer a generator asked for with
+its token budget.
 
 >>> model = OpenAIChatModel("gpt-4o-mini", api_key="sk-test", base_url="http://127.0.0.1:9/v1")
 >>> model.model_id, model.body("Grade this.", GenerationParams(seed=3))["seed"]
@@ -186,21 +187,22 @@ def _reply(completion: Any, prompt: str, params: GenerationParams) -> Reply:
         text = message.get("content")
     except (AttributeError, IndexError, TypeError, KeyError):
         raise ModelCallError(f"OpenAI: a response without a message: {str(completion)[:300]}") from None
-    if finish == "length":
-        budget = f"{params.max_tokens} tokens" if params.max_tokens else "the model's token limit"
-        raise TruncatedReplyError(f"the reply used its whole budget of {budget} before it ended "
-                                  f"({len(text or '')} characters written)")
     if not isinstance(text, str):
         refusal = message.get("refusal")
         raise ModelCallError(f"OpenAI: no reply text (finish_reason {finish!r}"
                              + (f", refusal: {refusal}" if refusal else "") + ")")
-    if finish not in ("stop", None):  # content_filter and the like: what came is not the whole reply
+    if finish not in ("stop", "length", None):  # content_filter and the like: not the whole reply
         raise ModelCallError(f"OpenAI: the reply ended with finish_reason {finish!r}")
     usage = completion.get("usage")
     usage = usage if isinstance(usage, dict) else {}
-    return Reply(text=text, usage=TokenUsage(
+    reply = Reply(text=text, usage=TokenUsage(
         prompt_tokens=_count(usage.get("prompt_tokens")) or estimate_tokens(prompt),
         completion_tokens=_count(usage.get("completion_tokens")) or estimate_tokens(text)))
+    if finish == "length":
+        budget = f"{params.max_tokens} tokens" if params.max_tokens else "the model's token limit"
+        raise TruncatedReplyError(f"the reply used its whole budget of {budget} before it ended "
+                                  f"({len(text)} characters written)", reply=reply)
+    return reply
 
 
 def _count(value: Any) -> int:

@@ -208,8 +208,10 @@ class Judge:
         return clone
 
     async def complete(self, prompt: str, *, schema: dict[str, Any] | None = None,
-                       params: GenerationParams | None = None) -> Reply:
+                       params: GenerationParams | None = None, whole: bool = False) -> Reply:
         """One model call through cache, limiter and retries. Raises ModelCallError when it fails.
+        A reply its token budget cut is returned as the capped text it is, unless ``whole`` (a
+        verdict, which a cut could change): then it is a :class:`TruncatedReplyError`.
 
         Safe from any number of threads and event loops at once: a call that is already in flight
         anywhere (the cache only holds finished ones) is awaited, not made again."""
@@ -235,7 +237,7 @@ class Judge:
                 pending = self._pending[key] = concurrent.futures.Future()
             break
         try:
-            reply = await self._call(key, prompt, params, schema)
+            reply = await self._call(key, prompt, params, schema, whole)
         except BaseException as exc:
             if isinstance(exc, asyncio.CancelledError):
                 pending.cancel()
@@ -250,7 +252,7 @@ class Judge:
                 del self._pending[key]
 
     async def _call(self, key: str, prompt: str, params: GenerationParams,
-                    schema: dict[str, Any] | None) -> Reply:
+                    schema: dict[str, Any] | None, whole: bool) -> Reply:
         observer = current_observer()
         def fence() -> None:
             # Right before every attempt is sent (retries included): a holder paused past its lease,
@@ -268,12 +270,15 @@ class Judge:
                     lambda: self.model.generate(prompt, params, schema=schema), self.retry, self._rng,
                     before_retry=fence)
             except ModelCallError as exc:
-                notify(observer, "failed", trace, exc)
                 attempts = getattr(exc, "attempts", 1)
-                self.usage.add(failed=1, attempts=attempts)
-                self._log(key, cached=False, ok=False, attempts=attempts, usage=TokenUsage(),
-                          error=f"{exc.cause}: {exc}")
-                raise
+                capped = None if whole else getattr(exc, "reply", None)
+                if capped is None:
+                    notify(observer, "failed", trace, exc)
+                    self.usage.add(failed=1, attempts=attempts)
+                    self._log(key, cached=False, ok=False, attempts=attempts, usage=TokenUsage(),
+                              error=f"{exc.cause}: {exc}")
+                    raise
+                reply = capped
         notify(observer, "finished", trace, reply)
         cost = self.prices.cost(self.model_id, reply.usage) if self.prices else None
         self.usage.add(calls=1, attempts=attempts, prompt_tokens=reply.usage.prompt_tokens,
@@ -310,7 +315,7 @@ class Judge:
         known = Untrusted(tuple(untrusted if untrusted is not None else getattr(prompt, "untrusted", ())))
         schema = fmt.json_schema() if getattr(self.model, "constrained", False) else None
         try:
-            reply = await self.complete(prompt, schema=schema, params=params)
+            reply = await self.complete(prompt, schema=schema, params=params, whole=True)
         except ModelCallError as exc:
             return Answer(Unscored(reason=f"model call failed: {exc}", cause=exc.cause), None)  # type: ignore[arg-type]
         try:
@@ -324,7 +329,7 @@ class Judge:
         retry_prompt = load_prompt("repair").render(prompt=prompt, reply=reply.text, error=str(error),
                                                     format=fmt.instructions)
         try:
-            second = await self.complete(retry_prompt, schema=schema, params=params)
+            second = await self.complete(retry_prompt, schema=schema, params=params, whole=True)
         except ModelCallError as exc:
             return Answer(Unscored(reason=f"{_cause(error)} reply ({error}); repair call failed: {exc}",
                                    cause=_cause(error), raw=reply.text), reply.text)

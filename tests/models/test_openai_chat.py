@@ -50,8 +50,8 @@ def _tokens(text: str) -> int:  # the fake's count
 
 class TestOpenAIChatModel(ChatModelContract):
     """Temperature, max tokens and seed reach the server; its usage is passed on unchanged. A reply
-    cut at ``max_tokens`` is an error, not a reply (tested below), so the contract's budget check is
-    left out."""
+    cut at ``max_tokens`` is a TruncatedReplyError carrying the capped text (the judge reads it as a
+    generation, never as a verdict: tested below), so the contract's budget check is left out."""
 
     passed_params = frozenset({"temperature", "max_tokens", "seed"})
     reported_usage = TokenUsage(prompt_tokens=_tokens(PROMPT), completion_tokens=_tokens(short_reply(PROMPT)))
@@ -233,6 +233,22 @@ async def test_a_reply_cut_by_the_budget_is_unscored_truncated_never_parsed(fake
     assert judge.usage.failed == 1 and judge.usage.attempts == 1  # not retried: the same cut again
     whole = await VragGrader(Judge(model, params=GenerationParams(max_tokens=100))).aevaluate(_samples(1)[0])
     assert isinstance(whole, VragGrade) and whole.score == 4
+
+
+async def test_a_generation_capped_by_its_budget_is_the_capped_answer_and_cached(fake: FakeOpenAI,
+                                                                                  tmp_path) -> None:
+    fake.reply = lambda prompt: "Paris is the capital of France and its largest city by far"
+    store = RunStore(tmp_path / "runs.sqlite")
+    generator = Judge(OpenAIChatModel("gpt-4o-mini", api_key="sk-k", base_url=fake.base_url),
+                      store=store).with_params(max_tokens=4)
+    reply = await generator.complete("Answer: what is the capital of France?")
+    assert reply.text == "Paris is the capital of France and its largest city by far"[:16]
+    assert generator.usage.calls == 1 and generator.usage.failed == 0
+    again = await generator.complete("Answer: what is the capital of France?")
+    assert again.text == reply.text and generator.usage.cached == 1 and len(fake.chat_requests) == 1
+    # the same cut is still never read as a verdict
+    with pytest.raises(TruncatedReplyError):
+        await generator.complete("Grade this.", whole=True)
 
 
 async def test_usage_is_the_servers_or_estimated_when_it_reports_none(fake: FakeOpenAI) -> None:
