@@ -33,19 +33,20 @@ import math
 from array import array
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import islice
 from typing import NamedTuple
 
 import numpy as np
 
 from .analysis import LENGTH_TABLE, encode_lengths
-from .maxscore import top_k_essential
+from .maxscore import kth_bound, top_k_essential
 
 __all__ = ["K1", "B", "BM25Index", "Postings", "Segment", "Vocabulary", "invert", "top_k"]
 
 K1 = np.float32(1.2)
 B = np.float32(0.75)
+_SAMPLE = 4096  # postings a term's k-th best score is taken from, at most about
 _BLOCK = 4096  # documents inverted at once: the block's token strings and sort keys stay tens of MB
 
 
@@ -261,6 +262,8 @@ class BM25Index:
     norm_cache: np.ndarray
     weights: np.ndarray  # float32 per posting
     maxima: np.ndarray   # float32 per term: its largest posting score (0 without postings)
+    # (term id, k) -> the term's k-th largest posting score, filled as queries ask
+    _kth: dict[tuple[int, int], float] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def size(self) -> int:
@@ -344,10 +347,22 @@ class BM25Index:
             at = self.postings.indptr
             found = top_k_essential(self.postings.docs, self.weights,
                                     [(int(at[t]), int(at[t + 1]), float(self.maxima[t])) for t, _ in terms],
-                                    k, self.size)
+                                    k, self.size, lambda i: self._kth_best(terms[i][0], k))
             if found is not None:
                 return found
         return top_k(self.scores(tokens), k)
+
+    def _kth_best(self, term_id: int, k: int) -> float:
+        """A score that at least ``k`` of the term's postings reach (the term has ``k`` or more),
+        from evenly spaced postings where the term has many (see :func:`.maxscore.kth_bound`).
+        Kept: common terms recur from query to query."""
+        key = (term_id, k)
+        found = self._kth.get(key)
+        if found is None:
+            start, end = int(self.postings.indptr[term_id]), int(self.postings.indptr[term_id + 1])
+            part = self.weights[start:end:max(1, (end - start) // max(_SAMPLE, k))]
+            found = self._kth[key] = float(kth_bound(part, k))
+        return found
 
 
 def top_k(acc: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
