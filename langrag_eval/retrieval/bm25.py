@@ -330,7 +330,10 @@ class BM25Index:
 
     def scores(self, tokens: Sequence[str]) -> np.ndarray:
         """Score of every row (float64 array, 0 where no query term occurs)."""
-        terms = self._terms(tokens)
+        return self._sums(self._terms(tokens))
+
+    def _sums(self, terms: list[tuple[int, int]]) -> np.ndarray:
+        """:meth:`scores` of a query given as its ``(term id, count)`` pairs (see :meth:`_terms`)."""
         if not terms:
             return np.zeros(self.size, dtype=np.float64)
         p = self.postings
@@ -350,7 +353,7 @@ class BM25Index:
                                     k, self.size, lambda i: self._kth_best(terms[i][0], k))
             if found is not None:
                 return found
-        return top_k(self.scores(tokens), k)
+        return top_k(self._sums(terms), k)
 
     def _kth_best(self, term_id: int, k: int) -> float:
         """A score that at least ``k`` of the term's postings reach (the term has ``k`` or more),

@@ -33,6 +33,7 @@ __all__ = ["kth_bound", "top_k_essential"]
 
 _SLACK = 2.0 ** -40   # relative margin on bounds mixing double sums taken in different orders
 _SMALL = 0.15         # below this many postings per row, the full sum is the quicker
+_FEW = 64             # rows few enough to look up in every term without narrowing them first
 _LOOKUP = 16          # a row looked up in postings (or the reverse) costs as much as summing this many
 
 
@@ -119,28 +120,30 @@ def top_k_essential(docs: np.ndarray, weights: np.ndarray, terms: Sequence[tuple
         # or every look-up below would convert the looked-up postings to int64 first.
         rows = (partial > 0.0).nonzero()[0].astype(docs.dtype)
         low = partial[rows]
-    # What k rows reach for sure: the full sums of the rows with the best partial sums (few rows,
-    # so few look-ups), hence far above the partial sums' own k-th best where the others add much.
-    reached = _reached(low, k)
+    reached = _reached(low, k)   # what k rows reach for sure
     # The other terms, best first: a row whose partial sum plus the others' largest scores stays
-    # below what k rows already reach is dropped before the next term is looked up.
+    # below what k rows already reach is dropped before the next term is looked up (a few rows
+    # are looked up sooner than narrowed).
     for n, i in enumerate(others):
-        if n:
-            reached = max(reached, _reached(low, k))
-        rest = sum(terms[r][2] for r in others[n:])
-        keep = (((low + rest) * (1.0 + _SLACK)).astype(np.float32) >= reached).nonzero()[0]
-        if keep.shape[0] < rows.shape[0]:
-            rows, low = rows[keep], low[keep]
-            known = {t: part[keep] for t, part in known.items()}
+        if n == 0 or rows.shape[0] > _FEW:
+            if n:
+                reached = max(reached, _reached(low, k))
+            rest = sum(terms[r][2] for r in others[n:])
+            keep = (((low + rest) * (1.0 + _SLACK)).astype(np.float32) >= reached).nonzero()[0]
+            if keep.shape[0] < rows.shape[0]:
+                rows, low = rows[keep], low[keep]
+                known = {t: part[keep] for t, part in known.items()}
         start, end, _ = terms[i]
         known[i] = _at(docs[start:end], weights[start:end], rows, size)
         low += known[i]
-    reached = max(reached, _reached(low, k))
-    keep = ((low * (1.0 + _SLACK)).astype(np.float32) >= reached).nonzero()[0]
-    rows = rows[keep]
+    if rows.shape[0] > _FEW:
+        reached = max(reached, _reached(low, k))
+        keep = ((low * (1.0 + _SLACK)).astype(np.float32) >= reached).nonzero()[0]
+        rows = rows[keep]
+        known = {t: part[keep] for t, part in known.items()}
     sums = np.zeros(rows.shape[0])
     for i, (start, end, _) in enumerate(terms):   # query order, in double, as the full sum (a miss adds 0)
-        sums += known[i][keep] if i in known else _at(docs[start:end], weights[start:end], rows, size)
+        sums += known[i] if i in known else _at(docs[start:end], weights[start:end], rows, size)
     scores = sums.astype(np.float32)
     order = np.lexsort((rows, -scores))[:k]
     return rows[order].astype(np.int64), scores[order]
