@@ -46,7 +46,7 @@ __all__ = ["K1", "B", "BM25Index", "Postings", "Segment", "Vocabulary", "invert"
 
 K1 = np.float32(1.2)
 B = np.float32(0.75)
-_SAMPLE = 4096  # postings a term's k-th best score is taken from, at most about
+_SAMPLE = 4096  # about the most postings of a term its bound on the k-th best score reads
 _BLOCK = 4096  # documents inverted at once: the block's token strings and sort keys stay tens of MB
 
 
@@ -262,7 +262,7 @@ class BM25Index:
     norm_cache: np.ndarray
     weights: np.ndarray  # float32 per posting
     maxima: np.ndarray   # float32 per term: its largest posting score (0 without postings)
-    # (term id, k) -> the term's k-th largest posting score, filled as queries ask
+    # (term id, k) -> a score k of the term's postings reach (see _kth_best), filled as queries ask
     _kth: dict[tuple[int, int], float] = field(default_factory=dict, repr=False, compare=False)
 
     @property
