@@ -33,19 +33,20 @@ import math
 from array import array
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import islice
 from typing import NamedTuple
 
 import numpy as np
 
 from .analysis import LENGTH_TABLE, encode_lengths
-from .maxscore import top_k_essential
+from .maxscore import kth_bound, top_k_essential
 
 __all__ = ["K1", "B", "BM25Index", "Postings", "Segment", "Vocabulary", "invert", "top_k"]
 
 K1 = np.float32(1.2)
 B = np.float32(0.75)
+_SAMPLE = 4096  # about the most postings of a term its bound on the k-th best score reads
 _BLOCK = 4096  # documents inverted at once: the block's token strings and sort keys stay tens of MB
 
 
@@ -261,6 +262,8 @@ class BM25Index:
     norm_cache: np.ndarray
     weights: np.ndarray  # float32 per posting
     maxima: np.ndarray   # float32 per term: its largest posting score (0 without postings)
+    # (term id, k) -> a score k of the term's postings reach (see _kth_best), filled as queries ask
+    _kth: dict[tuple[int, int], float] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def size(self) -> int:
@@ -327,7 +330,10 @@ class BM25Index:
 
     def scores(self, tokens: Sequence[str]) -> np.ndarray:
         """Score of every row (float64 array, 0 where no query term occurs)."""
-        terms = self._terms(tokens)
+        return self._sums(self._terms(tokens))
+
+    def _sums(self, terms: list[tuple[int, int]]) -> np.ndarray:
+        """:meth:`scores` of a query given as its ``(term id, count)`` pairs (see :meth:`_terms`)."""
         if not terms:
             return np.zeros(self.size, dtype=np.float64)
         p = self.postings
@@ -344,10 +350,22 @@ class BM25Index:
             at = self.postings.indptr
             found = top_k_essential(self.postings.docs, self.weights,
                                     [(int(at[t]), int(at[t + 1]), float(self.maxima[t])) for t, _ in terms],
-                                    k, self.size)
+                                    k, self.size, lambda i: self._kth_best(terms[i][0], k))
             if found is not None:
                 return found
-        return top_k(self.scores(tokens), k)
+        return top_k(self._sums(terms), k)
+
+    def _kth_best(self, term_id: int, k: int) -> float:
+        """A score that at least ``k`` of the term's postings reach (the term has ``k`` or more),
+        from evenly spaced postings where the term has many (see :func:`.maxscore.kth_bound`).
+        Kept: common terms recur from query to query."""
+        key = (term_id, k)
+        found = self._kth.get(key)
+        if found is None:
+            start, end = int(self.postings.indptr[term_id]), int(self.postings.indptr[term_id + 1])
+            part = self.weights[start:end:max(1, (end - start) // max(_SAMPLE, k))]
+            found = self._kth[key] = float(kth_bound(part, k))
+        return found
 
 
 def top_k(acc: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
