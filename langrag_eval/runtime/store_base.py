@@ -88,6 +88,7 @@ class StoreBase:
     def _start(self) -> None:
         self._leases: set[str] = set()
         self._lost: set[str] = set()
+        self._until: dict[str, float] = {}  # run -> when the lease this process last wrote expires
         self._counts: dict[str, Any] = {}
         ref = weakref.ref(self)
         self._keeper = LeaseKeeper(lambda: (ref() or _Gone()).renew_leases(), ttl=self.lease_ttl)
@@ -197,6 +198,7 @@ class StoreBase:
         row = self._rows("SELECT owner, pid, host, expires FROM leases WHERE run_id=?", (run_id,))[0]
         if row[0] != owner_id():
             return {"owner": row[0], "pid": row[1], "host": row[2], "expires": row[3]}
+        self._until[run_id] = now + self.lease_ttl
         self._leases.add(run_id)
         self._keeper.start()
         return None
@@ -208,12 +210,13 @@ class StoreBase:
     def _renew(self, run_id: str) -> bool:
         """A conditional write on the lease: it extends the lease only while this process still
         owns it. A lease found taken over is marked lost, never taken back."""
-        changed = self._exec("UPDATE leases SET expires=? WHERE run_id=? AND owner=?",
-                             (time.time() + self.lease_ttl, run_id, owner_id()))
+        until = time.time() + self.lease_ttl
+        changed = self._exec("UPDATE leases SET expires=? WHERE run_id=? AND owner=?", (until, run_id, owner_id()))
         if _count(changed) == 0:
             self._leases.discard(run_id)
             self._lost.add(run_id)
             return False
+        self._until[run_id] = until
         return True
 
     def check_lease(self, run_id: str | None) -> None:
@@ -222,6 +225,10 @@ class StoreBase:
         paid model call and fenced into every write of a judgment, so a paused holder finds out
         before it pays or writes again. A run this process never leased passes."""
         if run_id is None or (run_id not in self._leases and run_id not in self._lost):
+            return
+        # No other process takes a lease before it expires: while more than two thirds of the one
+        # this process wrote are left, it is still this process's, and the store is not read.
+        if run_id in self._leases and time.time() < self._until.get(run_id, 0.0) - 2 * self.lease_ttl / 3:
             return
         if run_id in self._leases:
             rows = self._rows("SELECT owner, expires FROM leases WHERE run_id=?", (run_id,))
