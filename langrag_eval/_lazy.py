@@ -20,6 +20,12 @@ def lazy_getattr(package: str, names: Mapping[str, str], namespace: dict[str, An
     def __getattr__(name: str) -> Any:
         if name not in names:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = namespace[name] = getattr(import_module(names[name], package), name)
+        module = import_module(names[name], package)
+        # Importing a submodule binds its name in the package: where the submodule is named like one
+        # of the names it defines (testing.overlap defines overlap), the name is bound back to it.
+        for other, where in names.items():
+            if where == names[name] and namespace.get(other) is module:
+                namespace[other] = getattr(module, other)
+        value = namespace[name] = getattr(module, name)
         return value
     return __getattr__

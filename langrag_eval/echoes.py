@@ -36,10 +36,10 @@ import re
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any, Callable, Iterable, Iterator, NamedTuple, Sequence
 
-from .delimiters import fold
+from .delimiters import _FOLD, fold
 from .errors import AmbiguousVerdictError, JudgeOutputError
 
 __all__ = ["ECHO_MIN", "Untrusted", "untrusted_strings", "reading", "current_reading", "echo_spans",
@@ -103,7 +103,7 @@ class Untrusted:
 
     @cached_property
     def _views(self) -> list[str]:
-        return [_WS.sub(" ", fold(t)) for t in self.texts]
+        return [_text_view(t) for t in self.texts]
 
     @cached_property
     def _haystack(self) -> str:
@@ -185,9 +185,19 @@ def reading(untrusted: Untrusted | Sequence[str] | None, *, delimiters: bool = T
         _READING.reset(token)
 
 
+@lru_cache(maxsize=1024)
+def _text_view(text: str) -> str:
+    # an untrusted text's view: the texts every prompt of a task shares (a rubric) are folded once
+    return _WS.sub(" ", fold(text))
+
+
 def _view(text: str) -> tuple[str, list[int], list[int]]:
     """The folded, white-space-collapsed view of ``text`` with, per view character, the span of
     original characters it stands for."""
+    if _plain(text):
+        if _WS_PAIR.search(text) is None:  # one view character per character
+            return _WS.sub(" ", fold(text)), list(range(len(text))), list(range(1, len(text) + 1))
+        return _plain_view(text)
     chars: list[str] = []
     starts: list[int] = []
     ends: list[int] = []
@@ -203,6 +213,49 @@ def _view(text: str) -> tuple[str, list[int], list[int]]:
             chars.append(c)
             starts.append(i)
             ends.append(i + 1)
+    return "".join(chars), starts, ends
+
+
+# Characters that fold to one character, white space to white space and the others to no white
+# space: grown as replies are read (the characters of :data:`~langrag_eval.delimiters._FOLD`).
+_PLAIN: set[str] = set()
+_WS_PAIR = re.compile(r"\s\s")
+
+
+def _plain(text: str) -> bool:
+    """Whether every character of ``text`` is one of :data:`_PLAIN` (most replies)."""
+    chars = set(text)
+    if chars <= _PLAIN:
+        return True
+    for c in chars - _PLAIN:
+        f = _FOLD[ord(c)]
+        if len(f) != 1 or f.isspace() != c.isspace():
+            return False
+        _PLAIN.add(c)
+    return True
+
+
+def _plain_view(text: str) -> tuple[str, list[int], list[int]]:
+    """:func:`_view` of a :func:`_plain` text: a run of white space stands for one space, every other
+    character for its folded self, so the view is built a stretch at a time, not a character."""
+    chars: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    pos = 0
+    for m in _WS.finditer(text):
+        a, b = m.span()
+        if a > pos:
+            chars.append(fold(text[pos:a]))
+            starts.extend(range(pos, a))
+            ends.extend(range(pos + 1, a + 1))
+        chars.append(" ")
+        starts.append(a)
+        ends.append(b)
+        pos = b
+    if pos < len(text):
+        chars.append(fold(text[pos:]))
+        starts.extend(range(pos, len(text)))
+        ends.extend(range(pos + 1, len(text) + 1))
     return "".join(chars), starts, ends
 
 

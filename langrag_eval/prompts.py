@@ -166,12 +166,18 @@ def _parse(cls: type[PromptTemplate], text: str, source: str) -> PromptTemplate:
 
 def _neutralise(value: Any, tags: frozenset[str]) -> Any:
     if isinstance(value, str):
-        return neutralise_tags(value, tags) if tags else value
+        return _neutral_text(value, tags) if tags else value
     if isinstance(value, dict):
         return {k: _neutralise(v, tags) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_neutralise(v, tags) for v in value]
     return value
+
+
+@lru_cache(maxsize=1024)
+def _neutral_text(value: str, tags: frozenset[str]) -> str:
+    # the values every prompt of a task shares (a rubric, few-shot examples) are neutralised once
+    return neutralise_tags(value, tags)
 
 
 @lru_cache(maxsize=256)

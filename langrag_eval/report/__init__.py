@@ -1,5 +1,15 @@
-"""The self-contained HTML report of a run (``langrag-eval report RUN``)."""
+"""The self-contained HTML report of a run (``langrag-eval report RUN``).
 
-from .build import SECTIONS, build_report, write_report
+The builder is imported on first use: a command that only stores its items for the report
+(:mod:`langrag_eval.report.items`) does not load the report's statistics."""
+
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_getattr
+
+if TYPE_CHECKING:
+    from .build import SECTIONS, build_report, write_report
 
 __all__ = ["build_report", "write_report", "SECTIONS"]
+
+__getattr__ = lazy_getattr(__name__, {name: ".build" for name in __all__}, globals())

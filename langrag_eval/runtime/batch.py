@@ -136,12 +136,22 @@ async def run_batch(items: Sequence[X], evaluate: Callable[[X], Awaitable[R | Un
     evaluate = guarded(evaluate)
     resumable = store is not None and run_id is not None
     counts = BatchCounts()
+    # The stored judgments of the batch's items, read in a few queries instead of one per item; only
+    # when the keys are unique (with a key repeated, its second item may reuse the first's judgment
+    # made during the batch) and one writer holds the run (a cooperative store judges below).
+    known: dict[str, tuple[Any, str | None]] | None = None
+    if resumable and not getattr(store, "cooperative", False):
+        keys = [key(item) for item in items]
+        if len(set(keys)) == len(keys):
+            known = store.judgment_records(run_id, task, keys)  # type: ignore[union-attr,arg-type]
+        del keys
 
     async def one(item: X) -> R | Unscored:
         item_key = key(item)
         digest = content_hash(fingerprint(item) if fingerprint is not None else item) if resumable else None
         if resumable:
-            record = store.get_judgment_record(run_id, item_key, task)  # type: ignore[union-attr,arg-type]
+            record = (known.get(item_key) if known is not None else
+                      store.get_judgment_record(run_id, item_key, task))  # type: ignore[union-attr,arg-type]
             if record is not None:
                 done, stored = record
                 if stored != digest:
@@ -152,9 +162,9 @@ async def run_batch(items: Sequence[X], evaluate: Callable[[X], Awaitable[R | Un
                     return codec.validate_python(done)
         result = await evaluate(item)
         counts.judged += 1
-        if resumable:
-            store.put_judgment(run_id, item_key, task, payload(result),  # type: ignore[union-attr,arg-type]
-                               scored=not isinstance(result, Unscored), fingerprint=digest)
+        if resumable:  # committed before this worker takes its next item
+            await store.aput_judgment(run_id, item_key, task, payload(result),  # type: ignore[union-attr,arg-type]
+                                      scored=not isinstance(result, Unscored), fingerprint=digest)
         return result
 
     if resumable and getattr(store, "cooperative", False):

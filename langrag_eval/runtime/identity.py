@@ -26,6 +26,11 @@ __all__ = ["content_hash", "file_digest", "canonical"]
 
 def canonical(obj: Any) -> Any:
     """Plain JSON data for ``obj``: pydantic models, dataclasses, tuples, sets and mappings."""
+    kind = type(obj)
+    if kind in _PLAIN:  # the leaves of a model's dump, looked at first: nothing else to ask of them
+        return obj
+    if kind is dict:
+        return {str(k): canonical(v) for k, v in obj.items()}
     if hasattr(obj, "model_dump") and callable(obj.model_dump):
         return canonical(obj.model_dump(mode="json"))
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
@@ -46,6 +51,7 @@ def canonical(obj: Any) -> Any:
 
 
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+_PLAIN = frozenset({str, int, bool, type(None)})
 
 
 def content_hash(obj: Any) -> str:

@@ -1,10 +1,13 @@
 """The run store: one SQLite file holding runs, judgments, model calls, the reply cache and artifacts.
 
-Every finished judgment is committed as it arrives (WAL journal), together with every model reply
-and call-log row written before it, so a run killed with ``kill -9`` and started again with the same
-arguments resumes: finished judgments are read back, and their replies come from the cache, not the
-model. Replies and call-log rows on their own are committed in groups, at most ``commit_interval``
-seconds after they are written (a commit costs far more than an insert, and there are two per call).
+Every finished judgment is committed before its batch goes on (WAL journal), together with every
+model reply and call-log row written before it, so a run killed with ``kill -9`` and started again
+with the same arguments resumes: finished judgments are read back, and their replies come from the
+cache, not the model. A batch on an event loop commits the judgments its items finished in one step
+of the loop together (:meth:`RunStore.aput_judgment`), each item's worker waiting for that commit
+before it takes its next item: a kill still loses at most the items in flight. Replies and call-log
+rows on their own are committed in groups, at most ``commit_interval`` seconds after they are
+written (a commit costs far more than an insert, and there are two per call).
 
 >>> store = RunStore(":memory:")
 >>> run = store.open_run("grade", {"file": "qa.csv"})
@@ -15,9 +18,11 @@ seconds after they are written (a commit costs far more than an insert, and ther
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sqlite3
 import threading
+import time
 import weakref
 from pathlib import Path
 from typing import Any
@@ -26,7 +31,7 @@ from urllib.parse import quote
 from ..errors import ConfigError
 from .lease import DEFAULT_TTL, LeaseKeeper, owner_id
 from .schema import check_openable, check_readable, prepare
-from .store_base import RunBusyError, StaleRunError, StoreBase, run_id_for
+from .store_base import _PUT_JUDGMENT, RunBusyError, StaleRunError, StoreBase, _stored, run_id_for
 
 __all__ = ["RunStore", "open_store", "run_id_for", "DEFAULT_STORE", "RunBusyError", "StaleRunError"]
 
@@ -44,12 +49,14 @@ class RunStore(StoreBase):
         self.lease_ttl = lease_ttl
         self._db = _connect(self.path, read_only)
         self._lock = threading.Lock()
-        self._timer_pending = [False]  # shared with the timer thread, which must not hold the store
+        self._committer = _Committer(self._db, self._lock, commit_interval)  # must not hold the store
+        # per event loop, the judgments written in its current step, waiting for its end's commit
+        self._step: dict[asyncio.AbstractEventLoop, list[asyncio.Future[None]]] = {}
         self._start()
         # Pending grouped writes are committed, and leases given back, on close, on garbage
         # collection and at exit.
         self._finalizer = weakref.finalize(self, _shutdown, self._db, self._lock, self._leases,
-                                           self._keeper)
+                                           self._keeper, self._committer)
 
     def close(self) -> None:
         self._finalizer()
@@ -66,6 +73,45 @@ class RunStore(StoreBase):
                 self._db.commit()
             return cursor
 
+    async def aput_judgment(self, run_id: str, item: str, task: str, result: Any, *, scored: bool,
+                            fingerprint: str | None = None) -> None:
+        """:meth:`put_judgment`, committed at the end of the event loop's step together with every
+        judgment written in that step (a burst of judgments finished together, as a judge that
+        answers at once gives, costs one commit instead of one each); returns once committed."""
+        loop = asyncio.get_running_loop()
+        self._fenced(run_id, _PUT_JUDGMENT, (run_id, item, task, int(scored), _stored(result), time.time(),
+                                             fingerprint), write=self._exec_uncommitted)
+        done = loop.create_future()
+        with self._lock:
+            waiting = self._step.setdefault(loop, [])
+            waiting.append(done)
+            if len(waiting) == 1:
+                loop.call_soon(self._end_step, loop)
+        await done
+
+    def _exec_uncommitted(self, sql: str, args: tuple[Any, ...]) -> sqlite3.Cursor:
+        """A write left in the open transaction, for :meth:`_end_step` (or any earlier commit)."""
+        with self._lock, self._damage():
+            if not self._db.in_transaction:
+                self._db.execute("BEGIN")
+            return self._db.execute(sql, args)
+
+    def _end_step(self, loop: asyncio.AbstractEventLoop) -> None:
+        with self._lock:
+            waiting = self._step.pop(loop, [])
+            try:
+                with self._damage():
+                    if self._db.in_transaction:
+                        self._db.commit()
+            except Exception as exc:  # noqa: BLE001 - each waiting batch raises it
+                for done in waiting:
+                    if not done.done():
+                        done.set_exception(exc)
+                return
+        for done in waiting:
+            if not done.done():
+                done.set_result(None)
+
     def _damage(self) -> "_StoreErrors":
         return _StoreErrors(self.path)
 
@@ -74,15 +120,7 @@ class RunStore(StoreBase):
         with self._lock:
             if not self._db.in_transaction:
                 self._db.execute("BEGIN")
-            # One timer serves every write made before it fires. A timer per transaction started a
-            # thread for almost every judged item (each durable write ends the transaction), and
-            # each start held the event loop for about a millisecond.
-            if not self._timer_pending[0]:
-                self._timer_pending[0] = True
-                timer = threading.Timer(self.commit_interval, _commit_pending,
-                                        (self._db, self._lock, self._timer_pending))
-                timer.daemon = True
-                timer.start()
+            self._committer.request()
             with self._damage():
                 self._db.execute(sql, args)
 
@@ -90,14 +128,37 @@ class RunStore(StoreBase):
         with self._lock, self._damage():
             return self._db.execute(sql, args).fetchall()
 
-def _commit_pending(db: sqlite3.Connection, lock: threading.Lock, pending: list[bool]) -> None:
-    with lock:
-        pending[0] = False
-        try:
-            if db.in_transaction:
-                db.commit()
-        except sqlite3.ProgrammingError:  # closed already
-            pass
+class _Committer:
+    """Commits grouped writes ``interval`` seconds after the first of them, on one thread for the
+    store's life. (A timer per commit started a thread twenty times a second, and each start held
+    the event loop for about a millisecond on a busy machine.)"""
+
+    def __init__(self, db: sqlite3.Connection, lock: threading.Lock, interval: float) -> None:
+        self.db, self.lock, self.interval = db, lock, interval
+        self.wanted = threading.Event()
+        self.stopped = False
+        self.thread: threading.Thread | None = None
+
+    def request(self) -> None:
+        """A grouped write was made: commit it within ``interval`` seconds."""
+        if not self.wanted.is_set():
+            self.wanted.set()
+            if self.thread is None:
+                self.thread = threading.Thread(target=self._run, name="langrag-commit", daemon=True)
+                self.thread.start()
+
+    def stop(self) -> None:
+        self.stopped = True
+        self.wanted.set()
+
+    def _run(self) -> None:
+        while True:
+            self.wanted.wait()
+            if self.stopped:
+                return
+            time.sleep(self.interval)
+            self.wanted.clear()  # before the commit: a write made after it asks again
+            _commit(self.db, self.lock)
 
 
 def _commit(db: sqlite3.Connection, lock: threading.Lock) -> None:
@@ -109,8 +170,10 @@ def _commit(db: sqlite3.Connection, lock: threading.Lock) -> None:
             pass
 
 
-def _shutdown(db: sqlite3.Connection, lock: threading.Lock, leases: set[str], keeper: LeaseKeeper) -> None:
+def _shutdown(db: sqlite3.Connection, lock: threading.Lock, leases: set[str], keeper: LeaseKeeper,
+              committer: _Committer) -> None:
     keeper.stop()
+    committer.stop()
     with lock:
         try:
             for run_id in list(leases):

@@ -42,6 +42,14 @@ class StaleRunError(ConfigError):
     """A named run was made from other inputs than the ones given now."""
 
 
+_PUT_JUDGMENT = ("INSERT INTO judgments (run_id, item, task, scored, result, created, fingerprint) "
+                 "SELECT ?,?,?,?,?,?,? WHERE {fence} ON CONFLICT (run_id, item, task) DO UPDATE SET "
+                 "scored=excluded.scored, result=excluded.result, created=excluded.created, "
+                 "fingerprint=excluded.fingerprint")
+# Items named in one look-up (SQLite before 3.32 takes at most 999 parameters a statement).
+_IN_LIST = 500
+
+
 def run_id_for(kind: str, config: dict[str, Any]) -> str:
     """The deterministic id of a run: the same command with the same settings resumes the same run."""
     digest = hashlib.sha256(json.dumps({"kind": kind, **config}, sort_keys=True,
@@ -80,6 +88,7 @@ class StoreBase:
     def _start(self) -> None:
         self._leases: set[str] = set()
         self._lost: set[str] = set()
+        self._until: dict[str, float] = {}  # run -> when the lease this process last wrote expires
         self._counts: dict[str, Any] = {}
         ref = weakref.ref(self)
         self._keeper = LeaseKeeper(lambda: (ref() or _Gone()).renew_leases(), ttl=self.lease_ttl)
@@ -189,6 +198,7 @@ class StoreBase:
         row = self._rows("SELECT owner, pid, host, expires FROM leases WHERE run_id=?", (run_id,))[0]
         if row[0] != owner_id():
             return {"owner": row[0], "pid": row[1], "host": row[2], "expires": row[3]}
+        self._until[run_id] = now + self.lease_ttl
         self._leases.add(run_id)
         self._keeper.start()
         return None
@@ -200,12 +210,13 @@ class StoreBase:
     def _renew(self, run_id: str) -> bool:
         """A conditional write on the lease: it extends the lease only while this process still
         owns it. A lease found taken over is marked lost, never taken back."""
-        changed = self._exec("UPDATE leases SET expires=? WHERE run_id=? AND owner=?",
-                             (time.time() + self.lease_ttl, run_id, owner_id()))
+        until = time.time() + self.lease_ttl
+        changed = self._exec("UPDATE leases SET expires=? WHERE run_id=? AND owner=?", (until, run_id, owner_id()))
         if _count(changed) == 0:
             self._leases.discard(run_id)
             self._lost.add(run_id)
             return False
+        self._until[run_id] = until
         return True
 
     def check_lease(self, run_id: str | None) -> None:
@@ -214,6 +225,10 @@ class StoreBase:
         paid model call and fenced into every write of a judgment, so a paused holder finds out
         before it pays or writes again. A run this process never leased passes."""
         if run_id is None or (run_id not in self._leases and run_id not in self._lost):
+            return
+        # No other process takes a lease before it expires: while more than two thirds of the one
+        # this process wrote are left, it is still this process's, and the store is not read.
+        if run_id in self._leases and time.time() < self._until.get(run_id, 0.0) - 2 * self.lease_ttl / 3:
             return
         if run_id in self._leases:
             rows = self._rows("SELECT owner, expires FROM leases WHERE run_id=?", (run_id,))
@@ -231,16 +246,18 @@ class StoreBase:
                 "it stopped without paying for or writing anything more (the other process finishes "
                 "the run; run the command again to see it)")
 
-    def _fenced(self, run_id: str, sql: str, args: tuple[Any, ...]) -> None:
+    def _fenced(self, run_id: str, sql: str, args: tuple[Any, ...],
+                write: Callable[[str, tuple[Any, ...]], Any] | None = None) -> None:
         """A write to a run's rows that lands only while this process owns the run's lease, when it
         took one (``{fence}`` in ``sql`` is that condition): checked by the database in the same
-        statement, so a holder paused past its lease cannot write over its successor's work."""
+        statement, so a holder paused past its lease cannot write over its successor's work.
+        ``write``: how the statement is run (default :meth:`_exec`, committed at once)."""
         if run_id in self._lost:
             raise LeaseLostError(self._lost_message(run_id))
         leased = run_id in self._leases
         fence, extra = (("EXISTS (SELECT 1 FROM leases WHERE run_id=? AND owner=?)", (run_id, owner_id()))
                         if leased else ("1=1", ()))
-        if _count(self._exec(sql.format(fence=fence), (*args, *extra))) == 0 and leased:
+        if _count((write or self._exec)(sql.format(fence=fence), (*args, *extra))) == 0 and leased:
             self._leases.discard(run_id)
             self._lost.add(run_id)
             raise LeaseLostError(self._lost_message(run_id))
@@ -298,16 +315,30 @@ class StoreBase:
             return None
         return self._json(rows[0][0], f"run {run_id}'s judgment {item!r} ({task})"), rows[0][1]
 
+    def judgment_records(self, run_id: str, task: str, items: list[str]) -> dict[str, tuple[Any, str | None]]:
+        """:meth:`get_judgment_record` of many items in a few reads: ``{item: (result, fingerprint)}``
+        of those stored."""
+        out = {}
+        for i in range(0, len(items), _IN_LIST):
+            part = items[i:i + _IN_LIST]
+            for item, result, fingerprint in self._rows(
+                    f"SELECT item, result, fingerprint FROM judgments WHERE run_id=? AND task=? "
+                    f"AND item IN ({','.join('?' * len(part))})", (run_id, task, *part)):
+                out[item] = (self._json(result, f"run {run_id}'s judgment {item!r} ({task})"), fingerprint)
+        return out
+
     def put_judgment(self, run_id: str, item: str, task: str, result: Any, *, scored: bool,
                      fingerprint: str | None = None, claim: str | None = None) -> None:
         """Store a result; ``claim`` (cooperative stores) is the item's claim, marked done with it.
         On a run this process leased, the write is fenced on the lease: refused (LeaseLostError)
         once another process has taken the run over."""
-        self._fenced(run_id, "INSERT INTO judgments (run_id, item, task, scored, result, created, fingerprint) "
-                     "SELECT ?,?,?,?,?,?,? WHERE {fence} ON CONFLICT (run_id, item, task) DO UPDATE SET "
-                     "scored=excluded.scored, result=excluded.result, created=excluded.created, "
-                     "fingerprint=excluded.fingerprint",
-                     (run_id, item, task, int(scored), _stored(result), time.time(), fingerprint))
+        self._fenced(run_id, _PUT_JUDGMENT, (run_id, item, task, int(scored), _stored(result), time.time(), fingerprint))
+
+    async def aput_judgment(self, run_id: str, item: str, task: str, result: Any, *, scored: bool,
+                            fingerprint: str | None = None) -> None:
+        """:meth:`put_judgment` from a batch on an event loop: returns once the judgment is
+        committed (a store may commit the judgments finished in one step of the loop together)."""
+        self.put_judgment(run_id, item, task, result, scored=scored, fingerprint=fingerprint)
 
     def task_index(self, run_id: str, task: str, items: Sequence[str] | None = None
                    ) -> dict[str, tuple[str | None, bool, str | None, float]]:

@@ -11,6 +11,7 @@
 
 >>> import asyncio
 >>> from langrag_eval.model import GenerationParams
+>>> from langrag_eval.testing import overlap_model
 >>> m = overlap_model()
 >>> asyncio.run(m.generate("<question>\\nPrice?\\n</question>\\n<label>\\n9 euros\\n</label>\\n"
 ...                        "<answer>\\n9 euros\\n</answer>", GenerationParams())).text[:12]
@@ -19,11 +20,24 @@
 1
 """
 
-from .contract import ChatModelContract, ProviderError
-from .overlap import overlap, overlap_model, overlap_reply, words
-from .regression import assert_no_regression
-from .scripted import MALFORMED, ScriptedModel, resolve
-from .thelma import ThelmaScript, blocks, synthetic_dataset
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_getattr
+
+if TYPE_CHECKING:
+    from .contract import ChatModelContract, ProviderError
+    from .overlap import overlap, overlap_model, overlap_reply, words
+    from .regression import assert_no_regression
+    from .scripted import MALFORMED, ScriptedModel, resolve
+    from .thelma import ThelmaScript, blocks, synthetic_dataset
+
+# Imported on first use: ``--judge scripted:FILE`` loads the scripted model alone, not the THELMA
+# scripts and their statistics.
+_LAZY = {".contract": ("ChatModelContract", "ProviderError"),
+         ".overlap": ("overlap", "overlap_model", "overlap_reply", "words"),
+         ".regression": ("assert_no_regression",),
+         ".scripted": ("MALFORMED", "ScriptedModel", "resolve"),
+         ".thelma": ("ThelmaScript", "blocks", "synthetic_dataset")}
 
 __all__ = [
     "MALFORMED",
@@ -40,3 +54,5 @@ __all__ = [
     "synthetic_dataset",
     "words",
 ]
+
+__getattr__ = lazy_getattr(__name__, {n: m for m, names in _LAZY.items() for n in names}, globals())

@@ -59,3 +59,31 @@ def test_help_of_a_command_still_comes_from_its_module(capsys: pytest.CaptureFix
         main(["grade", "--help"])
     assert exit_.value.code == 0
     assert "--human-cols" in capsys.readouterr().out
+
+
+def test_grade_with_a_scripted_judge_loads_no_statistics_report_builder_or_thelma(tmp_path) -> None:
+    # storing the items for the report and a scripted judge once loaded scipy.stats and numpy
+    data, judge = tmp_path / "qa.csv", tmp_path / "judge.json"
+    data.write_text("id,question,answer,label\nq1,Why?,Because.,Because\n", encoding="utf-8")
+    judge.write_text('{"": "Score: [[4]], Reason: [[Matches.]]"}', encoding="utf-8")
+    code = ("import sys\nfrom langrag_eval.cli import main\n"
+            f"code = main(['grade', {str(data)!r}, '--judge', 'scripted:' + {str(judge)!r}, "
+            f"'--store', {str(tmp_path / 'runs.sqlite')!r}, '--out', {str(tmp_path / 'out.jsonl')!r}])\n"
+            "print(code, ' '.join(sorted(sys.modules)))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    code_, modules = done.stdout.splitlines()[-1].split(" ", 1)
+    assert code_ == "0", done.stderr
+    loaded = set(modules.split())
+    assert not loaded & {"numpy", "scipy", "langrag_eval.report.build", "langrag_eval.thelma",
+                         "langrag_eval.tournament", "langrag_eval.audit"}, sorted(loaded)
+    assert (tmp_path / "out.jsonl").read_text(encoding="utf-8").count("\n") == 1
+
+
+def test_the_test_doubles_load_on_first_use_and_name_what_they_did() -> None:
+    # testing.overlap is a module and the function it defines: the name stays the function's
+    code = ("import sys, langrag_eval.testing as t\n"
+            "before = 'langrag_eval.testing.overlap' in sys.modules\n"
+            "t.overlap_model\n"
+            "print(before, callable(t.overlap) and t.overlap.__module__, t.ScriptedModel.__name__)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.stdout.split() == ["False", "langrag_eval.testing.overlap", "ScriptedModel"], done.stderr
