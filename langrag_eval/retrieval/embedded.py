@@ -255,7 +255,7 @@ class EmbeddedBackend:
                            vectors: Sequence[Sequence[float]] | np.ndarray | None = None, mode: Mode = "bm25",
                            k: int = 10, hybrid: HybridSettings | None = None) -> list[list[Document]]:
         """:meth:`asearch` for many queries at once (``texts[i]`` with ``vectors[i]``); the KNN part
-        scores the whole batch in one matrix product."""
+        scores the whole batch together, one pass over the vectors (see :mod:`.dense`)."""
         return self.search_many(texts=texts, vectors=vectors, mode=mode, k=k, hybrid=hybrid)
 
     def search_many(self, *, texts: Sequence[str] | None = None,

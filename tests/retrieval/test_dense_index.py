@@ -3,8 +3,10 @@ compaction, and one owned copy of the vectors (the caller's matrix is not kept).
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import weakref
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -14,6 +16,7 @@ from hypothesis.extra.numpy import arrays
 
 from langrag_eval.errors import RetrievalError
 from langrag_eval.retrieval import Chunk, EmbeddedBackend
+from langrag_eval.retrieval import dense
 from langrag_eval.retrieval.dense import DenseIndex
 
 SPACES = ["cosinesimil", "l2", "innerproduct"]
@@ -51,13 +54,26 @@ def test_exact_rankings_with_ties_go_to_the_lower_key(data, space, k) -> None:
         assert single_keys.tolist() == keys.tolist() and single_scores.tolist() == scores.tolist()
 
 
-@settings(max_examples=60, deadline=None)
-@given(seed=st.integers(0, 10 ** 6), n=st.integers(64, 900), d=st.integers(1, 4), k=st.integers(1, 12),
-       space=st.sampled_from(SPACES), drop=st.sampled_from([0.0, 0.1, 0.3]))
-def test_block_maxima_selection_equals_a_full_sort_when_many_rows_tie(seed, n, d, k, space, drop) -> None:
-    """Enough rows for the batched selection by block maxima (at least 32 (k + 1)), few distinct
-    small-integer vectors so many scores tie, some rows removed: the keys and scores are a full
-    sort's (score, then lower key), and the partition-based selection's."""
+@contextlib.contextmanager
+def _chunk_cells(cells: int | None) -> Iterator[None]:
+    """Score ``cells`` queries x columns at a time (None: the default) while the block is open."""
+    saved = dense._CHUNK_CELLS
+    dense._CHUNK_CELLS = cells or saved
+    try:
+        yield
+    finally:
+        dense._CHUNK_CELLS = saved
+
+
+@settings(max_examples=80, deadline=None)
+@given(seed=st.integers(0, 10 ** 6), n=st.integers(2, 900), d=st.integers(1, 4), k=st.integers(1, 40),
+       space=st.sampled_from(SPACES), drop=st.sampled_from([0.0, 0.1, 0.3]),
+       cells=st.sampled_from([None, 6, 60, 600]))
+def test_block_maxima_selection_equals_a_full_sort_when_many_rows_tie(seed, n, d, k, space, drop, cells) -> None:
+    """Few distinct small-integer vectors so many scores tie, some rows removed, the scores taken
+    in one chunk or in many (down to one column a chunk, so the running floors and the short last
+    blocks are used): the keys and scores are a full sort's of the same scores (score, then lower
+    key), and for integer arithmetic the formulas' too."""
     rng = np.random.default_rng(seed)
     vectors = rng.integers(-2, 3, size=(n, d)).astype(np.float32)
     vectors[~vectors.any(axis=1), 0] = 1.0   # cosinesimil takes no zero vector
@@ -67,11 +83,16 @@ def test_block_maxima_selection_equals_a_full_sort_when_many_rows_tie(seed, n, d
     removed = np.flatnonzero(rng.random(n) < drop)
     index.remove(removed)
     live = np.setdiff1d(np.arange(n), removed)
-    batch = index.search_many(queries, k)
-    reference = index._exact_sorted(index._queries(queries), index._raw(index._queries(queries)).T,
-                                    min(k, live.size))
-    for q, (keys, scores), (ref_keys, ref_scores) in zip(queries, batch, reference):
-        assert keys.tolist() == ref_keys.tolist() and scores.tolist() == ref_scores.tolist()
+    with _chunk_cells(cells):
+        batch = index.search_many(queries, k)
+        if live.size == 0:
+            assert all(len(keys) == 0 for keys, _ in batch)
+            return
+        full = np.concatenate([s.copy() for _, s in index._chunks(index._queries(queries))]).T
+    held = index._keys[:index.size]
+    for q, row, (keys, scores) in zip(queries, full, batch):
+        order = np.lexsort((held, -row))[:min(k, live.size)]   # dead rows score -inf: last
+        assert keys.tolist() == held[order].tolist() and scores.tolist() == row[order].tolist()
         if space != "cosinesimil":   # integer arithmetic: float32 is exact, ties are real ties
             expected = _reference(vectors[live], q, space)
             order = np.lexsort((live, -expected))[:k]
