@@ -66,6 +66,11 @@ class Limiter:
     N loops (a thread pool calling sync wrappers, ``asyncio.run`` per request) make N times the
     calls allowed. Records the peak it allowed.
 
+    ``slot(priority)``: a freed slot goes to the waiter of highest priority, first come first
+    served among equals. A call whose reply starts more calls (a decomposition, whose claims each
+    need a match) waits ahead of calls that start none, so the work behind it is queued early and
+    no slot idles while a run's last stage waits on its first.
+
     >>> import asyncio
     >>> limiter = Limiter(2)
     >>> async def call():
@@ -83,11 +88,12 @@ class Limiter:
         self.in_flight = 0
         self.peak = 0
         self._lock = threading.Lock()
-        self._waiters: collections.deque[_Waiter] = collections.deque()
+        # waiters by priority, each first come first served; the highest non-empty queue goes first
+        self._waiters: dict[int, collections.deque[_Waiter]] = {}
 
     @asynccontextmanager
-    async def slot(self) -> AsyncIterator[None]:
-        await self._acquire()
+    async def slot(self, priority: int = 0) -> AsyncIterator[None]:
+        await self._acquire(priority)
         try:
             yield
         finally:
@@ -97,19 +103,22 @@ class Limiter:
             # taken, and every moment before its request goes out is a moment it sits idle.
             await asyncio.sleep(0)
 
-    async def _acquire(self) -> None:
+    async def _acquire(self, priority: int) -> None:
         with self._lock:
             if self.in_flight < self.concurrency and not self._waiters:
                 self._take()
                 return
             waiter = _Waiter(asyncio.get_running_loop())
-            self._waiters.append(waiter)
+            self._waiters.setdefault(priority, collections.deque()).append(waiter)
         try:
             await waiter.future
         except asyncio.CancelledError:
             with self._lock:
                 if not waiter.granted:
-                    self._waiters.remove(waiter)
+                    queue = self._waiters[priority]
+                    queue.remove(waiter)
+                    if not queue:
+                        del self._waiters[priority]
                     raise
             self._release()  # the slot was handed over as the wait was cancelled: pass it on
             raise
@@ -127,7 +136,11 @@ class Limiter:
         with self._lock:
             self.in_flight -= 1
             while self._waiters:
-                waiter = self._waiters.popleft()
+                priority = max(self._waiters)
+                queue = self._waiters[priority]
+                waiter = queue.popleft()
+                if not queue:
+                    del self._waiters[priority]
                 if waiter.loop is here:
                     _wake(waiter.future)  # no thread hop: it runs on the loop's next turn
                 else:

@@ -156,7 +156,8 @@ class Judge:
     """A model wrapped with everything a judgment needs. Pass one to every evaluator.
 
     ``store`` persists the reply cache and a call log (and lets batches resume); without one the
-    cache lives in memory for the judge's lifetime.
+    cache lives in memory for the judge's lifetime. ``priority``: this judge's calls wait for a
+    slot ahead of those of lower priority (see :meth:`with_priority`).
     """
 
     model: ChatModel
@@ -169,6 +170,7 @@ class Judge:
     repair: bool = True
     seed: int = 0
     usage: UsageMeter = field(default_factory=UsageMeter)
+    priority: int = 0
 
     def __post_init__(self) -> None:
         self.limiter = Limiter(self.concurrency)
@@ -205,6 +207,15 @@ class Judge:
         clone = Judge.__new__(Judge)
         clone.__dict__.update(self.__dict__)
         clone.params = self.params.model_copy(update=updates)
+        return clone
+
+    def with_priority(self, priority: int) -> "Judge":
+        """The same judge (shared limiter, cache, meter and run) whose calls wait for a slot ahead
+        of calls of lower priority: a call whose reply starts more calls (a decomposition, whose
+        claims are matched next) goes first, so the calls behind it queue early."""
+        clone = Judge.__new__(Judge)
+        clone.__dict__.update(self.__dict__)
+        clone.priority = priority
         return clone
 
     async def complete(self, prompt: str, *, schema: dict[str, Any] | None = None,
@@ -262,7 +273,7 @@ class Judge:
                 self.store.check_lease(self.run_id)
             check_fence()
 
-        async with self.limiter.slot():
+        async with self.limiter.slot(self.priority):
             fence()
             trace = notify(observer, "started", prompt, self.model_id, params)
             try:

@@ -70,6 +70,11 @@ class Decomposer:
     judge: Judge
     prompts: Mapping[str, str | Path | PromptTemplate] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        # A decomposition's reply starts the sample's matches: it waits for a slot ahead of them,
+        # so the samples in flight decompose early and their matches keep every slot busy to the end.
+        self.judge = self.judge.with_priority(self.judge.priority + 1)
+
     async def aclaims(self, text: str) -> list[str] | Unscored:
         """D_text: the atomic claims of a response, or the facts of a source."""
         prompt = load_task_prompt("decompose_claims", self.prompts).render(text=text)

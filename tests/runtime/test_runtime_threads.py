@@ -16,7 +16,7 @@ from langrag_eval.grading import VragGrader
 from langrag_eval.runtime import Judge, Limiter, run_sync
 from langrag_eval.testing import ScriptedModel
 from langrag_eval import Sample
-from langrag_eval.thelma import Thelma
+from langrag_eval.thelma import Decomposer, Thelma
 from langrag_eval.types import Sample
 
 GRADES = {"<answer>\nParis": "Score: [[5]], Reason: [[Right.]]", "": "Score: [[2]], Reason: [[Wrong.]]"}
@@ -104,6 +104,67 @@ def test_cancelled_waiters_give_their_slot_back() -> None:
 
     assert asyncio.run(asyncio.wait_for(scenario(), 2)) == 1
     assert limiter.in_flight == 0
+
+
+@given(st.lists(st.tuples(st.integers(0, 2), st.booleans()), min_size=1, max_size=12))
+@settings(max_examples=40, deadline=None)
+def test_a_freed_slot_goes_to_the_highest_priority_first_come_among_equals(waiting) -> None:
+    # each waiter: its priority and whether it is cancelled before the slot is freed
+    limiter, order = Limiter(1), []
+
+    async def scenario() -> None:
+        async def hold(i: int, priority: int) -> None:
+            async with limiter.slot(priority):
+                order.append(i)
+                await asyncio.sleep(0)
+
+        gate = asyncio.Event()
+
+        async def holder() -> None:
+            async with limiter.slot():
+                await gate.wait()
+
+        first = asyncio.create_task(holder())
+        await asyncio.sleep(0)
+        tasks = []
+        for i, (priority, _) in enumerate(waiting):
+            tasks.append(asyncio.create_task(hold(i, priority)))
+            await asyncio.sleep(0)  # queued in this order
+        for task, (_, cancel) in zip(tasks, waiting):
+            if cancel:
+                task.cancel()
+        await asyncio.sleep(0)
+        gate.set()
+        await first
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    asyncio.run(asyncio.wait_for(scenario(), 2))
+    kept = [(i, p) for i, (p, cancel) in enumerate(waiting) if not cancel]
+    assert order == [i for i, _ in sorted(kept, key=lambda ip: (-ip[1], ip[0]))]
+    assert limiter.in_flight == 0 and not limiter._waiters
+
+
+def test_a_judge_with_priority_is_served_before_calls_queued_earlier() -> None:
+    # one slot held: a match queued first, then a decomposition through the Decomposer's judge
+    seen: list[str] = []
+
+    def reply(prompt: str) -> str:
+        seen.append(prompt.split()[0])
+        return "<output>\n- A.\n</output>" if "atomic claims" in prompt else "<output>1</output>"
+
+    judge = Judge(ScriptedModel(reply, latency=0.01), concurrency=1)
+
+    async def scenario() -> None:
+        first = asyncio.create_task(judge.complete("holder"))
+        await asyncio.sleep(0)
+        later = asyncio.create_task(judge.complete("match"))
+        await asyncio.sleep(0)
+        claims = await Decomposer(judge).aclaims("Ada was born in 1815.")
+        assert claims == ["A."]
+        await asyncio.gather(first, later)
+
+    asyncio.run(asyncio.wait_for(scenario(), 2))
+    assert seen[0] == "holder" and seen[2] == "match" and len(seen) == 3
 
 
 def test_a_cancelled_owner_leaves_the_waiter_to_make_the_call() -> None:
