@@ -126,7 +126,8 @@ class LlamaCppModel:
         names = short_names(schema, self._name_tokens)
         return capped(renamed(schema, names)), names
 
-    def _run(self, prompt: str, params: GenerationParams, schema: dict[str, Any] | None) -> Reply:
+    def _run(self, prompt: str, params: GenerationParams, schema: dict[str, Any] | None,
+             dropped: threading.Event | None = None) -> Reply:
         enforced, names = self.reply_schema(schema) if schema else (None, {})
         grammar = _grammar(json.dumps(enforced)) if enforced else None
         budget = params.max_tokens or self._default_budget(schema is not None)
@@ -135,12 +136,12 @@ class LlamaCppModel:
         # into the Label block).
         prompt = fit_prompt(prompt, self.count_tokens, self._llm.n_ctx() - budget - 8)
         tokens = self._tokens(prompt)
-        out = self._complete(tokens, budget, params, grammar)
+        out = self._complete(tokens, budget, params, grammar, dropped)
         room = self._llm.n_ctx() - len(tokens)
         if schema is not None and out["choices"][0]["finish_reason"] == "length" and not params.max_tokens \
                 and room > budget:
             budget = room  # the budget is raised, not the reply cut
-            out = self._complete(tokens, budget, params, grammar)
+            out = self._complete(tokens, budget, params, grammar, dropped)
         choice, usage = out["choices"][0], out.get("usage") or {}
         text = restore_keys(choice["text"], names) if names else choice["text"]
         if schema is not None:
@@ -156,8 +157,11 @@ class LlamaCppModel:
             return max(self.default_max_tokens, self._llm.n_ctx() // 4)
         return self.default_max_tokens
 
-    def _complete(self, tokens: list[int], budget: int, params: GenerationParams, grammar: Any) -> Any:
+    def _complete(self, tokens: list[int], budget: int, params: GenerationParams, grammar: Any,
+                  dropped: threading.Event | None = None) -> Any:
         with self._lock:
+            if dropped is not None and dropped.is_set():
+                raise _Dropped  # its caller gave up (a timeout) while it waited for the model
             if self._prefixes is not None:
                 self._prefixes.before(tokens)
             else:
@@ -165,7 +169,8 @@ class LlamaCppModel:
             try:
                 return self._llm.create_completion(
                     tokens, max_tokens=budget, temperature=params.temperature,
-                    seed=params.seed if params.seed is not None else self.seed, grammar=grammar)
+                    seed=params.seed if params.seed is not None else self.seed, grammar=grammar,
+                    stopping_criteria=None if dropped is None else _stop_when(dropped))
             finally:
                 if self._prefixes is not None:
                     self._prefixes.after(len(tokens))
@@ -193,7 +198,25 @@ class LlamaCppModel:
 
     async def generate(self, prompt: str, params: GenerationParams, *,
                        schema: dict[str, Any] | None = None) -> Reply:
-        return await asyncio.to_thread(self._run, prompt, params, schema)
+        # A call its caller gave up on (the retry policy's timeout, a cancelled run) stops at its
+        # next token, or before it starts: left to finish, it held the model for the retry and for
+        # every call queued behind it, and a slow machine never caught up.
+        dropped = threading.Event()
+        try:
+            return await asyncio.to_thread(self._run, prompt, params, schema, dropped)
+        except BaseException:
+            dropped.set()
+            raise
+
+
+def _stop_when(dropped: threading.Event) -> Any:
+    from llama_cpp import StoppingCriteriaList
+
+    return StoppingCriteriaList([lambda _ids, _logits: dropped.is_set()])
+
+
+class _Dropped(Exception):
+    """A call whose caller gave up before the model was free: nobody reads its reply."""
 
 
 # llama-cpp-python's JSON grammar lets a space follow every brace, colon and comma; a greedy small

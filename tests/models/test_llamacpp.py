@@ -253,3 +253,39 @@ def test_the_core_judges_are_registered_in_code_without_any_entry_point(monkeypa
         "langrag_eval.models.llamacpp", fromlist=["resolve"]).resolve
     assert models.judge_providers()["openai"].load() is __import__(
         "langrag_eval.models.openai_chat", fromlist=["resolve"]).resolve
+
+
+@needs_llama
+@pytest.mark.slow
+def test_a_call_its_caller_gave_up_on_stops_and_frees_the_model(local_default, monkeypatch) -> None:  # noqa: ANN001
+    """The retry policy's timeout gives up on a long generation: it stops at its next token instead
+    of writing its whole budget, and a call still waiting for the model never starts."""
+    from langrag_eval.model import GenerationParams
+
+    model = local_default.model
+    runs: list[dict] = []
+    complete = model._llm.create_completion
+
+    def spy(tokens, **kwargs):  # noqa: ANN001, ANN202
+        out = complete(tokens, **kwargs)
+        runs.append(out["usage"])
+        return out
+
+    monkeypatch.setattr(model._llm, "create_completion", spy)
+    story = GenerationParams(max_tokens=1500)
+
+    async def give_up() -> None:
+        long_calls = [asyncio.ensure_future(model.generate(f"Tell a long story about a cat named {name}.", story))
+                      for name in ("Tom", "Felix")]  # the second waits for the model
+        done, pending = await asyncio.wait(long_calls, timeout=0.5)
+        assert not done
+        for call in pending:
+            call.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+        reply = await model.generate("Say hi.", GenerationParams(max_tokens=4))
+        assert reply.text and reply.usage.completion_tokens <= 4
+
+    asyncio.run(give_up())
+    # the dropped story stopped early; the queued one never ran; the short call ran after them
+    assert len(runs) == 2, runs
+    assert runs[0]["completion_tokens"] < 1500 and runs[1]["completion_tokens"] <= 4
