@@ -73,6 +73,10 @@ class LlamaCppModel:
     gives none; it is part of ``model_id``, with the file's SHA-256."""
 
     constrained = True
+    # A call ends by itself: its token budget bounds it, and nothing remote can hang. The judge's
+    # per-attempt timeout (made for network calls) is not applied: on a slow CPU it cut a long
+    # reply that every retry would have cut again.
+    bounded = True
 
     def __init__(self, path: str | Path | None = None, *, n_ctx: int = 8192, n_threads: int | None = None,
                  default_max_tokens: int = 192, n_batch: int = 64, seed: int = 0,

@@ -16,7 +16,7 @@ import concurrent.futures
 import json
 import random
 import threading
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Generic, Literal, Sequence, TypeVar
 
@@ -278,7 +278,7 @@ class Judge:
             trace = notify(observer, "started", prompt, self.model_id, params)
             try:
                 reply, attempts = await call_with_retry(
-                    lambda: self.model.generate(prompt, params, schema=schema), self.retry, self._rng,
+                    lambda: self.model.generate(prompt, params, schema=schema), self._policy(), self._rng,
                     before_retry=fence)
             except ModelCallError as exc:
                 attempts = getattr(exc, "attempts", 1)
@@ -304,6 +304,13 @@ class Judge:
             self.store.cache_put(key, self.model_id, reply)
         self._log(key, cached=False, ok=True, attempts=attempts, usage=reply.usage, error=None, cost=cost)
         return reply
+
+    def _policy(self) -> RetryPolicy:
+        """The retry policy for this model: without its per-attempt timeout for a model whose calls
+        end by themselves (``bounded``, the local llama.cpp judge)."""
+        if getattr(self.model, "bounded", False) and self.retry.timeout is not None:
+            return replace(self.retry, timeout=None)
+        return self.retry
 
     def _log(self, key: str, *, cached: bool, ok: bool, attempts: int, usage: TokenUsage,
              error: str | None, cost: float | None = None) -> None:

@@ -382,3 +382,17 @@ def test_a_corrupt_store_file_is_a_config_error(tmp_path) -> None:
     bad.write_bytes(b"this is not a database" * 100)
     with pytest.raises(ConfigError, match="cannot open the run store"):
         RunStore(bad)
+
+
+async def test_a_bounded_models_calls_are_not_cut_by_the_per_attempt_timeout() -> None:
+    """A model whose calls end by themselves (the local llama.cpp judge: its token budget bounds
+    them) is not timed out per attempt; every other model is."""
+    policy = RetryPolicy(max_attempts=2, timeout=0.05, base_delay=0.0)
+    slow = ScriptedModel(["Score: 4"], latency=0.2)
+    with pytest.raises(ModelCallError):
+        await Judge(slow, retry=policy).complete("grade")
+    bounded = ScriptedModel(["Score: 4"], latency=0.2)
+    bounded.bounded = True  # type: ignore[attr-defined]
+    judge = Judge(bounded, retry=policy)
+    assert (await judge.complete("grade")).text == "Score: 4"
+    assert judge.usage.calls == 1 and judge.usage.attempts == 1 and judge.retry.timeout == 0.05
