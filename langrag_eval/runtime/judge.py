@@ -196,26 +196,24 @@ class Judge:
 
     def for_run(self, run_id: str) -> "Judge":
         """The same judge (shared limiter, cache and meter) logging its calls under ``run_id``."""
-        clone = Judge.__new__(Judge)
-        clone.__dict__.update(self.__dict__)
-        clone.run_id = run_id
-        return clone
+        return self._sharing(run_id=run_id)
 
     def with_params(self, **updates: Any) -> "Judge":
         """The same judge (shared limiter, cache, meter and run) with other generation settings,
         e.g. ``judge.with_params(max_tokens=200)`` for a generator."""
-        clone = Judge.__new__(Judge)
-        clone.__dict__.update(self.__dict__)
-        clone.params = self.params.model_copy(update=updates)
-        return clone
+        return self._sharing(params=self.params.model_copy(update=updates))
 
     def with_priority(self, priority: int) -> "Judge":
         """The same judge (shared limiter, cache, meter and run) whose calls wait for a slot ahead
         of calls of lower priority: a call whose reply starts more calls (a decomposition, whose
         claims are matched next) goes first, so the calls behind it queue early."""
+        return self._sharing(priority=priority)
+
+    def _sharing(self, **changed: Any) -> "Judge":
+        # a copy that shares everything not changed (limiter, caches, meter, store), not a new judge
         clone = Judge.__new__(Judge)
         clone.__dict__.update(self.__dict__)
-        clone.priority = priority
+        clone.__dict__.update(changed)
         return clone
 
     async def complete(self, prompt: str, *, schema: dict[str, Any] | None = None,
