@@ -99,8 +99,12 @@ class Limiter:
         finally:
             handed_over = self._release()
         if handed_over:
-            # Let the call that got the slot start before this one's reply is read: the slot is
-            # taken, and every moment before its request goes out is a moment it sits idle.
+            # Let the call that got the slot send before this one's reply is read: the slot is
+            # taken, and every moment before its request goes out is a moment it sits idle. Two
+            # turns of the loop: one for that call to build its request, one for a writer task it
+            # starts (aiohttp writes a request's body from a task of its own before Python 3.12),
+            # which would otherwise wait behind every reply read in the meantime.
+            await asyncio.sleep(0)
             await asyncio.sleep(0)
 
     async def _acquire(self, priority: int) -> None:

@@ -167,6 +167,32 @@ def test_a_judge_with_priority_is_served_before_calls_queued_earlier() -> None:
     assert seen[0] == "holder" and seen[2] == "match" and len(seen) == 3
 
 
+def test_a_handed_over_slot_sends_before_the_old_holder_reads_its_reply() -> None:
+    # aiohttp (before Python 3.12) writes a request's body from a task it starts: that task must
+    # run before the call that freed the slot goes on to read its reply, or the slot idles
+    limiter, order = Limiter(1), []
+
+    async def scenario() -> None:
+        async def write() -> None:
+            order.append("second sent")
+
+        async def first() -> None:
+            async with limiter.slot():
+                await asyncio.sleep(0.01)
+            order.append("first read")
+
+        async def second() -> None:
+            async with limiter.slot():
+                writer = asyncio.get_running_loop().create_task(write())
+                await asyncio.sleep(0.01)
+                await writer
+
+        await asyncio.gather(first(), second())
+
+    asyncio.run(asyncio.wait_for(scenario(), 2))
+    assert order == ["second sent", "first read"]
+
+
 def test_a_cancelled_owner_leaves_the_waiter_to_make_the_call() -> None:
     model = ScriptedModel(GRADES, latency=0.05)
     judge = Judge(model)
