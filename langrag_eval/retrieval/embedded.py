@@ -66,9 +66,12 @@ class EmbeddedBackend:
         self.space: Space = space or "cosinesimil"
         self.dimension: int | None = None
         self._lock = threading.RLock()
-        # One entry per row, in indexing order; a replaced or removed chunk's row stays (not live),
-        # so rows never move while a search that started before the change reads them.
-        self._chunks: list[Chunk] = []
+        # Each chunk's fields by row, in indexing order; a replaced or removed chunk's row stays (not
+        # live), so rows never move while a search that started before the change reads them. Kept
+        # as columns: making a search's documents reads three lists, not a thousand chunk objects.
+        self._ids: list[str] = []
+        self._texts: list[str] = []
+        self._metadata: list[dict[str, Any]] = []
         self._live = bytearray()   # 1 where the row's chunk is current
         self._lengths = array("q")  # each row's token count
         self._row_of: dict[str, int] = {}
@@ -150,7 +153,7 @@ class EmbeddedBackend:
                     accepted.pop(chunk.id, None)  # a repeated id: the last one wins, as in a bulk request
                     accepted[chunk.id] = (chunk, i)
             if accepted:
-                first = len(self._chunks)
+                first = len(self._ids)
                 self._append([c for c, _ in accepted.values()])
                 if matrix is not None:
                     self._add_vectors(matrix, np.fromiter((i for _, i in accepted.values()), np.int64,
@@ -200,7 +203,7 @@ class EmbeddedBackend:
             self._dense.add(rows, keys[at:at + _SLICE])
 
     def _append(self, chunks: list[Chunk]) -> None:
-        first = len(self._chunks)
+        first = len(self._ids)
         replaced = []
         for row, chunk in enumerate(chunks, start=first):
             old = self._row_of.get(chunk.id)
@@ -208,7 +211,9 @@ class EmbeddedBackend:
                 self._live[old] = 0
                 replaced.append(old)
             self._row_of[chunk.id] = row
-        self._chunks.extend(chunks)
+        self._ids.extend(c.id for c in chunks)
+        self._texts.extend(c.text for c in chunks)
+        self._metadata.extend(c.metadata for c in chunks)
         self._live.extend(b"\x01" * len(chunks))
         segment, lengths = invert((analyze(c.text) for c in chunks), self._vocab, first)
         self._segments.append(segment)
@@ -307,7 +312,7 @@ class EmbeddedBackend:
 
     def _fuse(self, lexical: tuple[np.ndarray, np.ndarray], semantic: tuple[np.ndarray, np.ndarray],
               settings: HybridSettings, k: int) -> tuple[np.ndarray, np.ndarray]:
-        ids = [[self._chunks[r].id for r in rows] for rows, _ in (lexical, semantic)]
+        ids = [[self._ids[r] for r in rows] for rows, _ in (lexical, semantic)]
         if settings.fusion in ("rrf", "server_rrf"):
             fused = rrf(ids, k=settings.rank_constant, weights=settings.weights)
         else:
@@ -319,13 +324,13 @@ class EmbeddedBackend:
                 np.asarray([s for _, s in top], dtype=np.float64))
 
     def _documents(self, rows: np.ndarray, scores: np.ndarray) -> list[Document]:
-        chunks = [self._chunks[r] for r in rows.tolist()]
         # The model's own validator on a dict: the same Document as Document(...), without the
         # keyword-argument wrapper (a third of the cost of a thousand documents); validation copies
         # the metadata, so each document holds its own dict.
         make = Document.__pydantic_validator__.validate_python
-        return [make({"id": c.id, "text": c.text, "score": float(s), "metadata": c.metadata})
-                for c, s in zip(chunks, scores.tolist())]
+        ids, texts, metadata = self._ids, self._texts, self._metadata
+        return [make({"id": ids[r], "text": texts[r], "score": s, "metadata": metadata[r]})
+                for r, s in zip(rows.tolist(), scores.tolist())]
 
     # ---- persistence -----------------------------------------------------------------------------
     def _save(self) -> None:
@@ -363,8 +368,8 @@ class EmbeddedBackend:
 
     def _write_folder(self, tmp: Path, rows: np.ndarray, live: np.ndarray, postings: Any) -> None:
         with open(tmp / "chunks.jsonl", "w", encoding="utf-8") as f:
-            f.writelines(json.dumps({"id": c.id, "text": c.text, "metadata": c.metadata}, ensure_ascii=False)
-                         + "\n" for c in map(self._chunks.__getitem__, rows.tolist()))
+            f.writelines(json.dumps({"id": self._ids[r], "text": self._texts[r], "metadata": self._metadata[r]},
+                                    ensure_ascii=False) + "\n" for r in rows.tolist())
         has_vec = self._write_vectors(tmp / "vectors.npy", rows)
         saved_row = (np.cumsum(live) - 1).astype(np.int32)   # a live row's place in the saved chunks
         np.savez(tmp / "postings.npz", indptr=postings.indptr, docs=saved_row[postings.docs],
@@ -427,7 +432,8 @@ class EmbeddedBackend:
         self._segments = [postings.segment()]
         self._lengths.frombytes(lengths.tobytes())
         self._row_of = {chunk.id: i for i, chunk in enumerate(chunks)}
-        self._chunks = chunks
+        self._ids, self._texts = [c.id for c in chunks], [c.text for c in chunks]
+        self._metadata = [c.metadata for c in chunks]
         self._live = bytearray(b"\x01" * len(chunks))
         self.dimension = manifest.get("dimension")
         picks = np.flatnonzero(has_vec)
