@@ -367,7 +367,9 @@ def test_ray_executor_draws_the_progress_bar_the_local_executor_draws(local_ray,
         store = open_store(url)
 
         def run(run_id: str, executor) -> tuple:
-            judge = Judge(ScriptedModel(REPLIES, latency=0.1), store=store)
+            # a model of the run's own: the Ray run's calls are not the local run's cached replies,
+            # so its actors judge for seconds, not the few milliseconds that reading the cache takes
+            judge = Judge(ScriptedModel(REPLIES, latency=0.1, model_id=f"scripted-{run_id}"), store=store)
             evaluate(samples, VragGrader(judge), run_id=run_id, concurrency=1, progress=True, executor=executor)
             bar = bars.pop()
             assert not bars   # one bar a run, as locally: the actors draw none
