@@ -26,7 +26,7 @@ ALLOWED = {
     ("runtime/store_base.py", "_exec_grouped", "NotImplementedError"): "an abstract hook a store subclass defines",
     ("runtime/store_base.py", "_rows", "NotImplementedError"): "an abstract hook a store subclass defines",
     ("runtime/store_base.py", "close", "NotImplementedError"): "an abstract hook a store subclass defines",
-    ("runtime/store_base.py", "renew_leases", "RuntimeError"):
+    ("runtime/lease.py", "renew_leases", "RuntimeError"):
         "raised to the lease thread of a garbage-collected store, which stops on it; never reaches a caller",
     ("retrieval/contract.py", "backend", "NotImplementedError"): "a fixture a contract-suite subclass defines",
     ("testing/contract.py", "make_model", "NotImplementedError"): "a hook a contract-suite subclass defines",

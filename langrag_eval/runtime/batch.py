@@ -36,10 +36,9 @@ from ..errors import ConfigError, ModelCallError, PromptError
 from ..results import Score, Unscored
 from .concurrency import gather_bounded
 from .identity import content_hash
-from .lease import fenced_by, owner_id
+from .lease import ClaimLostError, fenced_by, owner_id
 from .progress import BatchProgress
 from .store import RunStore
-from .store_base import ClaimLostError
 
 __all__ = ["run_batch", "RETRY_ON_RESUME", "BatchCounts", "guarded", "judgment_payload"]
 

@@ -29,9 +29,9 @@ from typing import Any
 from urllib.parse import quote
 
 from ..errors import ConfigError
-from .lease import DEFAULT_TTL, LeaseKeeper, owner_id
+from .lease import DEFAULT_TTL, LeaseKeeper, RunBusyError, owner_id
 from .schema import check_openable, check_readable, prepare
-from .store_base import _PUT_JUDGMENT, RunBusyError, StaleRunError, StoreBase, _stored, run_id_for
+from .store_base import _PUT_JUDGMENT, StaleRunError, StoreBase, _stored, run_id_for
 
 __all__ = ["RunStore", "open_store", "run_id_for", "DEFAULT_STORE", "RunBusyError", "StaleRunError"]
 

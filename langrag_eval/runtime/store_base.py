@@ -4,38 +4,23 @@ lease; judgments with the fingerprint of their content; the reply cache; the cal
 The SQL here is written once for both SQLite (:class:`~langrag_eval.runtime.store.RunStore`) and
 PostgreSQL (:class:`~langrag_eval.runtime.pgstore.PostgresRunStore`): ``?`` placeholders and
 ``INSERT ... ON CONFLICT``, which both accept. A subclass supplies the connection: ``_exec`` (a
-durable write), ``_exec_grouped`` (a write that may be committed a moment later), ``_rows``.
+durable write), ``_exec_grouped`` (a write that may be committed a moment later), ``_rows``. The
+lease operations (one writer per run, writes fenced on it) are inherited from
+:class:`~langrag_eval.runtime.lease.RunLeases`.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
-import socket
 import time
-import weakref
 from typing import Any, Callable, Iterator, Sequence
 
 from ..errors import ConfigError, is_secret_name, redact
 from ..model import Reply, TokenUsage
-from .lease import DEFAULT_TTL, LeaseKeeper, owner_id, wait_message
+from .lease import ClaimLostError, LeaseLostError, RunBusyError, RunLeases, wait_message
 
 __all__ = ["StoreBase", "LeaseLostError", "ClaimLostError", "RunBusyError", "StaleRunError", "run_id_for"]
-
-
-class RunBusyError(ConfigError):
-    """Another process holds the run's lease and the caller chose not to wait."""
-
-
-class LeaseLostError(ConfigError):
-    """This process's lease on a run expired (it was paused: a laptop asleep, SIGSTOP, a long
-    pause) and another process took the run over; this one stops before paying or writing again."""
-
-
-class ClaimLostError(LeaseLostError):
-    """A cooperating worker's claim on one item expired and another worker took the item over; this
-    one leaves the item, making no further call for it."""
 
 
 class StaleRunError(ConfigError):
@@ -78,20 +63,15 @@ def _masked(value: Any) -> Any:
     return value
 
 
-class StoreBase:
+class StoreBase(RunLeases):
     """The store's operations over a subclass's connection."""
 
     path: str
     read_only: bool = False
-    lease_ttl: float = DEFAULT_TTL
 
     def _start(self) -> None:
-        self._leases: set[str] = set()
-        self._lost: set[str] = set()
-        self._until: dict[str, float] = {}  # run -> when the lease this process last wrote expires
+        self._start_leases()
         self._counts: dict[str, Any] = {}
-        ref = weakref.ref(self)
-        self._keeper = LeaseKeeper(lambda: (ref() or _Gone()).renew_leases(), ttl=self.lease_ttl)
 
     def _exec(self, sql: str, args: tuple[Any, ...] = ()) -> Any:
         raise NotImplementedError
@@ -184,95 +164,6 @@ class StoreBase:
             self._exec("UPDATE runs SET config=?, inputs=?, finished=NULL, summary=NULL WHERE id=?",
                        (_stored(config),
                         json.dumps(inputs, sort_keys=True) if inputs else None, run_id))
-
-    # ---- leases: one writer per run
-    def _take_lease(self, run_id: str) -> dict[str, Any] | None:
-        """Take or renew the lease; the holder's row when another live process has it. One
-        conditional upsert: atomic on SQLite (one writer at a time) and PostgreSQL (row lock)."""
-        now = time.time()
-        self._exec("INSERT INTO leases (run_id, owner, pid, host, acquired, expires) VALUES (?,?,?,?,?,?) "
-                   "ON CONFLICT (run_id) DO UPDATE SET owner=excluded.owner, pid=excluded.pid, "
-                   "host=excluded.host, acquired=excluded.acquired, expires=excluded.expires "
-                   "WHERE leases.owner=excluded.owner OR leases.expires<excluded.acquired",
-                   (run_id, owner_id(), os.getpid(), socket.gethostname(), now, now + self.lease_ttl))
-        row = self._rows("SELECT owner, pid, host, expires FROM leases WHERE run_id=?", (run_id,))[0]
-        if row[0] != owner_id():
-            return {"owner": row[0], "pid": row[1], "host": row[2], "expires": row[3]}
-        self._until[run_id] = now + self.lease_ttl
-        self._leases.add(run_id)
-        self._keeper.start()
-        return None
-
-    def renew_leases(self) -> None:
-        for run_id in list(self._leases):
-            self._renew(run_id)
-
-    def _renew(self, run_id: str) -> bool:
-        """A conditional write on the lease: it extends the lease only while this process still
-        owns it. A lease found taken over is marked lost, never taken back."""
-        until = time.time() + self.lease_ttl
-        changed = self._exec("UPDATE leases SET expires=? WHERE run_id=? AND owner=?", (until, run_id, owner_id()))
-        if _count(changed) == 0:
-            self._leases.discard(run_id)
-            self._lost.add(run_id)
-            return False
-        self._until[run_id] = until
-        return True
-
-    def check_lease(self, run_id: str | None) -> None:
-        """Raise :class:`LeaseLostError` when this process held ``run_id``'s lease and another
-        process has taken it over since (it expired while this one was paused). Called before every
-        paid model call and fenced into every write of a judgment, so a paused holder finds out
-        before it pays or writes again. A run this process never leased passes."""
-        if run_id is None or (run_id not in self._leases and run_id not in self._lost):
-            return
-        # No other process takes a lease before it expires: while more than two thirds of the one
-        # this process wrote are left, it is still this process's, and the store is not read.
-        if run_id in self._leases and time.time() < self._until.get(run_id, 0.0) - 2 * self.lease_ttl / 3:
-            return
-        if run_id in self._leases:
-            rows = self._rows("SELECT owner, expires FROM leases WHERE run_id=?", (run_id,))
-            if rows and rows[0][0] == owner_id() and (rows[0][1] > time.time() + self.lease_ttl / 3
-                                                 or self._renew(run_id)):
-                return
-            self._leases.discard(run_id)
-            self._lost.add(run_id)
-        raise LeaseLostError(self._lost_message(run_id))
-
-    def _lost_message(self, run_id: str) -> str:
-        holder = self.lease_holder(run_id)
-        who = f"process {holder['pid']} on {holder['host']}" if holder else "another process"
-        return (f"run {run_id}: this process was paused past its lease and {who} took the run over; "
-                "it stopped without paying for or writing anything more (the other process finishes "
-                "the run; run the command again to see it)")
-
-    def _fenced(self, run_id: str, sql: str, args: tuple[Any, ...],
-                write: Callable[[str, tuple[Any, ...]], Any] | None = None) -> None:
-        """A write to a run's rows that lands only while this process owns the run's lease, when it
-        took one (``{fence}`` in ``sql`` is that condition): checked by the database in the same
-        statement, so a holder paused past its lease cannot write over its successor's work.
-        ``write``: how the statement is run (default :meth:`_exec`, committed at once)."""
-        if run_id in self._lost:
-            raise LeaseLostError(self._lost_message(run_id))
-        leased = run_id in self._leases
-        fence, extra = (("EXISTS (SELECT 1 FROM leases WHERE run_id=? AND owner=?)", (run_id, owner_id()))
-                        if leased else ("1=1", ()))
-        if _count((write or self._exec)(sql.format(fence=fence), (*args, *extra))) == 0 and leased:
-            self._leases.discard(run_id)
-            self._lost.add(run_id)
-            raise LeaseLostError(self._lost_message(run_id))
-
-    def release(self, run_id: str) -> None:
-        """Give the run's lease back (done by ``finish_run`` and ``close``)."""
-        self._leases.discard(run_id)
-        self._lost.discard(run_id)
-        if not self.read_only:
-            self._exec("DELETE FROM leases WHERE run_id=? AND owner=?", (run_id, owner_id()))
-
-    def lease_holder(self, run_id: str) -> dict[str, Any] | None:
-        rows = self._rows("SELECT owner, pid, host, expires FROM leases WHERE run_id=? AND expires>?",
-                          (run_id, time.time()))
-        return {"owner": rows[0][0], "pid": rows[0][1], "host": rows[0][2], "expires": rows[0][3]} if rows else None
 
     def finish_run(self, run_id: str, summary: dict[str, Any]) -> None:
         self.check_lease(run_id)
@@ -442,20 +333,8 @@ class StoreBase:
         return {r[0]: self._json(r[1], f"run {run_id}'s artifact {r[0]!r}") for r in
                 self._rows("SELECT name, data FROM artifacts WHERE run_id=? ORDER BY created", (run_id,))}
 
-
-
     # ---- moving runs between stores
     def copy_runs(self, target: "StoreBase", run_ids: list[str] | None = None) -> dict[str, int]:
         """Copy runs (default: all) into ``target``: see :func:`~langrag_eval.runtime.transfer.copy_runs`."""
         from .transfer import copy_runs
         return copy_runs(self, target, run_ids)
-
-
-def _count(result: Any) -> int:
-    """Rows a write changed: SQLite returns its cursor, PostgreSQL the count."""
-    return result if isinstance(result, int) else int(getattr(result, "rowcount", -1))
-
-
-class _Gone:
-    def renew_leases(self) -> None:
-        raise RuntimeError("store collected")

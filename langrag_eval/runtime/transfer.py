@@ -16,7 +16,8 @@ import time
 from typing import Any
 
 from ..errors import ConfigError
-from .store_base import StoreBase, _count
+from .lease import _count
+from .store_base import StoreBase
 
 __all__ = ["copy_runs"]
 
