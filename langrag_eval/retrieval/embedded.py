@@ -10,9 +10,10 @@ weights to compare with a server whose score-ranker has no weights.
 
 Indexing the same id again replaces the chunk (as OpenSearch's index operation does). With a
 ``path`` the index is saved after every ``index`` call (only live chunks, so replaced ones are
-dropped) and loaded back when the backend is opened on the same folder; batch your chunks.
-The backend keeps the chunks it is given (frozen models) as they are, without copying their text or
-metadata; a chunk's ``metadata`` dict should not be changed after the chunk is indexed.
+dropped; see :mod:`.embedded_folder`) and loaded back when the backend is opened on the same
+folder; batch your chunks. The backend keeps each chunk's id, text and metadata (in three columns,
+not the chunk objects) without copying the text or metadata; a chunk's ``metadata`` dict should
+not be changed after the chunk is indexed.
 
 >>> import numpy as np
 >>> b = EmbeddedBackend()
@@ -27,8 +28,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import zipfile
-import shutil
 import threading
 from array import array
 from collections.abc import Sequence
@@ -38,20 +37,18 @@ from typing import Any
 import numpy as np
 
 from ..errors import RetrievalError
-from ..files import temporary_name
 from ..types import Document
 from .analysis import analyze
 from .base import Chunk, HybridSettings, IngestReport, Mode
 from .bm25 import BM25Index, Postings, Segment, Vocabulary, invert
 from .dense import DenseIndex, KnnEngine, Space
+from .embedded_folder import SavedIndex, damaged_index_errors, holds_index, load_index, save_index
 from .fusion import combine_normalized, rrf
 
 __all__ = ["EmbeddedBackend"]
 
-_FORMAT = "langrag-eval-embedded"
-_VERSION = 2   # 2: term-major postings; 1 (a forward index) is still read
 MAX_K = 10_000  # OpenSearch's limit for knn k; applied to every mode for the same contract
-_SLICE = 4096   # vector rows checked, copied or saved at once: temporaries stay a few MB
+_SLICE = 4096   # vector rows checked or copied at once: temporaries stay a few MB
 
 
 class EmbeddedBackend:
@@ -81,19 +78,9 @@ class EmbeddedBackend:
         # The one copy of the vectors, keyed by row; rows indexed without a vector have none.
         self._dense: DenseIndex | None = None
         self._compiled: BM25Index | None = None
-        if self.path is not None and (self.path / "manifest.json").exists():
-            try:
-                self._load(space)
-            except RetrievalError:
-                raise
-            except (OSError, ValueError, TypeError, KeyError, AttributeError, IndexError,
-                    zipfile.BadZipFile) as exc:  # ValueError covers JSON and pydantic errors too
-                first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-                raise RetrievalError(f"{self.path}: the index files are damaged or from another "
-                                     f"version ({first}); index the corpus again into a new folder") from None
-        elif self.path is not None and self.path.exists() and any(self.path.iterdir()):
-            raise RetrievalError(f"{self.path} is not empty and holds no embedded index "
-                                 f"(manifest.json missing); give an empty or new folder")
+        if self.path is not None and holds_index(self.path):
+            with damaged_index_errors(self.path):   # loading the vectors reads the files too
+                self._restore(load_index(self.path, space))
 
     # ---- ingestion -------------------------------------------------------------------------------
     async def aindex(self, chunks: Sequence[Chunk], vectors: np.ndarray | None = None) -> IngestReport:
@@ -332,110 +319,26 @@ class EmbeddedBackend:
         return [make({"id": ids[r], "text": texts[r], "score": s, "metadata": metadata[r]})
                 for r, s in zip(rows.tolist(), scores.tolist())]
 
-    # ---- persistence -----------------------------------------------------------------------------
+    # ---- persistence (the folder's layout is in .embedded_folder) ---------------------------------
     def _save(self) -> None:
-        """Write live chunks to a fresh folder beside ``path``, then swap it in."""
+        """Write the live chunks to the folder (a fresh one, swapped in)."""
         assert self.path is not None
         postings = self._compile().postings   # live rows only
-        live = np.array(self._live, dtype=bool)
-        rows = np.flatnonzero(live)
-        # The new folder and the old one's place while swapping get names only this call makes
-        # (temporary_name), so a user's folder beside the index is never taken for one of them.
-        tmp = temporary_name(self.path, "saving")
-        tmp.mkdir(parents=True)
-        old: Path | None = None
-        try:
-            self._write_folder(tmp, rows, live, postings)
-            if self.path.exists():
-                old = temporary_name(self.path, "old")
-                self.path.rename(old)
-            try:
-                tmp.rename(self.path)
-            except OSError:
-                if old is not None:
-                    old.rename(self.path)
-                    old = None
-                raise
-        except OSError as exc:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise RetrievalError(f"{self.path}: the index could not be saved ({exc.strerror or exc}); "
-                                 "the index there is left as it was") from None
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+        save_index(self.path, ids=self._ids, texts=self._texts, metadata=self._metadata,
+                   live=np.array(self._live, dtype=bool), lengths=np.array(self._lengths, dtype=np.int64),
+                   postings=postings, vocabulary=self._vocab, dense=self._dense, space=self.space,
+                   dimension=self.dimension)
 
-    def _write_folder(self, tmp: Path, rows: np.ndarray, live: np.ndarray, postings: Any) -> None:
-        with open(tmp / "chunks.jsonl", "w", encoding="utf-8") as f:
-            f.writelines(json.dumps({"id": self._ids[r], "text": self._texts[r], "metadata": self._metadata[r]},
-                                    ensure_ascii=False) + "\n" for r in rows.tolist())
-        has_vec = self._write_vectors(tmp / "vectors.npy", rows)
-        saved_row = (np.cumsum(live) - 1).astype(np.int32)   # a live row's place in the saved chunks
-        np.savez(tmp / "postings.npz", indptr=postings.indptr, docs=saved_row[postings.docs],
-                 tfs=postings.tfs, lengths=np.array(self._lengths, dtype=np.int64)[live])
-        (tmp / "vocabulary.json").write_text(json.dumps(list(self._vocab), ensure_ascii=False),
-                                             encoding="utf-8")
-        np.save(tmp / "has_vector.npy", has_vec)
-        (tmp / "manifest.json").write_text(json.dumps(
-            {"format": _FORMAT, "version": _VERSION, "space": self.space, "dimension": self.dimension,
-             "chunks": len(rows)}), encoding="utf-8")
-
-    def _write_vectors(self, path: Path, rows: np.ndarray) -> np.ndarray:
-        """Save the vectors of ``rows`` (zeros where a row has none) as .npy, a slice at a time so
-        no second full matrix is built; returns which rows have one."""
-        dim = self.dimension or 0
-        has = np.zeros(len(rows), dtype=bool) if self._dense is None else self._dense.has(rows)
-        header = {"descr": np.lib.format.dtype_to_descr(np.dtype("<f4")), "fortran_order": False,
-                  "shape": (len(rows), dim)}
-        with open(path, "wb") as f:
-            np.lib.format.write_array_header_1_0(f, header)
-            for start in range(0, len(rows), _SLICE):
-                part, got = rows[start:start + _SLICE], has[start:start + _SLICE]
-                block = np.zeros((len(part), dim), dtype="<f4")
-                if got.any():
-                    block[got] = self._dense.vectors(part[got])  # type: ignore[union-attr]
-                f.write(block.tobytes())
-        return has
-
-    def _load(self, space: Space | None) -> None:
-        assert self.path is not None
-        try:
-            manifest = json.loads((self.path / "manifest.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise RetrievalError(f"{self.path}/manifest.json cannot be read: {exc}") from None
-        if manifest.get("format") != _FORMAT or manifest.get("version") not in (1, _VERSION):
-            raise RetrievalError(f"{self.path} holds an index of an unknown format "
-                                 f"({manifest.get('format')!r} v{manifest.get('version')}); re-index it")
-        if space is not None and space != manifest["space"]:
-            raise RetrievalError(f"{self.path} was built with space {manifest['space']!r}, not {space!r}; "
-                                 f"open it without space= or re-index")
-        self.space = manifest["space"]
-        with open(self.path / "chunks.jsonl", encoding="utf-8") as f:
-            chunks = [Chunk(**json.loads(line)) for line in f if line.strip()]
-        matrix = np.load(self.path / "vectors.npy", mmap_mode="r")   # copied in a slice at a time below
-        has_vec = np.load(self.path / "has_vector.npy")
-        saved = np.load(self.path / "postings.npz")
-        vocabulary = json.loads((self.path / "vocabulary.json").read_text(encoding="utf-8"))
-        self._vocab = Vocabulary((term, i) for i, term in enumerate(vocabulary))
-        lengths = saved["lengths"].astype(np.int64)
-        if manifest["version"] == 1:   # a forward index: (term, tf) entries, document by document
-            tokens = np.repeat(saved["terms"].astype(np.int64), saved["tfs"])
-            postings = Postings.from_tokens(tokens, lengths, 0, len(self._vocab))
-        else:
-            postings = Postings(saved["indptr"].astype(np.int64), saved["docs"].astype(np.int32),
-                                saved["tfs"])
-        if len(lengths) != len(chunks) or postings.terms != len(self._vocab):
-            raise RetrievalError(f"{self.path}: the index files are damaged or from another version "
-                                 f"(postings.npz does not match chunks.jsonl: {len(lengths)} lengths, "
-                                 f"{len(chunks)} chunks); index the corpus again into a new folder")
-        self._segments = [postings.segment()]
-        self._lengths.frombytes(lengths.tobytes())
-        self._row_of = {chunk.id: i for i, chunk in enumerate(chunks)}
-        self._ids, self._texts = [c.id for c in chunks], [c.text for c in chunks]
-        self._metadata = [c.metadata for c in chunks]
-        self._live = bytearray(b"\x01" * len(chunks))
-        self.dimension = manifest.get("dimension")
-        picks = np.flatnonzero(has_vec)
+    def _restore(self, saved: SavedIndex) -> None:
+        """Take over a folder's index (on a fresh backend); its rows are all live."""
+        self.space = saved.space
+        self._vocab = saved.vocabulary
+        self._segments = [saved.postings.segment()]
+        self._lengths.frombytes(saved.lengths.tobytes())
+        self._row_of = {chunk_id: i for i, chunk_id in enumerate(saved.ids)}
+        self._ids, self._texts, self._metadata = saved.ids, saved.texts, saved.metadata
+        self._live = bytearray(b"\x01" * len(saved.ids))
+        self.dimension = saved.dimension
+        picks = np.flatnonzero(saved.has_vector)
         if picks.size:
-            self._add_vectors(matrix, picks, picks)
+            self._add_vectors(saved.vectors, picks, picks)
