@@ -49,7 +49,6 @@ import argparse
 import gc
 import os
 import platform
-import statistics
 import sys
 import tempfile
 import time

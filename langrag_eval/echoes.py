@@ -40,7 +40,6 @@ from functools import cached_property, lru_cache
 from typing import Any, Callable, Iterable, Iterator, NamedTuple, Sequence
 
 from .delimiters import _FOLD, fold
-from .errors import AmbiguousVerdictError, JudgeOutputError
 
 __all__ = ["ECHO_MIN", "Untrusted", "untrusted_strings", "reading", "current_reading", "echo_spans",
            "echoed_tokens", "mask_echoes"]

@@ -52,16 +52,9 @@ _BLOCKS = 16   # blocks per chunk for each of the k + 1 wanted: about k + 1 of t
 
 def to_score(similarity: np.ndarray, space: Space) -> np.ndarray:
     """OpenSearch score from cosine (``cosinesimil``), squared distance (``l2``) or inner product."""
-    s = np.asarray(similarity, dtype=np.float32)
-    if space == "cosinesimil":
-        return (np.float32(1.0) + s) / np.float32(2.0)
-    if space == "l2":
-        return np.float32(1.0) / (np.float32(1.0) + np.maximum(s, np.float32(0.0)))
-    if space == "innerproduct":
-        # the reciprocal branch only serves s <= 0; clamping keeps the discarded side finite
-        below = np.minimum(s, np.float32(0.0))
-        return np.where(s > 0, s + np.float32(1.0), np.float32(1.0) / (np.float32(1.0) - below))
-    raise ConfigError(f"vector space {space!r} is unknown; use cosinesimil, l2 or innerproduct")
+    s = np.array(similarity, dtype=np.float32)   # a copy, scored in place
+    _to_score_in_place(s, space)
+    return s
 
 
 def _unit(m: np.ndarray) -> np.ndarray:
@@ -70,7 +63,7 @@ def _unit(m: np.ndarray) -> np.ndarray:
 
 
 def _to_score_in_place(s: np.ndarray, space: Space) -> None:
-    """:func:`to_score` written over ``s``, with the same float32 steps."""
+    """:func:`to_score` written over the float32 array ``s``."""
     if space == "cosinesimil":
         s += np.float32(1.0)
         s *= np.float32(0.5)   # the same float32 as / 2 (both exact halvings), at multiply's cost
@@ -78,8 +71,12 @@ def _to_score_in_place(s: np.ndarray, space: Space) -> None:
         np.maximum(s, np.float32(0.0), out=s)
         s += np.float32(1.0)
         np.divide(np.float32(1.0), s, out=s)
+    elif space == "innerproduct":
+        # the reciprocal branch only serves s <= 0; clamping keeps the discarded side finite
+        below = np.minimum(s, np.float32(0.0))
+        s[...] = np.where(s > 0, s + np.float32(1.0), np.float32(1.0) / (np.float32(1.0) - below))
     else:
-        s[...] = to_score(s, space)
+        raise ConfigError(f"vector space {space!r} is unknown; use cosinesimil, l2 or innerproduct")
 
 
 class DenseIndex:

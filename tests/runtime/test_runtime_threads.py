@@ -17,7 +17,6 @@ from langrag_eval.runtime import Judge, Limiter, run_sync
 from langrag_eval.testing import ScriptedModel
 from langrag_eval import Sample
 from langrag_eval.thelma import Decomposer, Thelma
-from langrag_eval.types import Sample
 
 GRADES = {"<answer>\nParis": "Score: [[5]], Reason: [[Right.]]", "": "Score: [[2]], Reason: [[Wrong.]]"}
 
