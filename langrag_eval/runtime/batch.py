@@ -138,15 +138,15 @@ async def run_batch(items: Sequence[X], evaluate: Callable[[X], Awaitable[R | Un
     # The stored judgments of the batch's items, read in a few queries instead of one per item; only
     # when the keys are unique (with a key repeated, its second item may reuse the first's judgment
     # made during the batch) and one writer holds the run (a cooperative store judges below).
+    keys = [key(item) for item in items] if resumable else []   # each item's key, made once
+    unique = len(set(keys)) == len(keys)
     known: dict[str, tuple[Any, str | None]] | None = None
-    if resumable and not getattr(store, "cooperative", False):
-        keys = [key(item) for item in items]
-        if len(set(keys)) == len(keys):
-            known = store.judgment_records(run_id, task, keys)  # type: ignore[union-attr,arg-type]
-        del keys
+    if resumable and unique and not getattr(store, "cooperative", False):
+        known = store.judgment_records(run_id, task, keys)  # type: ignore[union-attr,arg-type]
 
-    async def one(item: X) -> R | Unscored:
-        item_key = key(item)
+    async def one(index: int) -> R | Unscored:
+        item = items[index]
+        item_key = keys[index] if resumable else ""
         digest = content_hash(fingerprint(item) if fingerprint is not None else item) if resumable else None
         if resumable:
             record = (known.get(item_key) if known is not None else
@@ -167,8 +167,7 @@ async def run_batch(items: Sequence[X], evaluate: Callable[[X], Awaitable[R | Un
         return result
 
     if resumable and getattr(store, "cooperative", False):
-        keys = [key(item) for item in items]
-        if len(set(keys)) == len(keys):  # claims name items by key: they must be unique
+        if unique:  # claims name items by key: they must be unique
             digests = [content_hash(fingerprint(i) if fingerprint is not None else i) for i in items]
             results = await _cooperate(items, evaluate, keys, digests, task=task, codec=codec, payload=payload,
                                        store=store, run_id=run_id, concurrency=concurrency, counts=counts,  # type: ignore[arg-type]
@@ -176,7 +175,8 @@ async def run_batch(items: Sequence[X], evaluate: Callable[[X], Awaitable[R | Un
             store.count_batch(run_id, counts)  # type: ignore[union-attr,arg-type]
             return results
     with BatchProgress(description or task, len(items), show=progress) as bar:
-        results = await gather_bounded(items, one, concurrency=concurrency, on_done=lambda i, r: bar.advance())
+        results = await gather_bounded(range(len(items)), one, concurrency=concurrency,
+                                       on_done=lambda i, r: bar.advance())
     if resumable:
         store.count_batch(run_id, counts)  # type: ignore[union-attr,arg-type]
     return results
