@@ -70,7 +70,9 @@ class DyingModel:
 @dataclass(frozen=True)
 class StreamShare:
     """One actor streaming the whole run (``stream_worker``) on the shared store; the one that
-    creates ``marker`` exits after ``die_after`` items. Returns what it yielded and the rows it read."""
+    creates ``marker`` exits after ``die_after`` items, and the other starts once it is about to, so
+    the doomed one's death never depends on how fast each actor started. Returns what it yielded
+    and the rows it read."""
 
     url: str
     log: str
@@ -83,4 +85,10 @@ class StreamShare:
     def __call__(self, index: int) -> tuple[list, int]:
         from stream_worker import Measure, stream
         measure = Measure(self.log, marker=self.marker, die_after=self.die_after)
-        return asyncio.run(stream(self.url, self.n, self.chunk, measure, claim_ttl=self.claim_ttl))
+
+        async def share() -> tuple[list, int]:
+            if not measure.doomed:
+                await measure.wait_for_the_doomed()
+            return await stream(self.url, self.n, self.chunk, measure, claim_ttl=self.claim_ttl)
+
+        return asyncio.run(share())

@@ -14,6 +14,7 @@ import asyncio
 import json
 import os
 import sys
+import time
 from dataclasses import dataclass
 
 from pydantic import BaseModel
@@ -49,7 +50,8 @@ def count_judgment_reads(store) -> list[int]:  # noqa: ANN001 - a PostgresRunSto
 @dataclass
 class Measure:
     """The evaluator's function: the item's expected length, logged; ``die_after`` calls then exit
-    (as a killed node would), for the one process that creates ``marker``."""
+    (as a killed node would), for the one process that creates ``marker`` (it creates
+    ``marker + ".dying"`` just before, for the others to wait on)."""
 
     log: str
     latency: float = 0.0
@@ -66,8 +68,21 @@ class Measure:
             except FileExistsError:
                 pass
 
+    @property
+    def doomed(self) -> bool:
+        return self._doomed
+
+    async def wait_for_the_doomed(self, timeout: float = 120.0) -> None:
+        """Until the doomed process is about to exit: it then holds claims the others must take over."""
+        deadline = time.monotonic() + timeout
+        while not os.path.exists(f"{self.marker}.dying"):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the doomed process made fewer than {self.die_after} calls in {timeout:.0f} s")
+            await asyncio.sleep(0.02)
+
     async def __call__(self, item: str) -> Length:
         if self._doomed and self.die_after is not None and self.calls >= self.die_after:
+            os.close(os.open(f"{self.marker}.dying", os.O_CREAT | os.O_EXCL))
             os._exit(1)
         self.calls += 1
         if self.latency:
