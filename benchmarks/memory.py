@@ -5,7 +5,9 @@
 
 For each size, a JSONL file of that many distinct (question, answer, label) rows is graded by the
 command in a child process, with a scripted judge that answers at once (``scripted:FILE``), a fresh
-run store and results file. Prints the child's peak resident memory (``ru_maxrss``), the seconds the
+run store and results file. Prints the child's peak resident memory (``VmHWM`` of its own address
+space; ``ru_maxrss`` is no measure here, since Linux carries the parent's peak into a child across
+``exec``, so a large parent, like ``all.py`` after its KNN section, hid the child's), the seconds the
 run took (the whole process, start-up included) and per item, and the memory per item beyond the
 smallest run's (the fixed cost: interpreter, imports, caches): ``(peak(N) - peak(N0)) / (N - N0)``.
 The target is under 1 GiB at a million items, and at most 1 KiB per item beyond the fixed cost.
@@ -16,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -40,10 +41,11 @@ def peak_rss(n: int, folder: Path) -> tuple[int, float]:
     write_items(items, n)
     judge.write_text(json.dumps({"": REPLY}), encoding="utf-8")
     cmd = [sys.executable, "-c",
-           "import resource, sys\n"
+           "import sys\n"
            "from langrag_eval.cli import main\n"
            "code = main(sys.argv[1:])\n"
-           "print('PEAK', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n"
+           "with open('/proc/self/status') as fh:\n"
+           "    print('PEAK', *[line.split()[1] for line in fh if line.startswith('VmHWM:')], file=sys.stderr)\n"
            "sys.exit(code)",
            "grade", str(items), "--judge", f"scripted:{judge}", "--store", str(folder / f"run{n}.db"),
            "--out", str(folder / f"out{n}.jsonl")]
@@ -53,7 +55,9 @@ def peak_rss(n: int, folder: Path) -> tuple[int, float]:
     if done.returncode != 0:
         raise SystemExit(f"grade over {n} items failed:\n{done.stderr[-2000:]}")
     peak = [line for line in done.stderr.splitlines() if line.startswith("PEAK")]
-    kib = int(peak[-1].split()[1]) if peak else resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    if not peak or len(peak[-1].split()) != 2:
+        raise SystemExit("the grade run did not report its peak memory (/proc/self/status has no VmHWM)")
+    kib = int(peak[-1].split()[1])
     lines = sum(1 for _ in (folder / f"out{n}.jsonl").open(encoding="utf-8"))
     if lines != n:
         raise SystemExit(f"grade over {n} items wrote {lines} results")

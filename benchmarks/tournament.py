@@ -35,9 +35,7 @@ import json
 import multiprocessing
 import os
 import re
-import resource
 import statistics
-import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
@@ -138,12 +136,11 @@ def time_elo(queries: int = 200, tournaments: int = 500, repeats: int = 5) -> di
 
 
 def _rss_mib(peak: bool) -> float:
-    """This process's peak (ru_maxrss) or current (/proc) resident set, in MiB."""
-    if peak:
-        kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        return kib / (1024 * 1024) if sys.platform == "darwin" else kib / 1024
-    with open("/proc/self/statm", encoding="ascii") as fh:
-        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2 ** 20
+    """This process's peak or current resident set, in MiB (VmHWM or VmRSS: ru_maxrss would start
+    at the parent's peak, which Linux carries into a child across exec)."""
+    field = "VmHWM:" if peak else "VmRSS:"
+    with open("/proc/self/status", encoding="ascii") as fh:
+        return next(int(line.split()[1]) for line in fh if line.startswith(field)) / 1024
 
 
 def scale(agents: int, queries: int, tournaments: int = 500, n_boot: int = 200) -> dict[str, Any]:
@@ -169,7 +166,7 @@ def scale(agents: int, queries: int, tournaments: int = 500, n_boot: int = 200) 
 def _scale_report(agents: int, queries: int) -> int:
     sizes = sorted({max(1, queries // 5), queries})
     rows = []
-    for q in sizes:   # a fresh process per size: ru_maxrss is a high-water mark
+    for q in sizes:   # a fresh process per size: the peak is a high-water mark
         with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
             rows.append(pool.submit(scale, agents, q).result())
     print(f"scale: {agents} agents round robin, 500 Elo tournaments, 200 bootstrap resamples "
