@@ -27,7 +27,6 @@ from langrag_eval.grading import VragGrade, VragGrader
 from langrag_eval.models import resolve_judge
 from langrag_eval.runtime import Judge, RunStore
 from langrag_eval.testing import ScriptedModel
-from langrag_eval import Sample
 from langrag_eval.thelma import MetricScore, Thelma
 from langrag_eval.tournament import GameRecord, TournamentConfig, TournamentData, arun_tournament
 from langrag_eval.types import Sample
