@@ -118,10 +118,14 @@ class DenseIndex:
         return self._data.nbytes + self._keys.nbytes + self._alive.nbytes + extra
 
     # ---- changes ---------------------------------------------------------------------------------
-    def add(self, vectors: np.ndarray, keys: np.ndarray) -> None:
+    def add(self, vectors: np.ndarray, keys: np.ndarray, *, stored: bool = False) -> None:
         """Copy ``vectors`` (one row each, float32-convertible) in under ``keys`` (ascending, above
-        every key already held, so positions stay in key order and ties go to the lower key)."""
-        rows = np.asarray(vectors, dtype=np.float32)
+        every key already held, so positions stay in key order and ties go to the lower key).
+        ``stored``: the rows are ones :meth:`vectors` returned (unit vectors for cosinesimil), copied
+        in as they are; normalising a unit vector again can move its last bit."""
+        # C order: einsum sums a strided row in another order, so a Fortran-ordered matrix would
+        # get other squared norms (and unit vectors) than the same rows read back from a file
+        rows = np.ascontiguousarray(vectors, dtype=np.float32)
         keys = np.asarray(keys, dtype=np.int64).reshape(-1)
         if rows.ndim != 2 or rows.shape[1] != self.dimension or rows.shape[0] != keys.shape[0]:
             raise RetrievalError(f"vectors of shape {rows.shape} do not fit {keys.shape[0]} keys of "
@@ -132,16 +136,17 @@ class DenseIndex:
         self._reserve(self.size + n)
         end = self.size + n
         cols = self._data[:, self.size:end]
-        if self.dtype != np.float32 and self.space == "cosinesimil":
+        normalise = self.space == "cosinesimil" and not stored
+        if self.dtype != np.float32 and normalise:
             cols[...] = _unit(rows).T   # normalise in float32, then round to float16
         else:
             cols[...] = rows.T
-        if self._sq_norms is not None or (self.space == "cosinesimil" and self.dtype == np.float32):
+        if self._sq_norms is not None or (normalise and self.dtype == np.float32):
             # einsum sums the squares without a squared copy of the matrix
             sq = np.einsum("ij,ij->i", rows, rows)
             if self._sq_norms is not None:
                 self._sq_norms[self.size:end] = sq
-            if self.space == "cosinesimil" and self.dtype == np.float32:
+            if normalise and self.dtype == np.float32:
                 norms = np.sqrt(sq)
                 np.divide(cols, norms, out=cols, where=norms > 0)
         self._keys[self.size:end] = keys
@@ -171,7 +176,8 @@ class DenseIndex:
 
     def remove(self, keys: np.ndarray) -> None:
         """Forget the vectors under ``keys`` (unknown keys are ignored); space is reclaimed once a
-        quarter of the columns are dead."""
+        quarter of the columns are dead, and the dead columns are squeezed out before the next exact
+        search."""
         found, at = self._find(keys)
         hit = np.unique(at[found])
         self._alive[hit] = False
@@ -245,6 +251,13 @@ class DenseIndex:
             return self._faiss_search(q, k)
         if len(q) == 0:
             return []
+        if self._dead:
+            # Scored in place, the live columns would fall into other chunks than in an index holding
+            # only them (one built without removals, or read back from its folder), and BLAS picks
+            # its kernel by the product's shape: OpenBLAS scores a small tail chunk in one run over
+            # the dimensions but a large one in blocks of them, which rounds differently. Without
+            # dead columns the same live vectors meet the same products, so the same scores.
+            self._compact()
         cols, rows, scores = self._candidates(q, k)
         order = np.lexsort((cols, -scores, rows))   # by query, then best score, then lower key
         # every query has at least k candidates: its k best are the first k from its start
@@ -253,8 +266,8 @@ class DenseIndex:
         return list(zip(self._keys[cols[picked]], scores[picked]))
 
     def _chunks(self, q: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
-        """The scores of ``q`` against every column, a chunk of columns at a time: ``(first column,
-        scores of shape (columns, queries))``, dead columns at -inf. Each chunk is scored in place
+        """The scores of ``q`` against every column (none dead), a chunk of columns at a time:
+        ``(first column, scores of shape (columns, queries))``. Each chunk is scored in place
         in one reused buffer, with the float32 steps of :func:`to_score` (for l2 the distance is
         ``|q|^2 - (2 x.q - |x|^2)``)."""
         m = len(q)
@@ -273,8 +286,6 @@ class DenseIndex:
                 out -= self._sq_norms[start:end, None]   # type: ignore[index]
                 np.subtract(q_sq, out, out=out)
                 _to_score_in_place(out, "l2")
-            if self._dead:
-                out[~self._alive[start:end]] = -np.inf
             yield start, out
 
     def _candidates(self, q: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

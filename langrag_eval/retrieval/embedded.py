@@ -179,15 +179,17 @@ class EmbeddedBackend:
     async def adelete(self, ids: Sequence[str]) -> int:
         return await asyncio.to_thread(self.delete, list(ids))
 
-    def _add_vectors(self, matrix: np.ndarray, picks: np.ndarray, keys: np.ndarray) -> None:
-        """Copy rows ``picks`` of ``matrix`` into the dense index under ``keys`` (backend rows)."""
+    def _add_vectors(self, matrix: np.ndarray, picks: np.ndarray, keys: np.ndarray,
+                     stored: bool = False) -> None:
+        """Copy rows ``picks`` of ``matrix`` into the dense index under ``keys`` (backend rows);
+        ``stored``: the rows were saved from a dense index (see :meth:`DenseIndex.add`)."""
         if self._dense is None:
             self._dense = DenseIndex(dimension=matrix.shape[1], space=self.space, engine=self.knn_engine)
         whole = len(picks) == len(matrix) and bool((picks == np.arange(len(matrix))).all())
         self._dense.reserve(len(picks))
         for at in range(0, len(picks), _SLICE):   # a subset is gathered a slice at a time
             rows = matrix[at:at + _SLICE] if whole else matrix[picks[at:at + _SLICE]]
-            self._dense.add(rows, keys[at:at + _SLICE])
+            self._dense.add(rows, keys[at:at + _SLICE], stored=stored)
 
     def _append(self, chunks: list[Chunk]) -> None:
         first = len(self._ids)
@@ -341,4 +343,5 @@ class EmbeddedBackend:
         self.dimension = saved.dimension
         picks = np.flatnonzero(saved.has_vector)
         if picks.size:
-            self._add_vectors(saved.vectors, picks, picks)
+            # as saved: the unit vectors of cosinesimil normalised again could differ in the last bit
+            self._add_vectors(saved.vectors, picks, picks, stored=True)

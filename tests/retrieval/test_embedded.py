@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import json
+import tempfile
+from pathlib import Path
+from unittest import mock
 
 import numpy as np
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from langrag_eval.errors import RetrievalError
-from langrag_eval.retrieval import Chunk, EmbeddedBackend, HybridSettings
+from langrag_eval.retrieval import Chunk, EmbeddedBackend, HybridSettings, dense
 from langrag_eval.retrieval.contract import CORPUS, corpus_vectors
 from langrag_eval.retrieval.fusion import combine_normalized, rrf
 
@@ -83,6 +88,49 @@ def test_persisted_index_loads_back_identically(tmp_path):
     assert manifest["chunks"] == len(CORPUS)  # the replaced "rome" was dropped on save
     again.index([Chunk(id="new", text="a brand new zebra")])
     assert EmbeddedBackend(path).search(text="brand", k=1)[0].id == "new"
+
+
+def _bits(results):
+    """Each hit's id and the bits of its float32 score: equal only when the scores are the same float."""
+    return [[(d.id, int(np.float32(d.score).view(np.uint32))) for d in hits] for hits in results]
+
+
+# Dimensions on both sides of OpenBLAS's blocking of the sum (a few hundred terms): a chunk large
+# enough for its blocked kernel rounds otherwise than a small tail chunk summed in one run.
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10 ** 6), space=st.sampled_from(["cosinesimil", "l2", "innerproduct"]),
+       dim=st.sampled_from([1, 5, 64, 520]), n=st.integers(1, 1200), batches=st.integers(1, 4),
+       dropped=st.sets(st.integers(0, 1199), max_size=250), queries=st.integers(1, 8))
+@example(seed=0, space="innerproduct", dim=520, n=700, batches=1, dropped=set(range(90)), queries=8)
+def test_knn_scores_are_the_same_bits_built_in_batches_with_removals_or_reloaded(
+        seed, space, dim, n, batches, dropped, queries):
+    rng = np.random.default_rng(seed)
+    chunks = [Chunk(id=f"c{i}", text=f"chunk {i} word{i % 5}") for i in range(n)]
+    vectors = rng.standard_normal((n, dim)).astype(np.float32)
+    q = rng.standard_normal((queries, dim)).astype(np.float32)
+    texts = [f"word{i % 5}" for i in range(queries)]
+    gone = sorted(i for i in dropped if i < n)
+    kept = [i for i in range(n) if i not in set(gone)]
+    # chunks of 2400 // queries columns: several in a corpus of hundreds; with 520 dimensions a whole
+    # chunk (over a million products) takes OpenBLAS's blocked kernel and a tail of a few columns
+    # its small-matrix one, so a removal that moves a column into the tail changed its score
+    with tempfile.TemporaryDirectory() as tmp, mock.patch.object(dense, "_CHUNK_CELLS", 2400):
+        path = Path(tmp) / "idx"
+        built = EmbeddedBackend(path, space=space)
+        cuts = np.linspace(0, n, batches + 1).astype(int)
+        for start, end in zip(cuts[:-1], cuts[1:]):
+            built.index(chunks[start:end], vectors[start:end])
+        built.delete([f"c{i}" for i in gone])
+        if not kept:
+            return
+        whole = EmbeddedBackend(space=space)   # only the live chunks, indexed at once
+        whole.index([chunks[i] for i in kept], vectors[kept])
+        for mode in ("knn", "hybrid"):
+            k = min(10, len(kept))
+            hybrid = HybridSettings(fusion="normalization", depth=k)
+            found = [_bits(b.search_many(texts=texts, vectors=q, mode=mode, k=k, hybrid=hybrid))
+                     for b in (built, EmbeddedBackend(path), whole)]
+            assert found[0] == found[1] == found[2]
 
 
 def test_folder_errors(tmp_path):
