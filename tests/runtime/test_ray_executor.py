@@ -41,7 +41,8 @@ def local_ray():
 
 
 def _logged(log: Path) -> list[dict]:
-    return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line.strip()] \
+    # an actor may be writing its last line as it is read: only whole lines count
+    return [json.loads(line) for line in log.read_text(encoding="utf-8").split("\n")[:-1] if line.strip()] \
         if log.exists() else []
 
 
