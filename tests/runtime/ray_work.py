@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import time
 from dataclasses import dataclass
 
 from langrag_eval.grading import VragGrader
@@ -20,14 +21,28 @@ class GradeItems:
     out_dir: str
     latency: float = 0.2
     claim_ttl: float = 3.0
+    lead: int = 0  # worker 0 starts once the call log holds this many calls (the others' head start)
 
     def __call__(self, index: int) -> int:
         os.environ["CLAIM_TTL"] = str(self.claim_ttl)
         from pg_worker import main
+        deadline = time.monotonic() + 300
+        while index == 0 and self.lead and _lines(self.log) < self.lead:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the other workers made fewer than {self.lead} calls in 300 s")
+            time.sleep(0.02)
         out = os.path.join(self.out_dir, f"w{index}.json")
         asyncio.run(main(self.url, self.log, self.n, out, self.latency))
         with open(out, encoding="utf-8") as fh:
             return len(json.load(fh))
+
+
+def _lines(path: str) -> int:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return sum(1 for _ in fh)
+    except FileNotFoundError:
+        return 0
 
 
 class GraderFailingOnQ07(VragGrader):
@@ -42,12 +57,16 @@ class GraderFailingOnQ07(VragGrader):
 @dataclass(frozen=True)
 class DyingModel:
     """The judge's model as each actor makes it: a scripted model, except that the first actor to
-    make one (the one that creates ``marker``) exits after ``calls`` calls, as a killed node would."""
+    make one (the one that creates ``marker``) exits after ``calls`` calls, as a killed node would.
+    The others' models are handed over once it is about to (it creates ``marker + ".dying"`` just
+    before), so its death never depends on how fast each actor started: an actor that started first
+    could otherwise judge every item before the doomed one made its calls."""
 
     replies: dict
     marker: str
     calls: int
     latency: float = 0.05
+    timeout: float = 120.0
 
     def __call__(self):
         from langrag_eval.testing import ScriptedModel
@@ -55,11 +74,18 @@ class DyingModel:
         try:
             os.close(os.open(self.marker, os.O_CREAT | os.O_EXCL))
         except FileExistsError:
+            deadline = time.monotonic() + self.timeout
+            while not os.path.exists(f"{self.marker}.dying"):
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"the doomed actor made fewer than {self.calls} calls in "
+                                       f"{self.timeout:.0f} s") from None
+                time.sleep(0.02)
             return model
         generate, limit = model.generate, self.calls
 
         async def generate_then_die(*args, **kwargs):
             if model.calls >= limit:
+                os.close(os.open(f"{self.marker}.dying", os.O_CREAT | os.O_EXCL))
                 os._exit(1)
             return await generate(*args, **kwargs)
 

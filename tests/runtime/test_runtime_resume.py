@@ -22,9 +22,14 @@ sys.path.insert(0, str(WORKER.parent))
 from resume_worker import expected_score  # noqa: E402
 
 
-def _start(store: Path, log: Path) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, str(WORKER), str(store), str(log), str(N)],
+def _start(store: Path, log: Path, stop_at: int = 0) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, str(WORKER), str(store), str(log), str(N), str(stop_at)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _stopped(pid: int) -> bool:
+    with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
+        return fh.read().rsplit(")", 1)[1].split()[0] == "T"
 
 
 def _logged(log: Path) -> list[str]:
@@ -44,17 +49,21 @@ def _cached_prompts(store: Path) -> int:
         return db.execute("SELECT COUNT(*) FROM cache").fetchone()[0]
 
 
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc to see a stopped process")
 @pytest.mark.parametrize("seed", [11, 23, 37, 52])
 def test_sigkill_mid_run_then_resume_loses_nothing_and_repeats_no_finished_call(tmp_path, seed) -> None:
     store, log = tmp_path / "runs.sqlite", tmp_path / "calls.jsonl"
     kill_after = random.Random(seed).randint(8, N - 12)  # model calls seen before the kill
 
-    first = _start(store, log)
+    # The worker stops itself at its kill_after-th call and is killed there: polling its log from
+    # here, a loaded machine could let it run on to the end before the kill.
+    first = _start(store, log, stop_at=kill_after)
     deadline = time.monotonic() + 60
-    while len(_logged(log)) < kill_after:
+    while not _stopped(first.pid):
         assert first.poll() is None, f"worker ended before the kill point: {first.communicate()}"
         assert time.monotonic() < deadline, "worker made no progress"
         time.sleep(0.002)
+    assert len(_logged(log)) == kill_after
     os.kill(first.pid, signal.SIGKILL)
     first.wait(timeout=30)
     assert first.returncode == -signal.SIGKILL

@@ -142,19 +142,28 @@ def test_second_process_is_refused_or_waits_and_a_dead_holder_expires(tmp_path: 
     path = tmp_path / "s.sqlite"
     holder = RunStore(path, lease_ttl=1.0)
     run = holder.open_run("grade", {"a": 1})
-    # Another process: simulated by a lease row with another owner, as that process writes it.
+    # Another process: simulated by a lease row with another owner, as that process writes it. It
+    # holds the lease until the second process starts waiting, then stops renewing it: the lease
+    # expires half a second later, however long the steps before took on a loaded machine.
     other = sqlite3.connect(path)
     other.execute("UPDATE leases SET owner='elsewhere:1:x', pid=1, host='elsewhere', expires=? "
-                  "WHERE run_id=?", (time.time() + 1.0, run))
+                  "WHERE run_id=?", (time.time() + 3600, run))
     other.commit()
     holder.close()  # gives back only its own leases: the other owner's row stays
     second = RunStore(path, lease_ttl=1.0)
     with pytest.raises(RunBusyError, match="process 1 on elsewhere"):
         second.open_run("grade", {"a": 1}, wait=False)
     told: list[str] = []
-    start = time.monotonic()
-    assert second.open_run("grade", {"a": 1}, on_wait=told.append) == run  # taken over on expiry
-    assert time.monotonic() - start >= 0.5 and len(told) == 1 and "waiting" in told[0]
+    expires: list[float] = []
+
+    def waiting(message: str) -> None:
+        told.append(message)
+        expires.append(time.time() + 0.5)
+        other.execute("UPDATE leases SET expires=? WHERE run_id=?", (expires[0], run))
+        other.commit()
+
+    assert second.open_run("grade", {"a": 1}, on_wait=waiting) == run  # taken over on expiry
+    assert time.time() >= expires[0] and len(told) == 1 and "waiting" in told[0]
     assert second.lease_holder(run)["pid"] != 1
 
 

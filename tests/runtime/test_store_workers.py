@@ -25,7 +25,8 @@ def _start(url: str, log: Path, out: Path, env: dict[str, str]) -> subprocess.Po
 
 
 def _logged(log: Path) -> list[dict]:
-    return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line.strip()]
+    # a worker may be writing its last line as it is read: only whole lines count
+    return [json.loads(line) for line in log.read_text(encoding="utf-8").split("\n")[:-1] if line.strip()]
 
 
 def test_four_workers_one_killed_every_item_once(tmp_path: Path) -> None:
@@ -38,9 +39,15 @@ def test_four_workers_one_killed_every_item_once(tmp_path: Path) -> None:
 
     with postgres_schema() as url:
         log = tmp_path / "calls.log"
-        workers = [_start(url, log, tmp_path / f"w{i}.json", env) for i in range(4)]
-        victim = workers[1]
+        # The victim starts first and the others once it has done part of the run: started all
+        # at once, the other three could judge every item before a victim slow to start (a loaded
+        # machine) made a call, and then there was nothing to kill it in the middle of.
+        victim = _start(url, log, tmp_path / "w1.json", env)
         deadline = time.monotonic() + 300
+        while not (log.exists() and len(_logged(log)) > 20):
+            assert victim.poll() is None and time.monotonic() < deadline, victim.communicate()
+            time.sleep(0.05)
+        workers = [_start(url, log, tmp_path / f"w{i}.json", env) if i != 1 else victim for i in range(4)]
         # kill one once the run is well under way and the victim has done part of it
         while time.monotonic() < deadline:
             calls = Counter(c["pid"] for c in _logged(log)) if log.exists() else Counter()
