@@ -231,13 +231,32 @@ def _connect(path: str, read_only: bool) -> sqlite3.Connection:
             return db
         if path != ":memory:" and Path(path).is_file() and Path(path).stat().st_size > 0:
             _refuse_unusable(path)
-        db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30)
-        db.execute("PRAGMA journal_mode=WAL")
+        db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=_BUSY_TIMEOUT)
+        _use_wal(db)
         db.execute("PRAGMA synchronous=NORMAL")
         prepare(db, path)
         return db
     except sqlite3.DatabaseError as exc:
         raise ConfigError(f"{path}: cannot open the run store: {exc}") from None
+
+
+_BUSY_TIMEOUT = 30.0
+
+
+def _use_wal(db: sqlite3.Connection) -> None:
+    """Switch the store to its write-ahead log. The switch needs the file to itself, and SQLite
+    answers "database is locked" at once, without its busy timeout, while another process holds
+    it (two commands creating one store at the same moment): retried here within the same timeout."""
+    deadline, pause = time.monotonic() + _BUSY_TIMEOUT, 0.001
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+        time.sleep(pause)
+        pause = min(2 * pause, 0.05)
 
 
 def _read_only_uri(path: str) -> str:

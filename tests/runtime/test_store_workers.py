@@ -80,3 +80,32 @@ def test_four_workers_one_killed_every_item_once(tmp_path: Path) -> None:
                                 "HAVING COUNT(*) > 1").fetchall()
         assert judged == (N, N)                         # every item judged exactly once
         assert paid == []                               # no stored prompt was paid for twice
+
+
+def _open_at_once(path: str, barrier, results) -> None:  # noqa: ANN001 - multiprocessing objects
+    from langrag_eval.runtime import RunStore
+    barrier.wait()
+    try:
+        RunStore(path).close()
+        results.put("opened")
+    except Exception as exc:  # noqa: BLE001 - what the test reports
+        results.put(f"{type(exc).__name__}: {exc}")
+
+
+def test_processes_creating_one_store_at_the_same_moment_all_open_it(tmp_path: Path) -> None:
+    """Several commands started at once on a store that does not exist yet: each one opens it. (The
+    switch to the write-ahead log met another process's lock and failed at once, about one open in
+    twenty, before it was retried within the busy timeout.)"""
+    import multiprocessing
+    ctx = multiprocessing.get_context("fork")
+    outcomes: Counter[str] = Counter()
+    for trial in range(30):
+        barrier, results = ctx.Barrier(4), ctx.Queue()
+        procs = [ctx.Process(target=_open_at_once, args=(str(tmp_path / f"s{trial}.sqlite"), barrier, results))
+                 for _ in range(4)]
+        for p in procs:
+            p.start()
+        outcomes.update(results.get(timeout=120) for _ in procs)
+        for p in procs:
+            p.join(timeout=120)
+    assert outcomes == Counter({"opened": 120}), outcomes
