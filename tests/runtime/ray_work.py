@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import time
 from dataclasses import dataclass
 
 from langrag_eval.grading import VragGrader
@@ -26,11 +25,10 @@ class GradeItems:
     def __call__(self, index: int) -> int:
         os.environ["CLAIM_TTL"] = str(self.claim_ttl)
         from pg_worker import main
-        deadline = time.monotonic() + 300
-        while index == 0 and self.lead and _lines(self.log) < self.lead:
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"the other workers made fewer than {self.lead} calls in 300 s")
-            time.sleep(0.02)
+        from stream_worker import wait_until
+        if index == 0 and self.lead:
+            wait_until(lambda: _lines(self.log) >= self.lead, f"the other workers made fewer than {self.lead} calls",
+                       timeout=300)
         out = os.path.join(self.out_dir, f"w{index}.json")
         asyncio.run(main(self.url, self.log, self.n, out, self.latency))
         with open(out, encoding="utf-8") as fh:
@@ -58,8 +56,7 @@ class GraderFailingOnQ07(VragGrader):
 class DyingModel:
     """The judge's model as each actor makes it: a scripted model, except that the first actor to
     make one (the one that creates ``marker``) exits after ``calls`` calls, as a killed node would.
-    The others' models are handed over once it is about to (it creates ``marker + ".dying"`` just
-    before), so its death never depends on how fast each actor started: an actor that started first
+    The others' models are handed over once it is about to (its ``dying`` file), so its death never depends on how fast each actor started: an actor that started first
     could otherwise judge every item before the doomed one made its calls."""
 
     replies: dict
@@ -69,24 +66,21 @@ class DyingModel:
     timeout: float = 120.0
 
     def __call__(self):
+        from stream_worker import dying, exit_as_killed, wait_until
+
         from langrag_eval.testing import ScriptedModel
         model = ScriptedModel(self.replies, latency=self.latency)
         try:
             os.close(os.open(self.marker, os.O_CREAT | os.O_EXCL))
         except FileExistsError:
-            deadline = time.monotonic() + self.timeout
-            while not os.path.exists(f"{self.marker}.dying"):
-                if time.monotonic() > deadline:
-                    raise TimeoutError(f"the doomed actor made fewer than {self.calls} calls in "
-                                       f"{self.timeout:.0f} s") from None
-                time.sleep(0.02)
+            wait_until(lambda: os.path.exists(dying(self.marker)),
+                       f"the doomed actor made fewer than {self.calls} calls", self.timeout)
             return model
         generate, limit = model.generate, self.calls
 
         async def generate_then_die(*args, **kwargs):
             if model.calls >= limit:
-                os.close(os.open(f"{self.marker}.dying", os.O_CREAT | os.O_EXCL))
-                os._exit(1)
+                exit_as_killed(self.marker)
             return await generate(*args, **kwargs)
 
         model.generate = generate_then_die
@@ -109,12 +103,9 @@ class StreamShare:
     claim_ttl: float = 2.0
 
     def __call__(self, index: int) -> tuple[list, int]:
-        from stream_worker import Measure, stream
+        from stream_worker import Measure, dying, stream, wait_until
         measure = Measure(self.log, marker=self.marker, die_after=self.die_after)
-
-        async def share() -> tuple[list, int]:
-            if not measure.doomed:
-                await measure.wait_for_the_doomed()
-            return await stream(self.url, self.n, self.chunk, measure, claim_ttl=self.claim_ttl)
-
-        return asyncio.run(share())
+        if not measure.doomed:
+            wait_until(lambda: os.path.exists(dying(self.marker)),
+                       f"the doomed actor made fewer than {self.die_after} calls")
+        return asyncio.run(stream(self.url, self.n, self.chunk, measure, claim_ttl=self.claim_ttl))

@@ -15,6 +15,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from pydantic import BaseModel
@@ -47,11 +48,32 @@ def count_judgment_reads(store) -> list[int]:  # noqa: ANN001 - a PostgresRunSto
     return reads
 
 
+def dying(marker: str) -> str:
+    """The file a doomed process creates just before it exits, for the others to wait on."""
+    return f"{marker}.dying"
+
+
+def exit_as_killed(marker: str) -> None:
+    """Exit at once, as a killed node would, saying so first in :func:`dying`'s file."""
+    os.close(os.open(dying(marker), os.O_CREAT | os.O_EXCL))
+    os._exit(1)
+
+
+def wait_until(ready: Callable[[], bool], what: str, timeout: float = 120.0) -> None:
+    """Poll ``ready`` until it holds; a ``TimeoutError`` saying ``what`` did not happen after ``timeout``
+    seconds."""
+    deadline = time.monotonic() + timeout
+    while not ready():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{what} in {timeout:.0f} s")
+        time.sleep(0.02)
+
+
 @dataclass
 class Measure:
     """The evaluator's function: the item's expected length, logged; ``die_after`` calls then exit
-    (as a killed node would), for the one process that creates ``marker`` (it creates
-    ``marker + ".dying"`` just before, for the others to wait on)."""
+    (as a killed node would, through :func:`exit_as_killed`), for the one process that creates
+    ``marker``."""
 
     log: str
     latency: float = 0.0
@@ -72,18 +94,9 @@ class Measure:
     def doomed(self) -> bool:
         return self._doomed
 
-    async def wait_for_the_doomed(self, timeout: float = 120.0) -> None:
-        """Until the doomed process is about to exit: it then holds claims the others must take over."""
-        deadline = time.monotonic() + timeout
-        while not os.path.exists(f"{self.marker}.dying"):
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"the doomed process made fewer than {self.die_after} calls in {timeout:.0f} s")
-            await asyncio.sleep(0.02)
-
     async def __call__(self, item: str) -> Length:
         if self._doomed and self.die_after is not None and self.calls >= self.die_after:
-            os.close(os.open(f"{self.marker}.dying", os.O_CREAT | os.O_EXCL))
-            os._exit(1)
+            exit_as_killed(self.marker)
         self.calls += 1
         if self.latency:
             await asyncio.sleep(self.latency)
