@@ -18,14 +18,19 @@ from langrag_eval.cli import main
 ALNUM = string.ascii_letters + string.digits
 ENV_SECRET = "EnvSecret-9f3Kq27xZ"
 
+# A password with a digit and a letter: an all-letter one can be a word the report's own page holds
+# (hypothesis drew "undefine", which its script's "undefined" contains), which no masking can remove.
+PASSWORDS = st.text(ALNUM, min_size=8, max_size=20).filter(
+    lambda s: any(c.isdigit() for c in s) and any(c.isalpha() for c in s))
+
 KEYS = st.one_of(
     st.text(ALNUM, min_size=20, max_size=40).map(lambda s: "sk-" + s),
     st.text(ALNUM, min_size=20, max_size=40).map(lambda s: "sk-proj-" + s),
     st.text(string.ascii_uppercase + string.digits, min_size=16, max_size=16).map(lambda s: "AKIA" + s),
     st.text(ALNUM, min_size=36, max_size=36).map(lambda s: "ghp_" + s),
     st.text(ALNUM, min_size=34, max_size=34).map(lambda s: "hf_" + s),
-    st.text(ALNUM, min_size=8, max_size=20).map(lambda s: f"postgresql://admin:{s}@db.internal/evals"),
-    st.text(ALNUM, min_size=8, max_size=20).map(lambda s: f"https://search.internal/?password={s}"),
+    PASSWORDS.map(lambda s: f"postgresql://admin:{s}@db.internal/evals"),
+    PASSWORDS.map(lambda s: f"https://search.internal/?password={s}"),
     st.just(ENV_SECRET),
 )
 PLACES = st.sampled_from(["reason", "after", "unreadable"])
