@@ -25,7 +25,7 @@ from pathlib import Path
 
 from langrag_eval.runtime import Judge, RetryPolicy, RunStore, gather_bounded
 from langrag_eval.testing import ScriptedModel
-from langrag_eval.verdicts import ScoreFormat
+from langrag_eval.verdicts.formats import ScoreFormat
 
 __all__ = ["measure", "main"]
 

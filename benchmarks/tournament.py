@@ -46,11 +46,7 @@ from scipy.stats import kendalltau
 from langrag_eval.runtime import Judge
 from langrag_eval.testing import ScriptedModel
 from langrag_eval.tournament import (
-    TournamentConfig,
-    TournamentData,
-    bradley_terry_intervals,
-    elo_ratings,
-    arun_tournament,
+    TournamentConfig, TournamentData, bradley_terry_intervals, elo_ratings, arun_tournament,
 )
 
 __all__ = ["main", "scale", "simulate", "time_elo"]

@@ -32,7 +32,7 @@ async def work(url: str, n: int, latency: float, ready: str | None = None) -> No
     from langrag_eval.results import Unscored
     from langrag_eval.runtime import Judge, RetryPolicy, open_store, run_batch
     from langrag_eval.testing import ScriptedModel
-    from langrag_eval.verdicts import ScoreFormat
+    from langrag_eval.verdicts.formats import ScoreFormat
 
     store = open_store(url)
     run = store.open_run("bench", {"items": n})

@@ -35,13 +35,8 @@ from pathlib import Path
 from _scripted import build_judge, embedder, scripted_judge
 
 from langrag_eval.grammar import (
-    ReferenceGrader,
-    as_pipeline_queries,
-    build_dataset,
-    demo_database,
-    demo_templates_path,
-    evaluate_answers,
-    load_templates,
+    ReferenceGrader, as_pipeline_queries, build_dataset, demo_database, demo_templates_path,
+    evaluate_answers, load_templates,
 )
 from langrag_eval.pipelines import run_agents, select_agents, six_agents
 from langrag_eval.retrieval import EmbeddedBackend, Source

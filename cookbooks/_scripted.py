@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from langrag_eval.embeddings import Embedder, default_embedder
+from langrag_eval.models.embeddings import Embedder, default_embedder
 from langrag_eval.model import ChatModel
 from langrag_eval.models import resolve_judge
 from langrag_eval.runtime import Judge

@@ -9,7 +9,7 @@ method, ``aevaluate(sample)``; the rest is derived here, once for every capabili
 - ``aevaluate_many(samples)`` / ``evaluate_many(samples)``: a bounded batch with progress, resumable
   when the judge has a run store and a ``run_id`` is given (finished items are read back while their
   content is unchanged);
-- ``summarize(results)``: the typed dataset summary (:class:`~langrag_eval.summary.Summary`), with
+- ``summarize(results)``: the typed dataset summary (:class:`~langrag_eval.results.Summary`), with
   the capability's own figures in its ``details``;
 - ``scores(result)``: any result, scored or not, as the typed :class:`~langrag_eval.results.Score`
   records named by ``score_names()``, the one shape ``compare``, the report and the adapters read.
@@ -53,7 +53,7 @@ from pydantic import BaseModel
 
 from .errors import ConfigError
 from .results import Score, ScoreScale, Unscored
-from .summary import Summary, summarize_scores
+from .results import Summary, summarize_scores
 from .runtime import put_item_index, run_batch
 from .runtime.items import index_row, item_index_writer
 from .runtime.progress import BatchProgress
@@ -63,7 +63,7 @@ from .runtime.concurrency import synchronous
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-    from .prompts import PromptTemplate
+    from .prompting.templates import PromptTemplate
     from .runtime import Judge, RunStore
 
 __all__ = ["Evaluator", "FunctionEvaluator", "synchronous"]
@@ -283,7 +283,7 @@ class Evaluator(ABC, Generic[S, R]):
     def summarize(self, results: Sequence[R | Unscored]) -> Summary:
         """The typed dataset summary of ``results``, read from their scores: items scored and
         unscored (by cause), and per score name its mean with a 95 % interval, spread and pass rate
-        (:class:`~langrag_eval.summary.Summary`). A capability adds its own figures in ``details``."""
+        (:class:`~langrag_eval.results.Summary`). A capability adds its own figures in ``details``."""
         return summarize_scores((self.scores(r) for r in results),  # one item's scores at a time
                                 [r.cause if isinstance(r, Unscored) else None for r in results])
 

@@ -16,14 +16,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .errors import ConfigError
 
-__all__ = ["AgentAnswer", "Document", "Sample", "read_document", "text_id"]
+__all__ = ["AgentAnswer", "Document", "Sample", "as_documents", "as_text", "read_document", "sequence_of", "text_id"]
 
 
 class Document(BaseModel):
@@ -168,3 +168,77 @@ class AgentAnswer(Sample):
     agent: str
     answer: str
     variations: list[str] = Field(default_factory=list)
+
+
+# ------------------------------------------------ apps' values read as documents and text, by type
+# Apps return one string of context, a list of strings, LangChain ``Document``s, LlamaIndex
+# ``NodeWithScore``s or nodes, a LlamaIndex ``Response`` carrying ``source_nodes``, or dicts. Shapes
+# are recognised by their attributes, so the core imports no framework; a single string is one
+# document (never a sequence of one-character documents).
+
+def as_documents(contexts: Any, *, field: str = "contexts") -> list[Document]:
+    """``contexts`` as documents, in order, empty ones left out. ``field`` names the argument in
+    errors. A LlamaIndex ``Response`` (anything with ``source_nodes``) gives its source nodes."""
+    if contexts is None:
+        return []
+    if isinstance(contexts, (str, Document, Mapping)) or hasattr(contexts, "page_content") \
+            or hasattr(getattr(contexts, "node", None), "get_content") \
+            or callable(getattr(contexts, "get_content", None)):
+        # one document alone (a LlamaIndex node is a pydantic model: iterating it gives its fields)
+        found = read_document(contexts, field)
+        return [found] if found is not None else []
+    if hasattr(contexts, "source_nodes"):
+        return as_documents(contexts.source_nodes or [], field=f"{field}.source_nodes")
+    if isinstance(contexts, bytes) or not isinstance(contexts, Iterable):
+        raise ConfigError(f"{field} is a {type(contexts).__name__}: pass a string or a list of documents")
+    out = [read_document(item, f"{field}[{i}]") for i, item in enumerate(contexts)]
+    return [d for d in out if d is not None]
+
+
+def sequence_of(value: Any, *, field: str) -> list[Any]:
+    """``value`` as a list, refusing what is one item rather than a collection of them: a string
+    (which would index one document per character), bytes, a mapping, a lone document or node.
+
+    >>> sequence_of(("a", "b"), field="texts")
+    ['a', 'b']
+    >>> sequence_of("some text", field="texts")
+    Traceback (most recent call last):
+    ...
+    langrag_eval.errors.ConfigError: texts is one str, not a list of them: pass ['some text'] to index one text
+    """
+    one = isinstance(value, (str, bytes, Mapping)) or hasattr(value, "page_content") \
+        or callable(getattr(value, "get_content", None)) or hasattr(getattr(value, "node", None), "get_content")
+    if one or not isinstance(value, Iterable):
+        hint = f"pass [{value!r}] to index one text" if isinstance(value, str) and len(value) < 40 else \
+            "pass a list with it to index one item"
+        raise ConfigError(f"{field} is one {type(value).__name__}, not a list of them: {hint}")
+    return list(value)
+
+
+def as_text(value: Any, *, field: str = "answer", strict: bool = True) -> str | None:
+    """An answer or a question as text: a string as it is; a chat message's text content; a
+    LlamaIndex ``Response``'s ``response`` (a streaming one is read to its end) or ``QueryBundle``'s
+    ``query_str``; a number as its digits; None stays None. Anything else is refused (a
+    :class:`ConfigError` naming ``field``), or with ``strict=False`` given as ``str(value)``:
+    what the adapters do with a value a framework handed over in a shape of its own.
+
+    >>> as_text({"answer": "Paris"}, strict=False)
+    "{'answer': 'Paris'}"
+    """
+    if value is None or isinstance(value, str):
+        return value
+    if hasattr(value, "response_gen") or hasattr(value, "async_response_gen"):
+        text = str(value)  # a StreamingResponse: str() drains the stream into response_txt
+        return None if text == "None" else text
+    if hasattr(value, "source_nodes") and hasattr(value, "response"):
+        return None if value.response is None else str(value.response)
+    if isinstance(getattr(value, "query_str", None), str):  # a LlamaIndex QueryBundle
+        return value.query_str
+    content = getattr(value, "content", None)
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # message content blocks
+        return "".join(p.get("text", "") if isinstance(p, Mapping) else str(p) for p in content)
+    if isinstance(value, (int, float)) or not strict:
+        return str(value)
+    raise ConfigError(f"{field} is a {type(value).__name__}, not text")

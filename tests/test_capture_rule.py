@@ -1,4 +1,4 @@
-"""The capture rule on generated apps (langrag_eval.contexts.select_contexts): a document counts
+"""The capture rule on generated apps (langrag_eval.adapters.contexts.select_contexts): a document counts
 when its text reached the prompt of the call that wrote the answer, directly or through an earlier
 reply that reached it; documents retrieved and dropped do not count; the app's own text is kept
 apart; nothing is listed twice."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from langrag_eval.contexts import ModelCall, normalise, select_contexts
+from langrag_eval.adapters.contexts import ModelCall, normalise, select_contexts
 from langrag_eval.types import Document
 
 WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=3, max_size=8)

@@ -22,11 +22,7 @@ from langrag_eval.runtime import Judge, RunStore
 from langrag_eval.testing import ScriptedModel, ThelmaScript
 from langrag_eval.thelma import Thelma
 from langrag_eval.tournament import (
-    GameSample,
-    PairwiseEvaluator,
-    PointwiseEvaluator,
-    PointwiseSample,
-    RelevanceEvaluator,
+    GameSample, PairwiseEvaluator, PointwiseEvaluator, PointwiseSample, RelevanceEvaluator,
     RelevanceSample,
 )
 

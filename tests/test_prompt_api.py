@@ -10,7 +10,7 @@ from langrag_eval.evaluator import Evaluator
 from langrag_eval.grading import VragGrader
 from langrag_eval.grammar.grading import ReferenceGrader
 from langrag_eval.grammar.reliability import RagasFact, SelfCheckQA
-from langrag_eval.prompts import PromptTemplate
+from langrag_eval.prompting.templates import PromptTemplate
 from langrag_eval.runtime import Judge
 from langrag_eval.testing import ScriptedModel
 from langrag_eval.thelma import Thelma

@@ -24,11 +24,7 @@ from langrag_eval.synth import Passage, QueryGenerator
 from langrag_eval.testing import ScriptedModel, ThelmaScript
 from langrag_eval.thelma import MetaEvaluation, Thelma
 from langrag_eval.tournament import (
-    GameRecord,
-    PairwiseEvaluator,
-    TournamentConfig,
-    TournamentData,
-    run_tournament,
+    GameRecord, PairwiseEvaluator, TournamentConfig, TournamentData, run_tournament,
     tournament_over_apps,
 )
 

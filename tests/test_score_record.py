@@ -19,11 +19,7 @@ from langrag_eval.runtime import Judge
 from langrag_eval.testing import ScriptedModel, ThelmaScript
 from langrag_eval.thelma import Thelma, Thresholds
 from langrag_eval.tournament import (
-    GameSample,
-    PairwiseEvaluator,
-    PointwiseEvaluator,
-    PointwiseSample,
-    RelevanceEvaluator,
+    GameSample, PairwiseEvaluator, PointwiseEvaluator, PointwiseSample, RelevanceEvaluator,
     RelevanceSample,
 )
 
@@ -137,7 +133,7 @@ def test_a_summary_reads_every_score_by_name_against_outside_oracles(values, ver
     import scipy.stats as sps
     from statsmodels.stats.proportion import proportion_confint
 
-    from langrag_eval.summary import summarize_scores
+    from langrag_eval.results import summarize_scores
 
     n = max(len(values), len(verdicts))
     score, yes = ScoreScale(0, 1), ScoreScale(0, 1, binary=True)

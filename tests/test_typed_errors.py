@@ -36,13 +36,13 @@ ALLOWED = {
     ("testing/contract.py", "test_a_backend_failure_is_raised_and_classified", "AssertionError"):
         "a failed contract check, reported by pytest",
     ("testing/regression.py", "assert_no_regression", "AssertionError"): "a failed regression gate, reported by pytest",
-    ("_lazy.py", "__getattr__", "AttributeError"): "the import system's protocol for a missing name",
-    ("run.py", "__getattr__", "AttributeError"): "the import system's protocol for a missing name (RayExecutor on first use)",
+    ("__init__.py", "__getattr__", "AttributeError"): "the import system's protocol for a missing name",
+    ("run/evaluation.py", "__getattr__", "AttributeError"): "the import system's protocol for a missing name (RayExecutor on first use)",
     ("cli/_executor.py", "__call__", "RuntimeError"): "raised inside a Ray actor: Ray hands it to the "
                                                       "driver, which reports the worker's one line",
-    ("jsontext.py", "_finite_float", "ValueError"): "json's parse_float hook; parse_json turns it into a "
+    ("files/jsontext.py", "_finite_float", "ValueError"): "json's parse_float hook; parse_json turns it into a "
                                               "DataError naming the file and line",
-    ("jsontext.py", "finite_number", "ValueError"): "caught in the same function",
+    ("files/jsontext.py", "finite_number", "ValueError"): "caught in the same function",
     ("tournament/apps.py", "call", "TimeoutError"): "an app's own time limit, read by calling_error as "
                                                     "the query's failure",
     ("cli/_options.py", "convert", "ValueError"): "caught in the same function and turned into argparse's message",
@@ -51,7 +51,7 @@ ALLOWED = {
     ("cli/_options.py", "_form", "TypeError"):
         "a command's settings class declared wrong: a programming error met while the parser is built",
     ("runtime/judge.py", "read", "TypeError"): "caught in the same function and raised again as ConfigError",
-    ("jsontext.py", "_no_constant", "ValueError"): "json's parse_constant hook; parse_json turns it into its own error",
+    ("files/jsontext.py", "_no_constant", "ValueError"): "json's parse_constant hook; parse_json turns it into its own error",
     ("tournament/orders.py", "step_blocks", "OSError"): "a short read of a temporary file is an I/O failure",
     ("models/_greedy_grammar.py", "__init__", "ValueError"):
         "llama-cpp-python's own grammar loader raises ValueError for a rejected grammar; kept alike",

@@ -24,7 +24,7 @@ from ..grading import VragGrade, VragGrader
 from ..model import GenerationParams
 from ..results import Score, ScoreScale, Unscored
 from ..evaluator import FunctionEvaluator
-from ..run import aevaluate
+from ..run.evaluation import aevaluate
 from ..runtime import Judge
 from ..thelma.match import Matcher
 from ..tournament.pairwise import GameRecord, GameSample, PairwiseEvaluator

@@ -23,7 +23,7 @@ from ..errors import ArgumentError
 from ..grading import VragGrade
 from ..model import ChatModel, GenerationParams, Reply
 from ..results import Unscored
-from ..run import record_run
+from ..run.evaluation import record_run
 from ..runtime import Judge, run_id_for, synchronous
 from ..tournament.pairwise import GameRecord
 from . import batteries as B

@@ -85,7 +85,7 @@ def command_executor(args: argparse.Namespace, judge_spec: str | None) -> Any:
     with ``--executor ray``, a RayExecutor whose actors make the judge's model from ``judge_spec``."""
     if getattr(args, "executor", "local") != "ray":
         return None
-    from ..run import RayExecutor
+    from ..run.evaluation import RayExecutor
     from ._common import say
     return RayExecutor(workers=args.workers, address=args.ray_address, num_gpus_per_worker=args.ray_gpus,
                        model=ResolvedModel(judge_spec) if judge_spec else None, env=_passed_on(),

@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Any, Union
 
 from ..errors import ConfigError, DataError
-from ..files import check_output
-from ..reading import check_regular
+from ..files.writing import check_output
+from ..files.reading import check_regular
 
 __all__ = ["output_file", "declare_files", "check_files", "same_file", "store_path", "judge_file",
            "JUDGE_READS", "Getter"]

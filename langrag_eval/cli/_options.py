@@ -30,7 +30,7 @@ from typing import Any, Literal, Union
 from pydantic import BaseModel, ValidationError
 
 from ..errors import ConfigError
-from ..files import write_text_atomic
+from ..files.writing import write_text_atomic
 from ._files import Getter, output_file
 
 __all__ = ["SettingsOptions", "add_settings_options", "TABLE_FORMATS", "add_table_options", "column_names",

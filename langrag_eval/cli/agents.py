@@ -19,19 +19,13 @@ from pathlib import Path
 
 from ..errors import ConfigError, DataError
 from ..pipelines import (
-    AGENT_NAMES,
-    AgentAnswer,
-    read_queries,
-    run_agents,
-    select_agents,
-    six_agents,
-    write_answers,
+    AGENT_NAMES, AgentAnswer, read_queries, run_agents, select_agents, six_agents, write_answers,
 )
 from ..pipelines.batch import TASK
 from ..retrieval import EmbeddedBackend
 from ..retrieval.chunking import DEFAULT_OVERLAP, DEFAULT_SIZE, chunk_sources
 from ..retrieval.ingest import Loaded, ingest, load_path
-from ..run import record_run
+from ..run.evaluation import record_run
 from ..runtime.identity import file_digest
 from ._common import add_judge_options, open_cli_run, say, say_reuse, say_usage, setup_judge
 from ._files import JUDGE_READS, declare_files, output_file, store_path

@@ -17,8 +17,9 @@ from ..compare import compare_runs, format_comparison
 from ..errors import ConfigError
 from ._common import add_store_option, open_store_to_read, say
 from ._files import declare_files, store_path
-from ._options import (add_comparison_options, add_json_option, check_comparison_options, json_output,
-                       write_json)
+from ._options import (
+    add_comparison_options, add_json_option, check_comparison_options, json_output, write_json,
+)
 
 __all__ = ["register"]
 

@@ -17,7 +17,7 @@ import argparse
 
 from ..compare import format_gate, gate_runs, junit_error, junit_xml
 from ..errors import ConfigError, LangragError
-from ..files import write_text_atomic
+from ..files.writing import write_text_atomic
 from ._common import add_store_option, open_store_to_read, say
 from ._files import declare_files, output_file, store_path
 from ._options import add_comparison_options, check_comparison_options

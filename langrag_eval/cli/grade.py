@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, DataError
-from ..files import atomic_write
+from ..files.writing import atomic_write
 from ..grading import ARTIFACT, Columns, GradingScan, VragGrade, VragGrader, VragTally, scan_grading_file
 from ..grading.io import read_examples
 from ..results import Unscored
-from ..run import astream, evaluate, record_run
+from ..run.evaluation import astream, evaluate, record_run
 from ..runtime.concurrency import synchronous
 from ..runtime.identity import file_digest
 from ._common import add_judge_options, open_cli_run, report_issues, say, say_reuse, say_usage, setup_judge

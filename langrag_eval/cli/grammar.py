@@ -149,16 +149,8 @@ def _styles(text: str, count: int) -> tuple[Style, ...]:
 
 def _generate(args: argparse.Namespace) -> int:
     from ..grammar import (
-        TemplateSet,
-        TextTemplateGenerator,
-        author_templates,
-        build_dataset,
-        demo_templates_path,
-        introspect,
-        load_templates,
-        phrase_templates,
-        save_templates,
-        stratify,
+        TemplateSet, TextTemplateGenerator, author_templates, build_dataset, demo_templates_path,
+        introspect, load_templates, phrase_templates, save_templates, stratify,
     )
     db = _db(args.db)
     output_file(args.out, "--out")

@@ -14,10 +14,12 @@ import json
 from pathlib import Path
 
 from ..errors import ConfigError
-from ..run import record_run
+from ..run.evaluation import record_run
 from ..runtime.identity import content_hash
-from ._common import (add_call_options, add_store_options, check_call_options, make_judge, open_cli_run,
-                      open_store_to_write, say)
+from ._common import (
+    add_call_options, add_store_options, check_call_options, make_judge, open_cli_run,
+    open_store_to_write, say,
+)
 from ._files import declare_files, judge_file, output_file, store_path
 
 __all__ = ["register"]
@@ -111,7 +113,7 @@ def _queries(args: argparse.Namespace) -> int:
     judges = [j.for_run(run_id) for j in judges]
     embedder = None
     if args.embeddings:
-        from ..embeddings import default_embedder  # heavy import only when asked for
+        from ..models.embeddings import default_embedder  # heavy import only when asked for
         embedder = default_embedder()
     generator = QueryGenerator(judges, examples, per_passage=args.per_passage, prompt=args.prompt,
                                concurrency=args.concurrency * len(judges))

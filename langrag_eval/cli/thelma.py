@@ -40,19 +40,20 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..embeddings import Embedder, default_embedder
+from ..models.embeddings import Embedder, default_embedder
 from ..errors import ConfigError, DataError
-from ..files import atomic_write
-from ..prompts import prompt_names
-from ..run import evaluate, record_run
+from ..files.writing import atomic_write
+from ..prompting.templates import prompt_names
+from ..run.evaluation import evaluate, record_run
 from ..runtime.identity import file_digest
 from ..thelma import METRICS, Thelma, ThelmaResult, Thresholds, metric_ids
 from ..thelma.decompose import load_task_prompt
 from ..thelma.metrics import registered_metrics
 from ..thelma.evaluator import DEFAULT_SD_THRESHOLD
 from ..thelma.io import read_samples
-from ._common import (add_judge_options, open_cli_run, quiet_model_loading, report_issues, say, say_reuse,
-                      setup_judge)
+from ._common import (
+    add_judge_options, open_cli_run, quiet_model_loading, report_issues, say, say_reuse, setup_judge,
+)
 from ._executor import command_executor
 from ._files import JUDGE_READS, declare_files, store_path
 from ._options import SettingsOptions, add_results_option, add_table_options, results_file, results_path

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, DataError
-from ..reading import read_text
-from ..prompts import load_prompt
+from ..files.reading import read_text
+from ..prompting.templates import load_prompt
 from ..runtime.identity import content_hash, file_digest
 from ..tournament import TournamentConfig, format_summary, load_answers_jsonl, load_ragelo_csv, run_tournament
 from ._common import add_judge_options, open_cli_run, report_issues, say, say_reuse, setup_judge

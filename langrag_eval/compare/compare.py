@@ -41,11 +41,7 @@ from typing import Any
 from ..errors import ArgumentError, ConfigError
 from ..runtime import RunStore
 from ..stats.paired import (
-    bootstrap_mean_difference,
-    holm,
-    mcnemar,
-    paired_proportion_interval,
-    wilcoxon_signed_rank,
+    bootstrap_mean_difference, holm, mcnemar, paired_proportion_interval, wilcoxon_signed_rank,
 )
 from .observations import Observation, is_scored_rate, load_observations
 from .pairing import Pairing, pair

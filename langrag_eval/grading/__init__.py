@@ -9,8 +9,9 @@ accept/reject, with a per-dataset summary and a reader for CSV/JSONL grading fil
 False
 """
 
-from .grader import (DEFAULT_TEMPLATE, TASK, GradedExample, Scale, VragGrade, VragGrader, check_scale,
-                     load_rubric)
+from .grader import (
+    DEFAULT_TEMPLATE, TASK, GradedExample, Scale, VragGrade, VragGrader, check_scale, load_rubric,
+)
 from .io import Columns, GradingData, GradingScan, parse_score, read_grading_file, scan_grading_file
 from .summary import ARTIFACT, NO_SUBJECT, VragTally, summarize
 

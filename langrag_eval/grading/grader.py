@@ -33,15 +33,15 @@ from typing import Any, ClassVar, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import ConfigError
-from ..reading import read_text
+from ..files.reading import read_text
 from ..model import GenerationParams
-from ..prompts import PromptTemplate, load_prompt, override_template
+from ..prompting.templates import PromptTemplate, load_prompt, override_template
 from ..results import Score, ScoreScale, Unscored
-from ..summary import Summary
+from ..results import Summary
 from ..evaluator import Evaluator
 from ..runtime import Judge
 from ..types import Sample
-from ..verdicts import ScoreFormat, ScoreVerdict
+from ..verdicts.formats import ScoreFormat, ScoreVerdict
 from .summary import summarize
 
 __all__ = ["VragGrade", "GradedExample", "VragGrader", "DEFAULT_TEMPLATE", "TASK", "Scale", "check_scale",

@@ -10,7 +10,7 @@ other rows are still graded:
   no model call);
 - a human score that is not an integer from 1 to 5: that score is dropped (counted as not given);
 - a repeated id: the later row is skipped (results are keyed by id);
-- a row that is not UTF-8 or not valid JSON: skipped (see :mod:`langrag_eval.io`).
+- a row that is not UTF-8 or not valid JSON: skipped (see :mod:`langrag_eval.files.tables`).
 
 Without an id column, an item's id is ``line-N`` (its line in the file).
 
@@ -32,7 +32,7 @@ from typing import Any, Iterator
 from pydantic import ValidationError
 
 from ..errors import ArgumentError, DataError
-from ..io import Row, TableFormat, parse_json, read_table, read_text, require_columns, stream_table
+from ..files.tables import Row, TableFormat, parse_json, read_table, read_text, require_columns, stream_table
 from ..types import Sample
 from .grader import GradedExample
 

@@ -25,30 +25,12 @@ except ImportError as _missing:  # pragma: no cover - every test environment has
     raise _ConfigError(f"GRAMMAR needs {_missing.name}: pip install 'langrag-eval[grammar]'") from None
 
 from .analysis import (
-                       ClusterComparison,
-                       Group,
-                       ItemResult,
-                       Metrics,
-                       Proportion,
-                       Reliability,
-                       attribute_failures,
-                       binary_reliability,
-                       compare_clusters,
-                       group_results,
-                       metrics,
-                       wilson_interval,
-                       without_lm_failures,
+    ClusterComparison, Group, ItemResult, Metrics, Proportion, Reliability, attribute_failures,
+    binary_reliability, compare_clusters, group_results, metrics, wilson_interval, without_lm_failures,
 )
 from .authoring import (
-                       DEFAULT_STYLES,
-                       AuthoringResult,
-                       SqlTemplateGenerator,
-                       Style,
-                       TextTemplateGenerator,
-                       aauthor_templates,
-                       aphrase_templates,
-                       author_templates,
-                       phrase_templates,
+    DEFAULT_STYLES, AuthoringResult, SqlTemplateGenerator, Style, TextTemplateGenerator,
+    aauthor_templates, aphrase_templates, author_templates, phrase_templates,
 )
 from .dataset import GrammarDataset, GrammarQuery, TemplateReport, build_dataset, read_dataset, stratify
 from .db import guard_select, readonly_engine, run_select
@@ -56,24 +38,13 @@ from .demo import demo_database, demo_templates_path
 from .evaluate import ARTIFACT, aevaluate_answers, as_pipeline_queries, evaluate_answers
 from .grading import Correctness, CorrectnessFormat, ReferenceGrader
 from .reliability import (
-                       EvaluatorReport,
-                       FreeVerdict,
-                       FunctionVerdict,
-                       RagasFact,
-                       ReliabilitySample,
-                       SelfCheckQA,
-                       aassess_reliability,
-                       assess_reliability,
+    EvaluatorReport, FreeVerdict, FunctionVerdict, RagasFact, ReliabilitySample, SelfCheckQA,
+    aassess_reliability, assess_reliability,
 )
 from .schema import DatabaseSchema, introspect
 from .templates import (
-                       SqlTemplate,
-                       TemplateSet,
-                       TextTemplate,
-                       bind_placeholders,
-                       load_templates,
-                       save_templates,
-                       validate_template,
+    SqlTemplate, TemplateSet, TextTemplate, bind_placeholders, load_templates, save_templates,
+    validate_template,
 )
 
 __all__ = [

@@ -28,20 +28,15 @@ from pathlib import Path
 from pydantic import BaseModel, Field, RootModel
 
 from ..evaluator import FunctionEvaluator
-from ..prompts import load_prompt
+from ..prompting.templates import load_prompt
 from ..results import Unscored
-from ..run import Executor, aevaluate
+from ..run.evaluation import Executor, aevaluate
 from ..runtime import Judge, synchronous
-from ..verdicts import JsonFormat, TagFormat
+from ..verdicts.formats import JsonFormat, TagFormat
 from .db import sqlglot_dialect
 from .schema import DatabaseSchema
 from .templates import (
-    SqlTemplate,
-    TemplateSet,
-    TextTemplate,
-    bind_placeholders,
-    validate_template,
-    validate_texts,
+    SqlTemplate, TemplateSet, TextTemplate, bind_placeholders, validate_template, validate_texts,
 )
 
 __all__ = [

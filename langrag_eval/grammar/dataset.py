@@ -46,18 +46,13 @@ import sqlalchemy as sa
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import ConfigError, DataError
-from ..files import atomic_write
-from ..jsontext import lines_of, parse_json
-from ..reading import read_text
+from ..files.writing import atomic_write
+from ..files.jsontext import lines_of, parse_json
+from ..files.reading import read_text
 from .db import AnswerRows, database_error, readonly_engine, run_many, sqlglot_dialect
 from .schema import DatabaseSchema, introspect
 from .templates import (
-    _TEXT_PLACEHOLDER,
-    Placeholder,
-    SqlTemplate,
-    TemplateSet,
-    validate_template,
-    validate_texts,
+    _TEXT_PLACEHOLDER, Placeholder, SqlTemplate, TemplateSet, validate_template, validate_texts,
 )
 
 __all__ = [

@@ -59,15 +59,10 @@ from ..pipelines import AgentAnswer, Query
 from ..results import Unscored
 from ..types import Sample
 from ..evaluator import FunctionEvaluator
-from ..run import Executor, aevaluate, record_run
+from ..run.evaluation import Executor, aevaluate, record_run
 from ..runtime import RunStore, put_item_index, synchronous
 from .analysis import (
-    ItemResult,
-    attribute_failures,
-    compare_clusters,
-    group_results,
-    metrics,
-    without_lm_failures,
+    ItemResult, attribute_failures, compare_clusters, group_results, metrics, without_lm_failures,
 )
 from .dataset import GrammarQuery
 from .grading import Correctness, ReferenceGrader

@@ -20,12 +20,12 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import JudgeOutputError
-from ..prompts import PromptTemplate, override_template
+from ..prompting.templates import PromptTemplate, override_template
 from ..results import Score, ScoreScale, Unscored
 from ..evaluator import Evaluator
 from ..runtime import Judge
 from ..types import Sample
-from ..verdicts import mask_quoted, single_verdict
+from ..verdicts.formats import mask_quoted, single_verdict
 
 __all__ = ["Correctness", "CorrectnessFormat", "ReferenceGrader"]
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import DataError
-from ..io import jsonl_objects
+from ..files.tables import jsonl_objects
 
 if TYPE_CHECKING:
     from .reliability import ReliabilitySample

@@ -36,12 +36,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..evaluator import Evaluator, FunctionEvaluator
 from ..model import GenerationParams
-from ..prompts import PromptTemplate, override_template
+from ..prompting.templates import PromptTemplate, override_template
 from ..results import Score, ScoreScale, Unscored
-from ..run import Executor, aevaluate
+from ..run.evaluation import Executor, aevaluate
 from ..runtime import Judge, RunStore, gather_bounded, synchronous
 from ..types import Document
-from ..verdicts import BinaryFormat, JsonFormat, TextFormat
+from ..verdicts.formats import BinaryFormat, JsonFormat, TextFormat
 from .analysis import Reliability, binary_reliability
 
 __all__ = [

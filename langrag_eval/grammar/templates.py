@@ -27,9 +27,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sqlglot import exp
 
 from ..errors import DataError
-from ..files import write_text_atomic
-from ..jsontext import parse_json
-from ..reading import read_text
+from ..files.writing import write_text_atomic
+from ..files.jsontext import parse_json
+from ..files.reading import read_text
 from .db import guard_select
 from .schema import DatabaseSchema
 

@@ -15,7 +15,7 @@ import threading
 from pathlib import Path
 
 from ..errors import ConfigError
-from ..files import write_text_atomic
+from ..files.writing import write_text_atomic
 
 __all__ = ["file_digest", "digest_cache_path"]
 

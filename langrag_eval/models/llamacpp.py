@@ -26,9 +26,11 @@ from typing import Any
 
 from ..errors import ConfigError, TruncatedReplyError
 from ..model import GenerationParams, Reply, TokenUsage
-from ..prompt_fit import fit_prompt
+from ..prompting.fit import fit_prompt
 from ._file_digest import file_digest
-from ._reply_limits import MAX_FIELD_CHARS, MAX_LIST_ITEMS, capped, cut_at, uncapped, with_reasoning, without_explanations
+from ._reply_limits import (
+    MAX_FIELD_CHARS, MAX_LIST_ITEMS, capped, cut_at, uncapped, with_reasoning, without_explanations,
+)
 from ._short_keys import renamed, restore_keys, short_names
 
 __all__ = ["LlamaCppModel", "default_gguf", "resolve", "MAX_FIELD_CHARS", "MAX_LIST_ITEMS"]

@@ -25,8 +25,10 @@ import threading
 import weakref
 from typing import Any, AsyncIterator
 
-from ..errors import (ConfigError, ModelCallError, ModelTimeoutError, RateLimitError, TransientModelError,
-                      TruncatedReplyError)
+from ..errors import (
+    ConfigError, ModelCallError, ModelTimeoutError, RateLimitError, TransientModelError,
+    TruncatedReplyError,
+)
 from ..model import GenerationParams, Reply, TokenUsage, estimate_tokens
 
 __all__ = ["OpenAIChatModel", "resolve"]

@@ -29,9 +29,9 @@ from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 
-from ..embeddings import Embedder
+from ..models.embeddings import Embedder
 from ..errors import ConfigError, ModelCallError, RetrievalError
-from ..prompts import PromptTemplate, load_prompt
+from ..prompting.templates import PromptTemplate, load_prompt
 from ..results import Unscored
 from ..retrieval.base import HybridSettings, Mode, Retriever, SearchBackend, run_sync
 from ..retrieval.fusion import rrf_documents

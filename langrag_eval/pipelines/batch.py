@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from ..errors import ConfigError
 from ..results import Unscored
 from ..evaluator import FunctionEvaluator
-from ..run import Executor, aevaluate
+from ..run.evaluation import Executor, aevaluate
 from ..runtime import RunStore, synchronous
 from .agents import Agent, AgentAnswer
 from .io import Query

@@ -38,10 +38,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import DataError
-from ..files import atomic_write
-from ..io import jsonl_objects
-from ..jsontext import lines_of
-from ..reading import read_text
+from ..files.writing import atomic_write
+from ..files.tables import jsonl_objects
+from ..files.jsontext import lines_of
+from ..files.reading import read_text
 from ..types import Document
 from .agents import AgentAnswer
 

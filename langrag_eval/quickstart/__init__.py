@@ -22,12 +22,12 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..audit import JudgeCard, audit_run_id, run_audit
-from ..embeddings import Embedder, default_embedder
+from ..models.embeddings import Embedder, default_embedder
 from ..grading import VragGrader
 from ..pipelines import AgentAnswer, Query, answer_record, run_agents, six_agents, write_answers
 from ..report import write_report
 from ..report.items import put_item_contents
-from ..run import evaluate, record_run
+from ..run.evaluation import evaluate, record_run
 from ..retrieval import EmbeddedBackend
 from ..retrieval.chunking import Source
 from ..retrieval.ingest import ingest

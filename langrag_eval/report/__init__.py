@@ -5,7 +5,7 @@ The builder is imported on first use: a command that only stores its items for t
 
 from typing import TYPE_CHECKING
 
-from .._lazy import lazy_getattr
+from .. import lazy_getattr
 
 if TYPE_CHECKING:
     from .build import SECTIONS, build_report, write_report

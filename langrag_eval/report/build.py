@@ -34,7 +34,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from ..files import write_text_atomic
+from ..files.writing import write_text_atomic
 from ..audit.card import ARTIFACT as CARD, JudgeCard, rows as card_rows
 from ..models import TINY_MODEL_WARNING
 from ..runtime import RunStore

@@ -10,18 +10,10 @@ ingestion and retrieval metrics.
 
 from __future__ import annotations
 
-from .._lazy import lazy_getattr
+from .. import lazy_getattr
 from .base import (
-    Chunk,
-    Fusion,
-    HybridSettings,
-    IngestReport,
-    Mode,
-    Normalization,
-    Retriever,
-    SearchBackend,
-    SyncSearchMixin,
-    run_sync,
+    Chunk, Fusion, HybridSettings, IngestReport, Mode, Normalization, Retriever, SearchBackend,
+    SyncSearchMixin, run_sync,
 )
 from .chunking import Source, chunk_sources, chunk_text
 from .fusion import combine_documents, combine_normalized, normalize, rrf, rrf_documents

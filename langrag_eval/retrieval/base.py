@@ -24,7 +24,7 @@ from typing import Any, Literal, Protocol, TypeVar, get_args, runtime_checkable
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..embeddings import Embedder
+from ..models.embeddings import Embedder
 from ..errors import ConfigError, RetrievalError
 from ..runtime.concurrency import gather_bounded, run_sync
 from ..types import Document
@@ -159,7 +159,7 @@ class Retriever:
     @property
     def embedder(self) -> Embedder:
         if self._embedder is None:
-            from ..embeddings import default_embedder
+            from ..models.embeddings import default_embedder
             self._embedder = default_embedder()
         return self._embedder
 

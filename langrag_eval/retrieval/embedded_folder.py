@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import RetrievalError
-from ..files import temporary_name
+from ..files.writing import temporary_name
 from .base import Chunk
 from .bm25 import Postings, Vocabulary
 from .dense import DenseIndex, Space

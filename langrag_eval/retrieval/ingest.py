@@ -8,7 +8,7 @@
   A bad line becomes a :class:`~langrag_eval.errors.DataError` naming file, line and field; the
   other lines still load.
 
-Embedding goes through any :class:`~langrag_eval.embeddings.Embedder` (default: the packaged MiniLM).
+Embedding goes through any :class:`~langrag_eval.models.embeddings.Embedder` (default: the packaged MiniLM).
 
 >>> import json, tempfile, pathlib
 >>> folder = pathlib.Path(tempfile.mkdtemp())
@@ -29,10 +29,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..embeddings import Embedder
+from ..models.embeddings import Embedder
 from ..errors import DataError
-from ..io import jsonl_objects
-from ..reading import read_text
+from ..files.tables import jsonl_objects
+from ..files.reading import read_text
 from ..runtime.concurrency import synchronous
 from .base import Chunk, HybridSettings, IngestReport, Mode, Retriever, SearchBackend
 from .chunking import DEFAULT_OVERLAP, DEFAULT_SIZE, Source, chunk_sources
@@ -163,7 +163,7 @@ async def aingest(backend: SearchBackend, sources: Sequence[Source] | Sequence[C
             if owner is not None and (prune or owner in names):
                 stale.append(old)
     if vectors and embedder is None:
-        from ..embeddings import default_embedder
+        from ..models.embeddings import default_embedder
         embedder = default_embedder()
     report = IngestReport(indexed=0)
     for start in range(0, len(chunks), index_batch):
@@ -203,7 +203,7 @@ ingest = synchronous(aingest)
 def retriever_over(documents: Any, *, backend: SearchBackend | None = None, mode: Mode = "bm25",
                    embedder: Embedder | None = None, k: int = 4,
                    hybrid: HybridSettings = HybridSettings()) -> Retriever:
-    """A retriever over ``documents`` (anything :func:`~langrag_eval.contexts.as_documents` reads:
+    """A retriever over ``documents`` (anything :func:`~langrag_eval.types.as_documents` reads:
     texts, LangChain documents, LlamaIndex nodes), indexed whole into ``backend`` (default: a new
     in-process :class:`EmbeddedBackend`), embedded when ``mode`` needs vectors. Each document keeps
     its id (a digest of the text when it has none; repeats get ``#2``, ``#3`` ...) and metadata.
@@ -212,7 +212,7 @@ def retriever_over(documents: Any, *, backend: SearchBackend | None = None, mode
     >>> [d.text for d in r.retrieve("Where is Rome?")]
     ['Rome is in Italy.']
     """
-    from ..contexts import as_documents
+    from ..types import as_documents
     from .embedded import EmbeddedBackend
 
     seen: dict[str, int] = {}

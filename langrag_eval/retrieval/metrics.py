@@ -31,14 +31,7 @@ from pydantic import BaseModel
 
 from ..errors import ConfigError
 from ..stats.ranking_metrics import (
-    Gain,
-    average_precision,
-    hit_rate,
-    ndcg,
-    precision,
-    rank_by_score,
-    recall,
-    reciprocal_rank,
+    Gain, average_precision, hit_rate, ndcg, precision, rank_by_score, recall, reciprocal_rank,
 )
 
 __all__ = [

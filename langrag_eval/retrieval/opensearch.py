@@ -35,15 +35,7 @@ from .opensearch_maintenance import ids_plan, remove_plan
 from .opensearch_queries import OpenSearchQueries
 from .opensearch_requests import Capabilities
 from .opensearch_transport import (
-    Call,
-    LoopThread,
-    Plan,
-    Secret,
-    drive_async,
-    drive_sync,
-    error_object,
-    method,
-    resolve_credentials,
+    Call, LoopThread, Plan, Secret, drive_async, drive_sync, error_object, method, resolve_credentials,
     to_retrieval_error,
 )
 

@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..reading import digest_of_read, read_bytes
+from ..files.reading import digest_of_read, read_bytes
 
 
 __all__ = ["content_hash", "file_digest", "canonical"]

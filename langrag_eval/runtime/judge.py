@@ -20,15 +20,15 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Generic, Literal, Sequence, TypeVar
 
-from ..echoes import Untrusted, echo_spans
+from ..prompting.echoes import Untrusted, echo_spans
 from ..errors import AmbiguousVerdictError, ConfigError, JudgeOutputError, ModelCallError, redact
-from ..jsontext import parse_json
-from ..reading import read_text
+from ..files.jsontext import parse_json
+from ..files.reading import read_text
 from ..model import ChatModel, GenerationParams, Reply, TokenUsage, call_key
-from ..prompts import load_prompt
-from ..quoting import keys_in_spans, loads_strict, read_verdict
+from ..prompting.templates import load_prompt
+from ..prompting.quoting import keys_in_spans, loads_strict, read_verdict
 from ..results import Unscored
-from ..verdicts import VerdictFormat
+from ..verdicts.formats import VerdictFormat
 from .concurrency import Limiter
 from .lease import check_fence
 from .retry import RetryPolicy, call_with_retry
@@ -326,7 +326,7 @@ class Judge:
         No verdict is ever picked out of an ambiguous reply.
 
         Whatever a reply reproduces of the prompt's untrusted texts is never read as the judge's
-        verdict (:mod:`langrag_eval.echoes`). They are ``untrusted`` when given, else the ones a
+        verdict (:mod:`langrag_eval.prompting.echoes`). They are ``untrusted`` when given, else the ones a
         rendered template recorded on ``prompt``."""
         known = Untrusted(tuple(untrusted if untrusted is not None else getattr(prompt, "untrusted", ())))
         schema = fmt.json_schema() if getattr(self.model, "constrained", False) else None

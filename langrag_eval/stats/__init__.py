@@ -6,21 +6,9 @@
 """
 
 from .agreement import (
-    LEVELS,
-    AgreementReport,
-    Correlation,
-    Paired,
-    agreement,
-    binary_agreement,
-    binary_confusion,
-    cohen_kappa,
-    confusion_matrix,
-    exact_agreement,
-    format_agreement,
-    kendall_tau,
-    pair_scores,
-    reject_rate,
-    spearman,
+    LEVELS, AgreementReport, Correlation, Paired, agreement, binary_agreement, binary_confusion,
+    cohen_kappa, confusion_matrix, exact_agreement, format_agreement, kendall_tau, pair_scores,
+    reject_rate, spearman,
 )
 from .combine import EvenRule, combine, combine_annotator, combine_median, describe_combination
 

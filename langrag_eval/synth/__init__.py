@@ -8,13 +8,7 @@ deduplicated and sampled per generator by quota, provenance kept on every query.
 """
 
 from .passages import (
-                       CorpusDocument,
-                       Passage,
-                       TokenCounter,
-                       count_tokens,
-                       load_corpus,
-                       sample_passages,
-                       split_passages,
+    CorpusDocument, Passage, TokenCounter, count_tokens, load_corpus, sample_passages, split_passages,
 )
 from .pool import Duplicate, QuotaResult, drop_near_duplicates, jaccard, normalise_query, sample_by_quota
 from .queries import GeneratorStats, QueryGenerator, SyntheticQuery, SynthReport, SynthResult, write_queries

@@ -23,9 +23,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import ConfigError, DataError
-from ..io import jsonl_objects
-from ..jsontext import parse_json
-from ..reading import check_regular, read_text
+from ..files.tables import jsonl_objects
+from ..files.jsontext import parse_json
+from ..files.reading import check_regular, read_text
 
 __all__ = [
     "CorpusDocument",

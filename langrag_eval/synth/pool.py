@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from ..embeddings import Embedder, cosine_matrix
+from ..models.embeddings import Embedder, cosine_matrix
 from ..errors import ConfigError
 
 __all__ = [

@@ -25,15 +25,15 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..embeddings import Embedder
+from ..models.embeddings import Embedder
 from ..evaluator import FunctionEvaluator
 from ..errors import ConfigError
-from ..files import atomic_write
-from ..prompts import load_prompt
+from ..files.writing import atomic_write
+from ..prompting.templates import load_prompt
 from ..results import Unscored
-from ..run import Executor, aevaluate
+from ..run.evaluation import Executor, aevaluate
 from ..runtime import Judge, RunStore, synchronous
-from ..verdicts import JsonFormat
+from ..verdicts.formats import JsonFormat
 from .passages import Passage
 from .pool import Duplicate, QuotaResult, drop_near_duplicates, sample_by_quota
 

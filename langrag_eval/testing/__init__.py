@@ -22,7 +22,7 @@
 
 from typing import TYPE_CHECKING
 
-from .._lazy import lazy_getattr
+from .. import lazy_getattr
 
 if TYPE_CHECKING:
     from .contract import ChatModelContract, ProviderError

@@ -56,7 +56,7 @@ from ..errors import LangragError, ModelTimeoutError, RateLimitError
 from ..model import ChatModel, GenerationParams, Reply, TokenUsage
 from ..runtime import Judge
 from ..runtime.retry import RetryPolicy, classify
-from ..verdicts import PairwiseFormat
+from ..verdicts.formats import PairwiseFormat
 
 __all__ = ["ChatModelContract", "ProviderError"]
 

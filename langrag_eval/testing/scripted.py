@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from ..errors import ConfigError, DataError, ModelTimeoutError, RateLimitError
-from ..jsontext import parse_json
-from ..reading import read_text
+from ..files.jsontext import parse_json
+from ..files.reading import read_text
 from ..model import GenerationParams, Reply, TokenUsage, estimate_tokens
 
 __all__ = ["MALFORMED", "ScriptedModel", "resolve"]

@@ -20,8 +20,9 @@ from .evaluator import DEFAULT_SD_THRESHOLD, Thelma, select_metrics
 from .formats import BinaryListFormat, ListFormat
 from .match import Matcher
 from .meta import MetaEvaluation, MetaReport, MetaRow, PairOutcome
-from .metrics import (Metric, MetricInputs, get_metric, metric_ids, register_metric, registered_metrics,
-                      unregister_metric)
+from .metrics import (
+    Metric, MetricInputs, get_metric, metric_ids, register_metric, registered_metrics, unregister_metric,
+)
 from .sample import SampleUsage, ThelmaResult
 
 __all__ = [

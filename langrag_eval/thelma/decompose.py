@@ -20,7 +20,7 @@ from functools import lru_cache
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..prompts import PromptTemplate, load_prompt, override_template
+from ..prompting.templates import PromptTemplate, load_prompt, override_template
 from ..results import Unscored
 from ..runtime import Judge, synchronous
 from .formats import ListFormat

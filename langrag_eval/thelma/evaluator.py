@@ -26,12 +26,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..embeddings import Embedder
+from ..models.embeddings import Embedder
 from ..errors import ConfigError, DataError
 from ..evaluator import Evaluator
-from ..prompts import PromptTemplate
+from ..prompting.templates import PromptTemplate
 from ..results import Score, ScoreScale, Unscored
-from ..summary import Summary
+from ..results import Summary
 from ..runtime import Judge, UsageMeter, gather_bounded
 from ..types import Sample
 from .aggregate import METRICS, MetricOutcome, MetricScore

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import AmbiguousVerdictError, JudgeOutputError
-from ..verdicts import TagFormat, mask_quoted, single_verdict
+from ..verdicts.formats import TagFormat, mask_quoted, single_verdict
 
 __all__ = ["BinaryListFormat", "ListFormat"]
 

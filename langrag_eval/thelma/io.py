@@ -13,8 +13,8 @@ import json
 from pathlib import Path
 
 from ..errors import DataError
-from ..io import read_table, require_columns
-from ..jsontext import parse_json
+from ..files.tables import read_table, require_columns
+from ..files.jsontext import parse_json
 from ..types import Sample
 
 __all__ = ["read_samples"]

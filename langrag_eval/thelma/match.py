@@ -20,10 +20,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..prompts import PromptTemplate
+from ..prompting.templates import PromptTemplate
 from ..results import Unscored
 from ..runtime import Judge, gather_bounded, synchronous
-from ..verdicts import BinaryFormat
+from ..verdicts.formats import BinaryFormat
 from .aggregate import Verdict, coverage
 from .decompose import load_task_prompt
 from .formats import BinaryListFormat

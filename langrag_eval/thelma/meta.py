@@ -39,12 +39,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from ..prompts import PromptTemplate
+from ..prompting.templates import PromptTemplate
 from ..results import Unscored
 from ..evaluator import FunctionEvaluator
-from ..run import Executor, aevaluate
+from ..run.evaluation import Executor, aevaluate
 from ..runtime import gather_bounded, synchronous
-from ..verdicts import TagFormat
+from ..verdicts.formats import TagFormat
 from ..errors import ConfigError
 from .aggregate import METRICS
 from .decompose import load_task_prompt, split_sentences

@@ -18,16 +18,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..embeddings import cosine_matrix, default_embedder
+from ..models.embeddings import cosine_matrix, default_embedder
 from ..errors import ConfigError, LangragError
-from ..prompts import PromptTemplate, load_prompt
+from ..prompting.templates import PromptTemplate, load_prompt
 from ..results import Unscored
 from .aggregate import METRIC_NAMES, MetricOutcome, MetricScore, macro_average, self_distinctness
 from .decompose import shipped_template, split_sentences
 from .diagnosis import RULES, Rule
 
 if TYPE_CHECKING:
-    from ..embeddings import Embedder
+    from ..models.embeddings import Embedder
     from .match import Matcher
 
 __all__ = ["Metric", "MetricInputs", "diagnosis_rules", "get_metric", "metric_ids", "metric_name",

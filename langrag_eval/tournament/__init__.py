@@ -26,31 +26,21 @@ The summary stored as the run's ``tournament`` artifact is documented in
 (['good', 'bad'], {'somewhat': 1.0, 'very': 1.0})
 """
 
-from .apps import App, acollect_answers, as_queries, atournament_over_apps, collect_answers, tournament_over_apps
+from .apps import (
+    App, acollect_answers, as_queries, atournament_over_apps, collect_answers, tournament_over_apps,
+)
 from .data import AgentAnswer, Problem, TournamentData, load_answers_jsonl, load_ragelo_csv
 from .evaluators import (
-                         CRITERIA,
-                         DEFAULT_FACTORS,
-                         PointwiseEvaluator,
-                         PointwiseSample,
-                         PointwiseScores,
-                         RelevanceEvaluator,
-                         RelevanceJudgment,
-                         RelevanceSample,
+    CRITERIA, DEFAULT_FACTORS, PointwiseEvaluator, PointwiseSample, PointwiseScores, RelevanceEvaluator,
+    RelevanceJudgment, RelevanceSample,
 )
-from .pairwise import GameOutcome, GameRecord, GameSample, PairwiseEvaluator, combine_orders, reference_documents
+from .pairwise import (
+    GameOutcome, GameRecord, GameSample, PairwiseEvaluator, combine_orders, reference_documents,
+)
 from .qrels import build_qrels, retrieval_metrics
 from .ranking import (
-                         BTFit,
-                         BTIntervals,
-                         EloResult,
-                         bradley_terry,
-                         bradley_terry_intervals,
-                         elo_ratings,
-                         elo_table,
-                         elo_update,
-                         expected_score,
-                         win_matrix,
+    BTFit, BTIntervals, EloResult, bradley_terry, bradley_terry_intervals, elo_ratings, elo_table,
+    elo_update, expected_score, win_matrix,
 )
 from .run import TournamentConfig, TournamentResult, arun_tournament, run_tournament
 from .schedule import AdaptiveScheduler, Pairing, available_games, sample_games

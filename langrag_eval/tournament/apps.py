@@ -27,7 +27,7 @@ from pydantic import BaseModel
 from ..errors import ConfigError
 from ..evaluator import FunctionEvaluator
 from ..results import Unscored
-from ..run import Executor, aevaluate
+from ..run.evaluation import Executor, aevaluate
 from ..runtime import Judge, RunStore, gather_bounded, synchronous
 from ..types import Document
 from .data import Problem, TournamentData

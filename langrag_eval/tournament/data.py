@@ -34,9 +34,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import DataError
-from ..io import csv_cells_unbounded
-from ..jsontext import finite_number
-from ..reading import read_text
+from ..files.tables import csv_cells_unbounded
+from ..files.jsontext import finite_number
+from ..files.reading import read_text
 from ..types import AgentAnswer, Document
 
 __all__ = ["AgentAnswer", "Problem", "TournamentData", "load_answers_jsonl", "load_ragelo_csv"]

@@ -23,13 +23,13 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
-from ..contexts import as_documents
-from ..prompts import PromptTemplate, load_prompt, override_template
+from ..types import as_documents
+from ..prompting.templates import PromptTemplate, load_prompt, override_template
 from ..results import Score, ScoreScale, Unscored
 from ..evaluator import Evaluator
 from ..runtime import Judge
 from ..types import Document
-from ..verdicts import JsonFormat
+from ..verdicts.formats import JsonFormat
 
 __all__ = [
     "CRITERIA",

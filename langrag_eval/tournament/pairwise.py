@@ -32,14 +32,17 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import ArgumentError
-from ..contexts import as_documents
+from ..types import as_documents
 from ..evaluator import Evaluator
-from ..prompts import PromptTemplate
+from ..prompting.templates import PromptTemplate
 from ..results import Score, ScoreScale, Unscored
 from ..runtime import Judge, gather_bounded
 from ..types import Document
-from ..verdicts import PairwiseFormat
-from .evaluators import DEFAULT_FACTORS, Documents, RelevanceEvaluator, RelevanceJudgment, RelevanceSample, _invalid, _template
+from ..verdicts.formats import PairwiseFormat
+from .evaluators import (
+    DEFAULT_FACTORS, Documents, RelevanceEvaluator, RelevanceJudgment, RelevanceSample, _invalid,
+    _template,
+)
 
 __all__ = [
     "GameOutcome",

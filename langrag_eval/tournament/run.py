@@ -27,17 +27,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..results import Unscored
-from ..run import Executor, aevaluate, record_run
+from ..run.evaluation import Executor, aevaluate, record_run
 from ..runtime import Judge, RunStore, synchronous
 from .data import Problem, TournamentData
 from .evaluators import (
-    DEFAULT_FACTORS,
-    PointwiseEvaluator,
-    PointwiseSample,
-    PointwiseScores,
-    RelevanceEvaluator,
-    RelevanceJudgment,
-    RelevanceSample,
+    DEFAULT_FACTORS, PointwiseEvaluator, PointwiseSample, PointwiseScores, RelevanceEvaluator,
+    RelevanceJudgment, RelevanceSample,
 )
 from .pairwise import GameRecord, GameSample, PairwiseEvaluator
 from ..stats.ranking_metrics import Gain

@@ -56,7 +56,7 @@ def test_scripted_replies_parse_with_the_package_formats():
     from langrag_eval.grading import VragGrader
     from langrag_eval.runtime import Judge
     from langrag_eval.testing import ScriptedModel
-    from langrag_eval.verdicts import ScoreFormat
+    from langrag_eval.verdicts.formats import ScoreFormat
 
     grader = VragGrader(Judge(ScriptedModel(["unused"])))
     full = grader.render(question="Price?", label="It costs 9 euros.", answer="It costs 9 euros.")

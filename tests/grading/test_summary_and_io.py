@@ -10,7 +10,7 @@ import pytest
 
 from langrag_eval.errors import DataError
 from langrag_eval.grading import ARTIFACT, Columns, VragGrade, read_grading_file, summarize
-from langrag_eval.io import read_table
+from langrag_eval.files.tables import read_table
 from langrag_eval.results import Unscored
 from langrag_eval.runtime import RunStore
 

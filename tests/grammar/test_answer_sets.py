@@ -13,7 +13,9 @@ import pytest
 from sql_servers import Oracle, copy_sqlite, mariadb_scratch, postgres_scratch, sqlite_oracle
 
 from langrag_eval.errors import ConfigError
-from langrag_eval.grammar import ReferenceGrader, build_dataset, demo_database, aevaluate_answers, load_templates
+from langrag_eval.grammar import (
+    ReferenceGrader, build_dataset, demo_database, aevaluate_answers, load_templates,
+)
 from langrag_eval.grammar.dataset import GrammarDataset, _json_value
 from langrag_eval.grammar.demo import demo_templates_path
 from langrag_eval.pipelines import AgentAnswer

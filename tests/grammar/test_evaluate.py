@@ -8,19 +8,9 @@ import pytest
 
 from langrag_eval.errors import JudgeOutputError
 from langrag_eval.grammar import (
-    ARTIFACT,
-    CorrectnessFormat,
-    FunctionVerdict,
-    RagasFact,
-    ReferenceGrader,
-    ReliabilitySample,
-    SelfCheckQA,
-    aassess_reliability,
-    build_dataset,
-    demo_database,
-    demo_templates_path,
-    aevaluate_answers,
-    load_templates,
+    ARTIFACT, CorrectnessFormat, FunctionVerdict, RagasFact, ReferenceGrader, ReliabilitySample,
+    SelfCheckQA, aassess_reliability, build_dataset, demo_database, demo_templates_path,
+    aevaluate_answers, load_templates,
 )
 from langrag_eval.model import GenerationParams
 from langrag_eval.pipelines import AgentAnswer

@@ -12,16 +12,8 @@ from pathlib import Path
 import pytest
 
 from langrag_eval.grammar import (
-    SqlTemplate,
-    Style,
-    TemplateSet,
-    TextTemplate,
-    aauthor_templates,
-    build_dataset,
-    introspect,
-    load_templates,
-    save_templates,
-    stratify,
+    SqlTemplate, Style, TemplateSet, TextTemplate, aauthor_templates, build_dataset, introspect,
+    load_templates, save_templates, stratify,
 )
 from langrag_eval.runtime import Judge
 from langrag_eval.testing import ScriptedModel

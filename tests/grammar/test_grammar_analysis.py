@@ -8,14 +8,8 @@ import pytest
 from scipy import stats
 
 from langrag_eval.grammar import (
-    ItemResult,
-    attribute_failures,
-    binary_reliability,
-    compare_clusters,
-    group_results,
-    metrics,
-    wilson_interval,
-    without_lm_failures,
+    ItemResult, attribute_failures, binary_reliability, compare_clusters, group_results, metrics,
+    wilson_interval, without_lm_failures,
 )
 
 

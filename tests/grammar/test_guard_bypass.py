@@ -27,12 +27,7 @@ from langrag_eval import grammar
 from langrag_eval.cli import main
 from langrag_eval.errors import DataError
 from langrag_eval.grammar import (
-    SqlTemplate,
-    TextTemplate,
-    build_dataset,
-    read_dataset,
-    readonly_engine,
-    run_select,
+    SqlTemplate, TextTemplate, build_dataset, read_dataset, readonly_engine, run_select,
 )
 
 OUTFILE = "/tmp/lre_guard_{}.txt"

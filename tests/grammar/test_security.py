@@ -12,15 +12,8 @@ import sqlalchemy as sa
 
 from langrag_eval.errors import ConfigError, DataError
 from langrag_eval.grammar import (
-    SqlTemplate,
-    TextTemplate,
-    build_dataset,
-    demo_database,
-    guard_select,
-    introspect,
-    readonly_engine,
-    run_select,
-    validate_template,
+    SqlTemplate, TextTemplate, build_dataset, demo_database, guard_select, introspect, readonly_engine,
+    run_select, validate_template,
 )
 
 HOSTILE = [

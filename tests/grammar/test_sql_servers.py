@@ -16,13 +16,7 @@ from sql_servers import Scratch, copy_sqlite, mariadb_scratch, postgres_scratch,
 
 from langrag_eval.errors import DataError
 from langrag_eval.grammar import (
-    SqlTemplate,
-    TextTemplate,
-    build_dataset,
-    demo_database,
-    introspect,
-    readonly_engine,
-    run_select,
+    SqlTemplate, TextTemplate, build_dataset, demo_database, introspect, readonly_engine, run_select,
     validate_template,
 )
 from langrag_eval.grammar.db import sqlglot_dialect

@@ -30,7 +30,8 @@ from pydantic import PrivateAttr
 
 from llama_index.core.llms.callbacks import llm_completion_callback
 
-from langrag_eval.contexts import as_documents, text_id
+from langrag_eval.types import as_documents
+from langrag_eval.types import text_id
 from langrag_eval.grading import VragGrader
 from langrag_eval.runtime import Judge
 from langrag_eval.testing import ScriptedModel, ThelmaScript

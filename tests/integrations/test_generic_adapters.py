@@ -21,7 +21,7 @@ from pydantic import BaseModel
 from langrag_eval.errors import ConfigError
 from langrag_eval.evaluator import Evaluator
 from langrag_eval.grammar.grading import ReferenceGrader
-from langrag_eval.prompts import override_template
+from langrag_eval.prompting.templates import override_template
 from langrag_eval.results import Score, ScoreScale, Unscored
 from langrag_eval.runtime import Judge
 from langrag_eval.testing import ScriptedModel

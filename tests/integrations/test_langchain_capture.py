@@ -19,7 +19,7 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 from langchain_langrag import RAGCapture, capturing
 
-from langrag_eval.contexts import CaptureWarning
+from langrag_eval.adapters.contexts import CaptureWarning
 from langrag_eval.runtime import Judge
 from langrag_eval.testing import ThelmaScript
 from langrag_eval.thelma import Thelma

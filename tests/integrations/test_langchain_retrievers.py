@@ -12,7 +12,7 @@ from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnableLambda, RunnableParallel, RunnablePassthrough
 from langchain_langrag import LangragRetriever, as_runnable, six_runnables
 
-from langrag_eval.embeddings import default_embedder
+from langrag_eval.models.embeddings import default_embedder
 from langrag_eval.pipelines import AGENT_NAMES, FusionAgent
 from langrag_eval.retrieval import Chunk, EmbeddedBackend, Retriever
 from langrag_eval.runtime import Judge

@@ -21,7 +21,7 @@ from llama_index.core.llms.callbacks import llm_completion_callback
 from llama_index.core.prompts import PromptTemplate
 from llama_index.evaluation.langrag import LangragQueryEngine, LangragRetriever, six_query_engines
 
-from langrag_eval.embeddings import default_embedder
+from langrag_eval.models.embeddings import default_embedder
 from langrag_eval.pipelines import AGENT_NAMES, RAGAgent
 from langrag_eval.retrieval import Chunk, EmbeddedBackend, Retriever
 from langrag_eval.runtime import Judge

@@ -21,7 +21,7 @@ from llama_index.core.prompts import PromptTemplate as LIPromptTemplate
 from llama_index.core.schema import NodeWithScore, TextNode
 from llama_index.evaluation.langrag import LangragEvaluator
 
-from langrag_eval.contexts import as_documents, as_text
+from langrag_eval.types import as_documents, as_text
 from langrag_eval.errors import ConfigError, PromptError
 from langrag_eval.grading import VragGrader
 from langrag_eval.runtime import Judge

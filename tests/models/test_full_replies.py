@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 
 from langrag_eval.model import GenerationParams
-from langrag_eval.prompts import load_prompt
+from langrag_eval.prompting.templates import load_prompt
 from langrag_eval.results import Unscored
 from langrag_eval.runtime import Judge
 from langrag_eval.thelma.formats import BinaryListFormat, ListFormat
-from langrag_eval.verdicts import PairwiseFormat, ScoreFormat
+from langrag_eval.verdicts.formats import PairwiseFormat, ScoreFormat
 from tests.thelma.thelma_paper import A3_CLAIMS, A6_RESPONSE
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None,
@@ -38,7 +38,7 @@ def _all_schemas() -> list[dict[str, Any]]:
     from langrag_eval.grammar.reliability import _Statements
     from langrag_eval.synth.queries import _Questions
     from langrag_eval.tournament.evaluators import PointwiseScores, RelevanceJudgment
-    from langrag_eval.verdicts import JsonFormat, TagFormat
+    from langrag_eval.verdicts.formats import JsonFormat, TagFormat
 
     return [ScoreFormat().json_schema(), PairwiseFormat().json_schema(), ListFormat().json_schema(),
             BinaryListFormat(7).json_schema(), TagFormat().json_schema(), CorrectnessFormat().json_schema(),

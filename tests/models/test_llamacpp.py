@@ -17,7 +17,7 @@ from langrag_eval.errors import ConfigError, TruncatedReplyError
 from langrag_eval.models import TINY_MODEL_WARNING, resolve_judge
 from langrag_eval.runtime import Judge
 from langrag_eval.testing import ScriptedModel
-from langrag_eval.verdicts import PairwiseFormat, ScoreFormat, ScoreVerdict
+from langrag_eval.verdicts.formats import PairwiseFormat, ScoreFormat, ScoreVerdict
 
 HAVE_LLAMA = importlib.util.find_spec("llama_cpp") is not None
 needs_llama = pytest.mark.skipif(not HAVE_LLAMA, reason="llama_cpp is not importable: install the extra "

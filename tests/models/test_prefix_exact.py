@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from langrag_eval.model import GenerationParams
 from langrag_eval.thelma.formats import ListFormat
-from langrag_eval.verdicts import PairwiseFormat, ScoreFormat
+from langrag_eval.verdicts.formats import PairwiseFormat, ScoreFormat
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None,
                                 reason="the local judge needs the extra 'local' (llama-cpp-python)")

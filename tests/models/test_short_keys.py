@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from langrag_eval.models._short_keys import renamed, restore_keys, short_names
 from langrag_eval.thelma.formats import BinaryListFormat, ListFormat
 from langrag_eval.tournament.evaluators import RelevanceJudgment
-from langrag_eval.verdicts import JsonFormat, PairwiseFormat, ScoreFormat
+from langrag_eval.verdicts.formats import JsonFormat, PairwiseFormat, ScoreFormat
 
 NAMES = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), min_size=2, max_size=12)
 # String values are where a confusion would hide: quotes, backslashes and colons inside them.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pipeline_corpus import CORPUS
 
-from langrag_eval.embeddings import default_embedder
+from langrag_eval.models.embeddings import default_embedder
 from langrag_eval.retrieval import Chunk, EmbeddedBackend
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pipeline_corpus import passage_ids, question_of
 
-from langrag_eval.embeddings import FunctionEmbedder
+from langrag_eval.models.embeddings import FunctionEmbedder
 from langrag_eval.errors import ConfigError, PromptError
 from langrag_eval.pipelines import AGENT_NAMES, AgentAnswer, FusionAgent, RAGAgent, select_agents, six_agents
 from langrag_eval.results import Unscored

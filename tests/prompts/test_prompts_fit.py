@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from langrag_eval.errors import ModelCallError
 from langrag_eval.model import GenerationParams
-from langrag_eval.prompt_fit import MARKER, fit_prompt, leaf_blocks
-from langrag_eval.prompts import load_prompt
+from langrag_eval.prompting.fit import MARKER, fit_prompt, leaf_blocks
+from langrag_eval.prompting.templates import load_prompt
 
 HAVE_LLAMA = importlib.util.find_spec("llama_cpp") is not None
 TAG = re.compile(r"</?[A-Za-z_][\w-]*>")

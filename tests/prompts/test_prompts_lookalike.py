@@ -1,6 +1,6 @@
 """Look-alike and spaced delimiter tags in untrusted values cannot close (or open) a block.
 
-The oracle is independent of ``langrag_eval.delimiters``: the whole rendered prompt is normalised
+The oracle is independent of ``langrag_eval.prompting.delimiters``: the whole rendered prompt is normalised
 with Python's NFKC, stripped of invisible characters, lower-cased and folded with Unicode's
 confusables data as the ``confusable-homoglyphs`` package ships it; the template's tags found in
 that reading must be exactly the template's own.
@@ -20,8 +20,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from langrag_eval.delimiters import fold, neutralise_tags
-from langrag_eval.prompts import PromptTemplate, load_prompt
+from langrag_eval.prompting.delimiters import fold, neutralise_tags
+from langrag_eval.prompting.templates import PromptTemplate, load_prompt
 
 sys.path.insert(0, str(Path(__file__).parent))
 from confusables_table import confusable_pairs  # noqa: E402
@@ -143,7 +143,7 @@ def test_text_without_a_tag_of_the_template_is_untouched() -> None:
 
 
 def test_the_shipped_lookalike_table_is_current() -> None:
-    from langrag_eval._confusables import LOOKALIKES
+    from langrag_eval.prompting._confusables import LOOKALIKES
 
     shipped = {c: t for t, chars in LOOKALIKES.items() for c in chars}
     assert shipped == confusable_pairs()

@@ -15,7 +15,7 @@ import jinja2.meta
 import pytest
 
 from langrag_eval.errors import PromptError
-from langrag_eval.prompts import PromptTemplate, load_prompt, prompt_names, prompts_root
+from langrag_eval.prompting.templates import PromptTemplate, load_prompt, prompt_names, prompts_root
 
 REPO = Path(__file__).resolve().parents[2]
 HEADER = "{#\ntask: demo/grade\npaper: a paper, Table 1\nvariables: question, answer\noutput: Score: [[n]]\n#}\n"

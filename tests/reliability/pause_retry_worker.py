@@ -25,7 +25,7 @@ from pydantic import BaseModel
 from langrag_eval.results import Unscored
 from langrag_eval.runtime import Judge, RetryPolicy, open_store, run_batch
 from langrag_eval.testing import ScriptedModel
-from langrag_eval.verdicts import ScoreFormat
+from langrag_eval.verdicts.formats import ScoreFormat
 
 
 class Grade(BaseModel):

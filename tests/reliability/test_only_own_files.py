@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from langrag_eval.cli import main
-from langrag_eval.files import TEMPORARY_MARK
+from langrag_eval.files.writing import TEMPORARY_MARK
 
 
 @pytest.mark.parametrize("suffix", [".old", ".saving", ".tmp", ".bak"])

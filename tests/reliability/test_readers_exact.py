@@ -26,11 +26,11 @@ from langrag_eval.grading import Columns, read_grading_file
 from langrag_eval.grading.io import read_examples, read_scores
 from langrag_eval.grammar import read_dataset
 from langrag_eval.grammar.io import read_verdicts
-from langrag_eval.io import read_table
-from langrag_eval.jsontext import lines_of
+from langrag_eval.files.tables import read_table
+from langrag_eval.files.jsontext import lines_of
 from langrag_eval.pipelines import read_queries
 from langrag_eval.pipelines.io import read_answers
-from langrag_eval.prompts import load_prompt
+from langrag_eval.prompting.templates import load_prompt
 from langrag_eval.runtime import PriceTable
 from langrag_eval.runtime.identity import file_digest
 from langrag_eval.synth import load_corpus

@@ -74,7 +74,7 @@ def _readers() -> dict[str, tuple[str, Callable[[Path], Any]]]:
     from langrag_eval.grammar import read_dataset
     from langrag_eval.grammar.io import read_verdicts
     from langrag_eval.grammar.templates import load_templates
-    from langrag_eval.io import read_table
+    from langrag_eval.files.tables import read_table
     from langrag_eval.pipelines import read_answers, read_queries
     from langrag_eval.retrieval.ingest import load_path
     from langrag_eval.synth.passages import load_corpus

@@ -17,7 +17,7 @@ from langrag_eval.results import Unscored
 from langrag_eval.runtime import Judge, PriceTable, RetryPolicy, RunStore, run_batch
 from langrag_eval.runtime.batch import RETRY_ON_RESUME
 from langrag_eval.testing import ScriptedModel
-from langrag_eval.verdicts import ScoreFormat
+from langrag_eval.verdicts.formats import ScoreFormat
 
 N = 2000
 CAUSES = {"unparseable", "rate_limit", "timeout"}

@@ -16,11 +16,11 @@ import jinja2
 import jinja2.nodes
 import pytest
 
-from langrag_eval.prompts import load_prompt, prompt_names
+from langrag_eval.prompting.templates import load_prompt, prompt_names
 from langrag_eval.results import Unscored
 from langrag_eval.runtime import Judge, RetryPolicy
 from langrag_eval.testing import ScriptedModel
-from langrag_eval.verdicts import BinaryFormat, PairwiseFormat, ScoreFormat
+from langrag_eval.verdicts.formats import BinaryFormat, PairwiseFormat, ScoreFormat
 
 _TAGS = ("answer", "document", "documents", "question", "reply", "output", "context", "source", "sources",
          "passage", "response", "label", "query", "claim", "answer_a", "answer_b")
@@ -154,7 +154,7 @@ TEMPLATES = [n for n in prompt_names() if load_prompt(n).variables]
 
 @pytest.mark.parametrize("name", TEMPLATES)
 def test_untrusted_text_stays_inside_its_delimiters(name: str) -> None:
-    from langrag_eval.prompts import _delimiter_tags
+    from langrag_eval.prompting.templates import _delimiter_tags
 
     template = load_prompt(name)
     tags = _delimiter_tags(template.body)

@@ -16,7 +16,7 @@ from langrag_eval.cli import main
 from langrag_eval.errors import RateLimitError
 from langrag_eval.results import Unscored
 from langrag_eval.runtime import Judge, RetryPolicy, RunStore
-from langrag_eval.verdicts import ScoreFormat
+from langrag_eval.verdicts.formats import ScoreFormat
 
 API_KEY = "sk-test-7Hq2LmZ9xV4pR8wK1nB6"
 OS_PASSWORD = "Os-pw-Zq81!vXt"

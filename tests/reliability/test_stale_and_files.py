@@ -188,7 +188,7 @@ def test_grammar_generate_with_every_template_broken_keeps_the_dataset(tmp_path:
 
 
 def test_a_killed_write_leaves_the_old_file(tmp_path: Path) -> None:
-    from langrag_eval.files import atomic_write
+    from langrag_eval.files.writing import atomic_write
     target = tmp_path / "out.jsonl"
     target.write_text("old\n")
     with pytest.raises(RuntimeError), atomic_write(target) as fh:
@@ -248,7 +248,7 @@ def test_processes_racing_on_one_run_make_no_duplicate_call(tmp_path: Path, proc
 
 
 def test_an_edited_prompt_file_is_not_served_old_judgments(tmp_path: Path) -> None:
-    from langrag_eval.prompts import prompts_root
+    from langrag_eval.prompting.templates import prompts_root
     judge = tmp_path / "judge.json"
     judge.write_text(json.dumps(PAIRWISE), encoding="utf-8")
     prompt = tmp_path / "pairwise.txt"

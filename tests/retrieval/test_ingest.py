@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from langrag_eval.embeddings import FunctionEmbedder
+from langrag_eval.models.embeddings import FunctionEmbedder
 from langrag_eval.errors import ConfigError
 from langrag_eval.retrieval import EmbeddedBackend
 from langrag_eval.retrieval.chunking import Source, chunk_sources, chunk_text

@@ -8,14 +8,7 @@ import pytest
 
 from langrag_eval.errors import ConfigError
 from langrag_eval.retrieval.metrics import (
-    evaluate_run,
-    hit_rate,
-    mrr,
-    ndcg,
-    paper_mrr,
-    precision,
-    recall,
-    reciprocal_rank,
+    evaluate_run, hit_rate, mrr, ndcg, paper_mrr, precision, recall, reciprocal_rank,
 )
 
 REL = {"a": 2, "b": 1, "c": 0, "d": 2}

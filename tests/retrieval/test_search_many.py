@@ -7,7 +7,7 @@ import asyncio
 import numpy as np
 import pytest
 
-from langrag_eval.embeddings import FunctionEmbedder
+from langrag_eval.models.embeddings import FunctionEmbedder
 from langrag_eval.errors import RetrievalError
 from langrag_eval.retrieval import Chunk, EmbeddedBackend, HybridSettings, Retriever, base
 from langrag_eval.retrieval.contract import CORPUS, corpus_vectors

@@ -22,7 +22,7 @@ from resume_worker import Grade
 from langrag_eval.errors import LangragError
 from langrag_eval.results import Unscored
 from langrag_eval.runtime import Judge, RetryPolicy, open_store, run_batch
-from langrag_eval.verdicts import ScoreFormat
+from langrag_eval.verdicts.formats import ScoreFormat
 
 
 def pause_before(store: object, name: str, at: int, marker: Path) -> None:

@@ -19,7 +19,7 @@ from langrag_eval.model import GenerationParams, Reply
 from langrag_eval.results import Unscored
 from langrag_eval.runtime import Judge, RetryPolicy, open_store, run_batch
 from langrag_eval.testing import ScriptedModel
-from langrag_eval.verdicts import ScoreFormat
+from langrag_eval.verdicts.formats import ScoreFormat
 
 
 class LoggingModel(ScriptedModel):

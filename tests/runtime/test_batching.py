@@ -198,7 +198,7 @@ async def test_a_batch_recorded_but_killed_before_its_id_was_stored_is_found_aga
 
 
 async def test_thelma_runs_stage_by_stage_one_batch_per_stage_same_results_as_synchronous() -> None:
-    from langrag_eval.embeddings import FunctionEmbedder
+    from langrag_eval.models.embeddings import FunctionEmbedder
     from langrag_eval import Sample
     from langrag_eval.thelma import Thelma
     embed = FunctionEmbedder(lambda ts: [[float(len(t) % 3 == k) for k in range(3)] + [0.1] for t in ts],

@@ -132,7 +132,7 @@ def test_the_default_embedder_changes_no_environment_variable() -> None:
     script = (
         "import json, os\n"
         "before = dict(os.environ)\n"
-        "from langrag_eval.embeddings import MiniLMEmbedder\n"
+        "from langrag_eval.models.embeddings import MiniLMEmbedder\n"
         "rows = MiniLMEmbedder().embed(['a first text', 'another one'])\n"
         "print(json.dumps({'shape': list(rows.shape), 'same': dict(os.environ) == before}))\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "TRANSFORMERS_"))}

@@ -8,7 +8,7 @@ from langrag_eval.errors import ModelCallError
 from langrag_eval.results import Unscored
 from langrag_eval.runtime import Judge, RetryPolicy, RunStore
 from langrag_eval.testing import ScriptedModel
-from langrag_eval.verdicts import ScoreFormat
+from langrag_eval.verdicts.formats import ScoreFormat
 
 
 async def test_concurrent_identical_prompts_make_one_call() -> None:

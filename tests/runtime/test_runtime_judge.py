@@ -14,7 +14,7 @@ from langrag_eval.model import GenerationParams, estimate_tokens
 from langrag_eval.results import Unscored
 from langrag_eval.runtime import Judge, PriceTable, RetryPolicy, RunStore, gather_bounded
 from langrag_eval.testing import MALFORMED, ScriptedModel
-from langrag_eval.verdicts import ScoreFormat
+from langrag_eval.verdicts.formats import ScoreFormat
 
 FAST = RetryPolicy(max_attempts=3, base_delay=0.001, max_delay=0.01, timeout=5.0)
 GOOD = "Score: [[4]], Reason: [[matches the label]]"

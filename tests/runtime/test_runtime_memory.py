@@ -12,7 +12,7 @@ from langrag_eval.model import GenerationParams
 from langrag_eval.runtime import Judge, RunStore
 from langrag_eval.runtime.judge import _RECENT
 from langrag_eval.testing import ScriptedModel
-from langrag_eval.verdicts import ScoreFormat
+from langrag_eval.verdicts.formats import ScoreFormat
 
 REPLY = "Score: [[4]], Reason: [[ok]]"
 

@@ -10,16 +10,8 @@ import pytest
 from scipy import stats as sps
 
 from langrag_eval.stats import (
-    agreement,
-    binary_agreement,
-    binary_confusion,
-    cohen_kappa,
-    confusion_matrix,
-    exact_agreement,
-    kendall_tau,
-    pair_scores,
-    reject_rate,
-    spearman,
+    agreement, binary_agreement, binary_confusion, cohen_kappa, confusion_matrix, exact_agreement,
+    kendall_tau, pair_scores, reject_rate, spearman,
 )
 
 

@@ -12,11 +12,7 @@ from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 from statsmodels.stats.multitest import multipletests
 
 from langrag_eval.stats.paired import (
-    bootstrap_mean_difference,
-    holm,
-    mcnemar,
-    paired_proportion_interval,
-    wilcoxon_signed_rank,
+    bootstrap_mean_difference, holm, mcnemar, paired_proportion_interval, wilcoxon_signed_rank,
 )
 
 

@@ -14,14 +14,7 @@ import random
 import pytest
 
 from langrag_eval.stats.ranking_metrics import (
-    average_precision,
-    dedupe,
-    hit_rate,
-    ndcg,
-    precision,
-    rank_by_score,
-    recall,
-    reciprocal_rank,
+    average_precision, dedupe, hit_rate, ndcg, precision, rank_by_score, recall, reciprocal_rank,
 )
 
 pytrec_eval = pytest.importorskip("pytrec_eval", reason="pytrec-eval-terrier (the test extra) is not installed")

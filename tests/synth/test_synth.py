@@ -11,18 +11,12 @@ import numpy as np
 import pytest
 
 from langrag_eval.cli import main
-from langrag_eval.embeddings import FunctionEmbedder
+from langrag_eval.models.embeddings import FunctionEmbedder
 from langrag_eval.errors import DataError
 from langrag_eval.runtime import Judge, RunStore
 from langrag_eval.synth import (
-    CorpusDocument,
-    QueryGenerator,
-    count_tokens,
-    drop_near_duplicates,
-    load_corpus,
-    sample_by_quota,
-    sample_passages,
-    split_passages,
+    CorpusDocument, QueryGenerator, count_tokens, drop_near_duplicates, load_corpus, sample_by_quota,
+    sample_passages, split_passages,
 )
 from langrag_eval.synth.queries import SyntheticQuery
 from langrag_eval.testing import ScriptedModel

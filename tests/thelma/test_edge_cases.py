@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from langrag_eval.embeddings import FunctionEmbedder
+from langrag_eval.models.embeddings import FunctionEmbedder
 from langrag_eval.errors import ConfigError
 from langrag_eval.results import Unscored
 from langrag_eval.runtime import Judge, RetryPolicy

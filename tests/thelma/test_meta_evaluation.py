@@ -11,7 +11,7 @@ import zlib
 import numpy as np
 import pytest
 
-from langrag_eval.embeddings import FunctionEmbedder
+from langrag_eval.models.embeddings import FunctionEmbedder
 from langrag_eval.runtime import Judge
 from langrag_eval.testing import ScriptedModel, ThelmaScript
 from langrag_eval import Sample

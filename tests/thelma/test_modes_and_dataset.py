@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from langrag_eval.embeddings import FunctionEmbedder
+from langrag_eval.models.embeddings import FunctionEmbedder
 from langrag_eval.runtime import Judge, RunStore
 from typing import Any, NamedTuple
 

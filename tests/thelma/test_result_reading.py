@@ -15,8 +15,10 @@ from langrag_eval.errors import ConfigError, PromptError
 from langrag_eval.results import Unscored
 from langrag_eval.runtime import Judge
 from langrag_eval.testing import ThelmaScript
-from langrag_eval.thelma import (METRIC_NAMES, METRICS, get_metric, MetricScore, Thelma, ThelmaResult,
-                                 Thresholds, diagnose, select_metrics)
+from langrag_eval.thelma import (
+    METRIC_NAMES, METRICS, get_metric, MetricScore, Thelma, ThelmaResult, Thresholds, diagnose,
+    select_metrics,
+)
 from langrag_eval.types import Sample
 
 SAMPLE = Sample(question="When was Ada born? What did she write?",

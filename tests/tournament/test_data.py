@@ -12,11 +12,7 @@ from langrag_eval.errors import DataError
 from langrag_eval.runtime import Judge
 from langrag_eval.testing import ScriptedModel
 from langrag_eval.tournament import (
-    TournamentConfig,
-    TournamentData,
-    load_answers_jsonl,
-    load_ragelo_csv,
-    arun_tournament,
+    TournamentConfig, TournamentData, load_answers_jsonl, load_ragelo_csv, arun_tournament,
 )
 
 

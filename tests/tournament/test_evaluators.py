@@ -9,20 +9,9 @@ from langrag_eval.results import Unscored
 from langrag_eval.runtime import Judge, RunStore
 from langrag_eval.testing import ScriptedModel
 from langrag_eval.tournament import (
-    GameRecord,
-    GameSample,
-    PairwiseEvaluator,
-    PointwiseEvaluator,
-    PointwiseSample,
-    PointwiseScores,
-    RelevanceEvaluator,
-    RelevanceSample,
-    RelevanceJudgment,
-    TournamentConfig,
-    TournamentData,
-    combine_orders,
-    reference_documents,
-    arun_tournament,
+    GameRecord, GameSample, PairwiseEvaluator, PointwiseEvaluator, PointwiseSample, PointwiseScores,
+    RelevanceEvaluator, RelevanceSample, RelevanceJudgment, TournamentConfig, TournamentData,
+    combine_orders, reference_documents, arun_tournament,
 )
 from langrag_eval.types import Document
 

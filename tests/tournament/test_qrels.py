@@ -9,12 +9,7 @@ import pytest
 from langrag_eval.results import Unscored
 from langrag_eval.retrieval.metrics import evaluate_run
 from langrag_eval.stats.ranking_metrics import ndcg, reciprocal_rank
-from langrag_eval.tournament import (
-    RelevanceJudgment,
-    TournamentData,
-    build_qrels,
-    retrieval_metrics,
-)
+from langrag_eval.tournament import RelevanceJudgment, TournamentData, build_qrels, retrieval_metrics
 
 
 def test_build_qrels_leaves_out_unscored() -> None:

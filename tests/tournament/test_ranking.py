@@ -8,12 +8,7 @@ import numpy as np
 import pytest
 
 from langrag_eval.tournament.ranking import (
-    bradley_terry,
-    bradley_terry_intervals,
-    elo_ratings,
-    elo_table,
-    elo_update,
-    expected_score,
+    bradley_terry, bradley_terry_intervals, elo_ratings, elo_table, elo_update, expected_score,
     win_matrix,
 )
 

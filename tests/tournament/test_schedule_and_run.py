@@ -10,14 +10,8 @@ from tournament_helpers import marker_judge, records
 from langrag_eval.runtime import Judge
 from langrag_eval.testing import ScriptedModel
 from langrag_eval.tournament import (
-    AdaptiveScheduler,
-    GameRecord,
-    Pairing,
-    TournamentConfig,
-    TournamentData,
-    available_games,
-    arun_tournament,
-    sample_games,
+    AdaptiveScheduler, GameRecord, Pairing, TournamentConfig, TournamentData, available_games,
+    arun_tournament, sample_games,
 )
 
 

@@ -12,7 +12,9 @@ from tournament_helpers import marker_judge, records
 from langrag_eval.cli import main
 from langrag_eval.runtime import Judge
 from langrag_eval.testing import ScriptedModel
-from langrag_eval.tournament import GameSample, PairwiseEvaluator, TournamentConfig, TournamentData, arun_tournament
+from langrag_eval.tournament import (
+    GameSample, PairwiseEvaluator, TournamentConfig, TournamentData, arun_tournament,
+)
 from langrag_eval.tournament.pairwise import a_shown_first
 
 

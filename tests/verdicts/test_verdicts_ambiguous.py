@@ -17,7 +17,7 @@ from langrag_eval.results import Unscored
 from langrag_eval.runtime import Judge, RetryPolicy
 from langrag_eval.testing import ScriptedModel
 from langrag_eval.thelma.formats import BinaryListFormat
-from langrag_eval.verdicts import BinaryFormat, JsonFormat, PairwiseFormat, ScoreFormat, TagFormat
+from langrag_eval.verdicts.formats import BinaryFormat, JsonFormat, PairwiseFormat, ScoreFormat, TagFormat
 
 
 class Graded(BaseModel):
@@ -157,8 +157,8 @@ async def test_ambiguous_results_stay_recorded_on_resume(tmp_path) -> None:  # n
 def test_quote_tags_cannot_come_from_untrusted_text() -> None:
     """Whatever the template, rendering neutralises every tag the parsers read as a quotation mark,
     so a stray ``<answer>`` echoed from a document cannot pair with the judge's ``</answer>``."""
-    from langrag_eval.delimiters import QUOTE_TAGS
-    from langrag_eval.prompts import PromptTemplate, _delimiter_tags, load_prompt, prompt_names
+    from langrag_eval.prompting.delimiters import QUOTE_TAGS
+    from langrag_eval.prompting.templates import PromptTemplate, _delimiter_tags, load_prompt, prompt_names
 
     for name in prompt_names():
         assert _delimiter_tags(load_prompt(name).body) <= QUOTE_TAGS, name

@@ -19,18 +19,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from langrag_eval.delimiters import QUOTE_TAGS, neutralise_tags
+from langrag_eval.prompting.delimiters import QUOTE_TAGS, neutralise_tags
 from langrag_eval.errors import AmbiguousVerdictError, JudgeOutputError
 from langrag_eval.grammar.grading import CorrectnessFormat
-from langrag_eval.prompts import load_prompt
-from langrag_eval.quoting import read_verdict
+from langrag_eval.prompting.templates import load_prompt
+from langrag_eval.prompting.quoting import read_verdict
 from langrag_eval.results import Unscored
 from langrag_eval.runtime import Judge
 from langrag_eval.synth.queries import _Questions
 from langrag_eval.testing import ScriptedModel
 from langrag_eval.thelma.formats import BinaryListFormat
 from langrag_eval.tournament.evaluators import PointwiseScores, RelevanceJudgment
-from langrag_eval.verdicts import BinaryFormat, JsonFormat, PairwiseFormat, ScoreFormat
+from langrag_eval.verdicts.formats import BinaryFormat, JsonFormat, PairwiseFormat, ScoreFormat
 
 EXAMPLES = 300
 
@@ -259,7 +259,7 @@ _ECHO_TEXT = st.text(alphabet=st.sampled_from(list("ab [1, 0]<output>/\n\t") + [
 @settings(max_examples=300, derandomize=True, deadline=None, database=None)
 @given(reply=_ECHO_TEXT, texts=st.lists(_ECHO_TEXT, min_size=1, max_size=3))
 def test_echo_spans_are_the_same_by_substring_search_and_by_the_gram_set(reply: str, texts: list[str]) -> None:
-    from langrag_eval import echoes
+    from langrag_eval.prompting import echoes
 
     for text in (reply, f"{reply}{texts[0]}{reply}"):  # the second echoes an untrusted text whole
         by_search = echoes.echo_spans(text, echoes.Untrusted(tuple(texts)))

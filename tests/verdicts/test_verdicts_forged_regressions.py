@@ -177,7 +177,7 @@ def test_a_claim_that_repeats_the_text_is_read_as_the_judges(reply: str) -> None
     """Extraction tasks ask the judge to reproduce the text: what it writes in the block is its own."""
     import asyncio
 
-    from langrag_eval.prompts import load_prompt
+    from langrag_eval.prompting.templates import load_prompt
     from langrag_eval.thelma.formats import ListFormat
 
     prompt = load_prompt("thelma/decompose_claims").render(text="Ada was born in 1815.")

@@ -11,7 +11,7 @@ import pytest
 from pydantic import BaseModel
 
 from langrag_eval.errors import AmbiguousVerdictError, JudgeOutputError
-from langrag_eval.verdicts import BinaryFormat, JsonFormat, PairwiseFormat, TagFormat, TextFormat
+from langrag_eval.verdicts.formats import BinaryFormat, JsonFormat, PairwiseFormat, TagFormat, TextFormat
 
 RAISES = object()
 AMBIGUOUS = object()

@@ -27,11 +27,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from langrag_eval.delimiters import QUOTE_TAGS, neutralise_tags
+from langrag_eval.prompting.delimiters import QUOTE_TAGS, neutralise_tags
 from langrag_eval.errors import AmbiguousVerdictError, JudgeOutputError
 from langrag_eval.grammar.grading import CorrectnessFormat
 from langrag_eval.thelma.formats import BinaryListFormat
-from langrag_eval.verdicts import BinaryFormat, JsonFormat, PairwiseFormat, ScoreFormat, TagFormat
+from langrag_eval.verdicts.formats import BinaryFormat, JsonFormat, PairwiseFormat, ScoreFormat, TagFormat
 
 CASES_PER_PARSER = 2000
 QUOTES = ("double", "curly", "code", "fence", "blockquote", "tag", "reason")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from langrag_eval.errors import AmbiguousVerdictError, JudgeOutputError
-from langrag_eval.verdicts import ScoreFormat
+from langrag_eval.verdicts.formats import ScoreFormat
 
 RAISES = object()
 AMBIGUOUS = object()

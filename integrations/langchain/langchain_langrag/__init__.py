@@ -4,7 +4,7 @@ retrievers and runnables."""
 
 from typing import TYPE_CHECKING
 
-from langrag_eval._lazy import lazy_getattr
+from langrag_eval import lazy_getattr
 
 if TYPE_CHECKING:
     from .capture import RAGCapture, capturing, tournament_from_runnables

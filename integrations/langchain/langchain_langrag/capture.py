@@ -1,6 +1,6 @@
 """Capture (question, contexts, answer) from an unmodified LangChain app, and RAGElo tournaments
 over runnables read by that capture. :class:`RAGCapture`, a callback handler, turns each top-level
-run into one sample (:class:`~langrag_eval.recorder.CallRecorder` says how). Pass it per call,
+run into one sample (:class:`~langrag_eval.adapters.recorder.CallRecorder` says how). Pass it per call,
 ``app.invoke(q, config={"callbacks": [cap]})``, or capture all runs inside ``with capturing() as cap:``.
 
 >>> from langchain_core.runnables import RunnableLambda
@@ -24,7 +24,9 @@ from langchain_core.outputs import LLMResult
 from langchain_core.runnables import Runnable
 from langchain_core.tracers.context import register_configure_hook
 
-from langrag_eval.recorder import CallRecorder, app_input, app_reply, call_config, prompt_text, runnable_fix
+from langrag_eval.adapters.recorder import (
+    CallRecorder, app_input, app_reply, call_config, prompt_text, runnable_fix,
+)
 from langrag_eval.runtime import RunStore, synchronous
 from langrag_eval.tournament import TournamentConfig, TournamentResult, atournament_over_apps
 from langrag_eval.tournament.apps import afirst_query_checked, as_queries
@@ -101,8 +103,8 @@ async def atournament_from_runnables(runnables: Mapping[str, Runnable], queries:
     """Invoke every runnable (an LCEL chain, an agent, a graph) on every query, then run the
     tournament. Answer and contexts are what :class:`RAGCapture` reads, or the output's
     ``answer_key`` / ``context_key``. ``input(question)`` builds the input (default
-    :func:`~langrag_eval.recorder.app_input`); ``run_config(name, qid)`` adds to each call's own
-    conversation (:func:`~langrag_eval.recorder.call_config`). A runnable that raises on the first
+    :func:`~langrag_eval.adapters.recorder.app_input`); ``run_config(name, qid)`` adds to each call's own
+    conversation (:func:`~langrag_eval.adapters.recorder.call_config`). A runnable that raises on the first
     query stops the run with a :class:`ConfigError` and a fix. ``timeout``: seconds per call."""
     qids = {q: qid for qid, q in reversed(list(as_queries(queries).items()))}
 

@@ -2,7 +2,7 @@
 (:class:`LangragStringEvaluator`), a pairwise one (:class:`LangragPairwiseEvaluator`, RAGElo games)
 and LangSmith evaluator functions (:func:`langsmith_evaluator`, row by row or comparative).
 
-A result is :func:`~langrag_eval.outcomes.string_dict` (``score`` on 0..1 or None with the cause,
+A result is :func:`~langrag_eval.adapters.outcomes.string_dict` (``score`` on 0..1 or None with the cause,
 never a silent 0). With LangChain callbacks (passed, or the calling run's) an evaluation is a chain
 run whose children are the judge's model calls.
 
@@ -25,11 +25,11 @@ from langchain_core.callbacks import CallbackManager
 from langchain_core.outputs import Generation, LLMResult
 from langchain_core.runnables.config import var_child_runnable_config
 
-from langrag_eval.adapting import sample_of
-from langrag_eval.contexts import as_documents
+from langrag_eval.adapters.adapting import sample_of
+from langrag_eval.types import as_documents
 from langrag_eval.evaluator import Evaluator
-from langrag_eval.outcomes import check_score, langsmith_evaluator, needs_reference, string_dict
-from langrag_eval.recorder import EVALUATION_TAG
+from langrag_eval.adapters.outcomes import check_score, langsmith_evaluator, needs_reference, string_dict
+from langrag_eval.adapters.recorder import EVALUATION_TAG
 from langrag_eval.runtime import synchronous
 from langrag_eval.runtime.tracing import observing
 from langrag_eval.tournament import GameSample

@@ -13,9 +13,9 @@ from typing import Any
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 
-from langrag_eval.adapting import judge_of
-from langrag_eval.contexts import as_text
-from langrag_eval.embeddings import Embedder, FunctionEmbedder
+from langrag_eval.adapters.adapting import judge_of
+from langrag_eval.types import as_text
+from langrag_eval.models.embeddings import Embedder, FunctionEmbedder
 from langrag_eval.errors import ConfigError
 from langrag_eval.model import ChatModel, GenerationParams, Reply, TokenUsage, estimate_tokens
 from langrag_eval.runtime import Judge
@@ -71,7 +71,7 @@ def resolve(spec: str) -> LangChainJudge:
 
 
 class LangChainEmbedder(FunctionEmbedder):
-    """A LangChain ``Embeddings`` model as a langrag :class:`~langrag_eval.embeddings.Embedder`
+    """A LangChain ``Embeddings`` model as a langrag :class:`~langrag_eval.models.embeddings.Embedder`
     (its ``embed_documents``)."""
 
     def __init__(self, embeddings: Embeddings, *, model_id: str | None = None) -> None:

@@ -29,9 +29,9 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import Runnable, RunnableLambda
 from pydantic import ConfigDict, Field
 
-from langrag_eval.recorder import agent_output
-from langrag_eval.contexts import sequence_of
-from langrag_eval.embeddings import Embedder
+from langrag_eval.adapters.recorder import agent_output
+from langrag_eval.types import sequence_of
+from langrag_eval.models.embeddings import Embedder
 from langrag_eval.pipelines import Agent, six_agents
 from langrag_eval.retrieval.base import HybridSettings, Mode, Retriever, SearchBackend
 from langrag_eval.retrieval.ingest import retriever_over
@@ -104,7 +104,7 @@ class LangragRetriever(BaseRetriever):
 
 def as_runnable(agent: Agent) -> Runnable[Any, dict[str, Any]]:
     """One agent (``RAGAgent``, ``FusionAgent`` or any :class:`Agent`) as a runnable returning
-    :func:`~langrag_eval.recorder.agent_output`'s dict, ``context`` as LangChain documents."""
+    :func:`~langrag_eval.adapters.recorder.agent_output`'s dict, ``context`` as LangChain documents."""
 
     async def ainvoke(value: Any) -> dict[str, Any]:
         out = await agent_output(agent, value)

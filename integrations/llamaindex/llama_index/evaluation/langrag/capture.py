@@ -1,7 +1,7 @@
 """Capture (question, contexts, answer) from an unmodified LlamaIndex app through its instrumentation:
 one :class:`~langrag_eval.types.Sample` per top-level call (a query or chat engine's ``query`` /
 ``chat`` and their async and streaming forms, an agent's or workflow's ``run``), its contexts by the
-core's one rule (:mod:`langrag_eval.recorder`), node ids and metadata kept.
+core's one rule (:mod:`langrag_eval.adapters.recorder`), node ids and metadata kept.
 
 ``with capturing() as cap:`` registers the capture and a span handler on LlamaIndex's root dispatcher
 for the block only, and only the calls of the block's own context (thread or task) are captured, as
@@ -29,9 +29,9 @@ from llama_index.core.instrumentation.events.retrieval import RetrievalEndEvent,
 from llama_index.core.instrumentation.span_handlers import SimpleSpanHandler
 from pydantic import PrivateAttr
 
-from langrag_eval.capturing import call_question, read_result
-from langrag_eval.contexts import as_text
-from langrag_eval.recorder import CallRecorder, ModelCall
+from langrag_eval.adapters.capturing import call_question, read_result
+from langrag_eval.types import as_text
+from langrag_eval.adapters.recorder import CallRecorder, ModelCall
 from langrag_eval.types import Sample
 
 __all__ = ["RAGCapture", "capturing"]
@@ -96,7 +96,7 @@ _swap = threading.Lock()  # handler lists are replaced, never changed in place: 
 @contextmanager
 def capturing(capture: RAGCapture | None = None, *, include_generated: bool = False) -> Iterator[RAGCapture]:
     """Capture every app call made inside the block, in this context only
-    (:meth:`~langrag_eval.recorder.CallRecorder.active`)."""
+    (:meth:`~langrag_eval.adapters.recorder.CallRecorder.active`)."""
     cap = capture or RAGCapture(include_generated=include_generated)
     root, spans = get_dispatcher(), _Spans()
     spans.capture = cap  # a span handler's constructor takes its own fields only

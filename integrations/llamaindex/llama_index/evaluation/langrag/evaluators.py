@@ -1,5 +1,5 @@
 """Any langrag evaluator as one LlamaIndex ``BaseEvaluator``, its result read by the core
-(:func:`~langrag_eval.outcomes.aevaluate_call`; a game's ``second_response`` / ``second_contexts``
+(:func:`~langrag_eval.adapters.outcomes.aevaluate_call`; a game's ``second_response`` / ``second_contexts``
 too). ``get_prompts`` / ``update_prompts`` are the evaluator's ``prompts()`` / ``with_prompts()``;
 judge calls are instrumentation events in the evaluation's span; nothing reads ``Settings.llm``.
 
@@ -25,7 +25,7 @@ from llama_index.core.instrumentation.events.llm import LLMCompletionEndEvent, L
 from llama_index.core.prompts import BasePromptTemplate, PromptTemplate
 
 from langrag_eval.evaluator import Evaluator
-from langrag_eval.outcomes import aevaluate_call, check_score
+from langrag_eval.adapters.outcomes import aevaluate_call, check_score
 from langrag_eval.runtime.tracing import observing
 from langrag_eval.tournament import GameRecord
 

@@ -10,7 +10,7 @@ from typing import Any
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.llms import LLM, CustomLLM
 
-from langrag_eval.embeddings import Embedder, FunctionEmbedder
+from langrag_eval.models.embeddings import Embedder, FunctionEmbedder
 from langrag_eval.errors import ConfigError
 from langrag_eval.model import ChatModel, GenerationParams, Reply, TokenUsage, estimate_tokens, provider_class
 from langrag_eval.runtime import Judge

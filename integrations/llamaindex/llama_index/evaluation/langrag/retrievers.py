@@ -28,9 +28,9 @@ from llama_index.core.query_engine import CustomQueryEngine
 from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import BaseNode, NodeWithScore, QueryBundle, TextNode
 
-from langrag_eval.contexts import sequence_of
-from langrag_eval.embeddings import Embedder
-from langrag_eval.recorder import agent_response
+from langrag_eval.types import sequence_of
+from langrag_eval.models.embeddings import Embedder
+from langrag_eval.adapters.recorder import agent_response
 from langrag_eval.pipelines import six_agents
 from langrag_eval.retrieval.base import HybridSettings, Mode, Retriever, SearchBackend
 from langrag_eval.retrieval.ingest import retriever_over

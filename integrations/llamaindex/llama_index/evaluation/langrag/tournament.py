@@ -10,7 +10,7 @@ from typing import Any
 from llama_index.core.agent.workflow import AgentWorkflow, BaseWorkflowAgent
 
 from langrag_eval.errors import ConfigError
-from langrag_eval.recorder import app_reply
+from langrag_eval.adapters.recorder import app_reply
 from langrag_eval.runtime import RunStore, synchronous
 from langrag_eval.tournament import TournamentConfig, TournamentResult, atournament_over_apps
 from langrag_eval.tournament.apps import afirst_query_checked

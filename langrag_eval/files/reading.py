@@ -13,7 +13,7 @@ import threading
 from pathlib import Path
 from typing import BinaryIO, Iterator
 
-from .errors import DataError
+from ..errors import DataError
 
 __all__ = ["check_regular", "digest_of_read", "read_bytes", "read_lines", "read_text"]
 

@@ -21,7 +21,7 @@ import math
 import re
 from typing import Callable
 
-from .errors import ModelCallError
+from ..errors import ModelCallError
 
 __all__ = ["fit_prompt", "leaf_blocks", "MARKER"]
 

@@ -3,13 +3,13 @@ per query. A capture adapter hands a :class:`CallRecorder` its framework's runs 
 events as plain values; the recorder keeps, per top-level app call, the question, the outermost
 retrievals, the documents steps and tools returned, every model call and what the call returned,
 and makes one sample of each finished call with the one context rule
-(:func:`~langrag_eval.capturing.captured_sample`); an agent's run reads as an app's reply
+(:func:`~langrag_eval.adapters.capturing.captured_sample`); an agent's run reads as an app's reply
 (:func:`agent_output`, :func:`agent_response`). Thread-safe: one recorder may hear calls made in
 several threads.
 
 Spans (LlamaIndex's instrumentation) enter and exit, and report retrievals and model calls:
 
->>> from langrag_eval.capturing import read_result
+>>> from langrag_eval.adapters.capturing import read_result
 >>> rec = CallRecorder(adopt=True, read=read_result)
 >>> rec.enter("app", None, question="Capital?"); rec.enter("llm", "app")
 >>> rec.model_called("llm", ModelCall("Paris is the capital of France. Capital?", "Paris."))
@@ -38,13 +38,14 @@ from typing import TYPE_CHECKING, Any
 
 from .adapting import ANSWER_KEYS, CONTEXT_KEYS, QUESTION_KEYS, answer_of, message_text, pick, question_of
 from .capturing import CallTree, Turn, captured_sample, result_documents, result_text, warn_once
-from .contexts import ModelCall, as_documents, as_text
-from .errors import ConfigError
-from .results import Unscored
-from .types import AgentAnswer, Document, Sample
+from .contexts import ModelCall
+from ..types import as_documents, as_text
+from ..errors import ConfigError
+from ..results import Unscored
+from ..types import AgentAnswer, Document, Sample
 
 if TYPE_CHECKING:
-    from .pipelines import Agent
+    from ..pipelines import Agent
 
 __all__ = ["EVALUATION_TAG", "CallRecorder", "ModelCall", "agent_output", "agent_response", "app_input", "app_reply",
            "call_config", "prompt_text", "read_agent_input", "read_outputs", "runnable_fix", "session_config",
@@ -70,7 +71,7 @@ def prompt_text(messages: Iterable[Any]) -> str:
 
 
 def read_outputs(turn: Turn, outputs: Any) -> None:
-    """A callback run's outputs as its call's answer (:func:`~langrag_eval.adapting.answer_of`) and,
+    """A callback run's outputs as its call's answer (:func:`~langrag_eval.adapters.adapting.answer_of`) and,
     when no retriever or step gave documents, the contexts the output names (a LangGraph state's
     ``context``, an LCEL dict's)."""
     if not turn.retrieved and not turn.steps and isinstance(outputs, Mapping):
@@ -86,17 +87,17 @@ class CallRecorder:
     """One sample per finished top-level call (``samples``, in the order the calls ended; a
     streamed answer is read when the samples are); ``errors`` counts the top-level calls that
     failed (they are no sample). ``read(turn, result)`` reads a call's answer from what it returned
-    (:func:`read_outputs`, the default, or :func:`~langrag_eval.capturing.read_result`). A run
+    (:func:`read_outputs`, the default, or :func:`~langrag_eval.adapters.capturing.read_result`). A run
     whose parent was never seen is top-level (``adopt=False``: an app called inside a LangSmith
     ``@traceable``) or belongs to that parent (``adopt=True``: LlamaIndex's spans).
 
     The contexts are the documents the outermost retrievers returned (a retriever inside another
     one, as in an ensemble, multi-query or compression retriever, is left to its wrapper) whose
     text reached the prompt of the model call that produced the answer
-    (:func:`~langrag_eval.contexts.select_contexts`). A call that runs no retriever gives the
+    (:func:`~langrag_eval.adapters.contexts.select_contexts`). A call that runs no retriever gives the
     documents its steps or tools return, else those its output names. ``include_generated`` adds
     the text the app generated on the way (``sample.generated``) to the sources; ``capture_note``
-    (with one :class:`~langrag_eval.contexts.CaptureWarning` per capture) says when the shape left
+    (with one :class:`~langrag_eval.adapters.contexts.CaptureWarning` per capture) says when the shape left
     the contexts open. ``watched`` is True once spans reach it."""
 
     def __init__(self, *, include_generated: bool = False, adopt: bool = False,

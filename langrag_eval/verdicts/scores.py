@@ -21,8 +21,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from .errors import JudgeOutputError, redact
-from .quoting import mask_quoted, single_verdict
+from ..errors import JudgeOutputError, redact
+from ..prompting.quoting import mask_quoted, single_verdict
 
 __all__ = ["ScoreFormat", "ScoreVerdict"]
 

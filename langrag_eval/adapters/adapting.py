@@ -1,7 +1,7 @@
 """What both framework adapters share, free of any framework: reading a question, an answer, a
 label and contexts from an app's inputs and outputs (dicts, chat messages, ``{"messages": [...]}``
 states), a sample built from them for any :class:`~langrag_eval.evaluator.Evaluator`, and the
-judge an adapter is given. How a result reads in each framework is :mod:`langrag_eval.outcomes`.
+judge an adapter is given. How a result reads in each framework is :mod:`langrag_eval.adapters.outcomes`.
 
 >>> pick({"query": "Capital?", "k": 3}, None, QUESTION_KEYS), pick({"q": "Capital?"}, None, QUESTION_KEYS)
 ('Capital?', 'Capital?')
@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .contexts import as_text
-from .errors import ConfigError
-from .types import Sample
+from ..types import as_text
+from ..errors import ConfigError
+from ..types import Sample
 
 __all__ = ["ANSWER_KEYS", "CONTEXT_KEYS", "LABEL_KEYS", "QUESTION_KEYS", "answer_of", "last_message", "message_text",
            "pick", "question_of", "read_answer", "read_question", "sample_of"]
@@ -143,8 +143,8 @@ def judge_of(judge: Any, framework_model: str = "a framework's chat model") -> A
     """``judge`` as a :class:`~langrag_eval.runtime.Judge`: a Judge as it is, a langrag
     :class:`~langrag_eval.model.ChatModel` wrapped; anything else refused, naming what an adapter
     takes (``framework_model``, which the adapter wraps itself before calling this)."""
-    from .model import ChatModel
-    from .runtime import Judge
+    from ..model import ChatModel
+    from ..runtime import Judge
 
     if isinstance(judge, Judge):
         return judge

@@ -12,13 +12,13 @@ the header, and every declared variable must be passed to :meth:`PromptTemplate.
 
 Untrusted text (questions, answers, documents) goes inside the tag-delimited blocks the template
 writes, such as ``<answer>...</answer>``. Rendering neutralises any copy of the template's own tags
-(and of every tag in :data:`~langrag_eval.delimiters.QUOTE_TAGS`, which verdict parsers read as the
+(and of every tag in :data:`~langrag_eval.prompting.delimiters.QUOTE_TAGS`, which verdict parsers read as the
 judge's quotation marks) inside a value, so an answer cannot close its block early and speak as the
 instructions, nor plant a quotation mark that hides the judge's verdict. A header line
 ``trusted: prompt`` names variables that hold an already rendered prompt (the repair re-ask's
 original one): only the template's own tags are neutralised there, so its blocks stay. Look-alike
 spellings (fullwidth, zero-width characters, Cyrillic letters, spaces, any case) count as copies
-(see :mod:`langrag_eval.delimiters`).
+(see :mod:`langrag_eval.prompting.delimiters`).
 
 >>> t = PromptTemplate.from_text("{#\\ntask: demo\\nvariables: answer\\noutput: 0 or 1\\n#}"
 ...                              "<answer>{{ answer }}</answer>")
@@ -43,8 +43,8 @@ import jinja2.meta
 
 from .delimiters import QUOTE_TAGS, neutralise_tags
 from .echoes import untrusted_strings
-from .errors import DataError, PromptError
-from .reading import read_text
+from ..errors import DataError, PromptError
+from ..files.reading import read_text
 
 __all__ = ["PromptTemplate", "as_template", "from_format_string", "override_template", "load_prompt", "prompt_names", "prompts_root"]
 
@@ -117,7 +117,7 @@ class PromptTemplate:
 
 class RenderedPrompt(str):
     """A rendered prompt: the text, and the untrusted values it holds (as given and as rendered),
-    which the judge's reply is read against (:mod:`langrag_eval.echoes`)."""
+    which the judge's reply is read against (:mod:`langrag_eval.prompting.echoes`)."""
 
     untrusted: tuple[str, ...]
 
@@ -195,7 +195,7 @@ def prompts_root() -> Path:
     packaged = Path(str(importlib.resources.files("langrag_eval"))) / "prompts"
     if packaged.is_dir():
         return packaged
-    return Path(__file__).resolve().parent.parent / "prompts"
+    return Path(__file__).resolve().parents[2] / "prompts"
 
 
 def prompt_names() -> list[str]:

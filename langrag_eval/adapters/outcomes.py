@@ -33,15 +33,17 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .adapting import ANSWER_KEYS, CONTEXT_KEYS, LABEL_KEYS, QUESTION_KEYS, pick, read_answer, read_question, sample_of
-from .contexts import as_documents, as_text
-from .errors import ArgumentError, ConfigError
-from .evaluator import Evaluator
-from .grading import VragGrader
-from .results import Score, Unscored
-from .runtime import synchronous
-from .tournament import GameRecord, GameSample, PairwiseEvaluator
-from .types import Sample
+from .adapting import (
+    ANSWER_KEYS, CONTEXT_KEYS, LABEL_KEYS, QUESTION_KEYS, pick, read_answer, read_question, sample_of,
+)
+from ..types import as_documents, as_text
+from ..errors import ArgumentError, ConfigError
+from ..evaluator import Evaluator
+from ..grading import VragGrader
+from ..results import Score, Unscored
+from ..runtime import synchronous
+from ..tournament import GameRecord, GameSample, PairwiseEvaluator
+from ..types import Sample
 
 __all__ = ["Outcome", "aevaluate_call", "check_score", "comparative_evaluator",
            "failure_result", "game_dict", "langsmith_evaluator", "langsmith_function", "langsmith_results",

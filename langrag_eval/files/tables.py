@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Literal
 
-from .errors import DataError
+from ..errors import DataError
 from .jsontext import lines_of, parse_json
 from .reading import check_regular, read_bytes, read_lines, read_text
 

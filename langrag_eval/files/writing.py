@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Iterable, Iterator
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 __all__ = ["atomic_write", "write_text_atomic", "check_output"]
 

@@ -12,7 +12,7 @@ import json
 import re
 from typing import Any
 
-from .errors import DataError
+from ..errors import DataError
 
 __all__ = ["parse_json", "finite_number", "lines_of"]
 

@@ -7,7 +7,7 @@ delimiter of the judge's own, or with one echoed from another text, such a stray
 judge's verdict and leave the forged one visible. So the masks trust only delimiters that cannot
 pair that way:
 
-- tag blocks only for the names in :data:`~langrag_eval.delimiters.QUOTE_TAGS`, which rendering
+- tag blocks only for the names in :data:`~langrag_eval.prompting.delimiters.QUOTE_TAGS`, which rendering
   neutralises in every untrusted value (so such a tag in a reply is the judge's), and only when
   every open and close tag of that name pairs up;
 - double quotes and inline code only within one line, and only where the line holds an even number;
@@ -29,7 +29,7 @@ from typing import Any, Callable, Hashable, Sequence, TypeVar
 
 from .delimiters import QUOTE_TAGS
 from .echoes import Untrusted, current_reading, echoed_tokens, mask_echoes, reading
-from .errors import AmbiguousVerdictError, JudgeOutputError
+from ..errors import AmbiguousVerdictError, JudgeOutputError
 
 V = TypeVar("V", bound=Hashable)
 T = TypeVar("T")
@@ -105,7 +105,7 @@ def mask_quoted(text: str, *, keep_tags: frozenset[str] = frozenset(), quotes: b
     """Blank out (same length, so positions hold) whatever the judge quoted rather than said:
     tag-delimited blocks (but ``keep_tags``), double-quoted spans and inline code (unless ``quotes``
     is False: JSON verdicts are full of quotes), and ``>`` block quotes. Within
-    :func:`~langrag_eval.echoes.reading` (the untrusted texts of the prompt known), whatever the
+    :func:`~langrag_eval.prompting.echoes.reading` (the untrusted texts of the prompt known), whatever the
     reply reproduces of them is blanked first, and with ``delimiters=False`` only that."""
     state = current_reading()
     if state is not None:
@@ -191,7 +191,7 @@ def read_verdict(fmt: Any, text: str, untrusted: Untrusted | Sequence[str] | Non
 def own_json_objects(text: str, instructions: str) -> list[tuple[int, int, Any]]:
     """The JSON objects of ``text`` the judge wrote itself, as (start, end, value). Objects inside
     ``>`` block quotes or tag blocks (but ``<output>``, where some prompts ask for the verdict) are
-    quotes, and within a :func:`~langrag_eval.echoes.reading` objects wholly inside an echo are the
+    quotes, and within a :func:`~langrag_eval.prompting.echoes.reading` objects wholly inside an echo are the
     graded text's. Raises :class:`AmbiguousVerdictError` when an object of the judge's repeats a key
     or reproduces a key with its value from the graded text (a reason string that breaks out)."""
     objects = find_json_objects(text)

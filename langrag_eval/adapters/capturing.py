@@ -3,9 +3,9 @@ each top-level app call, the sample one finished call becomes, and reading an ap
 (an answer, a streamed answer, the documents it names) by its shape.
 
 A capture adapter walks its framework's callbacks or instrumentation and records, per top-level
-call, the question, the outermost retrievals, every model call (:class:`~langrag_eval.contexts.ModelCall`)
+call, the question, the outermost retrievals, every model call (:class:`~langrag_eval.adapters.contexts.ModelCall`)
 and the answer; :func:`captured_sample` then applies the one context rule
-(:func:`~langrag_eval.contexts.select_contexts`).
+(:func:`~langrag_eval.adapters.contexts.select_contexts`).
 
 >>> tree = CallTree()
 >>> tree.enter("app", None), tree.enter("retriever", "app"), tree.enter("inner", "retriever")
@@ -21,9 +21,10 @@ from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .contexts import CaptureWarning, ModelCall, as_documents, as_text, select_contexts
-from .errors import ConfigError
-from .types import Document, Sample
+from .contexts import CaptureWarning, ModelCall, select_contexts
+from ..types import as_documents, as_text
+from ..errors import ConfigError
+from ..types import Document, Sample
 
 __all__ = ["CallTree", "Turn", "call_question", "captured_sample", "read_result", "result_documents",
            "result_text", "warn_once"]

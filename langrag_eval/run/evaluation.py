@@ -24,13 +24,13 @@ from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .errors import ConfigError
-from .runtime.concurrency import synchronous
+from ..errors import ConfigError
+from ..runtime.concurrency import synchronous
 
 if TYPE_CHECKING:
-    from .evaluator import Evaluator
-    from .runtime import Judge, RunStore
-    from .summary import Summary
+    from ..evaluator import Evaluator
+    from ..runtime import Judge, RunStore
+    from ..results import Summary
 
 __all__ = ["Executor", "LocalExecutor", "RayExecutor", "RunResult", "aevaluate", "astream", "evaluate", "record_run"]
 
@@ -38,7 +38,7 @@ __all__ = ["Executor", "LocalExecutor", "RayExecutor", "RunResult", "aevaluate",
 def __getattr__(name: str) -> Any:
     # Ray's executor is imported on first use: importing the run layer loads nothing of Ray
     if name == "RayExecutor":
-        from .runtime.ray_executor import RayExecutor
+        from ..runtime.ray_executor import RayExecutor
         return RayExecutor
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
@@ -149,9 +149,9 @@ async def astream(dataset: Iterable[Any], evaluator: Evaluator[Any, Any], *, jud
 def record_run(store: RunStore, run_id: str, artifacts: Mapping[str, Any], *,
                finished: Mapping[str, Any] | None = None) -> None:
     """Write what a run produced, in one place: each named artifact (a summary) and, with
-    ``finished``, the run's closing figures. A typed :class:`~langrag_eval.summary.Summary` is
+    ``finished``, the run's closing figures. A typed :class:`~langrag_eval.results.Summary` is
     stored as its capability's artifact (its ``details``): the typed scores travel with each judgment."""
-    from .summary import Summary
+    from ..results import Summary
 
     for name, value in artifacts.items():
         store.put_artifact(run_id, name, value.details if isinstance(value, Summary) else value)

@@ -19,7 +19,7 @@ from typing import Callable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 __all__ = ["Embedder", "FunctionEmbedder", "MiniLMEmbedder", "default_embedder", "cosine_matrix"]
 
