@@ -31,7 +31,7 @@ LAYERS = [
     {"runtime", "evaluator", "models"},
     {"run"},
     {"retrieval", "pipelines", "grading", "thelma", "tournament", "grammar", "synth", "compare", "testing"},
-    {"audit", "report", "adapters"},
+    {"audit", "report", "adapters", "traces"},
     {"quickstart", "cli"},
 ]
 RANK = {name: i for i, layer in enumerate(LAYERS) for name in layer}

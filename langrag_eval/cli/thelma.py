@@ -36,6 +36,7 @@ The run store receives the artifact ``thelma`` (read by the HTML report), a JSON
 from __future__ import annotations
 
 import argparse
+import collections
 import json
 from pathlib import Path
 from typing import Any
@@ -55,8 +56,9 @@ from ._common import (
     add_judge_options, open_cli_run, quiet_model_loading, report_issues, say, say_reuse, setup_judge,
 )
 from ._executor import command_executor
-from ._files import JUDGE_READS, declare_files, store_path
-from ._options import SettingsOptions, add_results_option, add_table_options, results_file, results_path
+from ._files import JUDGE_READS, declare_files, output_file, store_path
+from ._options import SettingsOptions, add_results_option, add_table_options, results_path
+from ._traces import add_trace_options, format_windows, trace_samples, traces_digest, window_rows
 
 __all__ = ["ARTIFACT", "register"]
 
@@ -70,7 +72,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "thelma", help="reference-free THELMA metrics of (query, sources, response), with a diagnosis",
         description="Score source precision, source query coverage, response precision, response query "
                     "coverage, self-distinctness and groundedness, and name the component to improve.")
-    p.add_argument("file", metavar="FILE", help="JSONL, CSV or TSV: query, sources (JSON list), response")
+    p.add_argument("file", metavar="FILE", nargs="?",
+                   help="JSONL, CSV or TSV: query, sources (JSON list), response (or --traces)")
     add_table_options(p, {"query": "", "sources": "a JSON list", "response": ""})
     p.add_argument("--metrics", default=",".join(METRICS),
                    help=f"comma-separated registered metrics, from {','.join(metric_ids())} "
@@ -89,12 +92,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--prompt", action="append", default=[], metavar="TASK=FILE",
                    help="your template for a THELMA task, e.g. match_essential=mine.txt (repeatable)")
     p.add_argument("--samples-in-flight", type=int, default=8, help="samples scored at once (default 8)")
+    add_trace_options(p)
     add_results_option(p, ".thelma.jsonl", "per-sample JSONL")
     add_judge_options(p)
-    declare_files(p, reads={"FILE": "file", "--prompt": lambda a: [s.partition("=")[2] for s in a.prompt],
+    declare_files(p, reads={"FILE": "file", "--traces": "traces", "--prompt": lambda a: [s.partition("=")[2] for s in a.prompt],
                             **JUDGE_READS},
-                  writes={"--out": results_path(".thelma.jsonl"), "--store": store_path}, stores={"--store"})
+                  writes={"--out": _results_path, "--store": store_path}, stores={"--store"})
     p.set_defaults(handler=handle)
+
+
+def _results_path(args: argparse.Namespace) -> Path:
+    # the input is FILE or, for production traces, the export --traces names
+    return results_path(".thelma.jsonl")(argparse.Namespace(out=args.out, file=args.file or args.traces))
 
 
 def _thresholds(args: argparse.Namespace) -> Thresholds:
@@ -134,7 +143,7 @@ def _prompts(specs: list[str]) -> dict[str, str]:
     return out
 
 
-def _record(result: ThelmaResult, line: int) -> dict[str, Any]:
+def _record(result: ThelmaResult, line: int | None) -> dict[str, Any]:
     return {"id": result.id, "line": line, "scores": result.score_values(),
             "unscored": {m: {"cause": u.cause, "reason": u.reason} for m, u in result.unscored().items()},
             "diagnosis": [f.rule for f in result.diagnosis]}
@@ -176,34 +185,49 @@ def handle(args: argparse.Namespace) -> int:
     if args.embedder == "none" and "sd" in metrics:
         metrics = tuple(m for m in metrics if m != "sd")
         say("note: --embedder none: self-distinctness (sd) is skipped", err=True)
+    if (args.file is None) == (args.traces is None):
+        raise ConfigError("thelma: give FILE (a table of query, sources, response) or --traces PATH, "
+                          "not both" if args.file else "thelma: give FILE or --traces PATH")
     thresholds = _thresholds(args)
     prompts = _prompts(args.prompt)
-    out = results_file(args, ".thelma.jsonl")
-    samples, lines, issues = read_samples(args.file, query=args.query_col, sources=args.sources_col,
-                                          response=args.response_col, id_col=args.id_col, format=args.format)
-    report_issues(issues)
+    out = output_file(_results_path(args), "--out")
+    source = args.file or args.traces
+    if args.traces:
+        samples, problems = trace_samples(args)
+        lines = {s.id or "": None for s in samples}  # a trace has no line
+        issues: list[Any] = list(problems)
+        report_issues(issues, more="in the traces")
+    else:
+        samples, lines, issues = read_samples(args.file, query=args.query_col, sources=args.sources_col,
+                                              response=args.response_col, id_col=args.id_col, format=args.format)
+        report_issues(issues)
     if not samples:
-        raise DataError("no row could be read; nothing to score", path=args.file)
+        raise DataError("no row could be read; nothing to score", path=source)
     if "sd" in metrics:
         quiet_model_loading()  # no progress bars around the summary or a one-line error
     embedder: Embedder | None = default_embedder() if "sd" in metrics else None
     setup = setup_judge(args, executor=True)
     thelma = Thelma(setup.judge, metrics=metrics, batched=args.batched, embedder=embedder,
                     sd_threshold=args.sd_threshold, thresholds=thresholds, templates=prompts)
-    config = {"file": str(Path(args.file).resolve()),
+    config = {"file": str(Path(source).resolve()),
               "columns": [args.id_col, args.query_col, args.sources_col, args.response_col],
               "judge": setup.judge.model_id, "metrics": list(metrics), "mode": thelma.mode,
               "sd_threshold": args.sd_threshold, "embedder": embedder.model_id if embedder else None,
               "prompts": {k: Path(v).read_text(encoding="utf-8") if Path(v).is_file() else v
                           for k, v in thelma.templates.items()}}
     run_id = open_cli_run(setup.store, args, "thelma", config, judge=setup.judge.model_id,
-                          inputs={"file": file_digest(args.file, what="THELMA file")})
+                          inputs={"file": traces_digest(args.traces) if args.traces
+                                  else file_digest(args.file, what="THELMA file")})
     results = evaluate(samples, {"thelma": thelma}, store=setup.store, run_id=run_id,
                        concurrency=args.samples_in_flight,
                        executor=command_executor(args, setup.spec))["thelma"]
     summary = thelma.summarize(results).details
     summary["samples"] = [_record(r, lines[r.id or ""]) for r in results]
-    summary["input"] = {"file": args.file, "rows": len(samples) + len(issues), "rows_skipped": len(issues),
+    if args.traces:
+        counts = collections.Counter(s.metadata["window"] for s in samples)
+        summary["windows"] = window_rows(samples, results, args)
+        summary["window"] = {"size": args.window, "traces": dict(sorted(counts.items()))}
+    summary["input"] = {"file": source, "rows": len(samples) + len(issues), "rows_skipped": len(issues),
                         "problems": [{"line": i.line, "field": i.field, "message": i.message} for i in issues]}
     summary["settings"] = {"metrics": list(metrics), "sd_threshold": args.sd_threshold,
                            "embedder": config["embedder"]}
@@ -215,10 +239,12 @@ def handle(args: argparse.Namespace) -> int:
             fh.write(json.dumps({**_record(result, lines[result.id or ""]),
                                  "metrics": {m: v.model_dump(mode="json") for m, v in result.metrics.items()},
                                  "usage": result.usage.model_dump()}, ensure_ascii=False) + "\n")
-    say(f"THELMA for {args.file} (run {run_id}, judge {setup.judge.model_id}, {thelma.mode} matching)")
+    say(f"THELMA for {source} (run {run_id}, judge {setup.judge.model_id}, {thelma.mode} matching)")
     if issues:
         say(f"  {len(issues)} row(s) skipped, see the warnings above")
     say(format_summary(summary))
+    if args.traces:
+        say(format_windows(summary["windows"], summary["window"]["traces"]))
     say_reuse(setup.store, run_id)
     say(f"  results: {out}")
     return 0

@@ -1,0 +1,24 @@
+"""Production traces read into samples: OpenTelemetry exports with the OpenInference or GenAI
+conventions (:mod:`.otlp`, :mod:`.openinference`) and LangSmith run exports (:mod:`.langsmith`), by
+live capture's rule; grouped into time windows for monitoring (:mod:`.windows`)."""
+
+from typing import TYPE_CHECKING
+
+from .. import lazy_getattr
+
+if TYPE_CHECKING:
+    from .otlp import Span, Trace, read_traces, trace_files
+    from .openinference import sample_of_trace, span_kind
+
+_LAZY = {
+    "Span": ".otlp",
+    "Trace": ".otlp",
+    "read_traces": ".otlp",
+    "trace_files": ".otlp",
+    "sample_of_trace": ".openinference",
+    "span_kind": ".openinference",
+}
+
+__getattr__ = lazy_getattr(__name__, _LAZY, globals())
+
+__all__ = sorted(_LAZY)
