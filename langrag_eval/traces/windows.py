@@ -85,10 +85,12 @@ def choose(samples: Iterable[Sample], size: timedelta, *, rate: float = 1.0, cap
 
 
 def compare_windows(values: Mapping[str, Mapping[str, Sequence[float]]], *, baseline: str | None = None,
-                    alpha: float = 0.05, seed: int = 0) -> list[dict[str, Any]]:
+                    alpha: float = 0.05, seed: int = 0, bounds: tuple[float, float] = (0.0, 1.0)
+                    ) -> list[dict[str, Any]]:
     """One row per window (in time order) from ``values[window][metric]`` (the scored values): each
     metric's mean with its interval and, against the baseline window (default: the first), the shift
-    of the mean with its interval, the p-value, the Holm-adjusted p-value and whether it dropped."""
+    of the mean with its interval, the p-value, the Holm-adjusted p-value and whether it dropped.
+    Intervals are kept within ``bounds``, the scale of the metrics (THELMA's lie in [0, 1])."""
     windows = sorted(values)
     if not windows:
         return []
@@ -101,8 +103,10 @@ def compare_windows(values: Mapping[str, Mapping[str, Sequence[float]]], *, base
         tests: list[tuple[str, float]] = []
         for metric, scored in values[window].items():
             estimate = mean_interval(list(scored))
-            entry: dict[str, Any] = {"n": estimate.n, "mean": estimate.value, "low": estimate.low,
-                                     "high": estimate.high}
+            low, high = bounds
+            entry: dict[str, Any] = {"n": estimate.n, "mean": estimate.value,
+                                     "low": None if estimate.low is None else max(low, estimate.low),
+                                     "high": None if estimate.high is None else min(high, estimate.high)}
             reference = list(values[base].get(metric, []))
             if window != base and reference and scored:
                 test = mann_whitney(reference, list(scored))
