@@ -30,7 +30,8 @@ LAYERS = [
     {"verdicts"},
     {"runtime", "evaluator", "models"},
     {"run"},
-    {"retrieval", "pipelines", "grading", "thelma", "tournament", "grammar", "synth", "compare", "testing"},
+    {"retrieval", "pipelines", "grading", "thelma", "tournament", "grammar", "synth", "compare", "testing",
+     "trajectories"},
     {"audit", "report", "adapters", "traces"},
     {"quickstart", "cli"},
 ]
