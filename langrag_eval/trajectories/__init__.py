@@ -6,11 +6,14 @@ from typing import TYPE_CHECKING
 from .. import lazy_getattr
 
 if TYPE_CHECKING:
+    from .judged import TrajectoryGrade, TrajectoryJudge
     from .evaluators import TrajectoryMatch, TrajectoryMatchResult, TrajectorySample
     from .match import ArgsMode, MatchMode, Override, argument_matcher, matches
     from .trajectory import Step, ToolCall, Trajectory
 
 _LAZY = {
+    "TrajectoryGrade": ".judged",
+    "TrajectoryJudge": ".judged",
     "TrajectoryMatch": ".evaluators",
     "TrajectoryMatchResult": ".evaluators",
     "TrajectorySample": ".evaluators",

@@ -93,6 +93,24 @@ class Trajectory(BaseModel):
                 return step.content
         return None
 
+    def render(self) -> str:
+        """The steps as numbered lines, the way a judge reads them.
+
+        >>> Trajectory.of([{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "",
+        ...     "tool_calls": [{"name": "search", "args": {"q": "pump"}}]}]).render()
+        '1. user: Hi\\n2. assistant: calls search({"q": "pump"})'
+        """
+        lines = []
+        for i, step in enumerate(self.steps, start=1):
+            who = f"{step.role} ({step.agent})" if step.agent else step.role
+            if step.role == "tool" and step.tool_call_id:
+                who = f"tool result for {step.tool_call_id}"
+            parts = [step.content] if step.content else []
+            parts += [f"calls {c.name}({json.dumps(c.arguments, ensure_ascii=False, sort_keys=True)})"
+                      for c in step.tool_calls or ()]
+            lines.append(f"{i}. {who}: " + "; ".join(parts) if parts else f"{i}. {who}: (no text)")
+        return "\n".join(lines)
+
     def agents(self) -> list[str]:
         """The agents that wrote, in the order they first spoke (handoffs)."""
         return list(dict.fromkeys(s.agent for s in self.steps if s.role == "assistant" and s.agent))
