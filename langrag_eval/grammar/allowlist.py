@@ -68,7 +68,13 @@ FUNCTIONS: dict[str, frozenset[str]] = {
 # Words of the SELECT grammar that may stand before "(" without being a call.
 _KEYWORDS = frozenset("""in exists as over filter values any all some from join on and or not where
     select case when then else like ilike glob regexp rlike between is using by distinct union
-    intersect except limit offset having group with recursive escape div mod interval""".split())
+    intersect except limit offset having group with recursive escape div mod""".split())
+# Infix words that SQLite and MySQL also offer as functions (like(a, b), glob(a, b)): a keyword
+# only after a value or NOT, a call anywhere else.
+_INFIX = frozenset("like ilike glob regexp rlike escape div mod".split())
+_VALUE_END = frozenset({TokenType.VAR, TokenType.IDENTIFIER, TokenType.NUMBER, TokenType.STRING,
+                        TokenType.R_PAREN, TokenType.NULL, TokenType.TRUE, TokenType.FALSE,
+                        TokenType.PLACEHOLDER, TokenType.COLON, TokenType.NOT})
 _CAST_TYPES = frozenset("""int integer int2 int4 int8 bigint smallint tinyint mediumint decimal
     numeric dec real float float4 float8 double precision varchar char character varying text nchar
     nvarchar date time timestamp timestamptz datetime boolean bool signed unsigned interval""".split())
@@ -168,7 +174,8 @@ def _check_tokens(tokens: list[Any], dialect: str | None, names: frozenset[str],
         if before is not None and (before.token_type == TokenType.DCOLON or str(before.text).lower() in
                                    ("as", *_CAST_TYPES)) and name in _CAST_TYPES:
             continue
-        if token.token_type not in (TokenType.IDENTIFIER, TokenType.STRING) and name in _KEYWORDS:
+        if token.token_type not in (TokenType.IDENTIFIER, TokenType.STRING) and name in _KEYWORDS and (
+                name not in _INFIX or (before is not None and before.token_type in _VALUE_END)):
             continue
         if text in declared and before is not None and (
                 before.token_type in (TokenType.COMMA, TokenType.WITH, TokenType.RECURSIVE, TokenType.ALIAS)

@@ -195,6 +195,9 @@ def guard_select(sql: str, dialect: str | None = "sqlite") -> exp.Expression:
         statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
     except sqlglot.errors.SqlglotError as exc:
         raise DataError(f"SQL does not parse: {_first_error(exc)}") from None
+    except (RecursionError, AttributeError, TypeError, ValueError, KeyError, IndexError) as exc:
+        # sqlglot itself failing on odd input: what it cannot read whole is refused, not run
+        raise DataError(f"SQL does not parse: sqlglot could not read it ({type(exc).__name__})") from None
     if len(statements) != 1:
         raise DataError(f"exactly one SQL statement may run; got {len(statements)}")
     tree = statements[0]
@@ -205,7 +208,10 @@ def guard_select(sql: str, dialect: str | None = "sqlite") -> exp.Expression:
         if isinstance(node, _FORBIDDEN):
             raise DataError(f"only read-only SELECT statements may run; found {node.key.upper()} "
                             "inside the query")
-    check_allowed(tree, tokens, dialect)
+    try:
+        check_allowed(tree, tokens, dialect)
+    except (RecursionError, AttributeError, TypeError, ValueError, KeyError, IndexError) as exc:
+        raise DataError(f"SQL does not parse: sqlglot could not read it ({type(exc).__name__})") from None
     return tree
 
 
