@@ -79,10 +79,14 @@ _CAST_TYPES = frozenset("""int integer int2 int4 int8 bigint smallint tinyint me
     numeric dec real float float4 float8 double precision varchar char character varying text nchar
     nvarchar date time timestamp timestamptz datetime boolean bool signed unsigned interval""".split())
 
+# PostgreSQL reads any run of these as one operator (its catalog has 74 of them, users may add
+# more); sqlglot splits runs it does not know, so touching operators are refused, not guessed at.
+_OPERATOR_CHARS = frozenset("+-*/<>=~!@#%^&|`?")
+
 _T = exp.DataType.Type
 _DATA_TYPES = frozenset(getattr(_T, n) for n in """INT BIGINT SMALLINT TINYINT MEDIUMINT UINT UBIGINT
     USMALLINT UTINYINT UMEDIUMINT DECIMAL UDECIMAL DOUBLE FLOAT TEXT VARCHAR CHAR NCHAR NVARCHAR DATE
-    DATETIME TIMESTAMP TIMESTAMPTZ TIMESTAMPLTZ TIME TIMETZ BOOLEAN INTERVAL""".split() if hasattr(_T, n))
+    DATETIME TIMESTAMP TIMESTAMPTZ TIMESTAMPLTZ TIME TIMETZ BOOLEAN INTERVAL CHARACTER_SET""".split() if hasattr(_T, n))
 
 # Every kind of node a question-answering SELECT needs. Typed functions stand here under
 # sqlglot's names; the token check below holds them to the dialect's spelling list.
@@ -150,9 +154,18 @@ def check_allowed(tree: exp.Expression, tokens: list[Any], dialect: str | None) 
 
 
 def _check_tokens(tokens: list[Any], dialect: str | None, names: frozenset[str], declared: set[str]) -> None:
+    calls: list[str] = []  # the word before each "(" still open: CONVERT(x, CHAR(3)) names a type
     for i, token in enumerate(tokens):
         following = tokens[i + 1] if i + 1 < len(tokens) else None
         before = tokens[i - 1] if i else None
+        if (before is not None and before.end + 1 == token.start and _operator(before) and _operator(token)
+                and not _splits(str(before.text), str(token.text))):
+            raise DataError(f"the SQL writes the operator {before.text}{token.text}, which sqlglot reads as "
+                            "two; put a space between them")
+        if token.token_type == TokenType.L_PAREN:
+            calls.append(str(before.text).lower() if before is not None else "")
+        elif token.token_type == TokenType.R_PAREN and calls:
+            calls.pop()
         if (str(token.text) in ("U", "u") and token.token_type == TokenType.VAR and following is not None
                 and following.token_type == TokenType.AMP and i + 2 < len(tokens)
                 and following.start == token.end + 1 and tokens[i + 2].start == following.end + 1):
@@ -171,8 +184,9 @@ def _check_tokens(tokens: list[Any], dialect: str | None, names: frozenset[str],
                 raise _refuse(f"{schema.text if schema is not None else ''}.{text}")
         if name in names:
             continue
-        if before is not None and (before.token_type == TokenType.DCOLON or str(before.text).lower() in
-                                   ("as", *_CAST_TYPES)) and name in _CAST_TYPES:
+        if before is not None and name in _CAST_TYPES and (
+                before.token_type == TokenType.DCOLON or str(before.text).lower() in ("as", *_CAST_TYPES)
+                or (before.token_type == TokenType.COMMA and calls[-1:] == ["convert"])):
             continue
         if token.token_type not in (TokenType.IDENTIFIER, TokenType.STRING) and name in _KEYWORDS and (
                 name not in _INFIX or (before is not None and before.token_type in _VALUE_END)):
@@ -182,6 +196,16 @@ def _check_tokens(tokens: list[Any], dialect: str | None, names: frozenset[str],
                 or str(before.text).lower() in ("as", "with", "recursive")):
             continue  # a CTE's or an alias's column list
         raise _refuse(name)
+
+
+def _operator(token: Any) -> bool:
+    return bool(token.text) and set(str(token.text)) <= _OPERATOR_CHARS
+
+
+def _splits(first: str, second: str) -> bool:
+    """Whether PostgreSQL, too, reads two touching operators as two: it ends an operator before a
+    trailing + or - unless the operator holds one of ~!@#%^&|`? (``=-1`` is = and -1)."""
+    return second in ("+", "-") and not set(first) & set("~!@#%^&|`?")
 
 
 def _check_tree(tree: exp.Expression, dialect: str | None, names: frozenset[str]) -> None:
@@ -195,6 +219,9 @@ def _check_tree(tree: exp.Expression, dialect: str | None, names: frozenset[str]
             folded = name if quoted and dialect == "postgres" else name.lower()
             if folded not in names:
                 raise _refuse(folded)
+        elif isinstance(node, exp.Placeholder) and not (isinstance(node.this, str) and node.this):
+            raise DataError("the SQL holds a ? placeholder; values are bound by name (:p0), and "
+                            "PostgreSQL reads ? as an operator")
         elif isinstance(node, exp.DataType) and node.this not in _DATA_TYPES:
             raise DataError(f"the SQL casts to {node.sql(dialect=dialect)}; only plain number, text, "
                             "date and boolean types may be cast to")
