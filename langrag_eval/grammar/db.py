@@ -10,13 +10,15 @@ Two independent locks, so a mistake in one does not open the database to writes:
   start with ``START TRANSACTION READ ONLY``;
 * :func:`guard_select` reads the statement with sqlglot in the engine's own dialect and accepts
   exactly one ``SELECT`` (with ``WITH``/``UNION`` allowed) that contains no data-changing,
-  locking or ``SELECT ... INTO`` node, no function that reads or writes server files, runs SQL
-  given as text, changes settings or waits (``pg_read_file``, ``lo_export``, ``query_to_xml``,
-  ``set_config``, ``LOAD_FILE``, ``readfile``/``writefile``, ``load_extension``, ``sleep`` ...),
-  and no comment the server would run: MySQL/MariaDB execute ``/*! ... */`` and ``/*M! ... */``
-  and read ``/*+ ... */`` as optimizer hints, so a comment starting with ``!``, ``M!`` or ``+``, or
-  holding another comment's delimiters (engines disagree on nesting), is refused rather than
-  trusted to be inert.
+  locking or ``SELECT ... INTO`` node, calls only the functions, operators and casts on the
+  dialect's allowlist (:mod:`~langrag_eval.grammar.allowlist`; anything sqlglot cannot read whole
+  is refused too), and holds no comment the server would run: MySQL/MariaDB execute ``/*! ... */``
+  and ``/*M! ... */`` and read ``/*+ ... */`` as optimizer hints, so a comment starting with ``!``,
+  ``M!`` or ``+``, or holding another comment's delimiters (engines disagree on nesting), is
+  refused rather than trusted to be inert.
+
+Every statement is also bounded by the engine's own clock, and rows are streamed so that a cap
+on rows bounds memory (:mod:`~langrag_eval.grammar.limits`).
 
 Values always travel as bound parameters, never inside SQL text.
 

@@ -42,7 +42,8 @@ class QueryTimeoutError(DataError):
 def check_limits(statement_timeout: float, max_value_bytes: int) -> None:
     if not (isinstance(statement_timeout, (int, float)) and math.isfinite(statement_timeout)
             and statement_timeout > 0):
-        raise ConfigError(f"statement_timeout must be a positive number of seconds; got {statement_timeout!r}")
+        raise ConfigError("statement_timeout must be a positive number of seconds; "
+                          f"got {statement_timeout!r}")
     if not (isinstance(max_value_bytes, int) and max_value_bytes >= 1024):
         raise ConfigError(f"max_value_bytes must be an integer of at least 1024; got {max_value_bytes!r}")
 
@@ -108,5 +109,5 @@ def timeout_error(engine: sa.Engine, exc: BaseException) -> QueryTimeoutError | 
         return None
     limit = _TIMEOUTS.get(engine)
     said = f"statement timeout of {limit:g} s" if limit is not None else "server's statement timeout"
-    return QueryTimeoutError(f"the query ran past the {said} and was stopped; "
-                             "raise it with statement_timeout= or --statement-timeout if it is meant to run longer")
+    return QueryTimeoutError(f"the query ran past the {said} and was stopped; raise it with "
+                             "statement_timeout= or --statement-timeout if it is meant to run longer")
