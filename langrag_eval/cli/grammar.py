@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, DataError
 from ..runtime.identity import file_digest
@@ -38,11 +38,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     s = sub.add_parser("schema", help="show the schema a template generator sees, with warnings")
     s.add_argument("--db", required=True, help="SQLAlchemy URL, SQLite file path, or 'demo'")
+    _timeout_option(s)
     declare_files(s, reads={"--db": _db_file})
     s.set_defaults(handler=_schema)
 
     g = sub.add_parser("generate", help="templates (written by a model or reloaded) to query/answer pairs")
     g.add_argument("--db", required=True, help="SQLAlchemy URL, SQLite file path, or 'demo'")
+    _timeout_option(g)
     g.add_argument("--templates", default=None,
                    help="editable JSON template file: reloaded when it exists, else written by the model "
                         "(default grammar_templates.json; the packaged templates for --db demo)")
@@ -115,15 +117,26 @@ def _templates_file(args: argparse.Namespace) -> str | None:
     return None if args.db == "demo" else "grammar_templates.json"
 
 
+def _timeout_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--statement-timeout", type=float, default=5.0, metavar="SECONDS",
+                        help="the database stops any one statement after this long (default 5)")
+
+
 def _db(text: str) -> str:
     from ..grammar import demo_database
     from ..grammar.db import normalise_url
     return str(demo_database()) if text == "demo" else normalise_url(text)
 
 
+def _engine(args: argparse.Namespace) -> Any:
+    """The read-only engine for ``--db``, every statement bounded by ``--statement-timeout``."""
+    from ..grammar import readonly_engine
+    return readonly_engine(_db(args.db), statement_timeout=args.statement_timeout)
+
+
 def _schema(args: argparse.Namespace) -> int:
     from ..grammar import introspect
-    schema = introspect(_db(args.db))
+    schema = introspect(_engine(args))
     say(schema.describe())
     for w in schema.warnings:
         say(f"warning: {w}")
@@ -152,7 +165,7 @@ def _generate(args: argparse.Namespace) -> int:
         TemplateSet, TextTemplateGenerator, author_templates, build_dataset, demo_templates_path,
         introspect, load_templates, phrase_templates, save_templates, stratify,
     )
-    db = _db(args.db)
+    db = _engine(args)
     output_file(args.out, "--out")
     schema = introspect(db)
     for w in schema.warnings:

@@ -202,7 +202,9 @@ def build_dataset(db: str | Path | sa.Engine, templates: TemplateSet | list[SqlT
                   seed: int = 0) -> GrammarDataset:
     """Generate every (text query, answer) pair the templates allow. One template's problems (a
     missing column, an empty table) are reported in its :class:`TemplateReport`; the others run.
-    The policies for missing, several, NULL-only and too many answers are in the module docstring."""
+    The policies for missing, several, NULL-only and too many answers are in the module docstring.
+    A URL or path opens :func:`~langrag_eval.grammar.db.readonly_engine` with its statement timeout;
+    an engine of your own keeps its own settings (make it with ``readonly_engine`` to keep them)."""
     if max_combinations < 1:
         raise ConfigError("max_combinations must be at least 1")
     if max_answer_rows is not None and max_answer_rows < 1:

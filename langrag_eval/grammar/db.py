@@ -10,13 +10,15 @@ Two independent locks, so a mistake in one does not open the database to writes:
   start with ``START TRANSACTION READ ONLY``;
 * :func:`guard_select` reads the statement with sqlglot in the engine's own dialect and accepts
   exactly one ``SELECT`` (with ``WITH``/``UNION`` allowed) that contains no data-changing,
-  locking or ``SELECT ... INTO`` node, no function that reads or writes server files, runs SQL
-  given as text, changes settings or waits (``pg_read_file``, ``lo_export``, ``query_to_xml``,
-  ``set_config``, ``LOAD_FILE``, ``readfile``/``writefile``, ``load_extension``, ``sleep`` ...),
-  and no comment the server would run: MySQL/MariaDB execute ``/*! ... */`` and ``/*M! ... */``
-  and read ``/*+ ... */`` as optimizer hints, so a comment starting with ``!``, ``M!`` or ``+``, or
-  holding another comment's delimiters (engines disagree on nesting), is refused rather than
-  trusted to be inert.
+  locking or ``SELECT ... INTO`` node, calls only the functions, operators and casts on the
+  dialect's allowlist (:mod:`~langrag_eval.grammar.allowlist`; anything sqlglot cannot read whole
+  is refused too), and holds no comment the server would run: MySQL/MariaDB execute ``/*! ... */``
+  and ``/*M! ... */`` and read ``/*+ ... */`` as optimizer hints, so a comment starting with ``!``,
+  ``M!`` or ``+``, or holding another comment's delimiters (engines disagree on nesting), is
+  refused rather than trusted to be inert.
+
+Every statement is also bounded by the engine's own clock, and rows are streamed so that a cap
+on rows bounds memory (:mod:`~langrag_eval.grammar.limits`).
 
 Values always travel as bound parameters, never inside SQL text.
 
@@ -49,8 +51,18 @@ import sqlglot
 from sqlglot import exp
 
 from ..errors import ConfigError, DataError, redact
+from .allowlist import check_allowed
+from .limits import (
+    DEFAULT_MAX_VALUE_BYTES,
+    DEFAULT_STATEMENT_TIMEOUT,
+    QueryTimeoutError,
+    bound_engine,
+    check_limits,
+    sqlite_connection,
+    timeout_error,
+)
 
-__all__ = ["AnswerRows", "database_error", "distinct_rows", "guard_select", "normalise_url", "readonly_engine", "run_many",
+__all__ = ["AnswerRows", "QueryTimeoutError", "database_error", "distinct_rows", "guard_select", "normalise_url", "readonly_engine", "run_many",
            "run_select", "sqlglot_dialect", "write_access"]
 
 _DIALECTS = {"sqlite": "sqlite", "postgresql": "postgres", "mysql": "mysql", "mariadb": "mysql",
@@ -62,22 +74,9 @@ _FORBIDDEN = (exp.Insert, exp.Update, exp.Delete, exp.Create, exp.Drop, exp.Alte
               exp.Transaction, exp.Commit, exp.Rollback, exp.Set, exp.Use, exp.Copy)
 _FORBIDDEN += (exp.Lock,)  # SELECT ... FOR UPDATE / LOCK IN SHARE MODE: row locks, not reads
 _QUERY_ROOTS = (exp.Select, exp.Union, exp.Intersect, exp.Except, exp.Subquery)
-# Functions that reach outside the query's rows: server files, large objects, other connections,
-# SQL given as text (which the guard never sees), settings, other sessions, sleeping. Matched by
-# name wherever it appears (quoted or schema-qualified), whatever sqlglot's tree calls it.
-_FORBIDDEN_FUNCTIONS = frozenset("""
-    pg_read_file pg_read_binary_file pg_stat_file pg_ls_dir pg_ls_logdir pg_ls_waldir pg_ls_tmpdir
-    pg_ls_archive_statusdir pg_ls_logicalsnapdir pg_ls_logicalmapdir pg_ls_replslotdir pg_logdir_ls
-    pg_file_write pg_file_rename pg_file_unlink pg_file_sync lo_import lo_export lo_from_bytea lo_put
-    lo_get lo_create lo_creat lo_unlink lo_open lo_truncate lowrite loread dblink dblink_exec
-    dblink_connect dblink_connect_u dblink_send_query dblink_open query_to_xml query_to_xmlschema
-    query_to_xml_and_xmlschema cursor_to_xml cursor_to_xmlschema set_config pg_terminate_backend
-    pg_cancel_backend pg_reload_conf pg_rotate_logfile pg_promote pg_switch_wal pg_create_restore_point
-    pg_backup_start pg_backup_stop pg_start_backup pg_stop_backup pg_notify nextval setval
-    pg_sleep pg_sleep_for pg_sleep_until pg_advisory_lock pg_advisory_xact_lock
-    load_file sys_exec sys_eval sleep benchmark get_lock master_pos_wait
-    readfile writefile edit load_extension fts3_tokenizer zipfile sqlar_uncompress
-""".split())
+# The set-up statements run on a connection a caller may have switched to streaming results,
+# which on PostgreSQL would wrap them in a server-side cursor (only a query may be one).
+_PLAIN = {"stream_results": False}
 _EXECUTABLE_COMMENT = ("!", "M!", "m!", "+")
 
 
@@ -94,15 +93,19 @@ def sqlglot_dialect(engine: sa.Engine | str) -> str | None:
     return _DIALECTS.get(engine if isinstance(engine, str) else engine.dialect.name)
 
 
-def readonly_engine(db: str | Path) -> sa.Engine:
-    """An engine whose connections cannot write. ``db`` is a SQLAlchemy URL or a SQLite file path."""
+def readonly_engine(db: str | Path, *, statement_timeout: float = DEFAULT_STATEMENT_TIMEOUT,
+                    max_value_bytes: int = DEFAULT_MAX_VALUE_BYTES) -> sa.Engine:
+    """An engine whose connections cannot write, and whose every statement the engine stops after
+    ``statement_timeout`` seconds (see :mod:`~langrag_eval.grammar.limits`; ``max_value_bytes``
+    bounds SQLite's strings and blobs). ``db`` is a SQLAlchemy URL or a SQLite file path."""
+    check_limits(statement_timeout, max_value_bytes)
     url_text = normalise_url(db)
     try:
         url = sa.make_url(url_text)
     except sa.exc.ArgumentError as exc:
         raise ConfigError(f"{url_text!r} is not a database URL or file path: {exc}") from None
     if url.get_backend_name() == "sqlite":
-        return _sqlite_readonly(url)
+        return bound_engine(_sqlite_readonly(url, statement_timeout, max_value_bytes), statement_timeout)
     try:
         engine = sa.create_engine(url)
     except (sa.exc.ArgumentError, sa.exc.NoSuchModuleError, ImportError) as exc:
@@ -129,9 +132,9 @@ def readonly_engine(db: str | Path) -> sa.Engine:
 
     @sa.event.listens_for(engine, "begin")
     def _transaction_readonly(conn: sa.Connection) -> None:
-        conn.exec_driver_sql(begin)
+        conn.exec_driver_sql(begin, execution_options=_PLAIN)
 
-    return engine
+    return bound_engine(engine, statement_timeout)
 
 
 def write_access(engine: sa.Engine) -> str | None:
@@ -163,7 +166,7 @@ def write_access(engine: sa.Engine) -> str | None:
             "only SELECT to be sure (README: GRAMMAR on PostgreSQL or MariaDB)")
 
 
-def _sqlite_readonly(url: sa.URL) -> sa.Engine:
+def _sqlite_readonly(url: sa.URL, statement_timeout: float, max_value_bytes: int) -> sa.Engine:
     database = url.database
     if not database or database == ":memory:":
         raise ConfigError("GRAMMAR reads an existing database; an in-memory SQLite URL has no data")
@@ -173,7 +176,7 @@ def _sqlite_readonly(url: sa.URL) -> sa.Engine:
     uri = f"file:{quote(str(path.resolve()))}?mode=ro"
 
     def connect() -> sqlite3.Connection:
-        conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
+        conn = sqlite_connection(uri, statement_timeout, max_value_bytes)
         conn.execute("PRAGMA query_only = ON")
         return conn
 
@@ -189,10 +192,14 @@ def guard_select(sql: str, dialect: str | None = "sqlite") -> exp.Expression:
     langrag_eval.errors.DataError: the SQL holds a comment the server may run (/*! ... */); remove it
     """
     try:
-        _check_tokens(sqlglot.tokenize(sql, read=dialect))
+        tokens = sqlglot.tokenize(sql, read=dialect)
+        _check_tokens(tokens, sql, dialect)
         statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
     except sqlglot.errors.SqlglotError as exc:
         raise DataError(f"SQL does not parse: {_first_error(exc)}") from None
+    except (RecursionError, AttributeError, TypeError, ValueError, KeyError, IndexError) as exc:
+        # sqlglot itself failing on odd input: what it cannot read whole is refused, not run
+        raise DataError(f"SQL does not parse: sqlglot could not read it ({type(exc).__name__})") from None
     if len(statements) != 1:
         raise DataError(f"exactly one SQL statement may run; got {len(statements)}")
     tree = statements[0]
@@ -203,13 +210,23 @@ def guard_select(sql: str, dialect: str | None = "sqlite") -> exp.Expression:
         if isinstance(node, _FORBIDDEN):
             raise DataError(f"only read-only SELECT statements may run; found {node.key.upper()} "
                             "inside the query")
+    try:
+        check_allowed(tree, tokens, dialect)
+    except (RecursionError, AttributeError, TypeError, ValueError, KeyError, IndexError) as exc:
+        raise DataError(f"SQL does not parse: sqlglot could not read it ({type(exc).__name__})") from None
     return tree
 
 
-def _check_tokens(tokens: list[Any]) -> None:
-    """What the parse tree does not show: comments (kept aside by the tokenizer) and function names."""
+def _check_tokens(tokens: list[Any], sql: str, dialect: str | None) -> None:
+    """What the parse tree does not show: comments (kept aside by the tokenizer), and on MySQL a
+    backslash in a quoted text: under the NO_BACKSLASH_ESCAPES mode the server ends the string
+    where sqlglot reads an escaped quote, and runs what sqlglot took for text."""
     from sqlglot.tokens import TokenType
-    for token, following in zip(tokens, [*tokens[1:], None]):
+    for token in tokens:
+        if (dialect == "mysql" and token.token_type in (TokenType.STRING, TokenType.IDENTIFIER)
+                and "\\" in sql[token.start:token.end + 1]):
+            raise DataError("the SQL holds a backslash inside quotes, which MySQL reads two ways "
+                            "(NO_BACKSLASH_ESCAPES); values are bound as parameters, so remove it")
         if token.token_type == TokenType.HINT:
             raise DataError("the SQL holds an optimizer hint (/*+ ... */); remove it")
         for comment in token.comments:
@@ -219,11 +236,6 @@ def _check_tokens(tokens: list[Any]) -> None:
             if "/*" in comment or "*/" in comment:
                 raise DataError("the SQL holds a comment inside a comment, which engines read "
                                 "differently; remove it")
-        if (token.token_type != TokenType.STRING and token.text.lower() in _FORBIDDEN_FUNCTIONS
-                and following is not None and following.token_type == TokenType.L_PAREN):
-            raise DataError(f"the SQL calls {token.text}, which reaches outside the database's rows "
-                            "(files, settings, other sessions or SQL given as text); only plain "
-                            "queries may run")
 
 
 def _first_error(exc: sqlglot.errors.SqlglotError) -> str:
@@ -233,15 +245,29 @@ def _first_error(exc: sqlglot.errors.SqlglotError) -> str:
 
 def run_select(engine: sa.Engine, sql: str, params: Mapping[str, Any] | None = None, *,
                max_rows: int | None = None) -> list[tuple[Any, ...]]:
-    """Run one guarded SELECT with bound ``:name`` parameters on a read-only connection."""
+    """Run one guarded SELECT with bound ``:name`` parameters on a read-only connection. Rows are
+    streamed (server-side cursors on PostgreSQL and MySQL/MariaDB), so ``max_rows`` bounds memory."""
     guard_select(sql, sqlglot_dialect(engine))
     try:
         with engine.connect() as conn:
-            result = conn.execute(sa.text(sql), dict(params or {}))
-            rows = result.fetchmany(max_rows) if max_rows else result.fetchall()
-            return [tuple(r) for r in rows]
+            result = conn.execution_options(stream_results=True).execute(sa.text(sql), dict(params or {}))
+            try:
+                rows = result.fetchmany(max_rows) if max_rows else result.fetchall()
+                return [tuple(r) for r in rows]
+            finally:
+                _close(result)
     except sa.exc.SQLAlchemyError as exc:
-        raise DataError(database_error(exc)) from None
+        raise timeout_error(engine, exc) or DataError(database_error(exc)) from None
+
+
+def _close(result: sa.CursorResult[Any]) -> None:
+    """Close a result read only in part. A MySQL streaming cursor reads and drops the rest of the
+    rows on close; the server's statement timeout bounds that, and its error then is no failure of
+    the rows already read."""
+    try:
+        result.close()
+    except sa.exc.SQLAlchemyError:
+        pass
 
 
 def database_error(exc: BaseException) -> str:
@@ -295,11 +321,13 @@ def run_many(engine: sa.Engine, sql: str, param_sets: Iterable[Mapping[str, Any]
     statement = sa.text(sql)
     try:
         with engine.connect() as conn:
+            streaming = conn.execution_options(stream_results=True)
             for params in param_sets:
-                result = conn.execute(statement, dict(params))
+                result = streaming.execute(statement, dict(params))
                 try:
-                    yield distinct_rows(result, max_distinct)
+                    found = distinct_rows(result, max_distinct)
                 finally:
-                    result.close()  # stopping early at the cap leaves rows unread
+                    _close(result)  # stopping early at the cap leaves rows unread
+                yield found
     except sa.exc.SQLAlchemyError as exc:  # a query returning no rows, a refused write, a lost server
-        raise DataError(database_error(exc)) from None
+        raise timeout_error(engine, exc) or DataError(database_error(exc)) from None
