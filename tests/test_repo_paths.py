@@ -92,8 +92,8 @@ def _joined(node: ast.AST) -> str | None:
     """The literal path a chain of ``/`` joins of string constants (or ``Path("...")``) spells."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("Path", "PurePath") \
-            and len(node.args) == 1:
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+            and node.func.id in ("Path", "PurePath") and len(node.args) == 1:
         return _joined(node.args[0])
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
         left, right = _joined(node.left), _joined(node.right)
@@ -142,7 +142,8 @@ def test_no_file_reads_a_path_outside_the_repository() -> None:
     assert len(files) > 300, "the walk found too few files to mean anything"
     problems = [f"{path.relative_to(ROOT)}:{hit}" for path in files
                 for hit in outside_paths(path.read_text(encoding="utf-8"), path.relative_to(ROOT))]
-    assert not problems, "paths outside the repository (copy the data under tests/data):\n" + "\n".join(problems)
+    assert not problems, ("paths outside the repository (copy the data under tests/data):\n"
+                          + "\n".join(problems))
 
 
 @pytest.mark.parametrize("relative,source", [
