@@ -2,8 +2,9 @@
 
 Run:  python benchmarks/tokenizer.py [--synthetic-docs 20000] [--repeat 5]
 
-Corpora: the English texts of shared/data (HaluEval passages and QA, PandaLM instructions and
-responses, the GRAMMAR documents), the multilingual real text of the Lucene oracle test, and the
+Corpora: the English texts in the repository (HaluEval passages and QA from tests/data and the
+judge audit's data, PandaLM instructions and responses), the multilingual real text of the Lucene
+oracle test, and the
 synthetic documents of benchmarks/retrieval.py. Beside ours, the ``(?u)\\b\\w\\w+\\b`` pattern that
 bm25s tokenizes with (lower-cased first), as a floor for a regex tokenizer that ignores Lucene's
 rules. Times are process CPU seconds, best of ``--repeat``; other processes change wall time.
@@ -22,25 +23,21 @@ from pathlib import Path
 from langrag_eval.retrieval.analysis import analyze
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared" / "data"
+AUDIT_DATA = ROOT / "langrag_eval" / "audit" / "data"
+
+
+def _jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def real_texts() -> list[str]:
     texts: list[str] = []
-    halueval = SHARED / "halueval-qa" / "qa_one-turn_data.json"
-    if halueval.exists():
-        for line in halueval.read_text(encoding="utf-8").splitlines():
-            row = json.loads(line)
+    for path in (ROOT / "tests" / "data" / "halueval-qa" / "qa_one-turn_first200.jsonl",
+                 AUDIT_DATA / "halueval_qa.jsonl"):
+        for row in _jsonl(path):
             texts += [row["knowledge"], row["question"], row["right_answer"], row["hallucinated_answer"]]
-    pandalm = SHARED / "pandalm-testset" / "testset-v1.json"
-    if pandalm.exists():
-        for row in json.loads(pandalm.read_text(encoding="utf-8")):
-            texts += [str(row.get(k) or "") for k in ("instruction", "input", "response1", "response2")]
-    for name in ("company_documents.json", "employee_documents.json"):
-        path = SHARED / "grammar-spider" / name
-        if path.exists():
-            texts += [d if isinstance(d, str) else json.dumps(d, ensure_ascii=False)
-                      for d in json.loads(path.read_text(encoding="utf-8"))]
+    for row in _jsonl(AUDIT_DATA / "pandalm_pairs.jsonl"):
+        texts += [str(row.get(k) or "") for k in ("instruction", "input", "response1", "response2")]
     return texts
 
 
@@ -59,7 +56,7 @@ def main(synthetic_docs: int, repeat: int) -> None:
     multilingual = (ROOT / "tests" / "retrieval" / "lucene" / "multilingual.txt").read_text(
         encoding="utf-8").splitlines()
     corpora = {
-        "shared/data real text": real_texts(),
+        "English prose in the repository": real_texts(),
         "multilingual lines x40": multilingual * 40,
         f"synthetic {synthetic_docs} docs": [c.text for c in synthetic_corpus(synthetic_docs)[0]],
     }

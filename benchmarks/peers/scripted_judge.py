@@ -39,9 +39,9 @@ from typing import Any
 __all__ = ["AGENTS", "CLAIMS", "HALUEVAL", "TIE", "Meter", "Script", "claims_of", "estimate_tokens",
            "faithfulness_samples", "grading_samples", "opinion", "strengths", "tournament_answers"]
 
-_HALUEVAL = Path("shared") / "data" / "halueval-qa" / "qa_one-turn_data.json"
-HALUEVAL = next((p / _HALUEVAL for p in Path(__file__).resolve().parents if (p / _HALUEVAL).exists()),
-                Path("/work") / _HALUEVAL)
+# 200 HaluEval QA rows kept in the repository (tests/data/README.md); samples past 200 reuse them.
+HALUEVAL = (Path(__file__).resolve().parents[2] / "tests" / "data" / "halueval-qa"
+            / "qa_one-turn_first200.jsonl")
 CLAIMS = 3
 TIE = 0.1
 GAP = 50.0  # Elo points between neighbouring agents

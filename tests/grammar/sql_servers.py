@@ -2,7 +2,8 @@
 
 Each fixture creates its own uniquely named schema (PostgreSQL) or database (MariaDB), fills it
 through an ordinary read-write connection, hands the test a URL that points into it, and drops it
-afterwards. A test that needs a server skips with the reason when none answers. The servers are
+afterwards. A test that needs a server skips with the reason when none answers (fails, where
+``LANGRAG_REQUIRE_SERVERS=1``, as in CI). The servers are
 found at ``LANGRAG_TEST_POSTGRES_URL`` / ``LANGRAG_TEST_MARIADB_URL`` (defaults: the local servers
 of the project's machines, PostgreSQL 127.0.0.1:5432 database test with trust auth, MariaDB
 127.0.0.1:3306 as root without a password).
@@ -13,6 +14,7 @@ SQLAlchemy and without any limit, so it shares no code with the package under te
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import sqlite3
@@ -21,7 +23,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 import sqlalchemy as sa
@@ -32,6 +34,14 @@ POSTGRES_URLS = [os.environ.get("LANGRAG_TEST_POSTGRES_URL", ""),
 MARIADB_URLS = [os.environ.get("LANGRAG_TEST_MARIADB_URL", ""), "mysql+pymysql://root@127.0.0.1:3306/test"]
 
 Oracle = Callable[[str, Mapping[str, Any]], list[tuple[Any, ...]]]
+
+
+def server_missing(reason: str) -> NoReturn:
+    """Skip the test, saying why; with ``LANGRAG_REQUIRE_SERVERS=1`` (CI sets it) fail instead, so a
+    run whose servers went missing cannot pass by skipping what it was meant to test."""
+    if os.environ.get("LANGRAG_REQUIRE_SERVERS") == "1":
+        pytest.fail(f"{reason}; LANGRAG_REQUIRE_SERVERS=1 says the servers must be there", pytrace=False)
+    pytest.skip(reason)
 
 
 @dataclass
@@ -47,7 +57,8 @@ class Scratch:
 
 
 def _reachable(urls: list[str], kind: str, driver: str) -> sa.URL:
-    pytest.importorskip(driver, reason=f"the {driver} driver (extra 'grammar') is not installed")
+    if importlib.util.find_spec(driver) is None:
+        server_missing(f"the {driver} driver (extra 'grammar') is not installed")
     errors = []
     for text in filter(None, urls):
         url = sa.make_url(text)
@@ -60,7 +71,7 @@ def _reachable(urls: list[str], kind: str, driver: str) -> sa.URL:
             errors.append(f"{url.render_as_string(hide_password=True)}: {str(exc.orig).strip().splitlines()[0]}")
         finally:
             engine.dispose()
-    pytest.skip(f"no {kind} server reachable ({'; '.join(errors)})")
+    server_missing(f"no {kind} server reachable ({'; '.join(errors)})")
 
 
 def _pyformat(sql: str) -> str:

@@ -1,7 +1,8 @@
 """GRAMMAR answers are the SQL engine's full distinct answer sets.
 
 The oracle runs every filled query again through the bare driver, with no limit, and compares sets:
-over Chinook, the shipped demo database, and PostgreSQL and MariaDB copies of the demo database.
+over Chinook (tests/data/chinook: the music store's catalogue, customers, staff and invoices), the
+shipped demo database, and PostgreSQL and MariaDB copies of the demo database.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from langrag_eval.pipelines import AgentAnswer
 from langrag_eval.runtime import Judge
 from langrag_eval.testing import ScriptedModel
 
-CHINOOK = Path(__file__).resolve().parents[3] / "shared" / "data" / "chinook" / "Chinook_Sqlite.sqlite"
+CHINOOK = Path(__file__).resolve().parents[1] / "data" / "chinook" / "Chinook_Sqlite_subset.sqlite"
 CHINOOK_TEMPLATES = Path(__file__).parent / "data" / "chinook_templates.json"
 
 
@@ -60,8 +61,6 @@ def assert_answer_sets_match(data: GrammarDataset, oracle: Oracle) -> Counter:
 
 @pytest.fixture(scope="module")
 def chinook() -> Path:
-    if not CHINOOK.is_file():
-        pytest.skip(f"{CHINOOK} not found (the shared Chinook database)")
     return CHINOOK
 
 
@@ -126,8 +125,6 @@ def test_bad_policies_and_caps_are_config_errors() -> None:
 
 
 async def test_null_answers_kept_as_unknown_are_graded_other_flags_are_not() -> None:
-    if not CHINOOK.is_file():
-        pytest.skip(f"{CHINOOK} not found")
     templates = [t for t in load_templates(CHINOOK_TEMPLATES).templates if t.id in ("customer-company", "artist-albums")]
     data = build_dataset(CHINOOK, templates, on_null="unknown", on_multiple="flag", max_answer_rows=None)
     nulls = [q for q in data.queries if q.flag == "null_answer"]

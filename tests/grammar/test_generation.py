@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import sqlite3
 from pathlib import Path
 
@@ -35,19 +34,16 @@ PLACEHOLDER = re.compile(r"'\[(\w+)\.(\w+)\]'")
 
 
 @pytest.fixture
-def company_db(shared_data: Path, tmp_path: Path) -> Path:
+def company_db(spider_company_db: Path) -> Path:
     """The paper's database plus one person and one company whose names hold a quote (and a
     semicolon), employed together, so quoting is exercised end to end."""
-    db = tmp_path / "company_employee.sqlite"
-    shutil.copy(shared_data / "grammar-spider" / "company_employee.sqlite", db)
-    db.chmod(0o644)
-    conn = sqlite3.connect(db)
+    conn = sqlite3.connect(spider_company_db)
     conn.execute("INSERT INTO people VALUES (8, 33, 'Shaquille O''Neal', 'United States', 'Louisiana State')")
     conn.execute("INSERT INTO company VALUES (20, 'Ben & Jerry''s; Inc', 'USA', 'Food', 1.1, 0.2, 0.9, 2.3)")
     conn.execute("INSERT INTO employment VALUES (20, 8, 6)")
     conn.commit()
     conn.close()
-    return db
+    return spider_company_db
 
 
 def paper_set() -> TemplateSet:

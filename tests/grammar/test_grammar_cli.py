@@ -24,9 +24,9 @@ def test_generate_demo_without_a_model(tmp_path: Path, capsys: pytest.CaptureFix
     assert "project-by-status: 3 combinations, 1 logics, 2 queries (no answer 0, several answers 2, NULL only 0, more than 20 answers 0)" in capsys.readouterr().out
 
 
-def test_generate_writes_templates_then_reloads_edits(shared_data: Path, tmp_path: Path,
+def test_generate_writes_templates_then_reloads_edits(spider_company_db: Path, tmp_path: Path,
                                                       capsys: pytest.CaptureFixture[str]) -> None:
-    db = shared_data / "grammar-spider-closed" / "company_employee.sqlite"
+    db = spider_company_db
     replies = tmp_path / "judge.json"
     replies.write_text(json.dumps({
         "SQL query templates": "<templates>\nSELECT Headquarters FROM company WHERE Name = '[company.Name]'\n</templates>",

@@ -23,7 +23,7 @@ from langrag_eval.retrieval.analysis import analyze
 from langrag_eval.retrieval.standard_tokenizer import character_classes, tokenize
 
 LUCENE_DIR = Path(__file__).parent / "lucene"
-SHARED_DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+HALUEVAL = Path(__file__).resolve().parents[1] / "data" / "halueval-qa" / "qa_one-turn_first200.jsonl"
 CLASSES = character_classes()
 
 
@@ -142,11 +142,10 @@ def _real_texts() -> list[str]:
     texts = [*lines, "\n".join(lines), "\r\n".join(lines), " ".join(reversed(lines))]
     rng = random.Random(5)
     texts += [" ".join(rng.sample(lines, 6)) for _ in range(50)]
-    halueval = SHARED_DATA / "halueval-qa" / "qa_one-turn_data.json"
-    if halueval.exists():  # 500 English passages with the dashes, quotes and dates of real prose
-        for line in halueval.read_text(encoding="utf-8").splitlines():
-            row = json.loads(line)
-            texts += [row["knowledge"], row["question"], row["right_answer"], row["hallucinated_answer"]]
+    # 200 English passages with the dashes, quotes and dates of real prose
+    for line in HALUEVAL.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        texts += [row["knowledge"], row["question"], row["right_answer"], row["hallucinated_answer"]]
     return texts
 
 

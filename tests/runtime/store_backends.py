@@ -2,7 +2,8 @@
 
 The PostgreSQL schema is made for one test and dropped after it; the server is found at
 ``LANGRAG_TEST_POSTGRES_URL`` or the local server of the project's machines (127.0.0.1:5432,
-database test, trust auth). Where none answers, the PostgreSQL cases skip, saying why.
+database test, trust auth). Where none answers, the PostgreSQL cases skip, saying why (fail, where
+``LANGRAG_REQUIRE_SERVERS=1``, as in CI).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
@@ -19,8 +21,19 @@ POSTGRES_URLS = [os.environ.get("LANGRAG_TEST_POSTGRES_URL", ""), "postgresql://
                  "postgresql://root@127.0.0.1:5432/test"]
 
 
+def server_missing(reason: str) -> NoReturn:
+    """Skip the test, saying why; with ``LANGRAG_REQUIRE_SERVERS=1`` (CI sets it) fail instead, so a
+    run whose servers went missing cannot pass by skipping what it was meant to test."""
+    if os.environ.get("LANGRAG_REQUIRE_SERVERS") == "1":
+        pytest.fail(f"{reason}; LANGRAG_REQUIRE_SERVERS=1 says the servers must be there", pytrace=False)
+    pytest.skip(reason)
+
+
 def postgres_base() -> str:
-    psycopg = pytest.importorskip("psycopg", reason="psycopg (extra 'postgres') is not installed")
+    try:
+        import psycopg
+    except ImportError:
+        server_missing("psycopg (extra 'postgres') is not installed")
     errors = []
     for url in filter(None, POSTGRES_URLS):
         try:
@@ -29,7 +42,7 @@ def postgres_base() -> str:
             return url
         except psycopg.Error as exc:
             errors.append(f"{url}: {str(exc).strip().splitlines()[0]}")
-    pytest.skip(f"no PostgreSQL server reachable ({'; '.join(errors)})")
+    server_missing(f"no PostgreSQL server reachable ({'; '.join(errors)})")
 
 
 @contextmanager

@@ -142,8 +142,8 @@ def test_passages_respect_counter_and_sample(tmp_path: Path) -> None:
     assert len(split_passages([CorpusDocument(id="tiny", text="too short")], tokens=2000)) == 0
 
 
-def test_load_corpus_formats_and_errors(tmp_path: Path, shared_data: Path) -> None:
-    docs = load_corpus(shared_data / "grammar-spider" / "company_documents.json")
+def test_load_corpus_formats_and_errors(tmp_path: Path, company_documents: Path) -> None:
+    docs = load_corpus(company_documents)
     assert len(docs) == 19 and docs[0].id == "1"
     (tmp_path / "c.jsonl").write_text('{"id": "a", "text": "x y"}\n{"id": "b", "body": 3}\n', encoding="utf-8")
     with pytest.raises(DataError, match=r'c.jsonl:2: field "text"'):
@@ -154,7 +154,7 @@ def test_load_corpus_formats_and_errors(tmp_path: Path, shared_data: Path) -> No
     assert [d.id for d in load_corpus(folder)] == ["a.md"]
 
 
-def test_cli_synth_queries(tmp_path: Path, shared_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_synth_queries(tmp_path: Path, company_documents: Path, capsys: pytest.CaptureFixture[str]) -> None:
     def replies(name: str, questions: list[str]) -> Path:
         path = tmp_path / f"{name}.json"
         path.write_text(json.dumps({"": json.dumps({"questions": questions})}), encoding="utf-8")
@@ -164,7 +164,7 @@ def test_cli_synth_queries(tmp_path: Path, shared_data: Path, capsys: pytest.Cap
     examples = tmp_path / "examples.txt"
     examples.write_text("\n".join(EXAMPLES) + "\n", encoding="utf-8")
     out = tmp_path / "synthetic.jsonl"
-    args = ["synth", "queries", "--corpus", str(shared_data / "grammar-spider" / "company_documents.json"),
+    args = ["synth", "queries", "--corpus", str(company_documents),
             "--examples", str(examples), "--generator", f"scripted:{a}=2", "--generator", f"scripted:{b}=1",
             "--passages", "4", "--passage-tokens", "300", "--per-passage", "3", "--out", str(out),
             "--store", str(tmp_path / "runs.sqlite")]
