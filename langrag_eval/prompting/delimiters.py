@@ -32,8 +32,9 @@ __all__ = ["QUOTE_TAGS", "fold", "neutralise_tags"]
 QUOTE_TAGS = frozenset({
     "answer", "answer_a", "answer_b", "assessment", "claim", "claims", "context", "document", "documents",
     "example", "examples", "excerpt", "fact", "facts", "grade", "knowledge_base", "label", "message",
-    "output", "passage", "passages", "query", "question", "quote", "reply", "response", "rubric",
-    "schema", "source", "sources", "sql", "statement", "statements", "templates", "text", "true_answer",
+    "output", "passage", "passages", "query", "question", "quote", "reference", "reply", "request", "response",
+    "rubric", "schema", "source", "sources", "sql", "statement", "statements", "templates", "text",
+    "trajectory", "true_answer",
 })
 
 _LOOKALIKE = {char: target for target, chars in LOOKALIKES.items() for char in chars}
