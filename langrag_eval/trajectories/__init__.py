@@ -6,12 +6,14 @@ from typing import TYPE_CHECKING
 from .. import lazy_getattr
 
 if TYPE_CHECKING:
+    from .events import trajectory_of_events
     from .judged import TrajectoryGrade, TrajectoryJudge
     from .evaluators import TrajectoryMatch, TrajectoryMatchResult, TrajectorySample
     from .match import ArgsMode, MatchMode, Override, argument_matcher, matches
     from .trajectory import Step, ToolCall, Trajectory
 
 _LAZY = {
+    "trajectory_of_events": ".events",
     "TrajectoryGrade": ".judged",
     "TrajectoryJudge": ".judged",
     "TrajectoryMatch": ".evaluators",

@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import ConfigError
 
-__all__ = ["Step", "ToolCall", "Trajectory"]
+__all__ = ["Step", "ToolCall", "Trajectory", "role_of", "text_of"]
 
 Role = Literal["system", "user", "assistant", "tool"]
 _ROLES = {"system": "system", "developer": "system", "user": "user", "human": "user", "assistant": "assistant",
@@ -120,7 +120,15 @@ def _get(message: Any, key: str) -> Any:
     return message.get(key) if isinstance(message, Mapping) else getattr(message, key, None)
 
 
-def _text(content: Any) -> str:
+def role_of(kind: Any) -> str | None:
+    """A message's role in this module's words (``system``, ``user``, ``assistant``, ``tool``), from
+    any framework's name for it (an enum's value included), or None."""
+    kind = getattr(kind, "value", kind)
+    return _ROLES.get(str(kind).lower()) if kind is not None else None
+
+
+def text_of(content: Any) -> str:
+    """A message's content as text: a string, content blocks' text joined, nothing for None."""
     if content is None:
         return ""
     if isinstance(content, str):
@@ -158,12 +166,12 @@ def _call(raw: Any, where: str) -> ToolCall:
 
 def _step(message: Any, where: str) -> Step:
     kind = _get(message, "role") or _get(message, "type")
-    role = _ROLES.get(str(kind).lower()) if kind is not None else None
+    role = role_of(kind)
     if role is None:
         raise ConfigError(f"{where}: a message of role {kind!r}; expected system, user, assistant or tool")
     raw_calls = _get(message, "tool_calls")
     calls = tuple(_call(c, f"{where}.tool_calls[{i}]") for i, c in enumerate(raw_calls)) if raw_calls else None
     name = _get(message, "name")
-    return Step(role=role, content=_text(_get(message, "content")), tool_calls=calls,  # type: ignore[arg-type]
+    return Step(role=role, content=text_of(_get(message, "content")), tool_calls=calls,  # type: ignore[arg-type]
                 tool_call_id=_get(message, "tool_call_id"),
                 agent=name if role == "assistant" and isinstance(name, str) else None)
