@@ -18,11 +18,12 @@ imports no framework. Anything else is refused with a :class:`ConfigError` namin
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .errors import ConfigError
+from .passages import held_text, normalise
 from .types import Document, read_document, text_id
 
 __all__ = ["CaptureWarning", "ModelCall", "Selection", "as_documents", "as_text", "normalise", "select_contexts",
@@ -99,12 +100,7 @@ def as_text(value: Any, *, field: str = "answer", strict: bool = True) -> str | 
 
 # ---------------------------------------------------------------- what reached the answer's prompt
 
-_CARRIED_MIN = 20  # an earlier reply shorter than this ("yes", "no") is not taken as carried over
-
-
-def normalise(text: str) -> str:
-    """Text compared for containment: case folded, every run of whitespace one space."""
-    return " ".join(text.casefold().split())
+_CARRIED_MIN = 20  # an earlier reply shorter than this ("yes", "no") is carried over only by structure
 
 
 class CaptureWarning(UserWarning):
@@ -113,16 +109,22 @@ class CaptureWarning(UserWarning):
 
 @dataclass(frozen=True)
 class ModelCall:
-    """One model call an app made: its whole input as text (every message) and its reply."""
+    """One model call an app made: its whole input as text (every message) and its reply.
+    ``question`` is the question of the app call inside the app that made it (a sub-question's
+    query engine), ``group`` the one synthesis it belongs to (a refine or tree-summarize loop):
+    the structure that links a reply to the later prompt holding it, however short."""
 
     prompt: str
     output: str
+    question: str | None = None
+    group: Hashable | None = None
 
 
 @dataclass(frozen=True)
 class Selection:
-    """What :func:`select_contexts` found: the documents that reached the answer's prompt, the text
-    the app generated on the way that reached it too, and a note when the shape left it open."""
+    """What :func:`select_contexts` found: the documents that reached the answer's prompt, in the
+    order it held them, the text the app generated on the way that reached it too, and a note when
+    the shape left it open."""
 
     contexts: list[Document]
     generated: list[str]
@@ -149,21 +151,58 @@ def _unique(docs: Iterable[Document]) -> list[Document]:
     return list(seen.values())
 
 
+def _carried(call: ModelCall, final: ModelCall, prompt: str) -> int:
+    """Where ``prompt`` holds ``call``'s reply (-1: it does not): a long reply anywhere; a short
+    one only with the structure that put it there, its sub-question beside it or the same synthesis."""
+    out = normalise(call.output)
+    at = prompt.find(out) if out else -1
+    if at < 0 or len(out) >= _CARRIED_MIN:
+        return at
+    if call.group is not None and call.group == final.group:
+        return at
+    return at if call.question and normalise(call.question) in prompt else -1
+
+
+def _reached(calls: Sequence[ModelCall], final: int) -> tuple[list[tuple[tuple[int, ...], str]], list[str]]:
+    """The prompts that reached the answer, each with its place (where the answering prompt, or a
+    prompt that reached it, holds its reply), and the replies carried on the way."""
+    reached = [((), normalise(calls[final].prompt))]
+    generated: list[str] = []
+    for call in reversed(calls[:final]):  # latest first: a reply reaches a later prompt
+        places = [(key, at) for key, p in reached if (at := _carried(call, calls[final], p)) >= 0]
+        if not places and not (call.group is not None and call.group == calls[final].group):
+            continue
+        key, at = min(places) if places else ((), len(reached[0][1]))
+        reached.append(((*key, at), normalise(call.prompt)))
+        generated.append(call.output.strip())
+    return reached, list(dict.fromkeys(g for g in reversed(generated) if g))
+
+
+def _place(text: str, reached: Sequence[tuple[tuple[int, ...], str]]) -> tuple[int, ...] | None:
+    places = [(*key, p.find(text)) for key, p in reached if text in p]
+    return min(places) if places else None
+
+
 def select_contexts(retrievals: Sequence[Sequence[Document]], calls: Sequence[ModelCall],
                     answer: str | None, *, stated: Sequence[Document] | None = None) -> Selection:
     """The capture rule: a sample's contexts are the documents whose text reached the prompt of the
-    model call that produced the answer. ``retrievals`` are the outermost retrievers' outputs, in
-    order; ``calls`` the app's model calls, in the order they ended; ``stated`` the documents the
-    app's result says it answered from (a LlamaIndex response's ``source_nodes``), which then
-    replace the retrievals as candidates.
+    model call that produced the answer, in the order that prompt held them. ``retrievals`` are the
+    outermost retrievers' outputs, in order; ``calls`` the app's model calls, in the order they
+    ended; ``stated`` the documents the app's result says it answered from (a LlamaIndex
+    response's ``source_nodes``), which then replace the retrievals as candidates.
 
     The answering call is the last whose reply is the answer. Its prompt reached the answer, and so
-    did the prompt of every earlier call whose reply (at least 20 characters) appears in a prompt
-    that reached it: a sub-question's answer carries the documents it was written from. Those
-    replies are ``generated``, kept apart from the documents. A stated document that no retriever
-    returned and that holds a model's reply is generated text too (a "Sub question / Response"
-    node). Without model calls the candidates are the contexts, and a note says so when there were
-    several retrievals.
+    did the prompt of every earlier call whose reply appears in a prompt that reached it: a reply of
+    at least 20 characters anywhere, a shorter one beside the sub-question it answers or within the
+    same synthesis (``ModelCall.question`` / ``group``). A sub-question's answer carries the
+    documents it was written from, in the place the answering prompt held it. Those replies are
+    ``generated``, kept apart from the documents. A stated document that no retriever returned and
+    that holds a carried reply is generated text too (a "Sub question / Response" node).
+
+    A document the prompt holds only in part (cut to a prefix, a window of it, wrapped in a
+    template) keeps its id with the text the prompt held (:func:`~langrag_eval.passages.held_text`),
+    and the note says so. Without model calls the candidates are the contexts, and a note says so
+    when there were several retrievals.
 
     >>> docs = [Document(id="a", text="Paris is in France."), Document(id="b", text="Rome is in Italy.")]
     >>> s = select_contexts([docs], [ModelCall("Context: Rome is in  Italy. Q: Rome?", "Italy.")], "Italy.")
@@ -179,24 +218,54 @@ def select_contexts(retrievals: Sequence[Sequence[Document]], calls: Sequence[Mo
                     "retrievals, not only those a prompt held")
         return Selection(pool, [], note)
     final, note = _final_call(calls, answer)
-    reached = [normalise(calls[final].prompt)]
-    generated: list[str] = []
-    for call in reversed(calls[:final]):  # latest first: a reply reaches a later prompt
-        out = normalise(call.output)
-        if len(out) >= _CARRIED_MIN and any(out in p for p in reached):
-            reached.append(normalise(call.prompt))
-            generated.append(call.output.strip())
-    generated = list(dict.fromkeys(reversed(generated)))  # a reply seen twice (chat and completion events)
+    reached, generated = _reached(calls, final)
     from_retrieval = {normalise(d.text) for d in retrieved}
-    replies = [normalise(c.output) for c in calls[:final] if len(normalise(c.output)) >= _CARRIED_MIN]
-    contexts = []
+    replies = [normalise(g) for g in generated]
+    found: list[tuple[tuple[int, ...], int, Document]] = []
+    rest: list[Document] = []
     for d in pool:
         text = normalise(d.text)
         if stated is not None and text not in from_retrieval and any(r in text for r in replies):
             continue  # text the app wrote itself, listed among its sources
-        if any(text in p for p in reached):
-            contexts.append(d)
+        if (at := _place(text, reached)) is not None:
+            found.append((at, len(found), d))
+        else:
+            rest.append(d)
+    rewritten = _rewritten(rest, [d for _, _, d in found], reached)
+    found += [(at, len(found) + n, d) for n, (at, d) in enumerate(rewritten)]
+    contexts = [d for _, _, d in sorted(found, key=lambda f: (f[0], f[1]))]
+    if rewritten:
+        note = (f"{len(rewritten)} of the {len(contexts)} documents reached the prompt rewritten (cut, "
+                "trimmed or re-wrapped): each keeps its id, with the text the prompt held")
     if pool and not contexts and note is None:
         note = (f"none of the {len(pool)} retrieved documents appears in the prompt of the model call "
                 "that answered: the app answered without them or rewrote them, so the contexts are empty")
     return Selection(contexts, generated, note)
+
+
+def _rewritten(rest: Sequence[Document], whole: Sequence[Document], reached: Sequence[tuple[tuple[int, ...], str]]
+               ) -> list[tuple[tuple[int, ...], Document]]:
+    """The documents ``reached`` prompts hold only in part, as the parts they hold. What the
+    documents found whole take up is set aside first (chunks that overlap share text), and a
+    document that holds more of the prompt is matched before one that holds less."""
+    prompts = []
+    for key, p in reached:
+        for d in whole:
+            p = p.replace(normalise(d.text), "\x00")
+        prompts.append((key, p))
+    best: list[tuple[int, tuple[int, ...], Document, str]] = []
+    for d in rest:
+        held = [(key, h) for key, p in prompts if (h := held_text(d.text, p)) is not None]
+        if held:
+            key, (at, piece) = max(held, key=lambda kh: len(kh[1][1]))
+            best.append((len(piece), (*key, at), d, piece))
+    out = []
+    for _, _, d, _ in sorted(best, key=lambda b: -b[0]):
+        held = [(key, h) for key, p in prompts if (h := held_text(d.text, p)) is not None]
+        if not held:
+            continue  # its words were another document's
+        key, (at, piece) = max(held, key=lambda kh: len(kh[1][1]))
+        out.append(((*key, at), d.model_copy(update={"text": piece})))
+        for part in piece.split(" … "):
+            prompts = [(k, p.replace(normalise(part), "\x00")) for k, p in prompts]
+    return out
