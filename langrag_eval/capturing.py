@@ -126,6 +126,10 @@ class Turn:
     sources: list[Document] | None = None  # what the result names as its sources
     stream: Any = None            # a chat stream whose text is read once it is done
     done: bool = False
+    asked: dict[Hashable, str] = field(default_factory=dict)  # app calls inside this one, by span: their question
+    syntheses: set[Hashable] = field(default_factory=set)      # the spans that each write one answer
+    split: bool = False           # a tool's one-text result was split into passages
+    taken_by: str | None = None   # a later call whose answer this call's retrieval reached
     samples: dict[bool, Sample] = field(default_factory=dict)  # the sample, by include_generated, once read
 
     def final_answer(self) -> str | None:

@@ -170,9 +170,9 @@ def _reached(calls: Sequence[ModelCall], final: int) -> tuple[list[tuple[tuple[i
     generated: list[str] = []
     for call in reversed(calls[:final]):  # latest first: a reply reaches a later prompt
         places = [(key, at) for key, p in reached if (at := _carried(call, calls[final], p)) >= 0]
-        if not places and not (call.group is not None and call.group == calls[final].group):
+        if not places:
             continue
-        key, at = min(places) if places else ((), len(reached[0][1]))
+        key, at = min(places)
         reached.append(((*key, at), normalise(call.prompt)))
         generated.append(call.output.strip())
     return reached, list(dict.fromkeys(g for g in reversed(generated) if g))

@@ -31,6 +31,7 @@ Callback events (LangChain's) are the same bookkeeping under the events' names:
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -38,8 +39,9 @@ from typing import TYPE_CHECKING, Any
 
 from .adapting import ANSWER_KEYS, CONTEXT_KEYS, QUESTION_KEYS, answer_of, message_text, pick, question_of
 from .capturing import CallTree, Turn, captured_sample, result_documents, result_text, warn_once
-from .contexts import ModelCall, as_documents, as_text
+from .contexts import ModelCall, as_documents, as_text, normalise
 from .errors import ConfigError
+from .passages import held_text, split_passages
 from .results import Unscored
 from .types import AgentAnswer, Document, Sample
 
@@ -127,14 +129,23 @@ class CallRecorder:
     # ------------------------------------------------------------------ spans
 
     def enter(self, span: Hashable, parent: Hashable | None, *, question: str | None = None,
-              app: bool = True) -> None:
-        """A span starts under ``parent``; a top-level one that is an ``app`` call opens a call."""
+              app: bool = True, synthesis: bool = False) -> None:
+        """A span starts under ``parent``; a top-level one that is an ``app`` call opens a call. An
+        ``app`` call inside one (a sub-question's query engine) and a ``synthesis`` (the calls
+        that write one answer from several prompts) are the structure a model call's reply is
+        linked by (:class:`~langrag_eval.contexts.ModelCall`)."""
         if self._elsewhere():
             return
         with self._lock:
             self.watched = True
-            if self._tree.enter(span, parent) == span and app:
+            root = self._tree.enter(span, parent)
+            if root == span and app:
                 self._open[span] = Turn(id=str(span), question=question)
+            elif (turn := self._open.get(root)) is not None:
+                if app and question:
+                    turn.asked[span] = question
+                if synthesis:
+                    turn.syntheses.add(span)
 
     def exit(self, span: Hashable, result: Any, *, failed: bool = False) -> None:
         """A span ends; a top-level call's ``result`` gives its answer (a failed call is no sample)."""
@@ -182,8 +193,14 @@ class CallRecorder:
 
     def model_called(self, span: Hashable | None, call: ModelCall) -> None:
         with self._lock:
-            if (turn := self._turn_of(span)) is not None:
-                turn.calls.append(call)
+            if (turn := self._turn_of(span)) is None:
+                return
+            question, group, at = None, None, span
+            while at is not None:  # the nearest app call and synthesis the call was made in
+                question = question or turn.asked.get(at)
+                group = group if group is not None or at not in turn.syntheses else at
+                at = self._tree.parent.get(at)
+            turn.calls.append(replace(call, question=question, group=group))
 
     # ------------------------------------------------------------------ callback events
 
@@ -241,17 +258,43 @@ class CallRecorder:
             if turn is None or output is None or self._tree.inside_retriever(run):
                 return
             artifact, text = step_documents(getattr(output, "artifact", None)), message_text(output)
-            if artifact or text:
-                turn.tools.append(as_documents(artifact or text))
+            if artifact:
+                turn.tools.append(as_documents(artifact))
+            elif text:  # the search results as one text: split back into its documents
+                turn.tools.append(split_passages(text))
+                turn.split = turn.split or len(turn.tools[-1]) > 1
 
     # ------------------------------------------------------------------ samples
+
+    def _lent(self, t: Turn) -> list[Turn]:
+        """The earlier calls of this capture that only retrieved (``docs = retriever.invoke(q)``)
+        and whose documents reached ``t``'s model calls: their retrievals are ``t``'s, for the
+        answer is what a sample stands for, not the top-level call."""
+        if not t.calls:
+            return []
+        before = self._turns[:self._turns.index(t)] if t in self._turns else []
+        prompts = [normalise(c.prompt) for c in t.calls]
+        return [b for b in before if b.done and not b.calls and b.answer is None and b.retrieved
+                and b.taken_by in (None, t.id)
+                and any(normalise(d.text) in p or held_text(d.text, p) for r in b.retrieved for d in r
+                        for p in prompts)]
 
     def _sample(self, t: Turn, include_generated: bool) -> Sample:
         if include_generated in t.samples:
             return t.samples[include_generated]
-        sample = captured_sample(t.id, t.question or t.retriever_query, t.final_answer(),
-                                 t.retrieved or t.steps + t.tools, t.calls, stated=t.sources,
-                                 include_generated=include_generated)
+        with self._lock:
+            lent = self._lent(t)
+            for b in lent:
+                b.taken_by = t.id
+        own = t.retrieved or t.steps + t.tools
+        sample = captured_sample(t.id, t.question or t.retriever_query or next(
+            (b.retriever_query for b in lent if b.retriever_query), None), t.final_answer(),
+            [r for b in lent for r in b.retrieved] + own, t.calls, stated=t.sources,
+            include_generated=include_generated)
+        if t.split and sample.contexts:
+            note = ("a tool returned its search results as one text, split here into passages at its "
+                    "blank lines or record fields; their ids are the ids the text names, else digests of their text")
+            sample = sample.model_copy(update={"capture_note": "; ".join(filter(None, [sample.capture_note, note]))})
         warn_once(self, sample)
         if t.stream is None or getattr(t.stream, "is_done", True):  # an unread stream's answer is to come
             t.samples[include_generated] = sample
@@ -262,7 +305,8 @@ class CallRecorder:
         with self._lock:
             turns = [t for t in self._turns if t.done]
         generated = self.include_generated if include_generated is None else include_generated
-        return [self._sample(t, generated) for t in turns]
+        samples = [(t, self._sample(t, generated)) for t in turns]
+        return [s for t, s in samples if t.taken_by is None]  # a retrieval lent to a later answer is in its sample
 
     samples = property(collected)
 
@@ -293,7 +337,7 @@ def runnable_fix(name: str, exc: BaseException) -> str:
     """What to try when an app fails on its first question."""
     text = str(exc)
     if "Missing keys" in text or "configurable" in text or "thread_id" in text or "checkpointer" in text:
-        return ("pass config=lambda name, qid: {'configurable': {...}} with the keys the runnable needs "
+        return ("pass run_config=lambda name, qid: {'configurable': {...}} with the keys the runnable needs "
                 "(each call gets thread_id and session_id by default)")
     return ("pass input=lambda question: ... to build the runnable's input from the question (by default it "
             "is read from the input schema), or answer_key= / context_key= to read its output")

@@ -37,6 +37,7 @@ from langrag_eval.types import Sample
 __all__ = ["RAGCapture", "capturing"]
 
 _APP_METHODS = {"query", "aquery", "chat", "achat", "stream_chat", "astream_chat", "run"}
+_SYNTHESIS = {"synthesize", "asynthesize"}  # a response synthesizer: its refine / tree-summarize calls write one answer
 
 
 class RAGCapture(BaseEventHandler):
@@ -80,8 +81,9 @@ class _Spans(SimpleSpanHandler):
     capture: Any = None
 
     def new_span(self, id_: str, bound_args: Any, parent_span_id: str | None = None, **kwargs: Any) -> None:
-        app = id_.split("-", 1)[0].rsplit(".", 1)[-1] in _APP_METHODS  # span ids are "Class.method-uuid"
-        self.capture._rec.enter(id_, parent_span_id, question=call_question(bound_args.arguments), app=app)
+        method = id_.split("-", 1)[0].rsplit(".", 1)[-1]  # span ids are "Class.method-uuid"
+        self.capture._rec.enter(id_, parent_span_id, question=call_question(bound_args.arguments),
+                                app=method in _APP_METHODS, synthesis=method in _SYNTHESIS)
 
     def prepare_to_exit_span(self, id_: str, result: Any = None, **kwargs: Any) -> None:
         self.capture._rec.exit(id_, result)
