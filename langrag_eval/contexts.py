@@ -178,9 +178,16 @@ def _reached(calls: Sequence[ModelCall], final: int) -> tuple[list[tuple[tuple[i
     return reached, list(dict.fromkeys(g for g in reversed(generated) if g))
 
 
-def _place(text: str, reached: Sequence[tuple[tuple[int, ...], str]]) -> tuple[int, ...] | None:
-    places = [(*key, p.find(text)) for key, p in reached if text in p]
-    return min(places) if places else None
+def _place(text: str, reached: list[tuple[tuple[int, ...], str]]) -> tuple[int, ...] | None:
+    """Where the reached prompts first hold ``text``; that place is then blanked (its length kept),
+    so that a shorter text it holds (an overlapping window, a chunk inside its parent) is placed
+    where the prompt holds it on its own, if it does."""
+    places = [(*key, p.find(text), n) for n, (key, p) in enumerate(reached) if text in p]
+    if not places:
+        return None
+    *key, at, n = min(places)
+    reached[n] = (reached[n][0], reached[n][1][:at] + "\x00" * len(text) + reached[n][1][at + len(text):])
+    return (*key, at)
 
 
 def select_contexts(retrievals: Sequence[Sequence[Document]], calls: Sequence[ModelCall],
@@ -223,16 +230,18 @@ def select_contexts(retrievals: Sequence[Sequence[Document]], calls: Sequence[Mo
     replies = [normalise(g) for g in generated]
     found: list[tuple[tuple[int, ...], int, Document]] = []
     rest: list[Document] = []
-    for d in pool:
+    blanked = list(reached)
+    for n, d in sorted(enumerate(pool), key=lambda nd: -len(nd[1].text)):  # longest first: see _place
         text = normalise(d.text)
         if stated is not None and text not in from_retrieval and any(r in text for r in replies):
             continue  # text the app wrote itself, listed among its sources
-        if (at := _place(text, reached)) is not None:
-            found.append((at, len(found), d))
+        if (at := _place(text, blanked) or _place(text, list(reached))) is not None:
+            found.append((at, n, d))
         else:
             rest.append(d)
+    rest.sort(key=pool.index)
     rewritten = _rewritten(rest, [d for _, _, d in found], reached)
-    found += [(at, len(found) + n, d) for n, (at, d) in enumerate(rewritten)]
+    found += [(at, len(pool) + n, d) for n, (at, d) in enumerate(rewritten)]
     contexts = [d for _, _, d in sorted(found, key=lambda f: (f[0], f[1]))]
     if rewritten:
         note = (f"{len(rewritten)} of the {len(contexts)} documents reached the prompt rewritten (cut, "
