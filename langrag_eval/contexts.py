@@ -260,21 +260,23 @@ def _rewritten(rest: Sequence[Document], whole: Sequence[Document], reached: Seq
     prompts = []
     for key, p in reached:
         for d in whole:
-            p = p.replace(normalise(d.text), "\x00")
+            p = p.replace(normalise(d.text), "\x00" * len(normalise(d.text)))  # places kept
         prompts.append((key, p))
+    texts = {id(d): normalise(d.text) for d in [*rest, *whole]}
+    others = {id(d): [t for k, t in texts.items() if k != id(d)] for d in rest}
     best: list[tuple[int, tuple[int, ...], Document, str]] = []
     for d in rest:
-        held = [(key, h) for key, p in prompts if (h := held_text(d.text, p)) is not None]
+        held = [(key, h) for key, p in prompts if (h := held_text(d.text, p, others[id(d)])) is not None]
         if held:
             key, (at, piece) = max(held, key=lambda kh: len(kh[1][1]))
             best.append((len(piece), (*key, at), d, piece))
     out = []
     for _, _, d, _ in sorted(best, key=lambda b: -b[0]):
-        held = [(key, h) for key, p in prompts if (h := held_text(d.text, p)) is not None]
+        held = [(key, h) for key, p in prompts if (h := held_text(d.text, p, others[id(d)])) is not None]
         if not held:
             continue  # its words were another document's
         key, (at, piece) = max(held, key=lambda kh: len(kh[1][1]))
         out.append(((*key, at), d.model_copy(update={"text": piece})))
         for part in piece.split(" … "):
-            prompts = [(k, p.replace(normalise(part), "\x00")) for k, p in prompts]
+            prompts = [(k, p.replace(normalise(part), "\x00" * len(normalise(part)))) for k, p in prompts]
     return out

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Sequence
 
 from .types import Document, read_document
 
@@ -46,15 +47,18 @@ def _widen(joined: str, prompt: str, word: str, *, before: bool) -> int:
     a document cut mid-word keeps part of its edge word."""
     for k in range(len(word) - 1, 0, -1):
         piece = word[len(word) - k:] if before else word[:k]
-        if (piece + " " + joined if before else joined + " " + piece) in prompt:
+        # the cut piece ends the prompt's word there: "deliv" of "delivery", not "q" of "question"
+        pattern = r"(?<!\w)" + re.escape(piece + " " + joined) if before else re.escape(joined + " " + piece) + r"(?!\w)"
+        if re.search(pattern, prompt):
             return k
     return 0
 
 
-def held_text(text: str, prompt: str) -> tuple[int, str] | None:
+def held_text(text: str, prompt: str, others: Sequence[str] = ()) -> tuple[int, str] | None:
     """Where in ``prompt`` (normalised) the runs of ``text``'s words it holds start, and those runs
     as ``text`` writes them (several joined by " … "); None when it holds no run of
-    :data:`MIN_WORDS` words."""
+    :data:`MIN_WORDS` words. A run that one of ``others`` (other documents' normalised texts) holds
+    too is no evidence for this document (a footer, a chunk overlap) and is left out."""
     spans = [(m.start(), m.end()) for m in _WORD.finditer(text)]
     words = [text[a:b].casefold() for a, b in spans]
     runs: list[tuple[int, str]] = []
@@ -67,6 +71,9 @@ def held_text(text: str, prompt: str) -> tuple[int, str] | None:
         while j < len(words) and " ".join(words[i:j + 1]) in prompt:
             j += 1
         joined = " ".join(words[i:j])
+        if any(joined in other for other in others):
+            i = j
+            continue
         start, end = spans[i][0], spans[j - 1][1]
         if i > 0 and (k := _widen(joined, prompt, words[i - 1], before=True)):
             start, joined = spans[i - 1][1] - k, words[i - 1][-k:] + " " + joined
