@@ -148,7 +148,8 @@ def test_sentence_windows_are_the_contexts_named_by_document_and_place() -> None
     for d in first.contexts:  # the window in place of the sentence; named by the sentence's place
         start = int(d.id.removeprefix("manual#"))
         assert MANUAL.text[start:].startswith(d.metadata["original_text"].strip()) and d.metadata["window"] == d.text
-    assert [d.id for d in first.contexts] == [d.id for d in second.contexts]  # the same names in each variant
+    # the same names in each variant (the order is each one's ranking, which ties may change)
+    assert sorted(d.id for d in first.contexts) == sorted(d.id for d in second.contexts)
 
 
 def test_chunked_documents_have_the_same_ids_in_every_variant() -> None:
