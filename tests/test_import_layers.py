@@ -22,7 +22,7 @@ ROOT = Path(langrag_eval.__file__).parent
 LAYERS = [
     {"errors", "results", "types", "_confusables", "_lazy", "delimiters", "echoes", "quoting", "io", "jsontext", "reading",
      "files", "model",
-     "prompt_fit", "embeddings", "contexts", "verdicts", "score_verdicts", "prompts", "stats", "deprecation", "summary"},
+     "prompt_fit", "embeddings", "contexts", "passages", "verdicts", "score_verdicts", "prompts", "stats", "deprecation", "summary"},
     {"runtime", "evaluator", "models", "adapting", "run"},
     {"retrieval", "pipelines", "grading", "thelma", "tournament", "grammar", "synth", "compare", "testing",
      "capturing", "recorder"},
