@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import ConfigError
-from .passages import held_text, normalise
+from .passages import held_runs, normalise, pieces_text
 from .types import Document, read_document, text_id
 
 __all__ = ["CaptureWarning", "ModelCall", "Selection", "as_documents", "as_text", "normalise", "select_contexts",
@@ -151,11 +151,18 @@ def _unique(docs: Iterable[Document]) -> list[Document]:
     return list(seen.values())
 
 
-def _carried(call: ModelCall, final: ModelCall, prompt: str) -> int:
+def _carried(call: ModelCall, final: ModelCall, prompt: str, claimed: set[int]) -> int:
     """Where ``prompt`` holds ``call``'s reply (-1: it does not): a long reply anywhere; a short
-    one only with the structure that put it there, its sub-question beside it or the same synthesis."""
+    one only with the structure that put it there, its sub-question beside it or the same synthesis.
+    Calls are asked latest first, so of equal replies (two summaries "Two years.") the later call
+    takes the last place not ``claimed`` yet."""
     out = normalise(call.output)
-    at = prompt.find(out) if out else -1
+    at, end = -1, len(prompt)
+    while out and (found := prompt.rfind(out, 0, end)) >= 0:
+        if found not in claimed:
+            at = found
+            break
+        end = found + len(out) - 1
     if at < 0 or len(out) >= _CARRIED_MIN:
         return at
     if call.group is not None and call.group == final.group:
@@ -167,12 +174,16 @@ def _reached(calls: Sequence[ModelCall], final: int) -> tuple[list[tuple[tuple[i
     """The prompts that reached the answer, each with its place (where the answering prompt, or a
     prompt that reached it, holds its reply), and the replies carried on the way."""
     reached = [((), normalise(calls[final].prompt))]
+    claimed: list[set[int]] = [set()]
     generated: list[str] = []
     for call in reversed(calls[:final]):  # latest first: a reply reaches a later prompt
-        places = [(key, at) for key, p in reached if (at := _carried(call, calls[final], p)) >= 0]
+        places = [(key, at, n) for n, (key, p) in enumerate(reached)
+                  if (at := _carried(call, calls[final], p, claimed[n])) >= 0]
         if not places:
             continue
-        key, at = min(places)
+        key, at, n = min(places)
+        claimed[n].add(at)
+        claimed.append(set())
         reached.append(((*key, at), normalise(call.prompt)))
         generated.append(call.output.strip())
     return reached, list(dict.fromkeys(g for g in reversed(generated) if g))
@@ -240,9 +251,10 @@ def select_contexts(retrievals: Sequence[Sequence[Document]], calls: Sequence[Mo
         else:
             rest.append(d)
     rest.sort(key=pool.index)
-    rewritten = _rewritten(rest, [d for _, _, d in found], reached)
-    found += [(at, len(pool) + n, d) for n, (at, d) in enumerate(rewritten)]
+    parts = _rewritten(rest, [d for _, _, d in found], reached)
+    found += [(at, len(pool) + n, d) for n, (at, d) in enumerate(parts)]
     contexts = [d for _, _, d in sorted(found, key=lambda f: (f[0], f[1]))]
+    rewritten = [d for _, d in parts if d not in pool]  # not those whose parts made up all of them
     if rewritten:
         note = (f"{len(rewritten)} of the {len(contexts)} documents reached the prompt rewritten (cut, "
                 "trimmed or re-wrapped): each keeps its id, with the text the prompt held")
@@ -254,9 +266,10 @@ def select_contexts(retrievals: Sequence[Sequence[Document]], calls: Sequence[Mo
 
 def _rewritten(rest: Sequence[Document], whole: Sequence[Document], reached: Sequence[tuple[tuple[int, ...], str]]
                ) -> list[tuple[tuple[int, ...], Document]]:
-    """The documents ``reached`` prompts hold only in part, as the parts they hold. What the
-    documents found whole take up is set aside first (chunks that overlap share text), and a
-    document that holds more of the prompt is matched before one that holds less."""
+    """The documents ``reached`` prompts hold in parts, each as the parts they hold (all of it
+    when the parts cover it: a synthesizer that split a node across its calls). What the documents
+    found whole take up is set aside first (chunks that overlap share text), and a document that
+    holds more of the prompts is matched before one that holds less."""
     prompts = []
     for key, p in reached:
         for d in whole:
@@ -264,19 +277,18 @@ def _rewritten(rest: Sequence[Document], whole: Sequence[Document], reached: Seq
         prompts.append((key, p))
     texts = {id(d): normalise(d.text) for d in [*rest, *whole]}
     others = {id(d): [t for k, t in texts.items() if k != id(d)] for d in rest}
-    best: list[tuple[int, tuple[int, ...], Document, str]] = []
-    for d in rest:
-        held = [(key, h) for key, p in prompts if (h := held_text(d.text, p, others[id(d)])) is not None]
-        if held:
-            key, (at, piece) = max(held, key=lambda kh: len(kh[1][1]))
-            best.append((len(piece), (*key, at), d, piece))
+
+    def runs(d: Document) -> list[tuple[tuple[int, ...], int, int, int]]:
+        return [((*key, at), n, a, b) for n, (key, p) in enumerate(prompts)
+                for at, a, b in held_runs(d.text, p, others[id(d)])]
+    found = sorted(((sum(b - a for *_, a, b in r), d) for d in rest if (r := runs(d))), key=lambda f: -f[0])
     out = []
-    for _, _, d, _ in sorted(best, key=lambda b: -b[0]):
-        held = [(key, h) for key, p in prompts if (h := held_text(d.text, p, others[id(d)])) is not None]
+    for _, d in found:
+        held = runs(d)  # again: a document matched before may have taken its words
         if not held:
-            continue  # its words were another document's
-        key, (at, piece) = max(held, key=lambda kh: len(kh[1][1]))
-        out.append(((*key, at), d.model_copy(update={"text": piece})))
-        for part in piece.split(" … "):
-            prompts = [(k, p.replace(normalise(part), "\x00" * len(normalise(part)))) for k, p in prompts]
+            continue
+        out.append((min(k for k, *_ in held), d.model_copy(update={"text": pieces_text(d.text, [(a, b) for *_, a, b in held])})))
+        for _, n, a, b in held:
+            part = normalise(d.text[a:b])
+            prompts[n] = (prompts[n][0], prompts[n][1].replace(part, "\x00" * len(part)))
     return out

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 
 from .types import Document, read_document
 
-__all__ = ["MIN_WORDS", "held_text", "normalise", "split_passages"]
+__all__ = ["MIN_WORDS", "held_runs", "held_text", "normalise", "pieces_text", "split_passages"]
 
 # a run of fewer words than this ("the pump", "two years") is common to many texts: it is no
 # evidence that the prompt holds this document
@@ -42,6 +42,13 @@ def normalise(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
+def _holds(prompt: str, words: str) -> re.Match[str] | None:
+    """Where ``prompt`` holds ``words`` as whole words ("sou" is not in "source")."""
+    if words not in prompt:  # the quick answer, most of the time
+        return None
+    return re.search(r"(?<!\w)" + re.escape(words) + r"(?!\w)", prompt)
+
+
 def _widen(joined: str, prompt: str, word: str, *, before: bool) -> int:
     """How many characters of ``word`` (the word next to a run) the prompt holds beside the run:
     a document cut mid-word keeps part of its edge word."""
@@ -54,21 +61,22 @@ def _widen(joined: str, prompt: str, word: str, *, before: bool) -> int:
     return 0
 
 
-def held_text(text: str, prompt: str, others: Sequence[str] = ()) -> tuple[int, str] | None:
-    """Where in ``prompt`` (normalised) the runs of ``text``'s words it holds start, and those runs
-    as ``text`` writes them (several joined by " … "); None when it holds no run of
-    :data:`MIN_WORDS` words. A run that one of ``others`` (other documents' normalised texts) holds
-    too is no evidence for this document (a footer, a chunk overlap) and is left out."""
+def held_runs(text: str, prompt: str, others: Sequence[str] = ()) -> list[tuple[int, int, int]]:
+    """The runs of at least :data:`MIN_WORDS` of ``text``'s words that ``prompt`` (normalised)
+    holds, each as (where the prompt holds it, where ``text`` starts and ends it), its edge words
+    widened to the characters the prompt kept of them. A run that one of ``others`` (other
+    documents' normalised texts) holds too is no evidence for this document (a footer, a chunk
+    overlap) and is left out."""
     spans = [(m.start(), m.end()) for m in _WORD.finditer(text)]
     words = [text[a:b].casefold() for a, b in spans]
-    runs: list[tuple[int, str]] = []
+    runs: list[tuple[int, int, int]] = []
     i = 0
     while i + MIN_WORDS <= len(words):
-        if " ".join(words[i:i + MIN_WORDS]) not in prompt:
+        if not _holds(prompt, " ".join(words[i:i + MIN_WORDS])):
             i += 1
             continue
         j = i + MIN_WORDS
-        while j < len(words) and " ".join(words[i:j + 1]) in prompt:
+        while j < len(words) and _holds(prompt, " ".join(words[i:j + 1])):
             j += 1
         joined = " ".join(words[i:j])
         if any(joined in other for other in others):
@@ -79,11 +87,33 @@ def held_text(text: str, prompt: str, others: Sequence[str] = ()) -> tuple[int, 
             start, joined = spans[i - 1][1] - k, words[i - 1][-k:] + " " + joined
         if j < len(words) and (k := _widen(joined, prompt, words[j], before=False)):
             end, joined = spans[j][0] + k, joined + " " + words[j][:k]
-        runs.append((prompt.find(joined), text[start:end]))
+        found = _holds(prompt, joined)
+        runs.append((found.start() if found else prompt.find(joined), start, end))
         i = j
+    return runs
+
+
+def pieces_text(text: str, spans: Sequence[tuple[int, int]]) -> str:
+    """The parts of ``text`` at ``spans`` (overlapping or touching ones merged), joined by " … ";
+    ``text`` itself when they cover all of it."""
+    merged: list[list[int]] = []
+    for a, b in sorted(spans):
+        if merged and not text[merged[-1][1]:a].strip():
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    if len(merged) == 1 and not text[:merged[0][0]].strip() and not text[merged[0][1]:].strip():
+        return text
+    return " … ".join(text[a:b] for a, b in merged)
+
+
+def held_text(text: str, prompt: str, others: Sequence[str] = ()) -> tuple[int, str] | None:
+    """Where ``prompt`` (normalised) first holds runs of ``text``'s words (:func:`held_runs`),
+    and those runs as ``text`` writes them; None when it holds none."""
+    runs = held_runs(text, prompt, others)
     if not runs:
         return None
-    return min(at for at, _ in runs), " … ".join(piece for _, piece in runs)
+    return min(at for at, _, _ in runs), pieces_text(text, [(a, b) for _, a, b in runs])
 
 
 def _record(block: str) -> Document | None:
