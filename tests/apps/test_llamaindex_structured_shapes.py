@@ -90,6 +90,35 @@ def test_a_refine_synthesis_with_a_short_first_answer_keeps_the_first_node(index
     pipeline.thelma(sample)
 
 
+@pytest.mark.parametrize("mode,window", [("tree_summarize", 100), ("tree_summarize", 110), ("compact", 640),
+                                         ("compact", 600)])
+def test_a_synthesis_with_a_small_window_gives_every_node_it_was_given(index, mode, window) -> None:
+    """https://docs.llamaindex.ai/en/stable/module_guides/querying/response_synthesizers/ with a
+    ``PromptHelper`` window too small for all nodes at once: the synthesizer repacks the nodes into
+    several calls (cutting a node where a chunk ends) and writes the answer from their short replies."""
+    from llama_index.core import PromptHelper, get_response_synthesizer
+    from llama_index.core.query_engine import RetrieverQueryEngine
+
+    llm = RecordingLLM(lambda p: ANSWER if "Two years." in p else "Two years.")
+    synthesizer = get_response_synthesizer(llm=llm, response_mode=mode, prompt_helper=PromptHelper(
+        context_window=window, num_output=10, chunk_overlap_ratio=0.0))
+    engine = RetrieverQueryEngine(index.as_retriever(similarity_top_k=4), response_synthesizer=synthesizer)
+    with capturing() as cap:
+        response = engine.query(QUESTION)
+    (sample,) = cap.samples
+    prompts = [p for p, _ in llm._seen]
+    assert len(prompts) > 1  # the window did split the synthesis
+    given = sorted(n.node.ref_doc_id for n in response.source_nodes)
+    assert sorted(d.id for d in sample.contexts) == given and len(given) == 4  # each reached the model
+    parted = [d for d in sample.contexts if d.text != TEXTS[d.id]]
+    for d in parted:  # a node cut between two calls: the parts the prompts held, each a run of its words
+        assert all(part in TEXTS[d.id] and any(part in p for p in prompts) for part in d.text.split(" … "))
+    whole = [d.id for d in sample.contexts if d not in parted]
+    assert all(any(TEXTS[i] in p for p in prompts) for i in whole)
+    assert (sample.capture_note is not None) == bool(parted)
+    assert bool(parted) == any(not any(TEXTS[i] in p for p in prompts) for i in given)
+
+
 def test_a_router_asking_two_engines_gives_both_engines_documents(index) -> None:
     """https://docs.llamaindex.ai/en/stable/examples/query_engine/RouterQueryEngine/ (``LLMMultiSelector``):
     two engines answer, their short answers are summarised into one."""
@@ -190,3 +219,45 @@ def test_a_node_with_no_source_document_keeps_its_own_id() -> None:
     node = TextNode(text="Loose text.", id_="n1")
     assert [d.id for d in as_documents([node])] == ["n1"]
     assert re.fullmatch(r"warranty", as_documents(CORPUS[:1])[0].id)
+
+
+def test_a_multi_agent_handoff_gives_the_research_agents_nodes(index) -> None:
+    """https://docs.llamaindex.ai/en/stable/understanding/agent/multi_agent/ (``AgentWorkflow``):
+    a research agent searches with a retriever tool and hands off to a writer, whose call answers
+    from the shared conversation."""
+    import asyncio
+
+    from llama_index.core.agent.workflow import AgentWorkflow, FunctionAgent
+    from llama_index.core.base.llms.types import ToolCallBlock
+    from llama_index.core.llms import ChatMessage
+    from llama_index.core.llms.mock import MockFunctionCallingLLM
+    from llama_index.core.tools import RetrieverTool
+
+    seen: list[str] = []
+
+    def turn(messages, **kwargs):
+        system = str(messages[0].content) if messages and messages[0].role == "system" else ""
+        if "You research" in system:  # search once, then hand off
+            call = ToolCallBlock(tool_call_id="c1", tool_name="search_terms", tool_kwargs={"input": QUESTION}) \
+                if not any(m.role == "tool" for m in messages) else \
+                ToolCallBlock(tool_call_id="c2", tool_name="handoff", tool_kwargs={"to_agent": "writer",
+                                                                                    "reason": "Write it."})
+            return ChatMessage(role="assistant", blocks=[call])
+        seen.append("\n".join(str(m.content) for m in messages))
+        return ChatMessage(role="assistant", content=ANSWER)
+    llm = MockFunctionCallingLLM(response_generator=turn, is_chat_model=True)
+    tool = RetrieverTool.from_defaults(index.as_retriever(similarity_top_k=2), name="search_terms",
+                                       description="Search the pump's terms.")
+    research = FunctionAgent(name="research", description="Finds the terms.", tools=[tool], llm=llm,
+                             system_prompt="You research the pump's terms.", can_handoff_to=["writer"])
+    writer = FunctionAgent(name="writer", description="Writes the answer.", tools=[], llm=llm,
+                           system_prompt="You write the answer from the research.")
+    workflow = AgentWorkflow(agents=[research, writer], root_agent="research")
+    async def main():
+        return await workflow.run(user_msg=QUESTION)
+    with capturing() as cap:
+        assert str(asyncio.run(main())) == ANSWER
+    (sample,) = cap.samples
+    oracle = in_order(seen[-1], TEXTS)
+    assert len(seen) == 1 and len(oracle) == 2
+    assert [d.id for d in sample.contexts] == oracle and sample.question == QUESTION and sample.capture_note is None
