@@ -25,6 +25,8 @@ from llama_index.core.selectors import LLMMultiSelector
 from llama_index.core.tools import QueryEngineTool
 from llama_index.evaluation.langrag import capturing
 
+from langrag_eval.contexts import CaptureWarning
+
 from fakes import RecordingLLM
 from test_llamaindex_shapes import ANSWER, CORPUS, QUESTION, TEXTS, KeywordEmbedding, query_of
 
@@ -92,7 +94,7 @@ def test_a_refine_synthesis_with_a_short_first_answer_keeps_the_first_node(index
 
 @pytest.mark.parametrize("mode,window", [("tree_summarize", 100), ("tree_summarize", 110), ("compact", 640),
                                          ("compact", 600)])
-def test_a_synthesis_with_a_small_window_gives_every_node_it_was_given(index, mode, window) -> None:
+def test_a_synthesis_with_a_small_window_gives_every_node_it_was_given(index, mode, window, recwarn) -> None:
     """https://docs.llamaindex.ai/en/stable/module_guides/querying/response_synthesizers/ with a
     ``PromptHelper`` window too small for all nodes at once: the synthesizer repacks the nodes into
     several calls (cutting a node where a chunk ends) and writes the answer from their short replies."""
@@ -116,6 +118,7 @@ def test_a_synthesis_with_a_small_window_gives_every_node_it_was_given(index, mo
     whole = [d.id for d in sample.contexts if d not in parted]
     assert all(any(TEXTS[i] in p for p in prompts) for i in whole)
     assert (sample.capture_note is not None) == bool(parted)
+    assert len([w for w in recwarn if w.category is CaptureWarning]) == int(bool(parted))  # one, said once
     assert bool(parted) == any(not any(TEXTS[i] in p for p in prompts) for i in given)
 
 
