@@ -298,3 +298,25 @@ def test_a_failed_first_query_names_the_run_config_keyword() -> None:
     with pytest.raises(ConfigError, match=r"pass run_config=lambda name, qid: "):
         tournament_from_runnables({"a": app}, [QUESTION, "When do spare seals ship?"], Judge(fake))
     assert not fake.seen
+
+
+def test_a_multi_vector_retriever_gives_the_documents_its_summaries_point_to(pipeline) -> None:
+    """https://python.langchain.com/docs/how_to/multi_vector/ : short summaries are searched, each
+    pointing by ``doc_id`` to its whole document in a docstore, which is what is returned."""
+    from langchain_classic.retrievers import MultiVectorRetriever
+
+    vectors, docstore = InMemoryVectorStore(KeywordEmbeddings()), InMemoryStore()
+    retriever = MultiVectorRetriever(vectorstore=vectors, docstore=docstore, id_key="doc_id",
+                                     search_kwargs={"k": 2})
+    vectors.add_documents([Document(page_content=" ".join(d.page_content.split()[:6]), metadata={"doc_id": d.id})
+                           for d in LONG])
+    docstore.mset([(d.id, d) for d in LONG])
+    fake = Recording(rule=answering)
+    chain = ({"context": retriever | (lambda docs: "\n\n".join(d.page_content for d in docs)),
+              "question": RunnablePassthrough()} | PROMPT | fake | StrOutputParser())
+    with capturing() as cap:
+        chain.invoke(QUESTION)
+    (sample,) = cap.samples
+    oracle = in_prompt_order(fake.final_prompt(ANSWER), {d.id: d.page_content for d in LONG})
+    assert len(oracle) == 2 and captured(sample) == oracle and sample.capture_note is None
+    pipeline.thelma(sample)
