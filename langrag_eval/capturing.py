@@ -179,7 +179,11 @@ async def _atee(gen: Any, turn: Turn) -> Any:
 
 def read_result(turn: Turn, result: Any) -> None:
     """Answer and sources from what the call returned; a stream is wrapped so that its text is
-    kept as the caller reads it."""
+    kept as the caller reads it. A retriever called alone returns its nodes (recorded as it
+    retrieved them), and no answer."""
+    if isinstance(result, list):
+        turn.done = True
+        return
     if hasattr(result, "source_nodes") and not getattr(result, "tool_calls", None):
         turn.sources = as_documents(result.source_nodes or [])  # after post-processing: may be none
     elif not turn.retrieved and (docs := result_documents(result)):

@@ -88,7 +88,8 @@ def cut_apps(draw):
                                      (len(" ".join(words[:2])) + 1, len(d.text))]))
         held[d.id] = d.text[a:b].strip()
     template = draw(st.sampled_from(["{}", "Source: x.md\nContent: {}", "<doc>{}...</doc>"]))
-    prompt = "Answer from:\n" + "\n\n".join(template.format(held[d.id]) for d in used) + "\nQuestion?"
+    # (a separator between pieces: two cut edges side by side could share a letter, "aav a" + "a aaa")
+    prompt = "Answer from:\n" + "\n---\n".join(template.format(held[d.id]) for d in used) + "\n---\nQuestion?"
     return docs, used, held, prompt
 
 

@@ -264,3 +264,24 @@ def test_a_multi_agent_handoff_gives_the_research_agents_nodes(index) -> None:
     oracle = in_order(seen[-1], TEXTS)
     assert len(seen) == 1 and len(oracle) == 2
     assert [d.id for d in sample.contexts] == oracle and sample.question == QUESTION and sample.capture_note is None
+
+
+def test_a_retrieval_then_a_synthesis_called_alone_is_one_sample(index) -> None:
+    """https://docs.llamaindex.ai/en/stable/module_guides/querying/response_synthesizers/ (used on
+    its own: ``synthesize(query, nodes=...)``) after ``retriever.retrieve`` and LongContextReorder:
+    two calls of the app's own, one answer, one sample, in the reordered order."""
+    from llama_index.core import get_response_synthesizer
+
+    llm = RecordingLLM(lambda p: ANSWER)
+    retriever, synthesizer = index.as_retriever(similarity_top_k=4), get_response_synthesizer(llm=llm)
+    with capturing() as cap:
+        nodes = retriever.retrieve(QUESTION)
+        reordered = LongContextReorder().postprocess_nodes(nodes)
+        assert str(synthesizer.synthesize(QUESTION, nodes=reordered)) == ANSWER
+    (sample,) = cap.samples
+    oracle = in_order(llm._seen[-1][0], TEXTS)
+    assert oracle == [n.node.ref_doc_id for n in reordered] != [n.node.ref_doc_id for n in nodes]
+    assert [d.id for d in sample.contexts] == oracle and sample.answer == ANSWER and sample.question == QUESTION
+    with capturing() as alone:
+        retriever.retrieve(QUESTION)  # a retrieval no answer used is a sample of its own, with no answer
+    assert [(s.answer, [d.id for d in s.contexts]) for s in alone.samples] == [(None, [n.node.ref_doc_id for n in nodes])]

@@ -38,6 +38,9 @@ __all__ = ["RAGCapture", "capturing"]
 
 _APP_METHODS = {"query", "aquery", "chat", "achat", "stream_chat", "astream_chat", "run"}
 _SYNTHESIS = {"synthesize", "asynthesize"}  # a response synthesizer: its refine / tree-summarize calls write one answer
+# called by the app itself, not inside an engine: ``nodes = retriever.retrieve(q)``, then
+# ``synthesizer.synthesize(q, nodes)``; the retrieval is the answer's when its nodes reach the prompt
+_CALLED_ALONE = {"retrieve", "aretrieve", *_SYNTHESIS}
 
 
 class RAGCapture(BaseEventHandler):
@@ -82,8 +85,9 @@ class _Spans(SimpleSpanHandler):
 
     def new_span(self, id_: str, bound_args: Any, parent_span_id: str | None = None, **kwargs: Any) -> None:
         method = id_.split("-", 1)[0].rsplit(".", 1)[-1]  # span ids are "Class.method-uuid"
+        app = method in _APP_METHODS or (parent_span_id is None and method in _CALLED_ALONE)
         self.capture._rec.enter(id_, parent_span_id, question=call_question(bound_args.arguments),
-                                app=method in _APP_METHODS, synthesis=method in _SYNTHESIS)
+                                app=app, synthesis=method in _SYNTHESIS)
 
     def prepare_to_exit_span(self, id_: str, result: Any = None, **kwargs: Any) -> None:
         self.capture._rec.exit(id_, result)
