@@ -21,12 +21,13 @@ from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .contexts import CaptureWarning, ModelCall, as_documents, as_text, select_contexts
+from .contexts import CaptureWarning, ModelCall, as_documents, as_text, normalise, select_contexts
 from .errors import ConfigError
+from .passages import held_runs
 from .types import Document, Sample
 
-__all__ = ["CallTree", "Turn", "call_question", "captured_sample", "read_result", "result_documents",
-           "result_text", "warn_once"]
+__all__ = ["CallTree", "Turn", "call_question", "captured_sample", "lent", "read_result", "result_documents",
+           "result_text", "turn_sample", "warn_once"]
 
 
 class CallTree:
@@ -80,6 +81,38 @@ def captured_sample(ident: str, question: str | None, answer: str | None, candid
     sources = list(chosen.contexts) + (as_documents(chosen.generated) if include_generated else [])
     return Sample(id=ident, question=question or "", answer=answer, contexts=sources,
                   generated=chosen.generated, capture_note=chosen.note)
+
+
+def lent(turn: Turn, before: Sequence[Turn]) -> list[Turn]:
+    """The earlier calls (``before``) that only retrieved (``docs = retriever.invoke(q)``) and whose
+    documents reached ``turn``'s model calls: their retrievals are ``turn``'s, for a sample stands
+    for an answer, not for a top-level call."""
+    if not turn.calls:
+        return []
+    prompts = [normalise(c.prompt) for c in turn.calls]
+    return [b for b in before if b.done and not b.calls and b.answer is None and b.retrieved
+            and b.taken_by in (None, turn.id)
+            and any(normalise(d.text) in p or held_runs(d.text, p) for r in b.retrieved for d in r for p in prompts)]
+
+
+_SPLIT = ("a tool returned its search results as one text, split here into passages at its blank lines or "
+          "record fields; their ids are the ids the text names, else digests of their text")
+
+
+def turn_sample(turn: Turn, before: Sequence[Turn], include_generated: bool) -> Sample:
+    """The sample of one finished call, with the retrievals of the calls ``before`` it that its
+    answer used (:func:`lent`, marked as taken)."""
+    borrowed = lent(turn, before)
+    for b in borrowed:
+        b.taken_by = turn.id
+    question = turn.question or turn.retriever_query or next((b.retriever_query for b in borrowed
+                                                              if b.retriever_query), None)
+    sample = captured_sample(turn.id, question, turn.final_answer(),
+                             [r for b in borrowed for r in b.retrieved] + (turn.retrieved or turn.steps + turn.tools),
+                             turn.calls, stated=turn.sources, include_generated=include_generated)
+    if turn.split and sample.contexts:
+        sample = sample.model_copy(update={"capture_note": "; ".join(filter(None, [sample.capture_note, _SPLIT]))})
+    return sample
 
 
 def warn_once(capture: Any, sample: Sample) -> None:

@@ -38,10 +38,10 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from .adapting import ANSWER_KEYS, CONTEXT_KEYS, QUESTION_KEYS, answer_of, message_text, pick, question_of
-from .capturing import CallTree, Turn, captured_sample, result_documents, result_text, warn_once
-from .contexts import ModelCall, as_documents, as_text, normalise
+from .capturing import CallTree, Turn, result_documents, result_text, turn_sample, warn_once
+from .contexts import ModelCall, as_documents, as_text
 from .errors import ConfigError
-from .passages import held_text, split_passages
+from .passages import split_passages
 from .results import Unscored
 from .types import AgentAnswer, Document, Sample
 
@@ -266,35 +266,11 @@ class CallRecorder:
 
     # ------------------------------------------------------------------ samples
 
-    def _lent(self, t: Turn) -> list[Turn]:
-        """The earlier calls of this capture that only retrieved (``docs = retriever.invoke(q)``)
-        and whose documents reached ``t``'s model calls: their retrievals are ``t``'s, for the
-        answer is what a sample stands for, not the top-level call."""
-        if not t.calls:
-            return []
-        before = self._turns[:self._turns.index(t)] if t in self._turns else []
-        prompts = [normalise(c.prompt) for c in t.calls]
-        return [b for b in before if b.done and not b.calls and b.answer is None and b.retrieved
-                and b.taken_by in (None, t.id)
-                and any(normalise(d.text) in p or held_text(d.text, p) for r in b.retrieved for d in r
-                        for p in prompts)]
-
     def _sample(self, t: Turn, include_generated: bool) -> Sample:
         if include_generated in t.samples:
             return t.samples[include_generated]
         with self._lock:
-            lent = self._lent(t)
-            for b in lent:
-                b.taken_by = t.id
-        own = t.retrieved or t.steps + t.tools
-        sample = captured_sample(t.id, t.question or t.retriever_query or next(
-            (b.retriever_query for b in lent if b.retriever_query), None), t.final_answer(),
-            [r for b in lent for r in b.retrieved] + own, t.calls, stated=t.sources,
-            include_generated=include_generated)
-        if t.split and sample.contexts:
-            note = ("a tool returned its search results as one text, split here into passages at its "
-                    "blank lines or record fields; their ids are the ids the text names, else digests of their text")
-            sample = sample.model_copy(update={"capture_note": "; ".join(filter(None, [sample.capture_note, note]))})
+            sample = turn_sample(t, self._turns[:self._turns.index(t)] if t in self._turns else [], include_generated)
         warn_once(self, sample)
         if t.stream is None or getattr(t.stream, "is_done", True):  # an unread stream's answer is to come
             t.samples[include_generated] = sample
