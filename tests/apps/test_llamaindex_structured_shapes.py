@@ -285,3 +285,39 @@ def test_a_retrieval_then_a_synthesis_called_alone_is_one_sample(index) -> None:
     with capturing() as alone:
         retriever.retrieve(QUESTION)  # a retrieval no answer used is a sample of its own, with no answer
     assert [(s.answer, [d.id for d in s.contexts]) for s in alone.samples] == [(None, [n.node.ref_doc_id for n in nodes])]
+
+
+def test_an_agent_with_a_query_engine_tool_that_answers_briefly(index) -> None:
+    """https://docs.llamaindex.ai/en/stable/understanding/agent/rag_agent/ : a ``FunctionAgent``
+    asks a ``QueryEngineTool``, whose engine answers in two words; the agent's final call holds the
+    tool call and that answer, which brings the nodes the engine answered from."""
+    import asyncio
+
+    from llama_index.core.agent.workflow import FunctionAgent
+    from llama_index.core.base.llms.types import ToolCallBlock
+    from llama_index.core.llms import ChatMessage
+    from llama_index.core.llms.mock import MockFunctionCallingLLM
+
+    finals: list[str] = []
+
+    def turn(messages, **kwargs):
+        if not any(m.role == "tool" for m in messages):
+            return ChatMessage(role="assistant", blocks=[ToolCallBlock(
+                tool_call_id="c1", tool_name="terms", tool_kwargs={"input": "pump warranty length"})])
+        finals.append("\n".join(str(m.content) for m in messages))
+        return ChatMessage(role="assistant", content=ANSWER)
+    engine_llm = RecordingLLM(lambda p: "Two years.")
+    tool = QueryEngineTool.from_defaults(index.as_query_engine(llm=engine_llm, similarity_top_k=2), name="terms",
+                                         description="The pump's terms.")
+    agent = FunctionAgent(tools=[tool], llm=MockFunctionCallingLLM(response_generator=turn, is_chat_model=True),
+                          system_prompt="Answer using the terms tool.")
+
+    async def main():
+        return await agent.run(user_msg=QUESTION)
+    with capturing() as cap:
+        assert str(asyncio.run(main())) == ANSWER
+    (sample,) = cap.samples
+    assert "Two years." in finals[-1]  # the tool's answer reached the agent's answering call
+    oracle = in_order(engine_llm._seen[-1][0], TEXTS)
+    assert len(oracle) == 2 and [d.id for d in sample.contexts] == oracle
+    assert sample.generated == ["Two years."] and sample.capture_note is None

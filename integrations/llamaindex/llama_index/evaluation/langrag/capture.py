@@ -69,13 +69,21 @@ class RAGCapture(BaseEventHandler):
             rec.retrieved(span, event.nodes or [])
         elif isinstance(event, LLMChatEndEvent):
             reply = getattr(getattr(event.response, "message", None), "content", None)
-            rec.model_called(span, ModelCall("\n".join(str(m.content or "") for m in event.messages or []),
+            rec.model_called(span, ModelCall("\n".join(_message_text(m) for m in event.messages or []),
                                              str(reply or "")))
         elif isinstance(event, LLMCompletionEndEvent):
             text = getattr(event.response, "text", "")
             rec.model_called(span, ModelCall(str(event.prompt or ""), str(text or "")))
         elif isinstance(event, QueryEndEvent) and not rec.watched:  # registered alone: query engines
             rec.finished(event.id_, as_text(event.query, strict=False), event.response)
+
+
+def _message_text(message: Any) -> str:
+    """A chat message's text and the tool calls it makes: an agent's prompt holds the question it
+    asked a query engine tool beside that tool's answer, which links a short answer to its nodes."""
+    calls = [f"\n{b.tool_name}({b.tool_kwargs})" for b in getattr(message, "blocks", None) or []
+             if getattr(b, "tool_name", None)]
+    return str(message.content or "") + "".join(calls)
 
 
 class _Spans(SimpleSpanHandler):
