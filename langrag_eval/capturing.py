@@ -106,7 +106,7 @@ def turn_sample(turn: Turn, before: Sequence[Turn], include_generated: bool) -> 
     for b in borrowed:
         b.taken_by = turn.id
     question = turn.question or turn.retriever_query or next((b.retriever_query for b in borrowed
-                                                              if b.retriever_query), None)
+                                                              if b.retriever_query), turn.prompt_question)
     sample = captured_sample(turn.id, question, turn.final_answer(),
                              [r for b in borrowed for r in b.retrieved] + (turn.retrieved or turn.steps + turn.tools),
                              turn.calls, stated=turn.sources, include_generated=include_generated)
@@ -153,6 +153,7 @@ class Turn:
     steps: list[list[Document]] = field(default_factory=list)      # documents steps returned (no retriever ran)
     tools: list[list[Document]] = field(default_factory=list)      # tools' results (no retriever ran)
     retriever_query: str | None = None  # the question when the app is a bare retriever
+    prompt_question: str | None = None  # the last user message, when the app is a bare model call
     prompts: dict[Hashable, str] = field(default_factory=dict)     # model calls under way
     calls: list[ModelCall] = field(default_factory=list)            # model calls done, in the order they ended
     answer: str | None = None
@@ -161,6 +162,7 @@ class Turn:
     done: bool = False
     asked: dict[Hashable, str] = field(default_factory=dict)  # app calls inside this one, by span: their question
     syntheses: set[Hashable] = field(default_factory=set)      # the spans that each write one answer
+    formatting: bool = False      # it returned a prompt value: a template called alone
     split: bool = False           # a tool's one-text result was split into passages
     taken_by: str | None = None   # a later call whose answer this call's retrieval reached
     samples: dict[bool, Sample] = field(default_factory=dict)  # the sample, by include_generated, once read

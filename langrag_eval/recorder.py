@@ -81,6 +81,7 @@ def read_outputs(turn: Turn, outputs: Any) -> None:
             turn.steps.append(as_documents(outputs[key], field=f"output {key!r}") if key else [])
         except ConfigError:
             turn.steps.append([])
+    turn.formatting = hasattr(outputs, "to_messages")  # a prompt template's value: input for a later call
     turn.answer, turn.done = answer_of(outputs), True
 
 
@@ -234,10 +235,18 @@ class CallRecorder:
         if self._tree.root.get(run, run) == run:  # the app is a bare retriever
             self.exit(run, None)
 
-    def model_start(self, run: Hashable, parent: Hashable | None, prompt: str) -> None:
+    def model_start(self, run: Hashable, parent: Hashable | None, prompt: str, *, question: str | None = None,
+                    tags: Any = ()) -> None:
+        """A model call starts; one the app makes itself, under no run at all (``messages =
+        prompt.invoke(...)``, then ``llm.invoke(messages)``), is a call of the app's, asked
+        ``question``."""
+        if parent is None and EVALUATION_TAG in (tags or ()):
+            return  # a judge's call while capturing
         with self._lock:
             root = self._tree.enter(run, parent)
-            if (turn := self._open.get(root)) is not None and root != run:
+            if parent is None:  # its messages are the whole prompt: the question a retrieval it used was asked wins
+                self._open[run] = Turn(id=str(run), question=None, prompt_question=question)
+            if (turn := self._open.get(root)) is not None:
                 turn.prompts[run] = prompt
 
     def model_end(self, run: Hashable, reply: str) -> None:
@@ -245,6 +254,8 @@ class CallRecorder:
             turn = self._turn_of(run)
             if turn is not None and (prompt := turn.prompts.pop(run, None)) is not None:
                 turn.calls.append(ModelCall(prompt, reply))
+        if turn is not None and turn.id == str(run):
+            self.exit(run, reply)
 
     def tool_start(self, run: Hashable, parent: Hashable | None) -> None:
         with self._lock:  # an agent's retriever tool: the retriever inside it belongs to the agent's run
@@ -282,7 +293,9 @@ class CallRecorder:
             turns = [t for t in self._turns if t.done]
         generated = self.include_generated if include_generated is None else include_generated
         samples = [(t, self._sample(t, generated)) for t in turns]
-        return [s for t, s in samples if t.taken_by is None]  # a retrieval lent to a later answer is in its sample
+        # a retrieval lent to a later answer is in that answer's sample; a prompt template called
+        # alone only formats a later call's input
+        return [s for t, s in samples if t.taken_by is None and not (t.formatting and not t.calls and not s.contexts)]
 
     samples = property(collected)
 

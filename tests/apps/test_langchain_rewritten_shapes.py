@@ -8,6 +8,7 @@ contexts are what the answering prompt held, in its order, under the documents' 
 
 from __future__ import annotations
 
+import asyncio
 import re
 from typing import TypedDict
 
@@ -31,6 +32,7 @@ from langchain_core.stores import InMemoryStore
 from langchain_core.tools import tool
 from langchain_core.vectorstores import InMemoryVectorStore
 from langchain_langrag import capturing, tournament_from_runnables
+from langchain_langrag.models import as_judge
 from langchain_text_splitters import RecursiveCharacterTextSplitter
 from langgraph.graph import END, START, StateGraph
 
@@ -319,4 +321,24 @@ def test_a_multi_vector_retriever_gives_the_documents_its_summaries_point_to(pip
     (sample,) = cap.samples
     oracle = in_prompt_order(fake.final_prompt(ANSWER), {d.id: d.page_content for d in LONG})
     assert len(oracle) == 2 and captured(sample) == oracle and sample.capture_note is None
+    pipeline.thelma(sample)
+
+
+def test_a_prompt_and_a_model_called_alone_after_a_retrieval_is_one_sample(pipeline) -> None:
+    """https://python.langchain.com/docs/tutorials/rag/ (the ``generate`` step outside a graph):
+    ``docs = retriever.invoke(q)``, ``messages = prompt.invoke(...)``, ``llm.invoke(messages)``:
+    three calls of the app's own, one answer, one sample; a judge's call is none."""
+    fake = Recording(rule=answering)
+    retriever = store().as_retriever(search_kwargs={"k": 2})
+    with capturing() as cap:
+        docs = retriever.invoke(QUESTION)
+        messages = PROMPT.invoke({"context": "\n\n".join(d.page_content for d in docs), "question": QUESTION})
+        assert fake.invoke(messages).content == ANSWER
+        judge_model = Recording(rule=lambda p: "[[A]]")
+        asyncio.run(as_judge(judge_model).complete("Which answer is better?"))  # a judge's call while capturing
+    assert judge_model.seen
+    (sample,) = cap.samples
+    oracle = in_prompt_order(fake.final_prompt(ANSWER), {d.id: d.page_content for d in LONG})
+    assert sample.question == QUESTION and sample.answer == ANSWER and captured(sample) == oracle
+    assert [d.id for d in docs] == [i for i, _ in oracle] and sample.capture_note is None
     pipeline.thelma(sample)
