@@ -159,7 +159,9 @@ def _carried(call: ModelCall, final: ModelCall, prompt: str, claimed: set[int]) 
     out = normalise(call.output)
     at, end = -1, len(prompt)
     while out and (found := prompt.rfind(out, 0, end)) >= 0:
-        if found not in claimed:
+        whole = (found == 0 or not prompt[found - 1].isalnum()) and \
+            (found + len(out) == len(prompt) or not prompt[found + len(out)].isalnum())
+        if found not in claimed and (whole or len(out) >= _CARRIED_MIN):  # "no" is not in "note"
             at = found
             break
         end = found + len(out) - 1

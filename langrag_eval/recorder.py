@@ -207,7 +207,9 @@ class CallRecorder:
 
     def chain_start(self, run: Hashable, parent: Hashable | None, inputs: Any, tags: Any = ()) -> None:
         if EVALUATION_TAG not in (tags or ()):  # an evaluation traced while capturing is no app
-            self.enter(run, parent, question=question_of(inputs))
+            # a chain inside the app's call is a step, not an app call of its own: its question (a
+            # grader's, asked the user's question) links no reply to the answer
+            self.enter(run, parent, question=question_of(inputs), app=parent is None or parent not in self._tree.root)
 
     def chain_end(self, run: Hashable, outputs: Any) -> None:
         with self._lock:

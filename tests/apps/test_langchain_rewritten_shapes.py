@@ -342,3 +342,30 @@ def test_a_prompt_and_a_model_called_alone_after_a_retrieval_is_one_sample(pipel
     assert sample.question == QUESTION and sample.answer == ANSWER and captured(sample) == oracle
     assert [d.id for d in docs] == [i for i, _ in oracle] and sample.capture_note is None
     pipeline.thelma(sample)
+
+
+def test_a_graders_short_reply_in_the_answering_prompt_brings_nothing() -> None:
+    """https://langchain-ai.github.io/langgraph/tutorials/rag/langgraph_agentic_rag/ (grade, then
+    generate) with an answering prompt that holds the grader's word "no" and the question the
+    grader was asked: a grader's chain is a step of the app, not a sub-question."""
+    grade = ChatPromptTemplate.from_template("Is the document relevant? Reply yes or no.\n{document}\nQuestion: {question}")
+    answer_prompt = ChatPromptTemplate.from_template(
+        "Answer from the context; say no if it does not tell.\nContext:\n{context}\n\nQuestion: {question}")
+    fake = Recording(rule=lambda p: ("yes" if "two years" in p else "no") if p.startswith("Is the") else ANSWER)
+    retriever = store().as_retriever(search_kwargs={"k": 2})
+
+    def rag(question: str) -> str:
+        docs = retriever.invoke(question)
+        kept = [d for d in docs if (grade | fake | StrOutputParser()).invoke(
+            {"document": d.page_content, "question": question}) == "yes"]
+        return (answer_prompt | fake | StrOutputParser()).invoke(
+            {"context": "\n\n".join(d.page_content for d in kept), "question": question})
+    from langchain_core.runnables import RunnableLambda
+
+    with capturing() as cap:
+        RunnableLambda(rag).invoke(QUESTION)
+    (sample,) = cap.samples
+    graded = [r for p, r in fake.seen if p.startswith("Is the")]
+    assert sorted(graded) == ["no", "yes"] and " no " in fake.final_prompt(ANSWER)
+    oracle = in_prompt_order(fake.final_prompt(ANSWER), {d.id: d.page_content for d in LONG})
+    assert [i for i, _ in oracle] == ["warranty"] and captured(sample) == oracle
