@@ -23,7 +23,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .errors import ConfigError
 
-__all__ = ["AgentAnswer", "Document", "Sample", "as_documents", "as_text", "read_document", "sequence_of", "text_id"]
+__all__ = ["AgentAnswer", "Document", "Sample", "as_documents", "as_text", "node_id", "read_document",
+           "sequence_of", "text_id"]
 
 
 class Document(BaseModel):
@@ -40,6 +41,25 @@ class Document(BaseModel):
 def text_id(text: str) -> str:
     """The id of a document that has none: a digest of its text, so pooling finds copies."""
     return "sha1:" + hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
+
+
+def node_id(node: Any) -> str | None:
+    """A LlamaIndex node's id that names its document: the source document's id (``ref_doc_id``,
+    the ``Document(id_=...)`` it was parsed from) when the node is that whole document, with the
+    node's place in it (``#`` and its first character's offset) when the document was chunked; the
+    node's own id when it has no source. A node's own id is a fresh UUID each time a document is
+    indexed, so one document would have another id in each variant of an app."""
+    try:
+        source = getattr(node, "ref_doc_id", None)
+    except Exception:  # noqa: BLE001 - a node type whose source relationship is malformed
+        source = None
+    if not source:
+        return getattr(node, "node_id", None)
+    chunked = getattr(node, "prev_node", None) is not None or getattr(node, "next_node", None) is not None
+    if not chunked:
+        return str(source)
+    start = getattr(node, "start_char_idx", None)
+    return f"{source}#{start}" if isinstance(start, int) else f"{source}#{text_id(node.get_content())}"
 
 
 def read_document(item: Any, where: str) -> Document | None:
@@ -60,10 +80,10 @@ def read_document(item: Any, where: str) -> Document | None:
         text, ident, meta = item.page_content, getattr(item, "id", None), getattr(item, "metadata", None) or {}
     elif hasattr(getattr(item, "node", None), "get_content"):  # LlamaIndex NodeWithScore
         node = item.node
-        text, ident, score = node.get_content(), getattr(node, "node_id", None), getattr(item, "score", None)
+        text, ident, score = node.get_content(), node_id(node), getattr(item, "score", None)
         meta = getattr(node, "metadata", None) or {}
     elif callable(getattr(item, "get_content", None)):  # a LlamaIndex node
-        text, ident, meta = item.get_content(), getattr(item, "node_id", None), getattr(item, "metadata", None) or {}
+        text, ident, meta = item.get_content(), node_id(item), getattr(item, "metadata", None) or {}
     else:
         raise ConfigError(f"{where} is a {type(item).__name__}, not a document: pass strings, "
                           "LangChain Documents, LlamaIndex nodes or dicts with page_content / text")

@@ -21,13 +21,13 @@ from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .contexts import CaptureWarning, ModelCall, select_contexts
-from ..types import as_documents, as_text
+from .contexts import CaptureWarning, ModelCall, normalise, select_contexts
+from .passages import held_runs
 from ..errors import ConfigError
-from ..types import Document, Sample
+from ..types import Document, Sample, as_documents, as_text
 
-__all__ = ["CallTree", "Turn", "call_question", "captured_sample", "read_result", "result_documents",
-           "result_text", "warn_once"]
+__all__ = ["CallTree", "Turn", "call_question", "captured_sample", "lent", "read_result", "result_documents",
+           "result_text", "turn_sample", "warn_once"]
 
 
 class CallTree:
@@ -83,6 +83,38 @@ def captured_sample(ident: str, question: str | None, answer: str | None, candid
                   generated=chosen.generated, capture_note=chosen.note)
 
 
+def lent(turn: Turn, before: Sequence[Turn]) -> list[Turn]:
+    """The earlier calls (``before``) that only retrieved (``docs = retriever.invoke(q)``) and whose
+    documents reached ``turn``'s model calls: their retrievals are ``turn``'s, for a sample stands
+    for an answer, not for a top-level call."""
+    if not turn.calls:
+        return []
+    prompts = [normalise(c.prompt) for c in turn.calls]
+    return [b for b in before if b.done and not b.calls and b.answer is None and b.retrieved
+            and b.taken_by in (None, turn.id)
+            and any(normalise(d.text) in p or held_runs(d.text, p) for r in b.retrieved for d in r for p in prompts)]
+
+
+_SPLIT = ("a tool returned its search results as one text, split here into passages at its blank lines or "
+          "record fields; their ids are the ids the text names, else digests of their text")
+
+
+def turn_sample(turn: Turn, before: Sequence[Turn], include_generated: bool) -> Sample:
+    """The sample of one finished call, with the retrievals of the calls ``before`` it that its
+    answer used (:func:`lent`, marked as taken)."""
+    borrowed = lent(turn, before)
+    for b in borrowed:
+        b.taken_by = turn.id
+    question = turn.question or turn.retriever_query or next((b.retriever_query for b in borrowed
+                                                              if b.retriever_query), turn.prompt_question)
+    sample = captured_sample(turn.id, question, turn.final_answer(),
+                             [r for b in borrowed for r in b.retrieved] + (turn.retrieved or turn.steps + turn.tools),
+                             turn.calls, stated=turn.sources, include_generated=include_generated)
+    if turn.split and sample.contexts:
+        sample = sample.model_copy(update={"capture_note": "; ".join(filter(None, [sample.capture_note, _SPLIT]))})
+    return sample
+
+
 def warn_once(capture: Any, sample: Sample) -> None:
     """One :class:`CaptureWarning` per capture, at its first sample with a ``capture_note``."""
     if sample.capture_note and not getattr(capture, "_warned", False):
@@ -121,12 +153,18 @@ class Turn:
     steps: list[list[Document]] = field(default_factory=list)      # documents steps returned (no retriever ran)
     tools: list[list[Document]] = field(default_factory=list)      # tools' results (no retriever ran)
     retriever_query: str | None = None  # the question when the app is a bare retriever
+    prompt_question: str | None = None  # the last user message, when the app is a bare model call
     prompts: dict[Hashable, str] = field(default_factory=dict)     # model calls under way
     calls: list[ModelCall] = field(default_factory=list)            # model calls done, in the order they ended
     answer: str | None = None
     sources: list[Document] | None = None  # what the result names as its sources
     stream: Any = None            # a chat stream whose text is read once it is done
     done: bool = False
+    asked: dict[Hashable, str] = field(default_factory=dict)  # app calls inside this one, by span: their question
+    syntheses: set[Hashable] = field(default_factory=set)      # the spans that each write one answer
+    formatting: bool = False      # it returned a prompt value: a template called alone
+    split: bool = False           # a tool's one-text result was split into passages
+    taken_by: str | None = None   # a later call whose answer this call's retrieval reached
     samples: dict[bool, Sample] = field(default_factory=dict)  # the sample, by include_generated, once read
 
     def final_answer(self) -> str | None:
@@ -176,7 +214,11 @@ async def _atee(gen: Any, turn: Turn) -> Any:
 
 def read_result(turn: Turn, result: Any) -> None:
     """Answer and sources from what the call returned; a stream is wrapped so that its text is
-    kept as the caller reads it."""
+    kept as the caller reads it. A retriever called alone returns its nodes (recorded as it
+    retrieved them), and no answer."""
+    if isinstance(result, list):
+        turn.done = True
+        return
     if hasattr(result, "source_nodes") and not getattr(result, "tool_calls", None):
         turn.sources = as_documents(result.source_nodes or [])  # after post-processing: may be none
     elif not turn.retrieved and (docs := result_documents(result)):

@@ -31,18 +31,19 @@ Callback events (LangChain's) are the same bookkeeping under the events' names:
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from .adapting import ANSWER_KEYS, CONTEXT_KEYS, QUESTION_KEYS, answer_of, message_text, pick, question_of
-from .capturing import CallTree, Turn, captured_sample, result_documents, result_text, warn_once
+from .capturing import CallTree, Turn, result_documents, result_text, turn_sample, warn_once
 from .contexts import ModelCall
-from ..types import as_documents, as_text
+from .passages import split_passages
 from ..errors import ConfigError
 from ..results import Unscored
-from ..types import AgentAnswer, Document, Sample
+from ..types import AgentAnswer, Document, Sample, as_documents, as_text
 
 if TYPE_CHECKING:
     from ..pipelines import Agent
@@ -80,6 +81,7 @@ def read_outputs(turn: Turn, outputs: Any) -> None:
             turn.steps.append(as_documents(outputs[key], field=f"output {key!r}") if key else [])
         except ConfigError:
             turn.steps.append([])
+    turn.formatting = hasattr(outputs, "to_messages")  # a prompt template's value: input for a later call
     turn.answer, turn.done = answer_of(outputs), True
 
 
@@ -128,14 +130,23 @@ class CallRecorder:
     # ------------------------------------------------------------------ spans
 
     def enter(self, span: Hashable, parent: Hashable | None, *, question: str | None = None,
-              app: bool = True) -> None:
-        """A span starts under ``parent``; a top-level one that is an ``app`` call opens a call."""
+              app: bool = True, synthesis: bool = False) -> None:
+        """A span starts under ``parent``; a top-level one that is an ``app`` call opens a call. An
+        ``app`` call inside one (a sub-question's query engine) and a ``synthesis`` (the calls
+        that write one answer from several prompts) are the structure a model call's reply is
+        linked by (:class:`~langrag_eval.adapters.contexts.ModelCall`)."""
         if self._elsewhere():
             return
         with self._lock:
             self.watched = True
-            if self._tree.enter(span, parent) == span and app:
+            root = self._tree.enter(span, parent)
+            if root == span and app:
                 self._open[span] = Turn(id=str(span), question=question)
+            elif (turn := self._open.get(root)) is not None:
+                if app and question:
+                    turn.asked[span] = question
+                if synthesis:
+                    turn.syntheses.add(span)
 
     def exit(self, span: Hashable, result: Any, *, failed: bool = False) -> None:
         """A span ends; a top-level call's ``result`` gives its answer (a failed call is no sample)."""
@@ -183,14 +194,22 @@ class CallRecorder:
 
     def model_called(self, span: Hashable | None, call: ModelCall) -> None:
         with self._lock:
-            if (turn := self._turn_of(span)) is not None:
-                turn.calls.append(call)
+            if (turn := self._turn_of(span)) is None:
+                return
+            question, group, at = None, None, span
+            while at is not None:  # the nearest app call and synthesis the call was made in
+                question = question or turn.asked.get(at)
+                group = group if group is not None or at not in turn.syntheses else at
+                at = self._tree.parent.get(at)
+            turn.calls.append(replace(call, question=question, group=group))
 
     # ------------------------------------------------------------------ callback events
 
     def chain_start(self, run: Hashable, parent: Hashable | None, inputs: Any, tags: Any = ()) -> None:
         if EVALUATION_TAG not in (tags or ()):  # an evaluation traced while capturing is no app
-            self.enter(run, parent, question=question_of(inputs))
+            # a chain inside the app's call is a step, not an app call of its own: its question (a
+            # grader's, asked the user's question) links no reply to the answer
+            self.enter(run, parent, question=question_of(inputs), app=parent is None or parent not in self._tree.root)
 
     def chain_end(self, run: Hashable, outputs: Any) -> None:
         with self._lock:
@@ -218,10 +237,18 @@ class CallRecorder:
         if self._tree.root.get(run, run) == run:  # the app is a bare retriever
             self.exit(run, None)
 
-    def model_start(self, run: Hashable, parent: Hashable | None, prompt: str) -> None:
+    def model_start(self, run: Hashable, parent: Hashable | None, prompt: str, *, question: str | None = None,
+                    tags: Any = ()) -> None:
+        """A model call starts; one the app makes itself, under no run at all (``messages =
+        prompt.invoke(...)``, then ``llm.invoke(messages)``), is a call of the app's, asked
+        ``question``."""
+        if parent is None and EVALUATION_TAG in (tags or ()):
+            return  # a judge's call while capturing
         with self._lock:
             root = self._tree.enter(run, parent)
-            if (turn := self._open.get(root)) is not None and root != run:
+            if parent is None:  # its messages are the whole prompt: the question a retrieval it used was asked wins
+                self._open[run] = Turn(id=str(run), question=None, prompt_question=question)
+            if (turn := self._open.get(root)) is not None:
                 turn.prompts[run] = prompt
 
     def model_end(self, run: Hashable, reply: str) -> None:
@@ -229,6 +256,8 @@ class CallRecorder:
             turn = self._turn_of(run)
             if turn is not None and (prompt := turn.prompts.pop(run, None)) is not None:
                 turn.calls.append(ModelCall(prompt, reply))
+        if turn is not None and turn.id == str(run):
+            self.exit(run, reply)
 
     def tool_start(self, run: Hashable, parent: Hashable | None) -> None:
         with self._lock:  # an agent's retriever tool: the retriever inside it belongs to the agent's run
@@ -242,17 +271,19 @@ class CallRecorder:
             if turn is None or output is None or self._tree.inside_retriever(run):
                 return
             artifact, text = step_documents(getattr(output, "artifact", None)), message_text(output)
-            if artifact or text:
-                turn.tools.append(as_documents(artifact or text))
+            if artifact:
+                turn.tools.append(as_documents(artifact))
+            elif text:  # the search results as one text: split back into its documents
+                turn.tools.append(split_passages(text))
+                turn.split = turn.split or len(turn.tools[-1]) > 1
 
     # ------------------------------------------------------------------ samples
 
     def _sample(self, t: Turn, include_generated: bool) -> Sample:
         if include_generated in t.samples:
             return t.samples[include_generated]
-        sample = captured_sample(t.id, t.question or t.retriever_query, t.final_answer(),
-                                 t.retrieved or t.steps + t.tools, t.calls, stated=t.sources,
-                                 include_generated=include_generated)
+        with self._lock:
+            sample = turn_sample(t, self._turns[:self._turns.index(t)] if t in self._turns else [], include_generated)
         warn_once(self, sample)
         if t.stream is None or getattr(t.stream, "is_done", True):  # an unread stream's answer is to come
             t.samples[include_generated] = sample
@@ -263,7 +294,10 @@ class CallRecorder:
         with self._lock:
             turns = [t for t in self._turns if t.done]
         generated = self.include_generated if include_generated is None else include_generated
-        return [self._sample(t, generated) for t in turns]
+        samples = [(t, self._sample(t, generated)) for t in turns]
+        # a retrieval lent to a later answer is in that answer's sample; a prompt template called
+        # alone only formats a later call's input
+        return [s for t, s in samples if t.taken_by is None and not (t.formatting and not t.calls and not s.contexts)]
 
     samples = property(collected)
 
@@ -294,7 +328,7 @@ def runnable_fix(name: str, exc: BaseException) -> str:
     """What to try when an app fails on its first question."""
     text = str(exc)
     if "Missing keys" in text or "configurable" in text or "thread_id" in text or "checkpointer" in text:
-        return ("pass config=lambda name, qid: {'configurable': {...}} with the keys the runnable needs "
+        return ("pass run_config=lambda name, qid: {'configurable': {...}} with the keys the runnable needs "
                 "(each call gets thread_id and session_id by default)")
     return ("pass input=lambda question: ... to build the runnable's input from the question (by default it "
             "is read from the input schema), or answer_key= / context_key= to read its output")

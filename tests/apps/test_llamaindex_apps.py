@@ -126,8 +126,9 @@ def test_app_shape_capture_grade_thelma_tournament(shape, index, pipeline) -> No
     assert sample.question == QUESTION and sample.answer == mock_answer(3)
     assert sorted(d.text for d in sample.contexts) == sorted(d.text for d in DOCS)
     assert sorted(d.metadata["source"] for d in sample.contexts) == sorted(d.metadata["source"] for d in DOCS)
-    node_ids = {n.node_id for n in index.docstore.docs.values()}
-    assert {d.id for d in sample.contexts} == node_ids  # node ids, not digests of the text
+    # the id of the Document each node was parsed from: not the node's fresh UUID, not a digest of the text
+    assert {d.id for d in sample.contexts} == {d.doc_id for d in DOCS}
+    assert {d.id for d in sample.contexts} == {n.ref_doc_id for n in index.docstore.docs.values()}
 
     pipeline.vrag(sample, LABEL)
     pipeline.thelma(sample)

@@ -41,6 +41,7 @@ MODULES = {
     "langrag_eval.adapters.contexts": "what reached the answer's prompt: the contexts a capture keeps",
     "langrag_eval.adapters.adapting": "what both framework adapters share: app inputs read, scores as their results",
     "langrag_eval.adapters.capturing": "what both frameworks' captures share: call trees, captured samples",
+    "langrag_eval.adapters.passages": "documents an app cut, windowed or re-wrapped, matched back to what it retrieved",
     "langrag_eval.adapters.recorder": "a capture's bookkeeping for both frameworks, apps called per query",
     "langrag_eval.adapters.outcomes": "any evaluator's result read through its scores as each framework reports it",
     "langrag_eval.model": "the one LLM seam",

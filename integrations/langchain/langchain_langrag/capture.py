@@ -24,6 +24,7 @@ from langchain_core.outputs import LLMResult
 from langchain_core.runnables import Runnable
 from langchain_core.tracers.context import register_configure_hook
 
+from langrag_eval.adapters.adapting import question_of
 from langrag_eval.adapters.recorder import (
     CallRecorder, app_input, app_reply, call_config, prompt_text, runnable_fix,
 )
@@ -59,12 +60,16 @@ class RAGCapture(CallRecorder, BaseCallbackHandler):
         self.retriever_end(run_id, documents)
 
     def on_chat_model_start(self, serialized: Any, messages: Any, *, run_id: UUID,
-                            parent_run_id: UUID | None = None, **kwargs: Any) -> None:
-        self.model_start(run_id, parent_run_id, prompt_text(m for batch in messages for m in batch))
+                            parent_run_id: UUID | None = None, tags: list[str] | None = None, **kwargs: Any) -> None:
+        batch = [m for one in messages for m in one]
+        self.model_start(run_id, parent_run_id, prompt_text(batch), question=question_of(batch), tags=tags)
 
     def on_llm_start(self, serialized: Any, prompts: Any, *, run_id: UUID, parent_run_id: UUID | None = None,
-                     **kwargs: Any) -> None:
-        self.model_start(run_id, parent_run_id, "\n".join(prompts))
+                     tags: list[str] | None = None, **kwargs: Any) -> None:
+        self.model_start(run_id, parent_run_id, "\n".join(prompts), tags=tags)
+
+    def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        self.chain_error(run_id)  # a model call the app made alone, failed: no sample
 
     def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
         gens = response.generations[0] if response.generations else []

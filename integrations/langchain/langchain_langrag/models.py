@@ -18,6 +18,7 @@ from langrag_eval.types import as_text
 from langrag_eval.models.embeddings import Embedder, FunctionEmbedder
 from langrag_eval.errors import ConfigError
 from langrag_eval.model import ChatModel, GenerationParams, Reply, TokenUsage, estimate_tokens
+from langrag_eval.adapters.recorder import EVALUATION_TAG
 from langrag_eval.runtime import Judge
 
 __all__ = ["JudgeLike", "LangChainEmbedder", "LangChainJudge", "as_embedder", "as_judge", "resolve"]
@@ -48,7 +49,7 @@ class LangChainJudge:
                        schema: dict[str, Any] | None = None) -> Reply:
         sent = {"temperature": params.temperature, "max_tokens": params.max_tokens} if self.pass_params else {}
         llm: Any = self.llm.bind(**{k: v for k, v in sent.items() if v is not None}) if sent else self.llm
-        message = await llm.ainvoke(prompt)
+        message = await llm.ainvoke(prompt, config={"tags": [EVALUATION_TAG]})  # a judge's call is no app's
         text = as_text(message, strict=False) or ""  # content blocks joined
         meta = getattr(message, "usage_metadata", None) or {}
         usage = TokenUsage(prompt_tokens=meta.get("input_tokens") or estimate_tokens(prompt),

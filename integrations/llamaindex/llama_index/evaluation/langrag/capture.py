@@ -37,6 +37,10 @@ from langrag_eval.types import Sample
 __all__ = ["RAGCapture", "capturing"]
 
 _APP_METHODS = {"query", "aquery", "chat", "achat", "stream_chat", "astream_chat", "run"}
+_SYNTHESIS = {"synthesize", "asynthesize"}  # a response synthesizer: its refine / tree-summarize calls write one answer
+# called by the app itself, not inside an engine: ``nodes = retriever.retrieve(q)``, then
+# ``synthesizer.synthesize(q, nodes)``; the retrieval is the answer's when its nodes reach the prompt
+_CALLED_ALONE = {"retrieve", "aretrieve", *_SYNTHESIS}
 
 
 class RAGCapture(BaseEventHandler):
@@ -65,7 +69,7 @@ class RAGCapture(BaseEventHandler):
             rec.retrieved(span, event.nodes or [])
         elif isinstance(event, LLMChatEndEvent):
             reply = getattr(getattr(event.response, "message", None), "content", None)
-            rec.model_called(span, ModelCall("\n".join(str(m.content or "") for m in event.messages or []),
+            rec.model_called(span, ModelCall("\n".join(_message_text(m) for m in event.messages or []),
                                              str(reply or "")))
         elif isinstance(event, LLMCompletionEndEvent):
             text = getattr(event.response, "text", "")
@@ -74,14 +78,24 @@ class RAGCapture(BaseEventHandler):
             rec.finished(event.id_, as_text(event.query, strict=False), event.response)
 
 
+def _message_text(message: Any) -> str:
+    """A chat message's text and the tool calls it makes: an agent's prompt holds the question it
+    asked a query engine tool beside that tool's answer, which links a short answer to its nodes."""
+    calls = [f"\n{b.tool_name}({b.tool_kwargs})" for b in getattr(message, "blocks", None) or []
+             if getattr(b, "tool_name", None)]
+    return str(message.content or "") + "".join(calls)
+
+
 class _Spans(SimpleSpanHandler):
     """Tells the capture which call each span belongs to; keeps no spans itself."""
 
     capture: Any = None
 
     def new_span(self, id_: str, bound_args: Any, parent_span_id: str | None = None, **kwargs: Any) -> None:
-        app = id_.split("-", 1)[0].rsplit(".", 1)[-1] in _APP_METHODS  # span ids are "Class.method-uuid"
-        self.capture._rec.enter(id_, parent_span_id, question=call_question(bound_args.arguments), app=app)
+        method = id_.split("-", 1)[0].rsplit(".", 1)[-1]  # span ids are "Class.method-uuid"
+        app = method in _APP_METHODS or (parent_span_id is None and method in _CALLED_ALONE)
+        self.capture._rec.enter(id_, parent_span_id, question=call_question(bound_args.arguments),
+                                app=app, synthesis=method in _SYNTHESIS)
 
     def prepare_to_exit_span(self, id_: str, result: Any = None, **kwargs: Any) -> None:
         self.capture._rec.exit(id_, result)
