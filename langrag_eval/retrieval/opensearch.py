@@ -60,7 +60,8 @@ class OpenSearchBackend(OpenSearchQueries):
     ``OPENSEARCH_PASSWORD``. TLS certificates are verified unless ``verify_certs=False``;
     ``ca_certs`` names a CA bundle for self-signed clusters. The index is created on the first
     :meth:`aindex` call, with a ``knn_vector`` field when vectors are given (``engine``/``space_type``,
-    faiss + cosinesimil by default, which needs OpenSearch 2.19+). ``client``/``async_client`` accept
+    faiss + cosinesimil by default, which needs OpenSearch 2.19+). A knn search visits
+    ``knn_candidates`` (at least ``k``) neighbours and returns the best ``k``. ``client``/``async_client`` accept
     ready-made clients (they are then not closed by :meth:`close`).
     """
 
@@ -68,7 +69,7 @@ class OpenSearchBackend(OpenSearchQueries):
                  password: str | None = None, verify_certs: bool = True, ca_certs: str | None = None,
                  engine: str = "faiss", space_type: str = "cosinesimil", text_field: str = "text",
                  vector_field: str = "embedding", shards: int | None = None, timeout: float = 30.0,
-                 max_retries: int = 1, bulk_size: int = 500, client: Any = None,
+                 max_retries: int = 1, bulk_size: int = 500, knn_candidates: int = 100, client: Any = None,
                  async_client: Any = None) -> None:
         osr.check_engine(engine, space_type)
         self.url, user, password = resolve_credentials(url, user, password, injected=client is not None)
@@ -81,6 +82,9 @@ class OpenSearchBackend(OpenSearchQueries):
         self.index_name, self.engine, self.space_type = index, engine, space_type
         self.text_field, self.vector_field, self.shards = text_field, vector_field, shards
         self.verify_certs, self.bulk_size = verify_certs, bulk_size
+        if knn_candidates < 1:
+            raise ConfigError(f"knn_candidates must be at least 1, got {knn_candidates}")
+        self.knn_candidates = knn_candidates
         self._user, self._password = user, Secret(password)
         self._client_options: dict[str, Any] = {
             "verify_certs": verify_certs, "ca_certs": ca_certs, "timeout": timeout,
