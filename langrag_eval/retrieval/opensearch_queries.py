@@ -120,7 +120,10 @@ class OpenSearchQueries:
                             settings: HybridSettings) -> Plan[tuple[list[Document] | None, str]]:
         """The server-side fusion, or (None, why it is not available)."""
         caps = yield from self._caps_plan()
-        for feature in ("knn", "hybrid", settings.fusion):
+        features = ["knn", "hybrid", settings.fusion]
+        if settings.fusion == "server_rrf" and len(set(settings.weights)) > 1:
+            features.append("server_rrf_weights")  # never silently unweighted
+        for feature in features:
             if feature in caps.unavailable:
                 return None, caps.unavailable[feature]
         self._check_dimension((yield from self._dimension_plan()), len(vector), "the query vector")
@@ -142,7 +145,8 @@ class OpenSearchQueries:
                 return None, reason
             self._pipelines.add(pid)
         body = osr.hybrid_body(text, vector, size=depth, depth=depth, text_field=self.text_field,
-                           vector_field=self.vector_field)
+                               vector_field=self.vector_field,
+                               knn_k=min(max(depth, self.knn_candidates), osr.MAX_KNN_K))
         try:
             reply = yield Call("search", {"index": self.index_name, "body": body, "search_pipeline": pid},
                                 "run a hybrid search")

@@ -136,15 +136,17 @@ def knn_body(vector: Sequence[float], *, k: int, size: int | None = None,
 
 
 def hybrid_body(text: str, vector: Sequence[float], *, size: int, depth: int, text_field: str = "text",
-                vector_field: str = "embedding") -> dict[str, Any]:
+                vector_field: str = "embedding", knn_k: int | None = None) -> dict[str, Any]:
     """Top-level ``hybrid`` query with a ``match`` and a ``knn`` sub-query (at most 5 are allowed).
 
-    It must be sent with a search pipeline; without one OpenSearch returns uncombined hits.
+    It must be sent with a search pipeline; without one OpenSearch returns uncombined hits. Each
+    sub-query contributes its best ``size`` hits; the knn one visits ``knn_k`` (default ``depth``)
+    candidates, as a plain knn search of the same backend does.
     """
     return {"size": size,
             "query": {"hybrid": {"queries": [
                 {"match": {text_field: {"query": text}}},
-                {"knn": {vector_field: {"vector": _vector(vector), "k": _check_k(depth, "depth")}}}]}},
+                {"knn": {vector_field: {"vector": _vector(vector), "k": _check_k(knn_k or depth, "depth")}}}]}},
             "_source": _source_filter(vector_field)}
 
 
@@ -321,6 +323,8 @@ def version_limits(version: tuple[int, int, int] | None) -> dict[str, str]:
 
     >>> sorted(version_limits((2, 15, 0)))
     ['faiss_cosinesimil', 'server_rrf']
+    >>> sorted(version_limits((3, 0, 0)))
+    ['server_rrf_weights']
     """
     if version is None:
         return {}
@@ -332,6 +336,11 @@ def version_limits(version: tuple[int, int, int] | None) -> dict[str, str]:
         limits["server_rrf"] = (f"the score-ranker (RRF) processor needs OpenSearch 2.19+, "
                                 f"the cluster is {text}")
         limits["faiss_cosinesimil"] = f"faiss with cosinesimil needs OpenSearch 2.19+, the cluster is {text}"
+    elif version < (3, 1):
+        # neural-search 2.19.x refuses RRF weights and 3.0.x reads them and ranks without them
+        # ("Not currently using weights for RRF"); they apply from 3.1.
+        limits["server_rrf_weights"] = (f"the score-ranker processor of OpenSearch {text} does not "
+                                        f"apply RRF weights (they apply from 3.1)")
     return limits
 
 

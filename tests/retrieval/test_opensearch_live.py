@@ -38,7 +38,7 @@ from urllib.parse import urlsplit
 import numpy as np
 import pytest
 
-from langrag_eval.retrieval import Chunk, EmbeddedBackend, HybridSettings, rrf
+from langrag_eval.retrieval import Chunk, EmbeddedBackend, HybridSettings, combine_normalized, rrf
 from langrag_eval.retrieval.contract import BackendContract
 
 pytestmark = [pytest.mark.opensearch_live]
@@ -143,14 +143,16 @@ def _same_ranking(got, expected, *, scores: bool, rel=1e-4):
         assert doc.id == ref.id or doc.id in tied, f"rank {i + 1}: {doc.id} vs {ref.id}"
 
 
-def test_bm25_ids_equal_the_embedded_backend(both):
+def test_bm25_equals_the_embedded_backend(both):
     embedded, live, _, _ = both
     version = live.probe().version
-    lucene_bm25 = version is not None and version >= (3, 0, 0)  # 2.x scores are a legacy variant
+    # 2.x scores with Lucene's legacy BM25, which multiplies every score by k1 + 1 = 2.2.
+    scale = 1.0 if version is None or version >= (3, 0, 0) else 2.2
     for query in QUERIES:
         got = live.search(text=query, k=10)
         assert len(got) == 10, query
-        _same_ranking(got, embedded.search(text=query, k=50), scores=lucene_bm25)
+        expected = [SimpleNamespace(id=d.id, score=d.score * scale) for d in embedded.search(text=query, k=50)]
+        _same_ranking(got, expected, scores=True, rel=2e-6)  # float32 rounding
 
 
 def test_knn_recall_at_10_against_exact_search(both):
@@ -165,7 +167,8 @@ def test_knn_recall_at_10_against_exact_search(both):
     assert recall >= 0.99, recall
 
 
-def test_server_rrf_equals_client_rrf_over_the_servers_sub_results(both):
+def test_server_rrf_equals_client_rrf_over_the_servers_sub_results(both, cluster):
+    cluster.require("neural-search")
     _, live, _, vectors = both
     version = live.probe().version
     if version is not None and version < (2, 19, 0):
@@ -180,6 +183,56 @@ def test_server_rrf_equals_client_rrf_over_the_servers_sub_results(both):
         assert live.fallbacks == {}, f"the cluster did not run server-side RRF: {live.fallbacks}"
         assert len(got) == 10, query
         _same_ranking(got, [SimpleNamespace(id=d, score=s) for d, s in expected], scores=True)
+
+
+def _sub_results(live, query, vector, depth):
+    lexical = live.search(text=query, k=depth)
+    dense = live.search(vector=vector, mode="knn", k=depth)
+    return [[(d.id, d.score) for d in lexical], [(d.id, d.score) for d in dense]]
+
+
+def test_server_normalization_counts_a_missing_document_as_zero(both, cluster):
+    """The server's normalization pipeline is the oracle for combine_normalized's default rule."""
+    cluster.require("neural-search")
+    _, live, _, vectors = both
+    settings = HybridSettings(fusion="normalization", weights=(0.3, 0.7), depth=20)
+    discriminating = 0
+    for i, query in enumerate(QUERIES):
+        vector = vectors[i * 11].tolist()
+        subs = _sub_results(live, query, vector, settings.depth)
+        got = live.search(text=query, vector=vector, mode="hybrid", k=10, hybrid=settings)
+        assert live.fallbacks == {}, live.fallbacks
+        zero = combine_normalized(subs, weights=settings.weights)
+        skip = combine_normalized(subs, weights=settings.weights, missing="skip")
+        _same_ranking(got, [SimpleNamespace(id=d, score=s) for d, s in zero], scores=True)
+        discriminating += [d for d, _ in zero[:10]] != [d for d, _ in skip[:10]]
+    assert discriminating > 0, "no query tells the two rules apart"
+
+
+def test_weighted_server_rrf_falls_back_with_one_warning(both, cluster, caplog):
+    """neural-search 2.19-3.0 does not apply RRF weights: the backend fuses client-side (weighted)
+    and says so once, never returning unweighted RRF."""
+    cluster.require("neural-search")
+    _, live, _, vectors = both
+    version = live.probe().version
+    if version is not None and version >= (3, 1, 0):
+        pytest.skip(f"OpenSearch {version} applies RRF weights")
+    settings = HybridSettings(fusion="server_rrf", weights=(0.2, 0.8), depth=20)
+    with caplog.at_level("WARNING", logger="langrag_eval.retrieval.opensearch"):
+        for i, query in enumerate(QUERIES[:3]):
+            vector = vectors[i].tolist()
+            subs = _sub_results(live, query, vector, settings.depth)
+            expected = rrf([[d for d, _ in sub] for sub in subs], weights=settings.weights)
+            got = live.search(text=query, vector=vector, mode="hybrid", k=10, hybrid=settings)
+            _same_ranking(got, [SimpleNamespace(id=d, score=s) for d, s in expected], scores=True)
+    warnings = [r for r in caplog.records if "server_rrf" in r.getMessage()]
+    assert len(warnings) == 1 and "weights" in warnings[0].getMessage()
+
+
+def test_scroll_lists_every_id(both):
+    _, live, chunks, _ = both
+    import asyncio
+    assert sorted(asyncio.run(live.aids())) == sorted(c.id for c in chunks)  # 1,500 ids: two scroll pages
 
 
 class TestLiveContract(BackendContract):
