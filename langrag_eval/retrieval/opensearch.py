@@ -249,10 +249,25 @@ class OpenSearchBackend(OpenSearchQueries):
             except Exception as exc:  # created meanwhile by another writer: check it like any other
                 if getattr(exc, "error", None) != "resource_already_exists_exception":
                     raise
-        self._dimension_known = False
-        have = yield from self._dimension_plan()
+        reply = yield Call("indices.get_mapping", {"index": self.index_name}, "read the index mapping")
+        field = osr.mapped_vector(reply, vector_field=self.vector_field)
+        self._dimension = None if field is None else field["dimension"]
+        self._dimension_known = True
         if dimension is not None:
-            self._check_dimension(have, dimension, "the vectors given")
+            self._check_dimension(self._dimension, dimension, "the vectors given")
+            self._check_method(field)  # type: ignore[arg-type]
+
+    def _check_method(self, field: dict) -> None:
+        """Refuse to add vectors to an index whose knn field uses another engine or space: the
+        scores of one index would not compare with what this backend was asked for."""
+        for key, want in (("engine", self.engine), ("space_type", self.space_type)):
+            have = field.get(key)
+            if have is not None and have != want:
+                option = "--engine" if key == "engine" else "--space"
+                raise RetrievalError(
+                    f"{key.replace('_', ' ')} mismatch: index {self.index_name!r} was built with "
+                    f"{key} {have!r} but {want!r} was asked for; pass {option} {have} to reuse it, "
+                    f"or index into a new index")
 
     def _check_dimension(self, have: int | None, got: int, what: str) -> None:
         if have is None:

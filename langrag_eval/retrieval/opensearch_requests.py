@@ -41,6 +41,7 @@ __all__ = [
     "index_body",
     "knn_body",
     "mapped_dimension",
+    "mapped_vector",
     "match_body",
     "normalization_pipeline_body",
     "parse_version",
@@ -292,6 +293,23 @@ def mapped_dimension(mapping_reply: Mapping[str, Any], *, vector_field: str = "e
         field = index_mapping.get("mappings", {}).get("properties", {}).get(vector_field)
         if field and field.get("type") == "knn_vector":
             return int(field["dimension"])
+    return None
+
+
+def mapped_vector(mapping_reply: Mapping[str, Any], *, vector_field: str = "embedding") -> dict[str, Any] | None:
+    """The ``knn_vector`` field's ``dimension``, ``engine`` and ``space_type`` (None where the
+    mapping does not say) in a ``GET /<index>/_mapping`` reply; None without that field.
+
+    >>> mapped_vector({"i": {"mappings": {"properties": {"embedding": {"type": "knn_vector",
+    ...     "dimension": 3, "method": {"engine": "lucene", "space_type": "l2"}}}}}})
+    {'dimension': 3, 'engine': 'lucene', 'space_type': 'l2'}
+    """
+    for index_mapping in mapping_reply.values():
+        field = index_mapping.get("mappings", {}).get("properties", {}).get(vector_field)
+        if field and field.get("type") == "knn_vector":
+            method = field.get("method") or {}
+            return {"dimension": int(field["dimension"]), "engine": method.get("engine"),
+                    "space_type": field.get("space_type") or method.get("space_type")}
     return None
 
 

@@ -4,7 +4,9 @@
 osmem answers the text path (index creation, ``_bulk``, ``match``) and error replies over real
 HTTP; it refuses ``knn``, ``hybrid`` and search pipelines with HTTP 400, and its match scores are
 not Lucene BM25. Tests against it check rankings, requests, error mapping and capability
-detection, never knn, hybrid or score values. Also the ``lucene`` fixture: real Lucene for the
+detection, never knn, hybrid or score values. The ``opensearch_cluster`` fixture gives the live
+suite a real OpenSearch node (scripts/opensearch-node) or the cluster at ``OPENSEARCH_URL``. Also
+the ``lucene`` fixture: real Lucene for the
 analyzer and BM25 oracles.
 """
 
