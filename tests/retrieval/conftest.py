@@ -81,7 +81,8 @@ def opensearch_cluster():
     for line in done.stderr.splitlines():  # "opensearch-node: plugin NAME not loaded: why"
         if line.startswith("opensearch-node: plugin "):
             name, _, why = line.removeprefix("opensearch-node: plugin ").partition(" ")
-            missing[name.split(".")[-1] if "." in name else name] = why
+            name = name.rstrip(":").split(".")[-1]
+            missing[name] = why.removeprefix("not loaded: ").removesuffix(" (left out)")
             print(line, file=sys.stderr)
     try:
         yield LiveCluster(found["OPENSEARCH_URL"], {_PLUGIN_NAMES.get(k, k): v for k, v in missing.items()})
