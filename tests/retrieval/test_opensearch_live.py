@@ -75,8 +75,10 @@ QUERIES = ["river capital", "glacier volcano lake", "museum", "palace tower gard
 
 def _allow_cluster_host(monkeypatch: pytest.MonkeyPatch, url: str) -> None:
     """Let the guard in tests/conftest.py through for the cluster's addresses only."""
+    # The guard is tests/conftest.py, by its file: some modules (torch.ops) answer every attribute.
     guard = next((m for m in list(sys.modules.values())
-                  if hasattr(m, "_guarded_connect") and hasattr(m, "_real_getaddrinfo")), None)
+                  if str(getattr(m, "__file__", None) or "").endswith(os.path.join("tests", "conftest.py"))
+                  and hasattr(m, "_guarded_connect")), None)
     if guard is None:
         return
     host = urlsplit(url).hostname or ""
