@@ -56,4 +56,7 @@ def open_backend(args: argparse.Namespace, *, must_exist: bool) -> Any:
     for option in ("engine", "space"):
         if getattr(args, option, None):
             kwargs["engine" if option == "engine" else "space_type"] = getattr(args, option)
+    for option in ("shards", "timeout"):  # index's options
+        if getattr(args, option, None) is not None:
+            kwargs[option] = getattr(args, option)
     return OpenSearchBackend(args.url, **kwargs)

@@ -48,6 +48,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="OpenSearch knn engine (default faiss; faiss + cosinesimil needs 2.19+)")
     p.add_argument("--space", choices=("cosinesimil", "l2", "innerproduct"), default=None,
                    help="OpenSearch knn space (default cosinesimil)")
+    p.add_argument("--shards", type=int, default=1,
+                   help="primary shards of a new OpenSearch index (default 1: BM25 statistics are "
+                        "per shard, so more shards change the scores)")
+    p.add_argument("--timeout", type=float, default=30.0,
+                   help="seconds to wait for each OpenSearch request (default 30)")
     declare_files(p, reads={"PATH": "paths"},
                   writes={"--store-dir": lambda a: a.store_dir if a.backend == "embedded" else None},
                   folders={"PATH", "--store-dir"})
@@ -69,6 +74,10 @@ def _load(args: argparse.Namespace) -> Loaded:
 
 
 def handle(args: argparse.Namespace) -> int:
+    if args.shards < 1:
+        raise ConfigError("--shards must be at least 1")
+    if not args.timeout > 0:
+        raise ConfigError("--timeout must be a positive number of seconds")
     if args.chunk_size < 1 or not 0 <= args.chunk_overlap < args.chunk_size:
         raise ConfigError("--chunk-size must be positive and --chunk-overlap between 0 and the chunk size")
     loaded = _load(args)

@@ -22,8 +22,11 @@ How this differs from what the frameworks ship:
 Normalisation + combination reproduces OpenSearch's normalization processor: each sub-result list is
 normalised on its own (``min_max``: ``(s - min) / (max - min)``, 0 becomes 0.001 and a list whose
 scores are all equal gives 1.0; ``l2``: ``s / sqrt(sum s^2)``), then the weighted arithmetic mean is
-taken **over the lists that contain the document** (a document missing from a list does not count
-as 0; it is left out of the mean together with that list's weight).
+taken **over all the lists, a document missing from one counting 0 there**: the rule of the
+server's ``ArithmeticMeanScoreCombinationTechnique`` (neural-search fills every sub-query's score
+with 0.0 before the hits are read, since 2023), checked against a live OpenSearch 2.19 node. The
+older rule, which leaves a list that lacks the document out of its mean together with that list's
+weight, is kept by name: ``missing="skip"``.
 
 >>> rrf([["a", "b", "c"], ["b", "a"]])[0]
 ('a', 0.03252247488101534)
@@ -32,6 +35,8 @@ as 0; it is left out of the mean together with that list's weight).
 >>> normalize([3.0, 2.0, 1.0])
 [1.0, 0.5, 0.001]
 >>> combine_normalized([[("a", 4.0), ("b", 2.0)], [("b", 0.9), ("c", 0.8)]])
+[('b', 0.5005), ('a', 0.5), ('c', 0.0005)]
+>>> combine_normalized([[("a", 4.0), ("b", 2.0)], [("b", 0.9), ("c", 0.8)]], missing="skip")
 [('a', 1.0), ('b', 0.5005), ('c', 0.001)]
 """
 
@@ -44,7 +49,11 @@ from typing import Literal
 from ..errors import ConfigError
 from ..types import Document
 
-__all__ = ["MIN_SCORE", "combine_documents", "combine_normalized", "normalize", "rrf", "rrf_documents"]
+__all__ = ["MIN_SCORE", "Missing", "combine_documents", "combine_normalized", "normalize", "rrf", "rrf_documents"]
+
+# How a document absent from one normalised list counts in the weighted mean: "zero" (the server's
+# rule, the default) or "skip" (left out of the mean together with that list's weight).
+Missing = Literal["zero", "skip"]
 
 # OpenSearch's min_max keeps the lowest hit just above zero so it still counts in the mean.
 MIN_SCORE = 0.001
@@ -121,9 +130,13 @@ def normalize(scores: Sequence[float], method: Literal["min_max", "l2"] = "min_m
 
 def combine_normalized(results: Sequence[Sequence[tuple[str, float]]], *,
                        method: Literal["min_max", "l2"] = "min_max",
-                       weights: Sequence[float] | None = None) -> list[tuple[str, float]]:
-    """Normalise each ``(id, score)`` list, then take the weighted arithmetic mean per id over the
-    lists containing it; returns ``(id, combined score)`` best first."""
+                       weights: Sequence[float] | None = None,
+                       missing: Missing = "zero") -> list[tuple[str, float]]:
+    """Normalise each ``(id, score)`` list, then take the weighted arithmetic mean per id over all
+    lists, an id missing from a list counting 0 there (``missing="skip"``: over the lists
+    containing it); returns ``(id, combined score)`` best first."""
+    if missing not in ("zero", "skip"):
+        raise ConfigError(f"missing={missing!r} is unknown; use 'zero' (the server's rule) or 'skip'")
     ws = _check_weights(weights, len(results))
     totals: dict[str, float] = {}
     weight_sums: dict[str, float] = {}
@@ -136,6 +149,8 @@ def combine_normalized(results: Sequence[Sequence[tuple[str, float]]], *,
             totals[doc_id] = totals.get(doc_id, 0.0) + weight * norm
             weight_sums[doc_id] = weight_sums.get(doc_id, 0.0) + weight
             first_seen[doc_id] = min(first_seen.get(doc_id, (rank, list_index)), (rank, list_index))
+    if missing == "zero":
+        weight_sums = dict.fromkeys(totals, sum(ws))
     combined = {d: (totals[d] / weight_sums[d] if weight_sums[d] > 0 else 0.0) for d in totals}
     return _order(combined, first_seen)
 
@@ -162,11 +177,13 @@ def rrf_documents(results: Sequence[Sequence[Document]], *, k: int = 60,
 
 
 def combine_documents(results: Sequence[Sequence[Document]], *, method: Literal["min_max", "l2"] = "min_max",
-                      weights: Sequence[float] | None = None, top_k: int | None = None) -> list[Document]:
+                      weights: Sequence[float] | None = None, top_k: int | None = None,
+                      missing: Missing = "zero") -> list[Document]:
     """:func:`combine_normalized` over lists of scored documents; ``score`` becomes the combined score."""
     for result in results:
         for doc in result:
             if doc.score is None:
                 raise ConfigError(f"document {doc.id!r} has no score; normalisation needs scored results")
     pairs = [[(d.id, float(d.score)) for d in r] for r in results]  # type: ignore[arg-type]
-    return _rebuild(combine_normalized(pairs, method=method, weights=weights), results, top_k)
+    return _rebuild(combine_normalized(pairs, method=method, weights=weights, missing=missing),
+                    results, top_k)

@@ -52,7 +52,8 @@ class OpenSearchBackend(OpenSearchQueries):
     ``OPENSEARCH_PASSWORD``. TLS certificates are verified unless ``verify_certs=False``;
     ``ca_certs`` names a CA bundle for self-signed clusters. The index is created on the first
     :meth:`aindex` call, with a ``knn_vector`` field when vectors are given (``engine``/``space_type``,
-    faiss + cosinesimil by default, which needs OpenSearch 2.19+). ``client``/``async_client`` accept
+    faiss + cosinesimil by default, which needs OpenSearch 2.19+). A knn search visits
+    ``knn_candidates`` (at least ``k``) neighbours and returns the best ``k``. ``client``/``async_client`` accept
     ready-made clients (they are then not closed by :meth:`close`).
     """
 
@@ -60,7 +61,7 @@ class OpenSearchBackend(OpenSearchQueries):
                  password: str | None = None, verify_certs: bool = True, ca_certs: str | None = None,
                  engine: str = "faiss", space_type: str = "cosinesimil", text_field: str = "text",
                  vector_field: str = "embedding", shards: int | None = None, timeout: float = 30.0,
-                 max_retries: int = 1, bulk_size: int = 500, client: Any = None,
+                 max_retries: int = 1, bulk_size: int = 500, knn_candidates: int = 100, client: Any = None,
                  async_client: Any = None) -> None:
         osr.check_engine(engine, space_type)
         self.url, user, password = resolve_credentials(url, user, password, injected=client is not None)
@@ -73,6 +74,9 @@ class OpenSearchBackend(OpenSearchQueries):
         self.index_name, self.engine, self.space_type = index, engine, space_type
         self.text_field, self.vector_field, self.shards = text_field, vector_field, shards
         self.verify_certs, self.bulk_size = verify_certs, bulk_size
+        if knn_candidates < 1:
+            raise ConfigError(f"knn_candidates must be at least 1, got {knn_candidates}")
+        self.knn_candidates = knn_candidates
         self._user, self._password = user, Secret(password)
         self._client_options: dict[str, Any] = {
             "verify_certs": verify_certs, "ca_certs": ca_certs, "timeout": timeout,
@@ -237,10 +241,25 @@ class OpenSearchBackend(OpenSearchQueries):
             except Exception as exc:  # created meanwhile by another writer: check it like any other
                 if getattr(exc, "error", None) != "resource_already_exists_exception":
                     raise
-        self._dimension_known = False
-        have = yield from self._dimension_plan()
+        reply = yield Call("indices.get_mapping", {"index": self.index_name}, "read the index mapping")
+        field = osr.mapped_vector(reply, vector_field=self.vector_field)
+        self._dimension = None if field is None else field["dimension"]
+        self._dimension_known = True
         if dimension is not None:
-            self._check_dimension(have, dimension, "the vectors given")
+            self._check_dimension(self._dimension, dimension, "the vectors given")
+            self._check_method(field)  # type: ignore[arg-type]
+
+    def _check_method(self, field: dict) -> None:
+        """Refuse to add vectors to an index whose knn field uses another engine or space: the
+        scores of one index would not compare with what this backend was asked for."""
+        for key, want in (("engine", self.engine), ("space_type", self.space_type)):
+            have = field.get(key)
+            if have is not None and have != want:
+                option = "--engine" if key == "engine" else "--space"
+                raise RetrievalError(
+                    f"{key.replace('_', ' ')} mismatch: index {self.index_name!r} was built with "
+                    f"{key} {have!r} but {want!r} was asked for; pass {option} {have} to reuse it, "
+                    f"or index into a new index")
 
     def _check_dimension(self, have: int | None, got: int, what: str) -> None:
         if have is None:

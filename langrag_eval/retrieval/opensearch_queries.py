@@ -47,6 +47,7 @@ class OpenSearchQueries:
     vector_field: str
     capabilities: Capabilities
     fallbacks: dict[str, str]  # fusion -> why it ran client-side instead
+    knn_candidates: int  # candidates a knn search visits (at least k)
     _pipelines: set[str]  # ids of the search pipelines created on the cluster
 
     if TYPE_CHECKING:
@@ -80,7 +81,10 @@ class OpenSearchQueries:
         if "knn" in self.capabilities.unavailable:
             raise self._no_knn(self.capabilities.unavailable["knn"])
         self._check_dimension((yield from self._dimension_plan()), len(vector), "the query vector")
-        body = osr.knn_body(vector, k=k, vector_field=self.vector_field)
+        # The HNSW search visits ``k`` candidates per segment: asking for more than are returned
+        # buys recall (at 100, recall@10 >= 0.99 on the live suite's corpus; at 10 it was 0.87).
+        body = osr.knn_body(vector, k=min(max(k, self.knn_candidates), osr.MAX_KNN_K), size=k,
+                            vector_field=self.vector_field)
         try:
             reply = yield Call("search", {"index": self.index_name, "body": body}, "run a knn search")
         except Exception as exc:
@@ -116,7 +120,10 @@ class OpenSearchQueries:
                             settings: HybridSettings) -> Plan[tuple[list[Document] | None, str]]:
         """The server-side fusion, or (None, why it is not available)."""
         caps = yield from self._caps_plan()
-        for feature in ("knn", "hybrid", settings.fusion):
+        features = ["knn", "hybrid", settings.fusion]
+        if settings.fusion == "server_rrf" and len(set(settings.weights)) > 1:
+            features.append("server_rrf_weights")  # never silently unweighted
+        for feature in features:
             if feature in caps.unavailable:
                 return None, caps.unavailable[feature]
         self._check_dimension((yield from self._dimension_plan()), len(vector), "the query vector")
@@ -138,7 +145,8 @@ class OpenSearchQueries:
                 return None, reason
             self._pipelines.add(pid)
         body = osr.hybrid_body(text, vector, size=depth, depth=depth, text_field=self.text_field,
-                           vector_field=self.vector_field)
+                               vector_field=self.vector_field,
+                               knn_k=min(max(depth, self.knn_candidates), osr.MAX_KNN_K))
         try:
             reply = yield Call("search", {"index": self.index_name, "body": body, "search_pipeline": pid},
                                 "run a hybrid search")

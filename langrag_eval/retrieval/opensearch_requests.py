@@ -41,6 +41,7 @@ __all__ = [
     "index_body",
     "knn_body",
     "mapped_dimension",
+    "mapped_vector",
     "match_body",
     "normalization_pipeline_body",
     "parse_version",
@@ -136,15 +137,17 @@ def knn_body(vector: Sequence[float], *, k: int, size: int | None = None,
 
 
 def hybrid_body(text: str, vector: Sequence[float], *, size: int, depth: int, text_field: str = "text",
-                vector_field: str = "embedding") -> dict[str, Any]:
+                vector_field: str = "embedding", knn_k: int | None = None) -> dict[str, Any]:
     """Top-level ``hybrid`` query with a ``match`` and a ``knn`` sub-query (at most 5 are allowed).
 
-    It must be sent with a search pipeline; without one OpenSearch returns uncombined hits.
+    It must be sent with a search pipeline; without one OpenSearch returns uncombined hits. Each
+    sub-query contributes its best ``size`` hits; the knn one visits ``knn_k`` (default ``depth``)
+    candidates, as a plain knn search of the same backend does.
     """
     return {"size": size,
             "query": {"hybrid": {"queries": [
                 {"match": {text_field: {"query": text}}},
-                {"knn": {vector_field: {"vector": _vector(vector), "k": _check_k(depth, "depth")}}}]}},
+                {"knn": {vector_field: {"vector": _vector(vector), "k": _check_k(knn_k or depth, "depth")}}}]}},
             "_source": _source_filter(vector_field)}
 
 
@@ -293,6 +296,23 @@ def mapped_dimension(mapping_reply: Mapping[str, Any], *, vector_field: str = "e
     return None
 
 
+def mapped_vector(mapping_reply: Mapping[str, Any], *, vector_field: str = "embedding") -> dict[str, Any] | None:
+    """The ``knn_vector`` field's ``dimension``, ``engine`` and ``space_type`` (None where the
+    mapping does not say) in a ``GET /<index>/_mapping`` reply; None without that field.
+
+    >>> mapped_vector({"i": {"mappings": {"properties": {"embedding": {"type": "knn_vector",
+    ...     "dimension": 3, "method": {"engine": "lucene", "space_type": "l2"}}}}}})
+    {'dimension': 3, 'engine': 'lucene', 'space_type': 'l2'}
+    """
+    for index_mapping in mapping_reply.values():
+        field = index_mapping.get("mappings", {}).get("properties", {}).get(vector_field)
+        if field and field.get("type") == "knn_vector":
+            method = field.get("method") or {}
+            return {"dimension": int(field["dimension"]), "engine": method.get("engine"),
+                    "space_type": field.get("space_type") or method.get("space_type")}
+    return None
+
+
 def parse_version(info: Mapping[str, Any]) -> tuple[int, int, int] | None:
     """``GET /`` reply -> OpenSearch version; None for another distribution or no version."""
     version = info.get("version") or {}
@@ -321,6 +341,8 @@ def version_limits(version: tuple[int, int, int] | None) -> dict[str, str]:
 
     >>> sorted(version_limits((2, 15, 0)))
     ['faiss_cosinesimil', 'server_rrf']
+    >>> sorted(version_limits((3, 0, 0)))
+    ['server_rrf_weights']
     """
     if version is None:
         return {}
@@ -332,6 +354,11 @@ def version_limits(version: tuple[int, int, int] | None) -> dict[str, str]:
         limits["server_rrf"] = (f"the score-ranker (RRF) processor needs OpenSearch 2.19+, "
                                 f"the cluster is {text}")
         limits["faiss_cosinesimil"] = f"faiss with cosinesimil needs OpenSearch 2.19+, the cluster is {text}"
+    elif version < (3, 1):
+        # neural-search 2.19.x refuses RRF weights and 3.0.x reads them and ranks without them
+        # ("Not currently using weights for RRF"); they apply from 3.1.
+        limits["server_rrf_weights"] = (f"the score-ranker processor of OpenSearch {text} does not "
+                                        f"apply RRF weights (they apply from 3.1)")
     return limits
 
 

@@ -4,12 +4,16 @@
 osmem answers the text path (index creation, ``_bulk``, ``match``) and error replies over real
 HTTP; it refuses ``knn``, ``hybrid`` and search pipelines with HTTP 400, and its match scores are
 not Lucene BM25. Tests against it check rankings, requests, error mapping and capability
-detection, never knn, hybrid or score values. Also the ``lucene`` fixture: real Lucene for the
+detection, never knn, hybrid or score values. The ``opensearch_cluster`` fixture gives the live
+suite a real OpenSearch node (scripts/opensearch-node) or the cluster at ``OPENSEARCH_URL``. Also
+the ``lucene`` fixture: real Lucene for the
 analyzer and BM25 oracles.
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -35,6 +39,66 @@ def osmem_url(osmem_server) -> str:
     clone = osmem_server.clone()
     yield clone.url
     clone.close()
+
+
+NODE_SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "opensearch-node"
+
+
+class LiveCluster:
+    """The cluster the live suite runs against: its URL, and the plugins the node reported missing
+    (``missing`` maps a plugin name to why; empty for a cluster the user gave)."""
+
+    def __init__(self, url: str, missing: dict[str, str]) -> None:
+        self.url, self.missing = url, missing
+
+    def require(self, plugin: str) -> None:
+        if plugin in self.missing:
+            if plugin == "opensearch-knn" and _required():  # BM25 and KNN must run where servers are required
+                pytest.fail(f"plugin {plugin} is not loaded on the local node: {self.missing[plugin]}")
+            pytest.skip(f"plugin {plugin} is not loaded on the local node: {self.missing[plugin]}")
+
+
+def _required() -> bool:
+    return os.environ.get("LANGRAG_REQUIRE_SERVERS") == "1" or bool(os.environ.get("CI"))
+
+
+@pytest.fixture(scope="session")
+def opensearch_cluster():
+    """``OPENSEARCH_URL`` when set; otherwise a local node started by scripts/opensearch-node
+    (OpenSearch 2.19.1 from Maven Central jars, cached under ~/.cache/langrag-eval/opensearch) for
+    the session and stopped at its end. Without Java or Maven it skips, saying which, except where
+    servers are required (``LANGRAG_REQUIRE_SERVERS=1``, as CI sets it, or ``CI`` set)."""
+    if os.environ.get("OPENSEARCH_URL"):
+        yield LiveCluster(os.environ["OPENSEARCH_URL"], {})
+        return
+    try:
+        done = subprocess.run(["bash", str(NODE_SCRIPT), "start"], capture_output=True, text=True,
+                              timeout=600)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        done = subprocess.CompletedProcess([], 1, "", str(exc))
+    found = dict(line.removeprefix("export ").split("=", 1) for line in done.stdout.splitlines()
+                 if line.startswith("export "))
+    if done.returncode != 0 or "OPENSEARCH_URL" not in found:
+        why = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        if _required():
+            pytest.fail(f"the local OpenSearch node did not start: {why}")
+        pytest.skip(f"no OPENSEARCH_URL and the local OpenSearch node did not start: {why}")
+    missing = {}
+    for line in done.stderr.splitlines():  # "opensearch-node: plugin NAME not loaded: why"
+        if line.startswith("opensearch-node: plugin "):
+            name, _, why = line.removeprefix("opensearch-node: plugin ").partition(" ")
+            name = name.rstrip(":").split(".")[-1]
+            missing[name] = why.removeprefix("not loaded: ").removesuffix(" (left out)")
+            print(line, file=sys.stderr)
+    try:
+        yield LiveCluster(found["OPENSEARCH_URL"], {_PLUGIN_NAMES.get(k, k): v for k, v in missing.items()})
+    finally:
+        subprocess.run(["bash", str(NODE_SCRIPT), "stop", found["OPENSEARCH_NODE_PID"]], timeout=60)
+
+
+# The node reports a plugin by its name when it could not be fetched, by its class when it failed
+# to load; the tests ask by name.
+_PLUGIN_NAMES = {"KNNPlugin": "opensearch-knn", "NeuralSearch": "neural-search"}
 
 
 # Real Lucene (tests/retrieval/lucene/), compiled once per session; skipped where Java is missing.

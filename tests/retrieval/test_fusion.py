@@ -55,13 +55,32 @@ def test_l2_normalisation():
     assert normalize([0.0, 0.0], "l2") == [0.0, 0.0]
 
 
-def test_weighted_mean_leaves_missing_lists_out():
+def test_weighted_mean_counts_a_missing_document_as_zero():
+    # The server's rule (ArithmeticMeanScoreCombinationTechnique; the live suite pins it against a
+    # real node): every list counts, a document absent from one scores 0 there.
     fused = dict(combine_normalized([[("a", 4.0), ("b", 2.0), ("c", 1.0)], [("b", 0.9), ("d", 0.5)]],
                                     weights=[0.3, 0.7]))
     # list 0 normalised: a 1, b 1/3, c 0.001; list 1: b 1, d 0.001.
+    assert fused["a"] == pytest.approx(0.3 * 1.0)
+    assert fused["b"] == pytest.approx(0.3 * (1 / 3) + 0.7 * 1.0)
+    assert fused["d"] == pytest.approx(0.7 * 0.001)
+
+
+def test_worked_example_ranks_as_the_server_does():
+    fused = combine_normalized([[("a", 4.0), ("b", 2.0)], [("b", 0.9), ("c", 0.8)]])
+    assert [d for d, _ in fused] == ["b", "a", "c"]
+
+
+def test_skip_rule_leaves_missing_lists_out():
+    fused = dict(combine_normalized([[("a", 4.0), ("b", 2.0), ("c", 1.0)], [("b", 0.9), ("d", 0.5)]],
+                                    weights=[0.3, 0.7], missing="skip"))
     assert fused["a"] == pytest.approx(1.0)  # only in list 0: its own normalised score
     assert fused["b"] == pytest.approx((0.3 * (1 / 3) + 0.7 * 1.0) / 1.0)
     assert fused["d"] == pytest.approx(0.001)
+    assert [d for d, _ in combine_normalized([[("a", 4.0), ("b", 2.0)], [("b", 0.9), ("c", 0.8)]],
+                                             missing="skip")] == ["a", "b", "c"]
+    with pytest.raises(ConfigError, match="missing="):
+        combine_normalized([[("a", 1.0)]], missing="none")  # type: ignore[arg-type]
 
 
 def test_combine_rejects_duplicate_ids_in_one_list():

@@ -165,7 +165,8 @@ def test_parse_version(info, version):
 
 def test_version_limits():
     assert osr.version_limits((3, 1, 0)) == {}
-    assert osr.version_limits((2, 19, 0)) == {}
+    assert set(osr.version_limits((2, 19, 0))) == {"server_rrf_weights"}
+    assert set(osr.version_limits((3, 0, 5))) == {"server_rrf_weights"}
     assert set(osr.version_limits((2, 18, 0))) == {"server_rrf", "faiss_cosinesimil"}
     assert set(osr.version_limits((2, 9, 0))) == {"hybrid", "server_rrf", "faiss_cosinesimil"}
     assert osr.version_limits(None) == {}

@@ -149,7 +149,8 @@ def test_server_results_are_cut_to_k():
         text="q", vector=[1.0, 0.0], mode="hybrid", k=1, hybrid=HybridSettings(fusion="server_rrf"))
     assert [d.id for d in docs] == ["c"]
     body = next(kw for n, kw in client.calls if n == "search")["body"]
-    assert body["size"] == 50 and body["query"]["hybrid"]["queries"][1]["knn"]["embedding"]["k"] == 50
+    # 50 hits per sub-query; the knn one visits knn_candidates (100), as a plain knn search does
+    assert body["size"] == 50 and body["query"]["hybrid"]["queries"][1]["knn"]["embedding"]["k"] == 100
 
 
 async def test_async_api_with_only_a_sync_client_given():

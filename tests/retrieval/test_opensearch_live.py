@@ -1,29 +1,30 @@
 """Live suite: the OpenSearch backend against a real cluster, compared with the embedded backend.
 
-Runs only when ``OPENSEARCH_URL`` is set (skipped otherwise). It needs OpenSearch 2.19+ with the
-k-NN and neural-search plugins (the default distribution has both); 3.x is the target.
+By default it runs against a local single node that the session fixture ``opensearch_cluster``
+(tests/retrieval/conftest.py) starts with scripts/opensearch-node: OpenSearch 2.19.1 from Maven
+Central jars with the k-NN (Lucene engine) and neural-search plugins. To run it against a cluster
+of your own instead (3.x is the target; 2.19+ works):
 
     export OPENSEARCH_URL=https://localhost:9200
     export OPENSEARCH_USER=admin OPENSEARCH_PASSWORD='...'   # if the security plugin is on
     export OPENSEARCH_CA_CERTS=/path/to/root-ca.pem            # self-signed TLS; or, test clusters
     # only: export OPENSEARCH_INSECURE=1 (no certificate check)
-    python -m pytest -m opensearch_live tests/retrieval/test_opensearch_live.py -v
-
-A throwaway single-node cluster: ``docker run -p 9200:9200 -e discovery.type=single-node
--e OPENSEARCH_INITIAL_ADMIN_PASSWORD='<a strong password>' opensearchproject/opensearch:3``
-(https, user ``admin``, self-signed certificate).
+    export OPENSEARCH_ENGINE=faiss                             # knn engine (default lucene)
+    python -m pytest -m opensearch_live tests/retrieval -v
 
 The suite creates indexes named ``langrag-live-<random>`` (one shard, so BM25 statistics are
 global) and deletes them afterwards. The test network guard (tests/conftest.py) stays on for every
-other host; only the host of ``OPENSEARCH_URL`` is let through, and only in this module.
+other host; only the host of the cluster is let through, and only in this module.
 
-What it checks, on one corpus and one set of queries for both backends:
-- BM25 ids equal to the embedded backend's (ties in score may come in either order), and on 3.x
-  the scores too (2.x used a legacy BM25 variant with larger scores);
-- knn recall@10 >= 0.95 against exact brute-force search;
-- the server's RRF (hybrid query + score-ranker pipeline) equal to client-side RRF computed over
-  the server's own BM25 and knn sub-results, ids and scores;
+What it checks, on one corpus and one set of queries for both backends (the node is the oracle):
+- BM25 ids and scores equal to the embedded backend's to float32 rounding (2.x scores with Lucene's
+  legacy BM25, every score times k1 + 1 = 2.2; 3.x with the standard one);
+- knn recall@10 >= 0.99 against exact brute-force search (knn_candidates=100, the default);
+- the server's RRF (hybrid query + score-ranker pipeline) and normalization pipeline equal to
+  client-side fusion over the server's own BM25 and knn sub-results, ids and scores; weighted
+  server_rrf on a server that does not apply RRF weights falls back, weighted, with one warning;
 - the whole shared backend contract (BM25, knn, hybrid with all three fusions).
+Hybrid tests skip, naming the reason, where neural-search is not loaded.
 """
 
 from __future__ import annotations
@@ -38,15 +39,14 @@ from urllib.parse import urlsplit
 import numpy as np
 import pytest
 
-from langrag_eval.retrieval import Chunk, EmbeddedBackend, HybridSettings, rrf
+from langrag_eval.retrieval import Chunk, EmbeddedBackend, HybridSettings, combine_normalized, rrf
 from langrag_eval.retrieval.contract import BackendContract
 
-pytestmark = [
-    pytest.mark.opensearch_live,
-    pytest.mark.skipif(not os.environ.get("OPENSEARCH_URL"),
-                       reason="OPENSEARCH_URL is not set: the live suite needs a real OpenSearch "
-                              "2.19+ cluster (see this module's docstring)"),
-]
+pytestmark = [pytest.mark.opensearch_live]
+
+# The knn engine of the live indexes: lucene (pure Java, on every cluster and on the local node);
+# faiss where the cluster has its native library.
+ENGINE = os.environ.get("OPENSEARCH_ENGINE", "lucene")
 
 DIM = 32
 N_DOCS = 1500
@@ -75,8 +75,10 @@ QUERIES = ["river capital", "glacier volcano lake", "museum", "palace tower gard
 
 def _allow_cluster_host(monkeypatch: pytest.MonkeyPatch, url: str) -> None:
     """Let the guard in tests/conftest.py through for the cluster's addresses only."""
+    # The guard is tests/conftest.py, by its file: some modules (torch.ops) answer every attribute.
     guard = next((m for m in list(sys.modules.values())
-                  if hasattr(m, "_guarded_connect") and hasattr(m, "_real_getaddrinfo")), None)
+                  if str(getattr(m, "__file__", None) or "").endswith(os.path.join("tests", "conftest.py"))
+                  and hasattr(m, "_guarded_connect")), None)
     if guard is None:
         return
     host = urlsplit(url).hostname or ""
@@ -102,14 +104,16 @@ def _allow_cluster_host(monkeypatch: pytest.MonkeyPatch, url: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def cluster():
+def cluster(opensearch_cluster):
     with pytest.MonkeyPatch.context() as mp:
-        _allow_cluster_host(mp, os.environ["OPENSEARCH_URL"])
-        yield
+        _allow_cluster_host(mp, opensearch_cluster.url)
+        mp.setenv("OPENSEARCH_URL", opensearch_cluster.url)
+        yield opensearch_cluster
 
 
 def _live_backend(**kwargs):
     from langrag_eval.retrieval.opensearch import OpenSearchBackend
+    kwargs.setdefault("engine", ENGINE)
     return OpenSearchBackend(index=f"langrag-live-{uuid.uuid4().hex[:10]}", shards=1,
                              ca_certs=os.environ.get("OPENSEARCH_CA_CERTS"),
                              verify_certs=os.environ.get("OPENSEARCH_INSECURE") != "1", **kwargs)
@@ -142,14 +146,16 @@ def _same_ranking(got, expected, *, scores: bool, rel=1e-4):
         assert doc.id == ref.id or doc.id in tied, f"rank {i + 1}: {doc.id} vs {ref.id}"
 
 
-def test_bm25_ids_equal_the_embedded_backend(both):
+def test_bm25_equals_the_embedded_backend(both):
     embedded, live, _, _ = both
     version = live.probe().version
-    lucene_bm25 = version is not None and version >= (3, 0, 0)  # 2.x scores are a legacy variant
+    # 2.x scores with Lucene's legacy BM25, which multiplies every score by k1 + 1 = 2.2.
+    scale = 1.0 if version is None or version >= (3, 0, 0) else 2.2
     for query in QUERIES:
         got = live.search(text=query, k=10)
         assert len(got) == 10, query
-        _same_ranking(got, embedded.search(text=query, k=50), scores=lucene_bm25)
+        expected = [SimpleNamespace(id=d.id, score=d.score * scale) for d in embedded.search(text=query, k=50)]
+        _same_ranking(got, expected, scores=True, rel=2e-6)  # float32 rounding
 
 
 def test_knn_recall_at_10_against_exact_search(both):
@@ -161,10 +167,11 @@ def test_knn_recall_at_10_against_exact_search(both):
         exact = {chunks[i].id for i in np.argsort(-(vectors @ (q / np.linalg.norm(q))))[:10]}
         found += len(exact & {d.id for d in live.search(vector=q.tolist(), mode="knn", k=10)})
     recall = found / (10 * len(queries))
-    assert recall >= 0.95, recall
+    assert recall >= 0.99, recall
 
 
-def test_server_rrf_equals_client_rrf_over_the_servers_sub_results(both):
+def test_server_rrf_equals_client_rrf_over_the_servers_sub_results(both, cluster):
+    cluster.require("neural-search")
     _, live, _, vectors = both
     version = live.probe().version
     if version is not None and version < (2, 19, 0):
@@ -179,6 +186,56 @@ def test_server_rrf_equals_client_rrf_over_the_servers_sub_results(both):
         assert live.fallbacks == {}, f"the cluster did not run server-side RRF: {live.fallbacks}"
         assert len(got) == 10, query
         _same_ranking(got, [SimpleNamespace(id=d, score=s) for d, s in expected], scores=True)
+
+
+def _sub_results(live, query, vector, depth):
+    lexical = live.search(text=query, k=depth)
+    dense = live.search(vector=vector, mode="knn", k=depth)
+    return [[(d.id, d.score) for d in lexical], [(d.id, d.score) for d in dense]]
+
+
+def test_server_normalization_counts_a_missing_document_as_zero(both, cluster):
+    """The server's normalization pipeline is the oracle for combine_normalized's default rule."""
+    cluster.require("neural-search")
+    _, live, _, vectors = both
+    settings = HybridSettings(fusion="normalization", weights=(0.3, 0.7), depth=20)
+    discriminating = 0
+    for i, query in enumerate(QUERIES):
+        vector = vectors[i * 11].tolist()
+        subs = _sub_results(live, query, vector, settings.depth)
+        got = live.search(text=query, vector=vector, mode="hybrid", k=10, hybrid=settings)
+        assert live.fallbacks == {}, live.fallbacks
+        zero = combine_normalized(subs, weights=settings.weights)
+        skip = combine_normalized(subs, weights=settings.weights, missing="skip")
+        _same_ranking(got, [SimpleNamespace(id=d, score=s) for d, s in zero], scores=True)
+        discriminating += [d for d, _ in zero[:10]] != [d for d, _ in skip[:10]]
+    assert discriminating > 0, "no query tells the two rules apart"
+
+
+def test_weighted_server_rrf_falls_back_with_one_warning(both, cluster, caplog):
+    """neural-search 2.19-3.0 does not apply RRF weights: the backend fuses client-side (weighted)
+    and says so once, never returning unweighted RRF."""
+    cluster.require("neural-search")
+    _, live, _, vectors = both
+    version = live.probe().version
+    if version is not None and version >= (3, 1, 0):
+        pytest.skip(f"OpenSearch {version} applies RRF weights")
+    settings = HybridSettings(fusion="server_rrf", weights=(0.2, 0.8), depth=20)
+    with caplog.at_level("WARNING", logger="langrag_eval.retrieval.opensearch"):
+        for i, query in enumerate(QUERIES[:3]):
+            vector = vectors[i].tolist()
+            subs = _sub_results(live, query, vector, settings.depth)
+            expected = rrf([[d for d, _ in sub] for sub in subs], weights=settings.weights)
+            got = live.search(text=query, vector=vector, mode="hybrid", k=10, hybrid=settings)
+            _same_ranking(got, [SimpleNamespace(id=d, score=s) for d, s in expected], scores=True)
+    warnings = [r for r in caplog.records if "server_rrf" in r.getMessage()]
+    assert len(warnings) == 1 and "weights" in warnings[0].getMessage()
+
+
+def test_scroll_lists_every_id(both):
+    _, live, chunks, _ = both
+    import asyncio
+    assert sorted(asyncio.run(live.aids())) == sorted(c.id for c in chunks)  # 1,500 ids: two scroll pages
 
 
 class TestLiveContract(BackendContract):
