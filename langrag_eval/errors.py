@@ -126,49 +126,74 @@ class RetrievalError(LangragError):
     """A retrieval backend failed: unreachable, refused, misconfigured, or given bad input."""
 
 
-_SECRET_NAME = re.compile(r"API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.I)
-_URL_PASSWORD = re.compile(r"(://[^:/@\s]*:)[^@/\s]+@")
+# Environment variables whose names hold one of these words hold secrets (AZURE_OPENAI_KEY, DB_PASS,
+# GPG_PASSPHRASE, HF_AUTH, PRIVATE_KEY ...). AUTHOR is not AUTH (GIT_AUTHOR_NAME is a name).
+_SECRET_NAME = re.compile(r"KEY|PASS|AUTH(?!OR)|TOKEN|SECRET|CREDENTIAL|PRIVATE", re.I)
+# The names the narrower rule of earlier releases knew: every value of six characters or more is one.
+_PLAIN_SECRET_NAME = re.compile(r"API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.I)
+_URL_PASSWORD = re.compile(r"(://[^:/@\s]*:)([^@/\s]+)@")
 # A secret given as a parameter: a URL's query string (``?password=...&sslpassword=...``), a libpq
-# connection string (``host=db password='x y'``) or a command line. The name must end in the
-# secret word, so ``max_tokens=5`` is not one.
-_SECRET_WORD = r"[\w.-]*?(?:password|passwd|pwd|secret|token|api[_-]?key|apikey|credentials?|auth)"
-_QUOTED = r"('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")"
-_SECRET_VALUE = r"('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|[^\s&;,'\"\\)\]}]+)"
-_SECRET_PARAM = re.compile(rf"(?<![\w-])({_SECRET_WORD}\s*=\s*){_SECRET_VALUE}"          # name=value
-                           rf"|([\"']{_SECRET_WORD}[\"']\s*:\s*){_QUOTED}", re.IGNORECASE)  # "name": "value"
-# What any secret parameter holds: its secret word right before "=" or before a quoted name's ":".
-# Looked for in the casefolded text, without IGNORECASE (a tenth of the full pattern's scan, and
-# most texts have none): casefolding gives each letter IGNORECASE matches to the secret words,
-# except the Turkish dotted and dotless i, which send a text to the full pattern.
-_SECRET_HINT = re.compile(r"(?:password|passwd|pwd|secret|token|api[_-]?key|apikey|credentials?|auth)"
-                          r"(?:\s*=|[\"']\s*:)")
+# connection string (``host=db password='x y'``), a command line or a config file. The name must
+# end in the secret word, so ``max_tokens=5`` is not one; ``pass`` alone or after a separator
+# (``db_pass``), so ``bypass=1`` is not one; ``key`` only as a kind of key (``aws_secret_access_key``),
+# so ``sort_key=title`` is not one.
+_KEY_KIND = r"(?:api|access|secret|private|signing|client|account|master|encryption|auth|subscription|license)[_-]?key"
+_WORDS = (rf"(?:password|passwd|passphrase|pwd|secret|token|{_KEY_KIND}|apikey|credentials?|auth"
+          r"|(?<![a-z])pass)")
+_SECRET_WORD = rf"[\w.-]*?{_WORDS}"
+_QUOTED = r"'((?:[^'\\]|\\.)*)'|\"((?:[^\"\\]|\\.)*)\""
+_BARE = r"([^\s&;,'\"\\)\]}]+)"
+_SECRET_PARAM = re.compile(
+    rf"(?<![\w-]){_SECRET_WORD}\s*=\s*(?:{_QUOTED}|{_BARE})"                # name=value
+    rf"|[\"']{_SECRET_WORD}[\"']\s*:\s*(?:{_QUOTED})"                        # "name": "value"
+    rf"|(?<![\w-])[\w.-]*?[_-]{_WORDS}\s*:[ \t]*(?:{_QUOTED}|{_BARE})",      # yaml_name: value
+    re.IGNORECASE)
+# What any secret parameter holds: its secret word right before "=" or ":". Looked for in the
+# casefolded text, without IGNORECASE (a tenth of the full pattern's scan, and most texts have
+# none): casefolding gives each letter IGNORECASE matches to the secret words, except the Turkish
+# dotted and dotless i, which send a text to the full pattern.
+_SECRET_HINT = re.compile(r"(?:pass(?:word|wd|phrase)?|pwd|secret|token|key|credentials?|auth)[\"']?\s*[=:]")
 _CASEFOLD_MISSES = ("\u0130", "\u0131")
 
-
-# Provider keys by their shape, wherever they appear (a judge reply quoting a document that held
-# one, say): OpenAI/Anthropic ``sk-``, AWS access key ids, GitHub, Hugging Face, Slack, Google.
-_KEY_SHAPE = re.compile(r"(?<![\w-])(?:sk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}|AKIA[0-9A-Z]{16}"
-                        r"|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|hf_[A-Za-z0-9]{30,}"
-                        r"|xox[abprs]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_-]{35})(?![\w-])")
+# Credentials by their shape, wherever they appear (a judge reply quoting a document that held one,
+# a provider's error): OpenAI/Anthropic ``sk-``, AWS access key ids, GitHub, GitLab, Hugging Face,
+# Slack, Google, Stripe, JSON Web Tokens, PEM private key blocks (to the end of the text when cut
+# before their END line), and the value of an ``Authorization`` header or of a ``Bearer`` token.
+_KEY_SHAPE = re.compile(
+    r"(?<![\w-])(?:sk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}|AKIA[0-9A-Z]{16}|ASIA[0-9A-Z]{16}"
+    r"|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|hf_[A-Za-z0-9]{30,}"
+    r"|gl(?:pat|dt|rt|ptt|ft|soat|cbt|imt|agent)-[A-Za-z0-9_-]{20,}"
+    r"|(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}|whsec_[A-Za-z0-9]{16,}"
+    r"|xox[abprs]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_-]{35}"
+    r"|eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*)(?![\w-])"
+    r"|-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
+    re.DOTALL)
+_AUTH_VALUE = re.compile(
+    r"(?<![\w-])(?:proxy-)?(?:authorization|x-api-key|api-key|x-auth-token)[\"']?\s*[:=]\s*[\"']?"
+    r"(?:(?:bearer|basic|token|digest|negotiate)\s+)?([^\s\"',;&]+)"
+    r"|(?<![\w-])bearer\s+([A-Za-z0-9._~+/-]{16,}=*)", re.IGNORECASE)
 # The literal starts of those shapes: a text holding none of them holds no key, and looking for them
-# costs a fraction of the pattern's scan (every stored judgment and reply is redacted).
-_KEY_START = re.compile(r"sk-|AKIA|gh[pousr]_|github_pat_|hf_|xox[abprs]-|AIza")
+# costs a fraction of the patterns' scan (every stored judgment and reply is redacted).
+_KEY_START = re.compile(r"sk-|AKIA|ASIA|gh[pousr]_|github_pat_|hf_|gl[a-z]+-|_live_|_test_|whsec_|xox[abprs]-"
+                        r"|AIza|eyJ|PRIVATE KEY")
+_AUTH_START = re.compile(r"(?i:authorization|api-key|auth-token|bearer)")
+
+# Hiding places: zero-width and invisible characters inside a key, or a key written with escapes
+# (``\u0073k-``, ``\x73``, ``&#115;``). A text holding any is also read with them removed or decoded.
+_HIDDEN = re.compile(r"[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180e\u200b-\u200f\u202a-\u202e"
+                     r"\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0]"
+                     r"|\\u[0-9a-fA-F]{4}|\\x[0-9a-fA-F]{2}|&#(?:[0-9]{1,7}|[xX][0-9a-fA-F]{1,6});")
 
 
 def is_secret_name(name: str) -> bool:
     """Whether a setting named ``name`` holds a secret (``password``, ``sslpassword``, ``api_key``,
-    ``access_token`` ...), as :func:`redact` decides for ``name=value``.
+    ``access_token``, ``db_pass``, ``aws_secret_access_key`` ...), as :func:`redact` decides for
+    ``name=value``.
 
-    >>> is_secret_name("sslpassword"), is_secret_name("max_tokens")
-    (True, False)
+    >>> is_secret_name("sslpassword"), is_secret_name("max_tokens"), is_secret_name("db_pass")
+    (True, False, True)
     """
     return re.fullmatch(_SECRET_WORD, name, re.IGNORECASE) is not None
-
-
-def _mask_param(m: re.Match[str]) -> str:
-    value = m[2] or m[4]
-    quote = value[0] if value[0] in "'\"" else ""  # a quoted value stays quoted: JSON stays JSON
-    return (m[1] or m[3]) + quote + "***" + quote
 
 
 # The process environment's secret values, with the snapshot of the environment they were read
@@ -177,8 +202,22 @@ def _mask_param(m: re.Match[str]) -> str:
 _ENV_SECRETS: tuple[object, tuple[str, ...]] = (None, ())
 
 
+def _is_secret_value(name: str, value: str) -> bool:
+    if len(value) < 6 or not _SECRET_NAME.search(name):
+        return False
+    if _PLAIN_SECRET_NAME.search(name):
+        return True
+    # Names the wider rule adds (KEY, PASS, AUTH, PRIVATE) also name settings that are no secret
+    # (PIP_KEYRING_PROVIDER=import, SSH_AUTH_SOCK=/tmp/...): a short word of one case or the path
+    # of a file that exists is not masked in every text it appears in.
+    short_word = value.isalpha() and len(value) <= 10 and (value.islower() or value.isupper())
+    return not short_word and not (value.startswith("/") and os.path.exists(value))
+
+
 def _secrets_of(env: Mapping[str, str]) -> tuple[str, ...]:
-    return tuple(value for name, value in env.items() if len(value) >= 6 and _SECRET_NAME.search(name))
+    # Longest first: a secret holding another is masked whole.
+    return tuple(sorted({value for name, value in env.items() if _is_secret_value(name, value)},
+                        key=len, reverse=True))
 
 
 def _secret_values(env: Mapping[str, str] | None) -> tuple[str, ...]:
@@ -194,11 +233,66 @@ def _secret_values(env: Mapping[str, str] | None) -> tuple[str, ...]:
     return _ENV_SECRETS[1]
 
 
+def _secret_spans(text: str, secrets: tuple[str, ...]) -> list[tuple[int, int]]:
+    """Where ``text`` holds a secret: the spans to mask, in any order, possibly overlapping."""
+    spans = []
+    for value in secrets:
+        at = text.find(value)
+        while at >= 0:
+            spans.append((at, at + len(value)))
+            at = text.find(value, at + len(value))
+    if _SECRET_HINT.search(text.casefold()) or any(c in text for c in _CASEFOLD_MISSES):
+        for m in _SECRET_PARAM.finditer(text):
+            group = next(g for g in range(1, 9) if m[g] is not None)
+            spans.append(m.span(group))
+    if _KEY_START.search(text):
+        spans.extend(m.span() for m in _KEY_SHAPE.finditer(text))
+    if _AUTH_START.search(text):
+        for m in _AUTH_VALUE.finditer(text):
+            spans.append(m.span(1) if m[1] is not None else m.span(2))
+    if "://" in text:
+        spans.extend(m.span(2) for m in _URL_PASSWORD.finditer(text))
+    return spans
+
+
+def _revealed(text: str) -> tuple[str, list[int], list[int]]:
+    """``text`` with its hiding places removed or decoded, and where each of its characters came
+    from in ``text`` (start and end)."""
+    out: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    pos = 0
+    for m in _HIDDEN.finditer(text):
+        for i in range(pos, m.start()):
+            out.append(text[i])
+            starts.append(i)
+            ends.append(i + 1)
+        token = m[0]
+        if len(token) > 1:  # an escape: the character it writes
+            if token.startswith("&#"):
+                code = int(token[3:-1], 16) if token[2] in "xX" else int(token[2:-1])
+            else:
+                code = int(token[2:], 16)
+            if code <= 0x10FFFF:
+                out.append(chr(code))
+                starts.append(m.start())
+                ends.append(m.end())
+        pos = m.end()
+    for i in range(pos, len(text)):
+        out.append(text[i])
+        starts.append(i)
+        ends.append(i + 1)
+    return "".join(out), starts, ends
+
+
 def redact(text: str, env: Mapping[str, str] | None = None) -> str:
-    """Mask secrets in a message before it is shown, logged or stored: the values of environment
-    variables named like keys, tokens or passwords, passwords inside URLs (user-info or query
-    string) and secret parameters of connection strings. Every message that shows a URL or a
-    connection string goes through this one function.
+    """Mask secrets in a text before it is shown, logged or stored: the values of environment
+    variables whose names hold KEY, PASS, AUTH, TOKEN, SECRET, CREDENTIAL or PRIVATE, passwords
+    inside URLs (user-info or query string), secret parameters (``password=``, ``"api_key": "..."``,
+    ``aws_secret_access_key: ...``), ``Authorization`` header values and ``Bearer`` tokens, and
+    credentials by their shape (provider keys, JWTs, PEM private keys), also when split by
+    zero-width characters or written with escapes. Every stored and printed text goes through
+    this one function.
 
     >>> redact("https://admin:hunter2@db:9200 refused")
     'https://admin:***@db:9200 refused'
@@ -210,12 +304,24 @@ def redact(text: str, env: Mapping[str, str] | None = None) -> str:
     'key *** rejected'
     >>> redact("the page says sk-proj-Abcdefghijklmnop1234 works", {})
     'the page says *** works'
+    >>> redact("Authorization: Bearer abc.def-123", {})
+    'Authorization: Bearer ***'
     """
-    for value in _secret_values(env):
-        if value in text:
-            text = text.replace(value, "***")
-    if _SECRET_HINT.search(text.casefold()) or any(c in text for c in _CASEFOLD_MISSES):
-        text = _SECRET_PARAM.sub(_mask_param, text)
-    if _KEY_START.search(text):
-        text = _KEY_SHAPE.sub("***", text)
-    return _URL_PASSWORD.sub(r"\1***@", text) if "://" in text else text
+    secrets = _secret_values(env)
+    spans = _secret_spans(text, secrets)
+    if _HIDDEN.search(text):
+        shown, starts, ends = _revealed(text)
+        spans.extend((starts[a], ends[b - 1]) for a, b in _secret_spans(shown, secrets) if b > a)
+    if not spans:
+        return text
+    parts: list[str] = []
+    pos = 0
+    for a, b in sorted(spans):
+        if b <= pos:
+            continue
+        if a >= pos:
+            parts.append(text[pos:a])
+            parts.append("***")
+        pos = b
+    parts.append(text[pos:])
+    return "".join(parts)

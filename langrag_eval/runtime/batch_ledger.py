@@ -24,6 +24,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import redact
+
 __all__ = ["BatchJob", "BatchLedger"]
 
 _TABLE = """CREATE TABLE IF NOT EXISTS batch_jobs (
@@ -67,7 +69,7 @@ class BatchLedger:
         self.store._exec("INSERT INTO batch_jobs (tag, provider, model, batch_id, run_id, attempt, keys, "
                          "state, failures, created, updated) VALUES (?,?,?,?,?,?,?,?,?,?,?) "
                          "ON CONFLICT (tag) DO NOTHING",
-                         (tag, provider, model, None, self.run_id, attempt, json.dumps(keys), "submitting",
+                         (tag, provider, redact(model), None, self.run_id, attempt, json.dumps(keys), "submitting",
                           None, now, now))
         return self.job(tag)  # type: ignore[return-value]
 
@@ -76,9 +78,11 @@ class BatchLedger:
                          (batch_id, time.time(), tag))
 
     def collected(self, tag: str, failures: dict[str, str]) -> None:
-        """Its replies are committed to the cache; ``failures``: custom_id to the provider's error."""
+        """Its replies are committed to the cache; ``failures``: custom_id to the provider's error,
+        kept masked as every stored text is (an error may quote the key it refused)."""
+        masked = {key: redact(error) for key, error in failures.items()}
         self.store._exec("UPDATE batch_jobs SET state='collected', failures=?, updated=? WHERE tag=?",
-                         (json.dumps(failures), time.time(), tag))
+                         (json.dumps(masked), time.time(), tag))
 
     def job(self, tag: str) -> BatchJob | None:
         rows = self.store._rows(_SELECT + " WHERE tag=?", (tag,))
@@ -87,7 +91,7 @@ class BatchLedger:
     def jobs(self, provider: str, model: str) -> list[BatchJob]:
         """Every batch of this model, oldest first."""
         return [_job(r) for r in self.store._rows(_SELECT + " WHERE provider=? AND model=? ORDER BY created",
-                                                  (provider, model))]
+                                                  (provider, redact(model)))]
 
 
 _SELECT = ("SELECT tag, provider, model, batch_id, attempt, keys, state, created, failures "

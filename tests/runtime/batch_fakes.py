@@ -192,6 +192,8 @@ class FakeOpenAI(_Server):
         self.chat_faults: dict[str, Any] = {}
         self.chat_requests: list[dict[str, Any]] = []   # each chat request's body, with "_key"
         self.report_usage = True                        # False: replies without ``usage``
+        # what a failed batch line says (some proxies quote the key they refused)
+        self.line_error = "The server had an error processing your request."
 
     def _chat_fault(self, body: bytes, headers: Any) -> Any:
         try:
@@ -366,7 +368,7 @@ class FakeOpenAI(_Server):
             elif self._fails(custom_id):
                 errors.append({**record, "error": None, "response": {
                     "status_code": 500, "request_id": f"req_{n}",
-                    "body": {"error": {"message": "The server had an error processing your request.",
+                    "body": {"error": {"message": self.line_error,
                                        "type": "server_error", "param": None, "code": None}}}})
             else:
                 out.append({**record, "error": None, "response": {

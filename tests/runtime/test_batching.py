@@ -245,3 +245,25 @@ async def test_expired_lines_are_sent_once_more_and_graded(tmp_path) -> None:
         assert [b["status"] for b in fake.batches.values()] == ["expired", "completed"]
         assert [b["request_counts"]["total"] for b in fake.batches.values()] == [10, 5]
         assert any("expired, 10 of 10 done, 5 failed" in s for s in statuses)
+
+
+async def test_a_failed_line_quoting_the_key_is_stored_and_reported_masked(tmp_path) -> None:
+    # A failed line's error, as OpenAI words a refused key, reaches the ledger's ``failures`` column,
+    # the Unscored reason and the store: everywhere masked.
+    secret = "sk-proj-Q7vL2mX9pR4tK8wN1bZ6cY3d"
+    with FakeOpenAI() as fake:
+        api = OpenAIBatchAPI("gpt-4o-mini", api_key="k", base_url=fake.base_url)
+        path = tmp_path / "runs.sqlite"
+        store = RunStore(path)
+        grader = VragGrader(_batch_judge(api, store))
+        sample = _samples(1)[0]
+        fake.fail_plan[_key(grader, sample)[1]] = 2
+        fake.line_error = f"Incorrect API key provided: {secret}. You can find your API key at ..."
+        result = await grader.aevaluate(sample)
+        assert isinstance(result, Unscored) and "Incorrect API key provided: ***" in result.reason
+        jobs = BatchLedger(store).jobs("openai", api.model_id)
+        assert [j.state for j in jobs] == ["collected", "collected"]
+        assert all("Incorrect API key provided: ***" in e for j in jobs for e in j.failures.values())
+        store.close()
+    stored = b"".join(p.read_bytes() for p in tmp_path.glob("runs.sqlite*"))
+    assert b"Incorrect API key provided" in stored and secret.encode() not in stored
