@@ -274,7 +274,12 @@ class FunctionEvaluator(Evaluator[Any, Any]):
         return self
 
     def declare(self) -> Declaration:
-        return self.scorer.declare() if self.scorer is not None else Declaration()
+        if self.scorer is None:
+            return Declaration()
+        if hasattr(self.scorer, "declare"):
+            return self.scorer.declare()
+        # a scorer written against the per-name hooks
+        return Declaration({n: self.scorer.score_scale(n) for n in self.scorer.score_names()})
 
     def result_scores(self, result: Any) -> list[Score]:
         return self.scorer.result_scores(result) if self.scorer is not None else []
