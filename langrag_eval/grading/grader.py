@@ -36,8 +36,7 @@ from ..errors import ConfigError
 from ..files.reading import read_text
 from ..model import GenerationParams
 from ..prompting.templates import PromptTemplate, load_prompt, override_template
-from ..results import Score, ScoreScale, Unscored
-from ..results import Summary
+from ..results import Declaration, Score, ScoreScale, Summary, Unscored
 from ..evaluator import Evaluator
 from ..runtime import Judge
 from ..types import Sample
@@ -192,11 +191,9 @@ class VragGrader(Evaluator[Sample, VragGrade]):
         return VragGrade(score=verdict.score, accepted=verdict.score >= self.threshold,
                          reason=verdict.reason, raw=answer.raw, confidence=verdict.confidence)
 
-    def score_names(self) -> tuple[str, ...]:
-        return ("accept_rate", "grade")
-
-    def score_scale(self, name: str) -> ScoreScale:
-        return _ACCEPT if name == "accept_rate" else _GRADE
+    # an item is graded as a whole, or not at all: a comparison also reads the share graded
+    declaration: ClassVar[Declaration] = Declaration({"accept_rate": _ACCEPT, "grade": _GRADE},
+                                                     judged_whole="scored_rate")
 
     def result_scores(self, result: VragGrade) -> list[Score]:
         """Accepted (1) or rejected (0) at this grader's threshold, a yes/no score whose mean over a

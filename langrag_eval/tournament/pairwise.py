@@ -35,7 +35,7 @@ from ..errors import ArgumentError
 from ..types import as_documents
 from ..evaluator import Evaluator
 from ..prompting.templates import PromptTemplate
-from ..results import Score, ScoreScale, Unscored
+from ..results import Declaration, Score, ScoreScale, Unscored
 from ..runtime import Judge, gather_bounded
 from ..types import Document
 from ..verdicts.formats import PairwiseFormat
@@ -197,8 +197,7 @@ class PairwiseEvaluator(Evaluator[GameSample, GameRecord]):
     description: ClassVar[str] = "games"
     prompt_fields: ClassVar[dict[str, str]] = {"pairwise": "prompt", "relevance": "relevance_prompt"}
 
-    def score_names(self) -> tuple[str, ...]:
-        return ("score_a",)
+    declaration: ClassVar[Declaration] = Declaration({"score_a": ScoreScale()})
 
     def result_scores(self, result: GameRecord) -> list[Score]:
         """Agent a's game score: 1 a win, 0.5 a tie, 0 a loss."""
