@@ -30,6 +30,7 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import RepeatedIdError
+from ..results import Declaration, ScoreScale
 from ..runtime import put_item_index, run_batch
 from ..runtime.concurrency import synchronous
 from ..runtime.items import index_row, item_index_writer
@@ -39,7 +40,8 @@ if TYPE_CHECKING:
     from ..evaluator import Evaluator
     from ..runtime import RunStore
 
-__all__ = ["aevaluate_many", "astream_many", "check_unique_ids", "evaluate_many", "in_flight"]
+__all__ = ["DECLARED_PREFIX", "aevaluate_many", "astream_many", "check_unique_ids", "declare_in_run", "declared_in_run",
+           "evaluate_many", "in_flight"]
 
 X = TypeVar("X")
 
@@ -52,6 +54,32 @@ def check_unique_ids(evaluator: "Evaluator[Any, Any]", samples: Sequence[Any]) -
     repeated = sorted(k for k, n in Counter(explicit).items() if n > 1)
     if repeated:
         raise RepeatedIdError(repeated)
+
+
+DECLARED_PREFIX = "declared/"
+
+
+def declare_in_run(evaluator: "Evaluator[Any, Any]", store: "RunStore", run_id: str) -> None:
+    """Store the evaluator's declaration with the run (artifact ``declared/<task>``), so readers of
+    the run (compare, gate, the report) take its scores' scales, what is judged whole and where an
+    item's reason comes from from it, for any evaluator, a user's included."""
+    d = evaluator.declare()
+    store.put_artifact(run_id, DECLARED_PREFIX + evaluator.task_name(), {
+        "version": 1, "evaluator": type(evaluator).__name__, "description": evaluator.description,
+        "scores": {n: s._asdict() for n, s in d.scores.items()}, "indexes_items": d.indexes_items,
+        "judged_whole": d.judged_whole, "raw_reason": d.raw_reason})
+
+
+def declared_in_run(store: "RunStore", run_id: str) -> dict[str, Declaration]:
+    """The declarations stored with run ``run_id``, by task (empty for a run made before they were)."""
+    out = {}
+    for name, data in store.artifacts(run_id).items():
+        if name.startswith(DECLARED_PREFIX) and isinstance(data, dict):
+            out[name[len(DECLARED_PREFIX):]] = Declaration(
+                {n: ScoreScale(**s) for n, s in (data.get("scores") or {}).items()},
+                indexes_items=bool(data.get("indexes_items", True)), judged_whole=data.get("judged_whole"),
+                raw_reason=bool(data.get("raw_reason")))
+    return out
 
 
 def in_flight(evaluator: "Evaluator[Any, Any]", concurrency: int | None) -> int:
@@ -109,6 +137,7 @@ async def aevaluate_many(evaluator: "Evaluator[Any, Any]", samples: Sequence[Any
     keys = [evaluator.key(s) for s in samples]
     bound, store = _bound(evaluator, run_id, store)
     if store is not None and run_id is not None:
+        declare_in_run(evaluator, store, run_id)
         rows = list(_index_rows(evaluator, keys, samples))
         if rows:
             put_item_index(store, run_id, evaluator.task_name(), rows)
@@ -134,6 +163,8 @@ async def astream_many(evaluator: "Evaluator[Any, Any]", samples: Iterable[Any],
     bound, store = _bound(evaluator, run_id, store)
     task = evaluator.task_name()
     index = item_index_writer(store, run_id, task, size=chunk) if store is not None and run_id is not None else None
+    if store is not None and run_id is not None:
+        declare_in_run(evaluator, store, run_id)
     seen: set[int] = set()
     size = in_flight(evaluator, concurrency)
     with BatchProgress(evaluator.description or task, total or 0, show=progress) as bar:
