@@ -56,7 +56,7 @@ if TYPE_CHECKING:
     from .prompting.templates import PromptTemplate
     from .runtime import Judge, RunStore
 
-__all__ = ["Declaration", "Evaluator", "FunctionEvaluator", "synchronous"]
+__all__ = ["Declaration", "Evaluator", "FunctionEvaluator", "check_judge", "synchronous"]
 
 S = TypeVar("S")
 R = TypeVar("R", bound=BaseModel)
@@ -231,6 +231,24 @@ class Evaluator(ABC, Generic[S, R]):
         (:class:`~langrag_eval.results.Summary`). A capability adds its own figures in ``details``."""
         return summarize_scores((self.scores(r) for r in results),  # one item's scores at a time
                                 [r.cause if isinstance(r, Unscored) else None for r in results])
+
+
+def check_judge(evaluator: Any) -> None:
+    """Refuse, in one line naming what to pass, an evaluator built with something that is not a
+    judge (a LangChain chat model, a LlamaIndex LLM or a bare langrag model) in its ``judge``
+    field: it would otherwise fail at the first sample with an ``AttributeError``.
+
+    >>> from langrag_eval.grading import VragGrader
+    >>> VragGrader(object())
+    Traceback (most recent call last):
+    ...
+    langrag_eval.errors.ConfigError: VragGrader takes a langrag_eval Judge, got object: pass Judge(model) for a langrag model, langchain_langrag.as_judge(chat_model) for a LangChain chat model, llama_index.evaluation.langrag.as_judge(llm) for a LlamaIndex LLM
+    """
+    judge = getattr(evaluator, "judge", None)
+    if not callable(getattr(judge, "ask", None)):
+        raise ConfigError(f"{type(evaluator).__name__} takes a langrag_eval Judge, got {type(judge).__name__}: "
+                          "pass Judge(model) for a langrag model, langchain_langrag.as_judge(chat_model) for a "
+                          "LangChain chat model, llama_index.evaluation.langrag.as_judge(llm) for a LlamaIndex LLM")
 
 
 @dataclasses.dataclass(eq=False)

@@ -37,7 +37,7 @@ from ..files.reading import read_text
 from ..model import GenerationParams
 from ..prompting.templates import PromptTemplate, load_prompt, override_template
 from ..results import Declaration, Score, ScoreScale, Summary, Unscored
-from ..evaluator import Evaluator
+from ..evaluator import Evaluator, check_judge
 from ..runtime import Judge
 from ..types import Sample
 from ..verdicts.formats import ScoreFormat, ScoreVerdict
@@ -140,6 +140,7 @@ class VragGrader(Evaluator[Sample, VragGrade]):
     prompt_fields: ClassVar[dict[str, str]] = {"grade": "prompt"}
 
     def __post_init__(self) -> None:
+        check_judge(self)
         if not 1 <= self.threshold <= 5:
             raise ConfigError(f"the accept threshold must be a score from 1 to 5, got {self.threshold}")
         self.examples = [e if isinstance(e, GradedExample) else GradedExample.model_validate(e)

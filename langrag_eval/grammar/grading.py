@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict
 from ..errors import JudgeOutputError
 from ..prompting.templates import PromptTemplate, override_template
 from ..results import Declaration, Score, ScoreScale, Unscored
-from ..evaluator import Evaluator
+from ..evaluator import Evaluator, check_judge
 from ..runtime import Judge
 from ..types import Sample
 from ..verdicts.formats import mask_quoted, single_verdict
@@ -95,6 +95,7 @@ class ReferenceGrader(Evaluator[Sample, Correctness]):
                                                      raw_reason=True)
 
     def __post_init__(self) -> None:
+        check_judge(self)
         self._template: PromptTemplate = override_template(self.prompt, "grammar/correctness")
 
     def prompts(self) -> dict[str, PromptTemplate]:

@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 
 from ..models.embeddings import Embedder
 from ..errors import ConfigError
-from ..evaluator import Evaluator
+from ..evaluator import Evaluator, check_judge
 from ..prompting.templates import PromptTemplate
 from ..results import Declaration, Score, ScoreScale, Summary, Unscored
 from ..runtime import Judge, UsageMeter, gather_bounded
@@ -89,6 +89,7 @@ class Thelma(Evaluator[Sample, ThelmaResult]):
     stages: ClassVar[int] = 2
 
     def __post_init__(self) -> None:
+        check_judge(self)
         unknown = [m for m in self.metrics if m not in metric_ids()]
         if unknown or not self.metrics:
             raise ConfigError(f"unknown THELMA metric(s) {unknown or '(none given)'}; choose from "

@@ -26,7 +26,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_valida
 from ..types import as_documents
 from ..prompting.templates import PromptTemplate, load_prompt, override_template
 from ..results import Declaration, Score, ScoreScale, Unscored
-from ..evaluator import Evaluator
+from ..evaluator import Evaluator, check_judge
 from ..runtime import Judge
 from ..types import Document
 from ..verdicts.formats import JsonFormat
@@ -124,6 +124,7 @@ class RelevanceEvaluator(Evaluator[RelevanceSample, RelevanceJudgment]):
     declaration: ClassVar[Declaration] = Declaration({"relevance": ScoreScale(0, 2)})
 
     def __post_init__(self) -> None:
+        check_judge(self)
         self._template = _template(self.prompt, "tournament/relevance", {"query", "document"})
 
     def prompts(self) -> dict[str, PromptTemplate]:
@@ -158,6 +159,7 @@ class PointwiseEvaluator(Evaluator[PointwiseSample, PointwiseScores]):
     declaration: ClassVar[Declaration] = Declaration({name: ScoreScale(0, 2) for name in CRITERIA})
 
     def __post_init__(self) -> None:
+        check_judge(self)
         self._template = _template(self.prompt, "tournament/pointwise", {"query", "answer", "documents"})
 
     def prompts(self) -> dict[str, PromptTemplate]:

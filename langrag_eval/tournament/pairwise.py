@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import ArgumentError
 from ..types import as_documents
-from ..evaluator import Evaluator
+from ..evaluator import Evaluator, check_judge
 from ..prompting.templates import PromptTemplate
 from ..results import Declaration, Score, ScoreScale, Unscored
 from ..runtime import Judge, gather_bounded
@@ -205,6 +205,7 @@ class PairwiseEvaluator(Evaluator[GameSample, GameRecord]):
                                    reason=f"{result.agent_a} vs {result.agent_b}: {result.outcome}")]
 
     def __post_init__(self) -> None:
+        check_judge(self)
         if self.threshold not in (0, 1, 2):
             raise ArgumentError("threshold must be 0, 1 or 2")
         if self.orders not in (1, 2):
