@@ -147,3 +147,24 @@ def test_repeated_ids_are_refused_by_one_rule(kind: str) -> None:
     run = evaluate(same, {"it": make_evaluator(Judge(ScriptedModel(_reply)))})
     first, second = (run.evaluators["it"].scores(r) for r in run["it"])
     assert first == second and all(s.scored for s in first)
+
+
+def test_a_thelma_metric_that_raises_on_one_sample_leaves_the_batch_running() -> None:
+    # the crash of THELMA's former batching override: AttributeError: 'Unscored' object has no attribute 'id'
+    from langrag_eval.thelma import Metric, MetricScore, register_metric, unregister_metric
+
+    async def fragile(s: Any) -> MetricScore:
+        if "BOOM" in s.response:
+            raise RuntimeError("metric fell over")
+        return MetricScore(metric="fragile", score=1.0)
+
+    register_metric(Metric("fragile", "fragile", fragile))
+    try:
+        thelma = Thelma(Judge(ScriptedModel(_reply)), metrics=("fragile",))
+        run = evaluate(_samples(_sample), thelma)
+    finally:
+        unregister_metric("fragile")
+    first, failed, last = run["thelma"]
+    assert (first.score("fragile"), last.score("fragile")) == (1.0, 1.0)
+    assert isinstance(failed, Unscored) and "RuntimeError: metric fell over" in failed.reason
+    assert run.summary("thelma").details["metrics"]["fragile"]["causes"] == {"evaluator_error": 1}
