@@ -139,9 +139,9 @@ def load_observations(store: RunStore, run_id: str, *,
     of a GRAMMAR run that graded several."""
     run_id = store.run(run_id)["id"]
     judgments = store.judgments(run_id)
-    declared = {**_BEFORE_DECLARATIONS, **declared_in_run(store, run_id)}
     with_scores = Counter(j["task"] for j in judgments if _scores(j["result"]) is not None)
     tasks = Counter(j["task"] for j in judgments)
+    declared = {**_BEFORE_DECLARATIONS, **declared_in_run(store, run_id, with_scores)}
     indexed = {t for t in tasks if get_item_index(store, run_id, t) is not None}
     by_agent: dict[str, list[str]] = {}
     for task in tasks:

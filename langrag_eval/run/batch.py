@@ -70,12 +70,14 @@ def declare_in_run(evaluator: "Evaluator[Any, Any]", store: "RunStore", run_id: 
         "judged_whole": d.judged_whole, "raw_reason": d.raw_reason})
 
 
-def declared_in_run(store: "RunStore", run_id: str) -> dict[str, Declaration]:
-    """The declarations stored with run ``run_id``, by task (empty for a run made before they were)."""
+def declared_in_run(store: "RunStore", run_id: str, tasks: Iterable[str]) -> dict[str, Declaration]:
+    """The declarations stored with run ``run_id`` for ``tasks`` (a task of a run made before
+    declarations were stored has none)."""
     out = {}
-    for name, data in store.artifacts(run_id).items():
-        if name.startswith(DECLARED_PREFIX) and isinstance(data, dict):
-            out[name[len(DECLARED_PREFIX):]] = Declaration(
+    for task in tasks:
+        data = store.get_artifact(run_id, DECLARED_PREFIX + task)
+        if isinstance(data, dict):
+            out[task] = Declaration(
                 {n: ScoreScale(**s) for n, s in (data.get("scores") or {}).items()},
                 indexes_items=bool(data.get("indexes_items", True)), judged_whole=data.get("judged_whole"),
                 raw_reason=bool(data.get("raw_reason")))
