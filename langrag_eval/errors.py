@@ -15,6 +15,7 @@ __all__ = [
     "ConfigError",
     "ArgumentError",
     "DataError",
+    "RepeatedIdError",
     "PromptError",
     "JudgeOutputError",
     "AmbiguousVerdictError",
@@ -63,6 +64,21 @@ class DataError(LangragError):
         if field is not None:
             where += f'field "{field}": '
         super().__init__(where + message)
+
+
+class RepeatedIdError(DataError, ConfigError):
+    """Two samples of one batch carry the same ``id`` (they would share one stored judgment). The
+    one rule every evaluator's batch keeps; a :class:`DataError` (field ``id``) and, for callers
+    written when batches raised it as such, a :class:`ConfigError`.
+
+    >>> str(RepeatedIdError(["q1", "q7"]))
+    'field "id": sample ids must be unique in a batch; repeated: q1, q7'
+    """
+
+    def __init__(self, repeated: list[str]) -> None:
+        self.repeated = list(repeated)
+        super().__init__(f"sample ids must be unique in a batch; repeated: {', '.join(self.repeated[:5])}",
+                         field="id")
 
 
 class PromptError(LangragError):

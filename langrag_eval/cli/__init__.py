@@ -38,6 +38,7 @@ COMMANDS = {
     "judge": "judge qualification: audit a judge and print its card",
     "quickstart": "run every capability end to end on a shipped corpus and write the report",
     "report": "write the HTML report of a run",
+    "run": "run any evaluators (built-in or installed) over a sample file as one run",
     "search": "search an index (bm25, knn or hybrid) and print the ranked chunks",
     "store": "copy runs between stores; progress of workers on a shared run",
     "synth": "synthetic test data for a RAG app",

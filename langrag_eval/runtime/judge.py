@@ -210,8 +210,9 @@ class Judge:
         return self._sharing(priority=priority)
 
     def _sharing(self, **changed: Any) -> "Judge":
-        # a copy that shares everything not changed (limiter, caches, meter, store), not a new judge
-        clone = Judge.__new__(Judge)
+        # a copy that shares everything not changed (limiter, caches, meter, store), not a new
+        # judge; of the same class, so a judge that refines ``ask`` keeps doing so in a run
+        clone = type(self).__new__(type(self))
         clone.__dict__.update(self.__dict__)
         clone.__dict__.update(changed)
         return clone

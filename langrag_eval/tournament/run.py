@@ -37,7 +37,7 @@ from .evaluators import (
 from .pairwise import GameRecord, GameSample, PairwiseEvaluator
 from ..stats.ranking_metrics import Gain
 from .qrels import build_qrels, retrieval_metrics
-from .schedule import AdaptiveScheduler, Pairing, available_games, sample_games
+from .schedule import AdaptiveScheduler, Matchup, available_games, sample_games
 from .summary import summarize
 
 __all__ = ["TournamentConfig", "TournamentResult", "arun_tournament", "run_tournament"]
@@ -150,7 +150,7 @@ async def arun_tournament(data: TournamentData, judge: Judge, config: Tournament
     candidates, skipped, missing = available_games(data)
     agents = data.agents
 
-    def game_of(pairing: Pairing) -> GameSample:
+    def game_of(pairing: Matchup) -> GameSample:
         answers = data.answers[pairing.qid]
         return GameSample(query=data.queries[pairing.qid], answer_a=answers[pairing.agent_a].answer,
                           answer_b=answers[pairing.agent_b].answer,
@@ -158,12 +158,12 @@ async def arun_tournament(data: TournamentData, judge: Judge, config: Tournament
                           judgments=by_query.get(pairing.qid, {}), agent_a=pairing.agent_a,
                           agent_b=pairing.agent_b, qid=pairing.qid, id=_key(*pairing))
 
-    async def play_all(games: list[Pairing]) -> list[GameRecord | Unscored]:
+    async def play_all(games: list[Matchup]) -> list[GameRecord | Unscored]:
         return await judged(pairwise_ev, [game_of(g) for g in games])
 
     adaptive: AdaptiveScheduler | None = None
     if len(agents) < 2:
-        played: list[tuple[Pairing, GameRecord | Unscored]] = []
+        played: list[tuple[Matchup, GameRecord | Unscored]] = []
     elif config.schedule == "adaptive":
         adaptive = AdaptiveScheduler(initial_per_pair=config.adaptive_initial,
                                      batch_per_pair=config.adaptive_batch, z=config.adaptive_z,

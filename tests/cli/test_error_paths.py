@@ -55,6 +55,8 @@ CASES = [
                                                            "langrag-eval index"]),
     (["quickstart", "--questions", "9"], 2, ["quickstart: error:", "--questions must be 1..8"]),
     (["store", "status", "--run", "nope"], 2, ["store status: error:", "no run 'nope'"]),
+    (["run", "qa.jsonl", "--evaluator", "nopkg/nope"], 2, ["run: error:", "unknown evaluator 'nopkg/nope'",
+                                                          "vrag, thelma, grammar"]),
     (["agents", "--queries", "q.jsonl", "--out", "a.jsonl", "--agents", "nope"], 2,
      ["agents: error:", "--agents", "unknown agent", "choose from"]),
     (["grammar", "analyze"], 2, ["usage: langrag-eval grammar analyze"]),
