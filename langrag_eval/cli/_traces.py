@@ -8,12 +8,13 @@ import hashlib
 from collections import defaultdict
 from typing import Any
 
+from typing import TYPE_CHECKING
+
 from ..errors import ConfigError, DataError
-from ..runtime.identity import file_digest
-from ..traces.openinference import sample_of_trace
-from ..traces.otlp import read_traces, trace_files
-from ..traces.windows import choose, compare_windows, parse_window
-from ..types import Sample
+
+if TYPE_CHECKING:
+    from ..types import Sample
+# The readers and the statistics are imported when a command runs, so that `thelma --help` stays quick.
 
 __all__ = ["add_trace_options", "format_windows", "trace_samples", "traces_digest", "window_rows"]
 
@@ -39,6 +40,10 @@ def add_trace_options(p: argparse.ArgumentParser) -> None:
 
 def trace_samples(args: argparse.Namespace) -> tuple[list[Sample], list[DataError]]:
     """The samples to score from ``--traces`` and the problems met reading them."""
+    from ..traces.openinference import sample_of_trace
+    from ..traces.otlp import read_traces
+    from ..traces.windows import choose, parse_window
+
     size = parse_window(args.window)
     problems: list[DataError] = []
     samples = (sample_of_trace(t) for t in read_traces(args.traces, problems=problems))
@@ -50,6 +55,9 @@ def trace_samples(args: argparse.Namespace) -> tuple[list[Sample], list[DataErro
 
 
 def traces_digest(path: str) -> str:
+    from ..runtime.identity import file_digest
+    from ..traces.otlp import trace_files
+
     h = hashlib.sha256()
     for f in trace_files(path):
         h.update(f"{f}\0{file_digest(f, what='trace export')}\0".encode())
@@ -58,6 +66,8 @@ def traces_digest(path: str) -> str:
 
 def window_rows(samples: list[Sample], results: list[Any], args: argparse.Namespace) -> list[dict[str, Any]]:
     """Each window's metric means and its drops against the baseline, from the scored results."""
+    from ..traces.windows import compare_windows
+
     window_of = {s.id: s.metadata["window"] for s in samples}
     values: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for result in results:
