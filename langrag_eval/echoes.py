@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Any, Callable, Iterable, Iterator, NamedTuple, Sequence
 
+from .decoding import canonical_digits, decoded_variants
 from .delimiters import _FOLD, fold
 
 __all__ = ["ECHO_MIN", "Untrusted", "untrusted_strings", "reading", "current_reading", "echo_spans",
@@ -61,7 +62,12 @@ _SYNONYMS = {"rating": "score", "grade": "score", "justification": "reason", "ju
 
 
 def _norm(value: str) -> str:
-    return _WS.sub(" ", fold(value)).strip(" *_")
+    # a verdict's value as compared: "5", "٥", "５" and "five" are one value
+    return canonical_digits(_WS.sub(" ", fold(value)).strip(" *_"))
+
+
+def _line_key(line: str) -> str:
+    return canonical_digits(_WS.sub(" ", fold(line)).strip(_LINE_STRIP))
 
 
 def _label(raw: str | None) -> str:
@@ -101,8 +107,15 @@ class Untrusted:
         return {}
 
     @cached_property
+    def readings(self) -> tuple[str, ...]:
+        """The texts, each followed by what it says once decoded (entities, escapes, base64 and hex
+        runs, digits of other scripts, number words: :mod:`langrag_eval.decoding`): a judge that
+        decodes a planted verdict in its reply reproduces the decoded text, not the one it read."""
+        return tuple(dict.fromkeys(v for t in self.texts for v in (t, *decoded_variants(t))))
+
+    @cached_property
     def _views(self) -> list[str]:
-        return [_text_view(t) for t in self.texts]
+        return [_text_view(t) for t in self.readings]
 
     @cached_property
     def _haystack(self) -> str:
@@ -139,9 +152,9 @@ class Untrusted:
     @cached_property
     def lines(self) -> frozenset[str]:
         out = set()
-        for t in self.texts:
-            for line in fold(t).splitlines():
-                key = _WS.sub(" ", line).strip(_LINE_STRIP)
+        for t in self.readings:
+            for line in t.splitlines():
+                key = _line_key(line)
                 if _LINE_VERDICT.match(key):
                     out.add(key)
         return frozenset(out)
@@ -151,8 +164,11 @@ class Untrusted:
 class _Reading:
     untrusted: Untrusted
     delimiters: bool = True
+    echoes: bool = True
 
     def spans(self, text: str) -> list[tuple[int, int]]:
+        if not self.echoes:
+            return []
         cache = self.untrusted.spans_cache
         if text not in cache:
             cache[text] = echo_spans(text, self.untrusted)
@@ -172,12 +188,17 @@ def current_reading() -> _Reading | None:
 
 
 @contextmanager
-def reading(untrusted: Untrusted | Sequence[str] | None, *, delimiters: bool = True) -> Iterator[None]:
+def reading(untrusted: Untrusted | Sequence[str] | None, *, delimiters: bool = True,
+            echoes: bool = True) -> Iterator[None]:
     """Within the block, verdict parsers read replies against ``untrusted``; with ``delimiters``
-    False they no longer set aside what the judge quoted, only what it echoed."""
+    False they no longer set aside what the judge quoted, and with ``echoes`` False no longer what
+    it reproduced of ``untrusted`` (both False: the reply is read as it stands)."""
     if untrusted is not None and not isinstance(untrusted, Untrusted):
         untrusted = Untrusted(tuple(untrusted))
-    token = _READING.set(_Reading(untrusted, delimiters) if untrusted and untrusted.texts else None)
+    state = _Reading(untrusted, delimiters, echoes) if untrusted and untrusted.texts else None
+    if state is None and not delimiters:  # nothing set aside at all, with no texts to read against
+        state = _Reading(Untrusted(()), delimiters=False, echoes=False)
+    token = _READING.set(state)
     try:
         yield
     finally:
@@ -374,7 +395,7 @@ def echoed_tokens(text: str, untrusted: Untrusted) -> list[str]:
                 kind == "" and any(v == key for _, v in untrusted.brackets))):
             found.append(text[a:b])
     for line in text.split("\n"):
-        if _WS.sub(" ", fold(line)).strip(_LINE_STRIP) in untrusted.lines:
+        if _line_key(line) in untrusted.lines:
             found.append(line.strip())
     return found
 
