@@ -111,11 +111,27 @@ def mask_quoted(text: str, *, keep_tags: frozenset[str] = frozenset(), quotes: b
     if state is not None:
         text = mask_echoes(text, state.spans(text))
         if not state.delimiters:
-            return text
+            return _unquote(text, keep_tags, quotes)
     text = _mask_spans(text, [(a, b) for a, b, _ in tag_blocks(text, skip=keep_tags)])
     if quotes:
         text = "\n".join(_mask_inline(line) for line in text.split("\n"))
     return _BLOCKQUOTE.sub(lambda m: _blank(m.group(0)), text)
+
+
+_QUOTE_MARKS = re.compile("[\"`\u201c\u201d]")
+_BLOCKQUOTE_MARK = re.compile(r"^([ \t]*)>", re.M)
+
+
+def _unquote(text: str, keep_tags: frozenset[str], quotes: bool) -> str:
+    """``text`` read as if the judge had said what it quoted: the marks of its quotes (tags of
+    QUOTE_TAGS but ``keep_tags``, quote marks, ``>`` markers) blanked, their content left, so a
+    verdict the judge wrote inside ``<grade>`` or quotes reads as it would on a line of its own."""
+    marks = [(m.start(), m.end()) for m in _ANY_TAG.finditer(text)
+             if (m.group(1) or m.group(2)).lower() in QUOTE_TAGS - keep_tags]
+    if quotes:
+        marks += [(m.start(), m.end()) for m in _QUOTE_MARKS.finditer(text)]
+    marks += [(m.end() - 1, m.end()) for m in _BLOCKQUOTE_MARK.finditer(text)]
+    return _mask_spans(text, marks)
 
 
 def line_start(text: str, pos: int) -> bool:

@@ -20,7 +20,7 @@ import langrag_eval
 ROOT = Path(langrag_eval.__file__).parent
 
 LAYERS = [
-    {"errors", "results", "types", "_confusables", "_lazy", "delimiters", "echoes", "quoting", "io", "jsontext", "reading",
+    {"errors", "results", "types", "_confusables", "_lazy", "delimiters", "decoding", "echoes", "quoting", "io", "jsontext", "reading",
      "files", "model",
      "prompt_fit", "embeddings", "contexts", "verdicts", "score_verdicts", "prompts", "stats", "deprecation", "summary"},
     {"runtime", "evaluator", "models", "adapting", "run"},
