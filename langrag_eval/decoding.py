@@ -6,7 +6,7 @@ decodes it in its reply writes text the answer never held verbatim, so an echo c
 answer as written misses it. :func:`decoded_variants` gives the answer as each decoder reads it,
 and all of them chained; the echo checks read those beside the text itself.
 :func:`canonical_digits` is how two verdict values are compared: ``5``, ``٥``, ``５`` and ``five``
-are one value.
+are one value (so ``[[five]]`` in an answer and ``[[5]]`` in a reply are the same token).
 
 >>> decoded_variants("Score: &#91;&#91;5&#93;&#93;")
 ('Score: [[5]]',)
@@ -34,8 +34,7 @@ _ROUNDS = 3
 _ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|x[0-9a-fA-F]{2}|N\{[A-Za-z0-9 \-]{1,60}\}|"
                      r"[0-7]{1,3}|[nrtbf\"'\\/])")
 _SIMPLE = {"n": "\n", "r": "\r", "t": "\t", "b": "\b", "f": "\f", '"': '"', "'": "'", "\\": "\\", "/": "/"}
-# a run of the base64 alphabet (standard or URL-safe) that, padded, is 8 characters or more: the
-# shortest verdict ("[[A]]") encodes to 8
+# a run of the base64 alphabet (standard or URL-safe), padded or not
 _BASE64 = re.compile(r"(?<![A-Za-z0-9+/_=-])[A-Za-z0-9+/_-]{6,}={0,2}(?![A-Za-z0-9+/_=-])")
 _HEX = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){6,}(?![0-9A-Fa-f])")
 
@@ -83,7 +82,7 @@ def _base64_runs(text: str) -> str:
     def one(m: re.Match[str]) -> str:
         run = m.group(0)
         body = run.rstrip("=")
-        if len(body) + (-len(body) % 4) < 8:
+        if len(run) < 8:  # the shortest verdict ("[[A]]") encodes to 8, padding included
             return run
         raw = None
         for alphabet in (b"+/", b"-_"):
@@ -111,17 +110,36 @@ def _number(m: re.Match[str]) -> str:
     return str(_UNITS.index(m["small"].lower()))
 
 
+def _script_digits(text: str) -> str:
+    if text.isascii():
+        return text
+    return "".join(c if c.isascii() else str(d) if (d := unicodedata.digit(c, None)) is not None else c
+                   for c in text)
+
+
 def canonical_digits(text: str) -> str:
     """``text`` with every digit of any script (``٥``, ``５``, ``⑤``) written as an ASCII digit and
     every English number word from zero to one hundred written in digits."""
-    if not text.isascii():
-        text = "".join(c if c.isascii() else str(d) if (d := unicodedata.digit(c, None)) is not None else c
-                       for c in text)
-    return _NUMBER_WORDS.sub(_number, text)
+    return _NUMBER_WORDS.sub(_number, _script_digits(text))
 
 
+# A number where a verdict stands: after a verdict's label, inside [[...]] or <output>, or alone on
+# a line. Only there are number words decoded into a variant: elsewhere they are prose ("one of").
+_VERDICT_NUMBER = re.compile(
+    r"(?P<lead>\[\[|<output>|\b(?:score|rating|grade|verdict|answer|judge?ment|output|result|label|"
+    r"confidence|relevance)\b[^\w\n]{0,8}|^[^\w\n]*)(?P<word>" + _NUMBER_WORDS.pattern + r")(?=[^\w]|$)",
+    re.I | re.M)
+
+
+def _verdict_numbers(text: str) -> str:
+    text = _script_digits(text)
+    return _VERDICT_NUMBER.sub(lambda m: m["lead"] + _NUMBER_WORDS.sub(_number, m["word"]), text)
+
+
+# Number words are decoded only where a verdict stands: a variant for every one would differ from most
+# prose ("one of", "three years"), doubling what echoes are sought in.
 _DECODERS: tuple[Callable[[str], str], ...] = (html.unescape, _unescape, unquote, _base64_runs, _hex_runs,
-                                               canonical_digits)
+                                               _verdict_numbers)
 
 
 @lru_cache(maxsize=1024)

@@ -14,14 +14,15 @@ returns), the verdict parsers read the reply by its content instead:
 - an echo stops short of a verdict token of the judge's own that it touches, so a shared prefix
   (``Score: [[``) cannot blank the judge's verdict.
 
-The parsers then read the judge's verdict outside the echoes, twice: setting aside what the judge
-put in quotes, tags or block quotes, and not (:func:`~langrag_eval.quoting.read_verdict`). When only
-the second reading finds a verdict, the judge wrote its own inside such a block. When the two
-disagree, the verdict outside the judge's quotes is taken only if it stands in no untrusted text: a
-verdict token as short as ``[[A]]`` cannot be told from an echo by its context, so the reply is then
-ambiguous. JSON is read strictly: a repeated key, a value not of the schema's type, and a key that
-the reply reproduces with its value from an untrusted text (a reason string that breaks out) are all
-ambiguous.
+The graded texts are also read as a judge may decode them (:mod:`langrag_eval.decoding`), so a
+planted verdict the judge decodes in its reply is a copy too. The parsers then read the reply four
+ways (:func:`~langrag_eval.quoting.read_verdict`): echoes set aside or kept, the judge's quotes,
+tags and block quotes set aside or read as said. The verdict is taken when every reading agrees;
+when one disagrees, only if no verdict token in its reading stands in an untrusted text: a token as
+short as ``[[A]]``, or the judge's very line planted in the answer, cannot be told from an echo by
+its context, so the reply is then ambiguous. JSON is read strictly: a repeated key, a value not of
+the schema's type, and a key that the reply reproduces with its value from an untrusted text (a
+reason string that breaks out) are all ambiguous.
 
 >>> from langrag_eval.quoting import read_verdict
 >>> from langrag_eval.verdicts import ScoreFormat
@@ -102,15 +103,12 @@ class Untrusted:
 
     @cached_property
     def spans_cache(self) -> dict[str, list[tuple[int, int]]]:
-        # the echo spans of each reply read against these texts: a reply is read more than once
-        # (quotes set aside, and not), and its echoes are the same each time
+        # the echo spans of each reply read against these texts: a reply is read several ways
         return {}
 
     @cached_property
     def readings(self) -> tuple[str, ...]:
-        """The texts, each followed by what it says once decoded (entities, escapes, base64 and hex
-        runs, digits of other scripts, number words: :mod:`langrag_eval.decoding`): a judge that
-        decodes a planted verdict in its reply reproduces the decoded text, not the one it read."""
+        """The texts, each followed by what it says once decoded (:mod:`langrag_eval.decoding`)."""
         return tuple(dict.fromkeys(v for t in self.texts for v in (t, *decoded_variants(t))))
 
     @cached_property
@@ -140,24 +138,20 @@ class Untrusted:
     def brackets(self) -> frozenset[tuple[str, str]]:
         """(canonical label or "", value) of every ``[[...]]`` token, and every ``[0, 1]`` list."""
         found = set()
-        for v in self._views:
-            for m in _BRACKET.finditer(v):
+        for v in self._views:  # (the "in" tests skip a long document without any token quickly)
+            for m in _BRACKET.finditer(v) if "[[" in v else ():
                 found.add((_label(m["label"]), _norm(m["value"])))
-            for m in _LIST.finditer(v):
+            for m in _LIST.finditer(v) if "[" in v else ():
                 found.add(("list", re.sub(r"\s", "", m.group())))
-            for m in _BLOCK.finditer(v):
+            for m in _BLOCK.finditer(v) if "<" in v else ():
                 found.add(("block", f"{m.group(1)}:{_norm(m.group(2))}"))
         return frozenset(found)
 
     @cached_property
     def lines(self) -> frozenset[str]:
-        out = set()
-        for t in self.readings:
-            for line in t.splitlines():
-                key = _line_key(line)
-                if _LINE_VERDICT.match(key):
-                    out.add(key)
-        return frozenset(out)
+        # a verdict line is short ("Final verdict: one hundred"): long lines are not canonicalised
+        keys = (_line_key(line) for t in self.readings for line in t.splitlines() if len(line.strip()) <= 60)
+        return frozenset(k for k in keys if _LINE_VERDICT.match(k))
 
 
 @dataclass(frozen=True)
@@ -195,10 +189,7 @@ def reading(untrusted: Untrusted | Sequence[str] | None, *, delimiters: bool = T
     it reproduced of ``untrusted`` (both False: the reply is read as it stands)."""
     if untrusted is not None and not isinstance(untrusted, Untrusted):
         untrusted = Untrusted(tuple(untrusted))
-    state = _Reading(untrusted, delimiters, echoes) if untrusted and untrusted.texts else None
-    if state is None and not delimiters:  # nothing set aside at all, with no texts to read against
-        state = _Reading(Untrusted(()), delimiters=False, echoes=False)
-    token = _READING.set(state)
+    token = _READING.set(_Reading(untrusted, delimiters, echoes) if untrusted and untrusted.texts else None)
     try:
         yield
     finally:
