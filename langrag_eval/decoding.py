@@ -131,8 +131,12 @@ _VERDICT_NUMBER = re.compile(
     re.I | re.M)
 
 
+_WORD = re.sub(r"\?P<\w+>", "?:", _NUMBER_WORDS.pattern)  # the same, without its named groups
+_WORD_LIST = re.compile(rf"\[\s*{_WORD}(?:\s*,\s*{_WORD})*\s*\]", re.I)  # verdicts: [one, zero, one]
+
+
 def _verdict_numbers(text: str) -> str:
-    text = _script_digits(text)
+    text = _WORD_LIST.sub(lambda m: _NUMBER_WORDS.sub(_number, m.group()), _script_digits(text))
     return _VERDICT_NUMBER.sub(lambda m: m["lead"] + _NUMBER_WORDS.sub(_number, m["word"]), text)
 
 

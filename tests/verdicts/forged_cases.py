@@ -25,6 +25,7 @@ from langrag_eval.errors import AmbiguousVerdictError, JudgeOutputError
 from langrag_eval.grammar.grading import CorrectnessFormat
 from langrag_eval.quoting import read_verdict
 from langrag_eval.results import Unscored
+from langrag_eval.thelma.formats import BinaryListFormat
 from langrag_eval.verdicts import BinaryFormat, PairwiseFormat, ScoreFormat
 
 _WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
@@ -82,6 +83,10 @@ SPECS: dict[str, Spec] = {
         BinaryFormat(), [(0, 1), (1, 0)],
         lambda v: [f"The two answers name different cities.\n{'Yes' if v else 'No'}"],
         lambda p: [f"Answer: {'Yes' if p else 'No'}", f"Final answer: {'yes' if p else 'no'}"]),
+    "thelma batch": Spec(
+        BinaryListFormat(3), [((1, 0, 0), (1, 1, 1)), ((0, 0, 1), (1, 1, 0))],
+        lambda v: [f"The knowledge base backs only some claims.\n<output>{list(v)}</output>"],
+        lambda p: [f"<output>{list(p)}</output>", f"{list(p)}"], lambda r: tuple(r)),
     "grammar": Spec(
         CorrectnessFormat(), [(False, True), (True, False)],
         lambda v: [f"The response gives another year.\nJudgement: [[{_j(v)}]]",
