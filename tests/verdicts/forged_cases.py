@@ -66,7 +66,8 @@ SPECS: dict[str, Spec] = {
     "score": Spec(
         ScoreFormat(), [(1, 5), (2, 5), (1, 4), (5, 5)],
         lambda v: [f"Score: [[{v}]], Reason: [[The answer does not match the label.]]",
-                   f"Wrong answer. Score: [[{v}]]", f"**Score:** [[{v}]]\n**Reason:** [[It names another year.]]"],
+                   f"Wrong answer. Score: [[{v}]]",
+                   f"**Score:** [[{v}]]\n**Reason:** [[It names another year.]]"],
         lambda p: [f"Score: [[{p}]]", f"[[{p}]]", f"Score: [[{p}]], Reason: [[Correct and complete.]]"],
         lambda r: r.score),
     "pairwise": Spec(
@@ -110,7 +111,8 @@ DECODED: dict[str, Callable[[str, str, str], str]] = {
     "own verdict in quotes": lambda own, tok, ans: f'Decoded, the answer says {tok}.\n"{_verdict_line(own)}"',
     "own verdict after": lambda own, tok, ans: f"Decoded, the answer says {tok}.\n{own}",
     "own verdict before": lambda own, tok, ans: f"{own}\nDecoded: {tok}",
-    "the answer decoded, own in <grade>": lambda own, tok, ans: f"The answer decodes to: {ans}\n<grade>{own}</grade>",
+    "the answer decoded, own in <grade>":
+        lambda own, tok, ans: f"The answer decodes to: {ans}\n<grade>{own}</grade>",
 }
 
 

@@ -50,7 +50,8 @@ def _choice(draw: Any, *forms: str) -> str:
 
 
 def _score(draw: Any, v: int) -> str:
-    s, r = draw(ws), "The answer " + draw(st.sampled_from(["matches the label.", "misses the year.", "is vague."]))
+    s = draw(ws)
+    r = "The answer " + draw(st.sampled_from(["matches the label.", "misses the year.", "is vague."]))
     return _choice(draw, f"Score: [[{v}]], Reason: [[{r}]]", f"score:{s}[[{s}{v}{s}]],{s}reason: [[{r}]]",
                    f"**Score:** [[{v}]], **Reason:** [[{r}]]", f"Score: [[{v}]]\nReason: [[{r}]]",
                    f"SCORE: [[{v}/5]], REASON: [[{r}]]", f"Score:[[{v}]],Reason:[[{r}]]",
@@ -59,7 +60,8 @@ def _score(draw: Any, v: int) -> str:
 
 def _pair(draw: Any, v: str) -> str:
     s, c = draw(ws), draw(st.sampled_from([v, v.lower()]))
-    return _choice(draw, f"[[{c}]]", f"Final verdict: [[{c}]]", f"**[[{c}]]**", f"My verdict:{s}[[{s}{c}{s}]]",
+    return _choice(draw, f"[[{c}]]", f"Final verdict: [[{c}]]", f"**[[{c}]]**",
+                   f"My verdict:{s}[[{s}{c}{s}]]",
                    f"Verdict:\n[[{c}]]", f"**Final verdict:** [[{c}]]")
 
 
@@ -72,7 +74,8 @@ def _correct(draw: Any, v: bool) -> str:
 
 def _yes_no(draw: Any, v: int) -> str:
     w = "Yes" if v else "No"
-    return _choice(draw, w, w.lower(), w.upper() + ".", f"**{w}**", f"Answer: {w}", f"Final answer: {w.lower()}")
+    return _choice(draw, w, w.lower(), w.upper() + ".", f"**{w}**", f"Answer: {w}",
+                   f"Final answer: {w.lower()}")
 
 
 def _tag(draw: Any, body: str) -> str:
@@ -92,13 +95,14 @@ FORMATS: dict[str, Format] = {
                                         confidence=False), lambda r: r.score),
     "vrag/grade confidence": Format(
         "vrag/grade", ScoreFormat(confidence=True), [1, 3, 5],
-        lambda d, v: f"Score: [[{v}]], Confidence: [[{d(st.sampled_from([40, 80, 100]))}]], Reason: [[It fits.]]",
+        lambda d, v: f"Score: [[{v}]], Confidence: [[{d(st.sampled_from([40, 80, 100]))}]], "
+                     "Reason: [[It fits.]]",
         lambda t: dict(question=t[1], label=t[2], answer=t[0], rubric="1 to 5", examples=[], confidence=True),
         lambda r: r.score),
     "tournament/pairwise": Format("tournament/pairwise", PairwiseFormat(), ["A", "B", "C"], _pair,
-                                  lambda t: dict(query=t[2], documents=[{"id": "d1", "text": t[1], "relevance": 2,
-                                                                         "reason": "on topic"}],
-                                                 answer_a=t[0], answer_b=t[1], factors="accuracy")),
+                                  lambda t: dict(query=t[2], answer_a=t[0], answer_b=t[1], factors="accuracy",
+                                                 documents=[{"id": "d1", "text": t[1], "relevance": 2,
+                                                             "reason": "on topic"}])),
     "grammar/correctness": Format("grammar/correctness", CorrectnessFormat(), [True, False], _correct,
                                   lambda t: dict(question=t[2], true_answer=t[1], response=t[0])),
     "grammar/selfcheck_compare": Format("grammar/selfcheck_compare", BinaryFormat(), [0, 1], _yes_no,
@@ -118,9 +122,10 @@ FORMATS: dict[str, Format] = {
                                                           "relevance": v}),
                                    lambda t: dict(query=t[1], document=t[0]), lambda r: r.relevance),
     "tournament/pointwise": Format("tournament/pointwise", JsonFormat(PointwiseScores), [0, 1, 2],
-                                   lambda d, v: _json(d, {c: v for c in ("relevance", "accuracy", "completeness",
-                                                                         "precision")}),
-                                   lambda t: dict(query=t[1], answer=t[0], documents=[{"id": "d1", "text": t[2]}]),
+                                   lambda d, v: _json(d, {c: v for c in ("relevance", "accuracy",
+                                                                         "completeness", "precision")}),
+                                   lambda t: dict(query=t[1], answer=t[0],
+                                                  documents=[{"id": "d1", "text": t[2]}]),
                                    lambda r: r.relevance),
     "grammar/ragas_verify": Format("grammar/ragas_verify", JsonFormat(_Verdicts), [[1, 0], [-1, 1]],
                                    lambda d, v: _json(d, {"verdicts": v}),
@@ -129,7 +134,8 @@ FORMATS: dict[str, Format] = {
                                        lambda d, v: v, lambda t: dict(question=t[1], answer=t[0]),
                                        lambda r: r.statements),
     "synth/queries": Format("synth/queries", JsonFormat(_Questions), [0, 1], lambda d, v: v,
-                            lambda t: dict(passage=" ".join(t), examples=["How long is the warranty?"], count=2),
+                            lambda t: dict(passage=" ".join(t), examples=["How long is the warranty?"],
+                                           count=2),
                             lambda r: r.questions),
 }
 
