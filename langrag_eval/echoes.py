@@ -382,8 +382,10 @@ def echoed_tokens(text: str, untrusted: Untrusted) -> list[str]:
     for a, b, _, _, _, kind, key in _tokens(text):
         if kind in ("list", "block") and (kind, key) in untrusted.brackets:
             found.append(text[a:b])
+        # a labelled token matches a bare one of the same value ("Score: [[5]]" for "[[5]]"), and a
+        # bare one a token of any label
         elif kind not in ("list", "tag", "block") and ((kind, key) in untrusted.brackets or (
-                kind == "" and any(v == key for _, v in untrusted.brackets))):
+                "", key) in untrusted.brackets or (kind == "" and any(v == key for _, v in untrusted.brackets))):
             found.append(text[a:b])
     for line in text.split("\n"):
         if _line_key(line) in untrusted.lines:
