@@ -36,6 +36,7 @@ from .evaluators import (
 )
 from .pairwise import GameRecord, GameSample, PairwiseEvaluator
 from ..stats.ranking_metrics import Gain
+from ..types import AgentAnswer
 from .qrels import build_qrels, retrieval_metrics
 from .schedule import AdaptiveScheduler, Matchup, available_games, sample_games
 from .summary import summarize
@@ -94,9 +95,12 @@ class TournamentConfig(BaseModel):
 
 
 class TournamentResult(BaseModel):
-    """The summary (the ``tournament`` artifact) and the records it was computed from."""
+    """The summary (the ``tournament`` artifact) and the records it was computed from, with
+    ``samples``: what each variant answered for each query and the documents it answered from, as
+    judged (``samples[qid][agent]``), so what a capture handed the tournament can be checked."""
 
     summary: dict[str, Any]
+    samples: dict[str, dict[str, AgentAnswer]] = Field(default_factory=dict)            # qid -> agent
     relevance: dict[str, RelevanceJudgment | Unscored] = Field(default_factory=dict)  # "qid\tdid"
     pointwise: dict[str, PointwiseScores | Unscored] = Field(default_factory=dict)    # "qid\tagent"
     games: list[GameRecord | Unscored] = Field(default_factory=list)
@@ -202,7 +206,7 @@ async def arun_tournament(data: TournamentData, judge: Judge, config: Tournament
     if store is not None and run_id is not None:
         record_run(store, run_id, {"tournament": summary},
                    finished={k: summary[k] for k in ("ranking", "games", "left_out")})
-    return TournamentResult(summary=summary,
+    return TournamentResult(summary=summary, samples=data.answers,
                             relevance={f"{q}\t{d}": j for (q, d), j in relevance.items()},
                             pointwise={f"{q}\t{a}": s for (q, a), s in point.items()},
                             games=[r for _, r in played])
