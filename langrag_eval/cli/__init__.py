@@ -1,6 +1,8 @@
 """The ``langrag-eval`` command. Each subcommand lives in its own module in this package and
 exposes ``register(subparsers)``; modules are discovered, so a capability adds its command by adding
-a file. User errors print one line and exit with status 2; no traceback.
+a file. User errors print one line and exit with status 2; no traceback. A judge that cannot be
+reached or refuses the key (:class:`~langrag_eval.errors.JudgeUnavailableError`) stops the command
+at once with one line naming the cause and the fix, and exit status 3.
 
 Only the module of the command being run is imported: ``langrag-eval --help`` and every other
 command's entry in it come from :data:`COMMANDS`, one line per command, so starting the program
@@ -20,7 +22,7 @@ import pkgutil
 import sys
 from typing import Any, Sequence
 
-from ..errors import ConfigError, LangragError, redact
+from ..errors import ConfigError, JudgeUnavailableError, LangragError, redact
 from ._files import check_files
 
 __all__ = ["main", "build_parser"]
@@ -86,6 +88,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         check_files(args)
         with show_progress():
             return int(args.handler(args) or 0)
+    except JudgeUnavailableError as exc:
+        message = " ".join(redact(str(exc)).split())
+        print(f"langrag-eval {args.command}: judge unavailable: {message}. Nothing more was sent; finished "
+              "items are kept: run the same command again once fixed, to resume", file=sys.stderr)
+        return 3
     except LangragError as exc:
         # One line, even when the message quotes a library's multi-line text.
         message = " ".join(part.strip() for part in redact(str(exc)).splitlines() if part.strip())
