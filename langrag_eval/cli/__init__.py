@@ -83,11 +83,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     # Batches draw progress bars for the command line only; a library call draws none.
     from ..runtime.progress import show_progress
+    from ..files import REPLACE_CHECKS
+
+    def nothing_scored() -> str | None:
+        # the judging commands' module, only where one was loaded (not for --help, nor report)
+        common = sys.modules.get(f"{__name__}._common")
+        return common.nothing_scored() if common is not None else None
+
+    def keep_results(target: Any) -> None:
+        if (why := nothing_scored()) is not None:
+            raise JudgeUnavailableError(f"{why}; {target} was left as it was")
+
+    if (common := sys.modules.get(f"{__name__}._common")) is not None:
+        common.JUDGES.clear()  # another command's judges, in a process that ran one before
+    REPLACE_CHECKS.append(keep_results)
     try:
         _check_numbers(parser, args)
         check_files(args)
         with show_progress():
-            return int(args.handler(args) or 0)
+            status = int(args.handler(args) or 0)
+        if status == 0 and (why := nothing_scored()) is not None:
+            print(f"langrag-eval {args.command}: {why}", file=sys.stderr)
+            return 3
+        return status
     except JudgeUnavailableError as exc:
         message = " ".join(redact(str(exc)).split())
         print(f"langrag-eval {args.command}: judge unavailable: {message}. Nothing more was sent; finished "
@@ -103,6 +121,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"langrag-eval {args.command}: interrupted; run the same command again to resume",
               file=sys.stderr)
         return 130
+    finally:
+        REPLACE_CHECKS.remove(keep_results)
 
 
 def _flags(parser: argparse.ArgumentParser) -> dict[str, str]:

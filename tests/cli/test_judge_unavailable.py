@@ -13,6 +13,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -113,12 +114,23 @@ def test_the_same_refusal_on_the_first_calls_stops_the_run(tmp_path: Path) -> No
     assert calls == 5
 
 
-def test_timeouts_stay_unscored_items_as_before(tmp_path: Path) -> None:
+def test_timeouts_stay_unscored_items_and_a_run_that_scored_nothing_exits_3(tmp_path: Path) -> None:
     qa = _qa(tmp_path / "qa.csv", 3)
     with FakeOpenAI() as fake:
         fake.chat_faults["sk-slow"] = ("delay", 1.5)
-        done = _grade(tmp_path, qa, base_url=fake.base_url, key="sk-slow",
-                      extra=("--timeout", "0.3", "--max-attempts", "1"))
-    rows = [json.loads(line) for line in _results(qa).read_text(encoding="utf-8").splitlines()]
-    assert [r["unscored"]["cause"] for r in rows] == ["timeout"] * 3, done.stderr
-    assert "judge unavailable" not in done.stderr
+        slow = ("--timeout", "0.3", "--max-attempts", "1")
+        done = _grade(tmp_path, qa, base_url=fake.base_url, key="sk-slow", extra=slow)
+        rows = [json.loads(line) for line in _results(qa).read_text(encoding="utf-8").splitlines()]
+        assert [r["unscored"]["cause"] for r in rows] == ["timeout"] * 3, done.stderr
+        assert "judge unavailable" not in done.stderr  # no stop: each item was tried
+        assert done.returncode == 3 and "nothing was scored: all 3 judge call(s) failed" in done.stderr
+        # again, over an earlier results file: a run that scored nothing does not replace it
+        _results(qa).write_text(PREVIOUS, encoding="utf-8")
+        again = _grade(tmp_path, qa, base_url=fake.base_url, key="sk-slow", extra=slow)
+        assert again.returncode == 3, again.stderr
+        assert "was left as it was" in again.stderr
+        assert _results(qa).read_text(encoding="utf-8") == PREVIOUS
+        deadline = time.monotonic() + 10  # the fake counts a call once its delay is over
+        while fake.sync_calls < 6 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert fake.sync_calls == 6  # transient: tried again on the resumed run, as before
