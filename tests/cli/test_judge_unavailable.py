@@ -20,7 +20,7 @@ import pytest
 
 pytest.importorskip("openai")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "runtime"))
-from batch_fakes import FakeOpenAI  # noqa: E402
+from batch_fakes import FakeAnthropic, FakeOpenAI  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 PREVIOUS = '{"id": "q000", "score": 5, "note": "an earlier run"}\n'
@@ -134,3 +134,25 @@ def test_timeouts_stay_unscored_items_and_a_run_that_scored_nothing_exits_3(tmp_
         while fake.sync_calls < 6 and time.monotonic() < deadline:
             time.sleep(0.05)
         assert fake.sync_calls == 6  # transient: tried again on the resumed run, as before
+
+
+def test_a_revoked_key_stops_an_anthropic_batch_before_any_line_is_sent(tmp_path: Path) -> None:
+    pytest.importorskip("anthropic")
+    qa = _qa(tmp_path / "qa.csv", 12)
+    _results(qa).write_text(PREVIOUS, encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ANTHROPIC_", "LANGRAG_"))}
+    with FakeAnthropic() as fake:
+        fake.revoked.add("sk-ant-revoked")
+        env.update(PYTHONPATH=os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]),
+                   ANTHROPIC_BASE_URL=fake.base_url, ANTHROPIC_API_KEY="sk-ant-revoked")
+        done = subprocess.run([sys.executable, "-c", "import sys; from langrag_eval.cli import main; sys.exit(main())",
+                               "grade", str(qa), "--judge", "anthropic:claude-haiku-4-5", "--batch",
+                               "--batch-poll", "0.05", "--store", str(tmp_path / "runs.sqlite")],
+                              env=env, capture_output=True, text=True, timeout=120)
+        requests = list(fake.requests)
+    assert done.returncode == 3, done.stderr
+    line = done.stderr.strip().splitlines()[-1]
+    assert "judge unavailable" in line and "invalid x-api-key" in line and "ANTHROPIC_API_KEY" in line, line
+    assert not fake.lines_seen  # no batch was accepted, so nothing was paid
+    assert requests.count(("POST", "/v1/messages/batches")) <= 3  # one try, and the SDK's 2 retries at most
+    assert _results(qa).read_text(encoding="utf-8") == PREVIOUS
