@@ -20,7 +20,7 @@ import importlib
 import math
 import pkgutil
 import sys
-from typing import Any, Sequence
+from typing import Any, NoReturn, Sequence
 
 from ..errors import ConfigError, JudgeUnavailableError, LangragError, redact
 from ._files import check_files
@@ -53,12 +53,51 @@ def _command_names() -> list[str]:
     return sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_"))
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser whose errors suggest the nearest command or option ("did you mean")."""
+
+    def error(self, message: str) -> NoReturn:  # type: ignore[override]
+        import difflib
+        import re
+
+        hint = ""
+        if m := re.search(r"invalid choice: '([^']*)'", message):
+            names = [c for a in self._actions if isinstance(a, argparse._SubParsersAction) for c in a.choices]
+            near = difflib.get_close_matches(m.group(1), names or [str(c) for a in self._actions
+                                                                    for c in (a.choices or [])], n=1)
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+        elif m := re.search(r"unrecognized arguments: (\S+)", message):
+            wrong = m.group(1).split("=")[0]
+            options = list(_all_options(self))  # the command's own too: the top parser reports them
+            near = difflib.get_close_matches(wrong, options, n=1, cutoff=0.6)
+            hint = f" (did you mean {near[0]}?)" if near else ""
+        super().error(message + hint)
+
+
+def _all_options(parser: argparse.ArgumentParser) -> set[str]:
+    """Every option string of ``parser`` and of the subcommands' parsers registered in it."""
+    out: set[str] = set()
+    for action in parser._actions:
+        out.update(action.option_strings)
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                out |= _all_options(sub)
+    return out
+
+
+def _version() -> str:
+    from .. import __version__
+
+    return f"langrag-eval {__version__}"
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser; with ``command``, only that command's module is imported and registered in
     full, the others are listed by name and help (all are registered in full without one)."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="langrag-eval",
         description="Grade RAG apps with LLM judges: vRAG-Eval, THELMA, RAGElo tournaments, GRAMMAR.")
+    parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in _command_names():
         if command is not None and name != command and name in COMMANDS:
