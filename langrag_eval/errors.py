@@ -24,6 +24,7 @@ __all__ = [
     "ModelTimeoutError",
     "TransientModelError",
     "TruncatedReplyError",
+    "JudgeUnavailableError",
     "RetrievalError",
 ]
 
@@ -136,6 +137,25 @@ class TruncatedReplyError(ModelCallError):
     def __init__(self, message: str, *, reply: Any = None) -> None:
         super().__init__(message)
         self.reply = reply
+
+
+class JudgeUnavailableError(LangragError):
+    """The judge cannot answer and no retry will change that: the key is refused (401), the model
+    or endpoint is forbidden or unknown (403, 404), the endpoint refuses connections or its name
+    does not resolve, or the first calls of a run all failed with the same error. Not a
+    :class:`ModelCallError`: it is no one item's failure, so it is never recorded as ``Unscored``;
+    the run stops at once (no call is sent after it) and the command exits with status 3.
+
+    >>> str(JudgeUnavailableError("OpenAI HTTP 401: bad key", fix="set OPENAI_API_KEY to a valid key"))
+    'OpenAI HTTP 401: bad key; set OPENAI_API_KEY to a valid key'
+    """
+
+    retryable = False
+    cause = "judge_unavailable"
+
+    def __init__(self, message: str, *, fix: str | None = None) -> None:
+        self.message, self.fix = message, fix
+        super().__init__(message + (f"; {fix}" if fix else ""))
 
 
 class RetrievalError(LangragError):

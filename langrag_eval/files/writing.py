@@ -23,7 +23,7 @@ import os
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Iterable, Iterator
+from typing import IO, Callable, Iterable, Iterator
 
 from ..errors import ConfigError
 
@@ -50,6 +50,11 @@ def _unwritten(target: Path, exc: OSError) -> ConfigError:
     return ConfigError(f"{target}: could not be written ({why}); {kept}")
 
 
+# Checks an existing file must pass before an output replaces it (the command line adds one: a run
+# whose judge answered nothing replaces no earlier results); each raises to keep the file.
+REPLACE_CHECKS: list[Callable[[Path], None]] = []
+
+
 @contextmanager
 def atomic_write(path: str | Path, *, encoding: str = "utf-8") -> Iterator[IO[str]]:
     """Open a temporary file beside ``path``; on success it replaces ``path`` in one rename. A
@@ -70,6 +75,8 @@ def atomic_write(path: str | Path, *, encoding: str = "utf-8") -> Iterator[IO[st
                 fh.flush()
                 os.fsync(fh.fileno())
             if target.exists():  # keep the mode the user gave the file
+                for check in list(REPLACE_CHECKS):
+                    check(target)
                 os.chmod(tmp, target.stat().st_mode & 0o7777)
             os.replace(tmp, target)
         except OSError as exc:

@@ -391,10 +391,14 @@ class FakeAnthropic(_Server):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.base_url = f"http://127.0.0.1:{self.port}"
+        self.revoked: set[str] = set()  # API keys refused with the reference's 401 authentication_error
 
     def route(self, method: str, path: str, query: dict[str, str], body: bytes, headers: Any) -> tuple[int, Any]:
         if not headers.get("anthropic-version"):
             return _error(400, "anthropic-version header is required")
+        key = headers.get("x-api-key") or (headers.get("Authorization") or "").removeprefix("Bearer ").strip()
+        if key in self.revoked:
+            return 401, {"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}}
         if method == "POST" and path == "/v1/messages":
             self.sync_calls += 1
             request = json.loads(body)
