@@ -162,12 +162,16 @@ class RetrievalError(LangragError):
     """A retrieval backend failed: unreachable, refused, misconfigured, or given bad input."""
 
 
-_SECRET_NAME = re.compile(r"API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.I)
+# An environment variable whose name holds one of these words holds a secret (AZURE_OPENAI_KEY,
+# DB_PASS, GPG_PASSPHRASE, HF_AUTH, PRIVATE_KEY ...): a false positive only masks a harmless value.
+_SECRET_NAME = re.compile(r"KEY|PASS|AUTH|TOKEN|SECRET|CREDENTIAL|PRIVATE|PWD", re.I)
 _URL_PASSWORD = re.compile(r"(://[^:/@\s]*:)[^@/\s]+@")
 # A secret given as a parameter: a URL's query string (``?password=...&sslpassword=...``), a libpq
 # connection string (``host=db password='x y'``) or a command line. The name must end in the
 # secret word, so ``max_tokens=5`` is not one.
-_SECRET_WORD = r"[\w.-]*?(?:password|passwd|pwd|secret|token|api[_-]?key|apikey|credentials?|auth)"
+_WORDS = (r"(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|apikey|credentials?|auth"
+          r"|(?:access|secret|private|signing|encryption|master|client)[_-]?key)")
+_SECRET_WORD = rf"[\w.-]*?{_WORDS}"
 _QUOTED = r"('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")"
 _SECRET_VALUE = r"('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|[^\s&;,'\"\\)\]}]+)"
 _SECRET_PARAM = re.compile(rf"(?<![\w-])({_SECRET_WORD}\s*=\s*){_SECRET_VALUE}"          # name=value
@@ -176,19 +180,29 @@ _SECRET_PARAM = re.compile(rf"(?<![\w-])({_SECRET_WORD}\s*=\s*){_SECRET_VALUE}" 
 # Looked for in the casefolded text, without IGNORECASE (a tenth of the full pattern's scan, and
 # most texts have none): casefolding gives each letter IGNORECASE matches to the secret words,
 # except the Turkish dotted and dotless i, which send a text to the full pattern.
-_SECRET_HINT = re.compile(r"(?:password|passwd|pwd|secret|token|api[_-]?key|apikey|credentials?|auth)"
-                          r"(?:\s*=|[\"']\s*:)")
+_SECRET_HINT = re.compile(rf"{_WORDS}(?:\s*=|[\"']\s*:)")
 _CASEFOLD_MISSES = ("\u0130", "\u0131")
 
 
 # Provider keys by their shape, wherever they appear (a judge reply quoting a document that held
 # one, say): OpenAI/Anthropic ``sk-``, AWS access key ids, GitHub, Hugging Face, Slack, Google.
+# GitLab ``glpat-``, Stripe ``sk_live_``/``rk_test_``, JSON web tokens, PEM private keys and the
+# value of an ``Authorization:`` header (``Bearer ...``, ``Basic ...``) too.
 _KEY_SHAPE = re.compile(r"(?<![\w-])(?:sk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}|AKIA[0-9A-Z]{16}"
                         r"|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|hf_[A-Za-z0-9]{30,}"
-                        r"|xox[abprs]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_-]{35})(?![\w-])")
+                        r"|xox[abprs]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_-]{35}|glpat-[A-Za-z0-9_-]{16,}"
+                        r"|[sr]k_(?:live|test)_[A-Za-z0-9]{16,}"
+                        r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*)(?![\w-])"
+                        r"|-----BEGIN[A-Z ]*PRIVATE KEY-----.*?(?:-----END[A-Z ]*PRIVATE KEY-----|\Z)"
+                        r"|(?<=Authorization:)[ \t]*(?:Bearer|Basic|Token|Digest)?[ \t]*[^\s\"',;]+", re.S | re.I)
 # The literal starts of those shapes: a text holding none of them holds no key, and looking for them
 # costs a fraction of the pattern's scan (every stored judgment and reply is redacted).
-_KEY_START = re.compile(r"sk-|AKIA|gh[pousr]_|github_pat_|hf_|xox[abprs]-|AIza")
+_KEY_START = re.compile(r"sk-|AKIA|gh[pousr]_|github_pat_|hf_|xox[abprs]-|AIza|glpat-|k_live_|k_test_"
+                        r"|eyJ|PRIVATE KEY|authorization:", re.I)
+# A key hidden from the patterns: split by invisible characters, or written with escapes
+# (``\u0073k-...``, ``&#115;k-...``). Such a text is masked in its plain form.
+_INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})|\\x([0-9a-fA-F]{2})|&#[xX]([0-9a-fA-F]{1,6});|&#([0-9]{1,7});")
 
 
 def is_secret_name(name: str) -> bool:
@@ -247,6 +261,20 @@ def redact(text: str, env: Mapping[str, str] | None = None) -> str:
     >>> redact("the page says sk-proj-Abcdefghijklmnop1234 works", {})
     'the page says *** works'
     """
+    masked = _redact(text, env)
+    plain = _ESCAPE.sub(_unescape, _INVISIBLE.sub("", text)) if (
+        "\\" in text or "&#" in text or _INVISIBLE.search(text)) else text
+    if plain != text and _redact(plain, env) != plain:
+        return _redact(plain, env)  # a secret only the plain form shows: the plain form, masked
+    return masked
+
+
+def _unescape(m: re.Match[str]) -> str:
+    code = int(m[1] or m[2] or m[3] or m[4], 10 if m[4] else 16)
+    return chr(code) if code < 0x110000 and not 0xD800 <= code < 0xE000 else m[0]
+
+
+def _redact(text: str, env: Mapping[str, str] | None) -> str:
     for value in _secret_values(env):
         if value in text:
             text = text.replace(value, "***")

@@ -61,6 +61,8 @@ def atomic_write(path: str | Path, *, encoding: str = "utf-8") -> Iterator[IO[st
     failure to write (a full disk, say) removes the temporary file, leaves ``path`` as it was and is
     a one-line :class:`ConfigError` naming it."""
     target = Path(path)
+    if target.exists() and not target.is_file():  # a FIFO or /dev/full is never replaced by a file
+        raise ConfigError(f"{target}: not a regular file; an output must be a regular file or absent")
     # A plain exclusive create gets the permissions the user's umask gives any new file (mkstemp
     # would make it private); the random part keeps two writers apart.
     tmp = temporary_name(target)
@@ -113,6 +115,8 @@ def check_output(path: str | Path, option: str, *, inputs: Iterable[str | Path |
                               "destroy the input; give another file name")
     if p.is_dir():
         raise ConfigError(f"{option} {p}: is a directory; give a file name")
+    if p.exists() and not p.is_file():  # a device node or a FIFO: renaming over it would replace it
+        raise ConfigError(f"{option} {p}: not a regular file; an output must be a regular file or absent")
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

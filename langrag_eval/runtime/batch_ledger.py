@@ -24,6 +24,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import redact
+
 __all__ = ["BatchJob", "BatchLedger"]
 
 _TABLE = """CREATE TABLE IF NOT EXISTS batch_jobs (
@@ -78,7 +80,8 @@ class BatchLedger:
     def collected(self, tag: str, failures: dict[str, str]) -> None:
         """Its replies are committed to the cache; ``failures``: custom_id to the provider's error."""
         self.store._exec("UPDATE batch_jobs SET state='collected', failures=?, updated=? WHERE tag=?",
-                         (json.dumps(failures), time.time(), tag))
+                         # A provider's error can quote the key it refused: masked like every stored text.
+                         (json.dumps({k: redact(v) for k, v in failures.items()}), time.time(), tag))
 
     def job(self, tag: str) -> BatchJob | None:
         rows = self.store._rows(_SELECT + " WHERE tag=?", (tag,))
