@@ -105,6 +105,8 @@ class SimulatedUser:
         params = GenerationParams(temperature=0.0, max_tokens=self.judge.params.max_tokens,
                                   seed=self.judge.params.seed)
         reply = await self.judge.complete(self.render(persona, conversation), params=params)
+        if self.judge.store is not None:  # a reply is grouped for a later commit: a kill would lose it
+            self.judge.store.flush()
         text = reply.text.strip()
         if self.marker in text:
             return None
