@@ -29,6 +29,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..errors import ConfigError
+from ..files.reading import read_text
 from ..model import GenerationParams
 from ..prompting.templates import PromptTemplate, load_prompt, override_template
 from ..runtime import Judge, RunStore
@@ -57,10 +58,7 @@ def read_personas(path: str | Path) -> list[Persona]:
     """Personas from a JSONL file, one object a line; a bad line is one ConfigError naming file,
     line and field."""
     path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as e:
-        raise ConfigError(f"{path}: cannot read the personas: {e.strerror}") from None
+    lines = read_text(path, what="personas file").splitlines()
     out, seen = [], set()
     for n, line in enumerate(lines, start=1):
         if not line.strip():
