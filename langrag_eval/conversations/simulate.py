@@ -33,6 +33,7 @@ from ..files.reading import read_text
 from ..model import GenerationParams
 from ..prompting.templates import PromptTemplate, load_prompt, override_template
 from ..runtime import Judge, RunStore
+from ..runtime.concurrency import run_sync, synchronous
 from .apps import ChatApp
 from .conversation import Conversation, ConversationTurn
 
@@ -98,7 +99,7 @@ class SimulatedUser:
         return self._template.render(persona=persona.persona, goal=persona.goal, marker=self.marker,
                                      conversation=conversation.render() or "(nothing yet: write the first message)")
 
-    async def next_message(self, persona: Persona, conversation: Conversation) -> str | None:
+    async def anext_message(self, persona: Persona, conversation: Conversation) -> str | None:
         """The user's next message, or None when the reply says the goal is met."""
         params = GenerationParams(temperature=0.0, max_tokens=self.judge.params.max_tokens,
                                   seed=self.judge.params.seed)
@@ -111,6 +112,8 @@ class SimulatedUser:
         if not text:
             raise ConfigError(f"persona {persona.id!r}: the simulated user wrote an empty message")
         return text
+
+    next_message = synchronous(anext_message)
 
 
 def _conversation(persona: Persona, turns: Sequence[ConversationTurn], met: bool | None) -> Conversation:
@@ -130,7 +133,7 @@ async def _one(new_app: Callable[[], ChatApp], persona: Persona, user: Simulated
             if n == 0 and persona.opening:
                 message: str | None = persona.opening
             else:
-                message = await user.next_message(persona, _conversation(persona, turns, None))
+                message = await user.anext_message(persona, _conversation(persona, turns, None))
             if message is None:
                 met = True
                 break
@@ -138,7 +141,7 @@ async def _one(new_app: Callable[[], ChatApp], persona: Persona, user: Simulated
             turns.append(ConversationTurn(user=message, answer=answer, history=list(history)))
             history += [{"role": "user", "content": message}, {"role": "assistant", "content": answer}]
         else:  # the limit: ask once more whether the last answer met the goal
-            met = await user.next_message(persona, _conversation(persona, turns, None)) is None
+            met = await user.anext_message(persona, _conversation(persona, turns, None)) is None
     if cap is not None:  # the captured per-turn samples carry the contexts each turn's prompt held
         samples = list(getattr(cap, "samples", []))
         if len(samples) == len(turns):
@@ -169,7 +172,7 @@ def simulate(new_app: Callable[[], ChatApp], personas: Iterable[Persona], user: 
         if stored is not None:
             conversation = Conversation.model_validate(stored)
         else:
-            conversation = asyncio.run(_one(new_app, persona, user, max_turns, capturing))
+            conversation = run_sync(_one(new_app, persona, user, max_turns, capturing))
             if store is not None and run_id:
                 store.put_judgment(run_id, persona.id, TASK, conversation.model_dump(mode="json"), scored=True)
                 store.flush()

@@ -13,8 +13,8 @@ from langrag_eval.testing import ScriptedModel, blocks
 
 from chat_apps import QUESTIONS, checkpointer_agent
 
-store_path, kill_at = sys.argv[1], int(sys.argv[2])
 calls = 0
+kill_at = 0
 
 
 def user(prompt: str) -> str:
@@ -27,9 +27,15 @@ def user(prompt: str) -> str:
     return QUESTIONS[len(asked)] if len(asked) < 2 else "GOAL MET"
 
 
-personas = [Persona(id=f"p{i}", persona=f"Buyer number {i}", goal="Learn the warranty and the seals' delivery")
-            for i in range(1, 4)]
-store = RunStore(store_path, lease_ttl=2)  # a killed run's lease lapses soon
-done = simulate(lambda: checkpointer_chat(checkpointer_agent()[0]), personas,
-                SimulatedUser(Judge(ScriptedModel(user), store=store)), max_turns=4, store=store, run_id="sim")
-print(calls, [len(c.turns) for c in done], [c.goal_met for c in done])
+def main(store_path: str) -> None:
+    personas = [Persona(id=f"p{i}", persona=f"Buyer number {i}", goal="Learn the warranty and the seals' delivery")
+                for i in range(1, 4)]
+    store = RunStore(store_path, lease_ttl=2)  # a killed run's lease lapses soon
+    done = simulate(lambda: checkpointer_chat(checkpointer_agent()[0]), personas,
+                    SimulatedUser(Judge(ScriptedModel(user), store=store)), max_turns=4, store=store, run_id="sim")
+    print(calls, [len(c.turns) for c in done], [c.goal_met for c in done])
+
+
+if __name__ == "__main__":
+    kill_at = int(sys.argv[2])
+    main(sys.argv[1])
