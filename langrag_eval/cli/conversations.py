@@ -101,13 +101,17 @@ def simulate_command(args: argparse.Namespace) -> int:
     run_id = args.run_id or f"conversations-{file_digest(args.personas, what='personas file')[:12]}-{args.max_turns}"
     done = simulate(factory, personas, SimulatedUser(judge, args.marker), max_turns=args.max_turns,
                     store=store, run_id=run_id,
-                    on_conversation=lambda c: say(f"  {c.id}: {len(c.turns)} turns, goal "
-                                                  f"{'met' if c.goal_met else 'not met'}"))
+                    on_conversation=lambda c: say(f"  {c.id}: {len(c.turns)} turns, " + (
+                        f"stopped: {c.error}" if c.error else f"goal {'met' if c.goal_met else 'not met'}")))
     write_text_atomic(args.out, "".join(json.dumps(c.model_dump(mode="json"), ensure_ascii=False) + "\n"
                                         for c in done))
     say(f"{len(done)} conversations (run {run_id}): goal met in {sum(bool(c.goal_met) for c in done)}; "
         f"written to {args.out}")
-    return 0
+    failed = [c for c in done if c.error]
+    if failed:  # not stored: the same command plays them again
+        say(f"WARNING: {len(failed)} conversations stopped on an error; run the same command again to retry them",
+            err=True)
+    return 1 if failed else 0
 
 
 def _read(path: str) -> list[Any]:

@@ -48,7 +48,8 @@ class ConversationTurn(BaseModel):
 
 class Conversation(BaseModel):
     """The turns of one conversation, in order; ``goal`` and ``persona`` when a simulated user held them,
-    ``role`` the assistant's stated role when the judges should hold it to one."""
+    ``role`` the assistant's stated role when the judges should hold it to one; ``error`` why a
+    simulated conversation stopped early (the app or the user model failed)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -58,6 +59,7 @@ class Conversation(BaseModel):
     persona: str | None = None
     role: str | None = None
     goal_met: bool | None = None
+    error: str | None = None
 
     @classmethod
     def of_turns(cls, pairs: Sequence[tuple[str, str | None]], **fields: Any) -> Conversation:

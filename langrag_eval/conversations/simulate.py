@@ -28,7 +28,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ..errors import ConfigError
+from ..errors import ConfigError, ModelCallError
 from ..files.reading import read_text
 from ..model import GenerationParams
 from ..prompting.templates import PromptTemplate, load_prompt, override_template
@@ -137,7 +137,11 @@ async def _one(new_app: Callable[[], ChatApp], persona: Persona, user: Simulated
             if message is None:
                 met = True
                 break
-            answer = await asyncio.to_thread(app, message)
+            try:
+                answer = await asyncio.to_thread(app, message)
+            except Exception as exc:  # the app's failure is the conversation's outcome, not the run's end
+                return _conversation(persona, turns, None).model_copy(
+                    update={"error": f"the app failed on turn {n + 1}: {type(exc).__name__}: {exc}"})
             turns.append(ConversationTurn(user=message, answer=answer, history=list(history)))
             history += [{"role": "user", "content": message}, {"role": "assistant", "content": answer}]
         else:  # the limit: ask once more whether the last answer met the goal
@@ -157,7 +161,8 @@ def simulate(new_app: Callable[[], ChatApp], personas: Iterable[Persona], user: 
     """One conversation per persona, in order. ``new_app()`` returns a fresh chat app (its own thread
     or memory) for each; ``capturing`` (an adapter's ``capturing``) records each turn's sample, whose
     contexts the turns keep. With ``store``, each finished conversation is stored under ``run_id``
-    and a run found again skips it (see the module's text)."""
+    and a run found again skips it (see the module's text). A conversation whose app raised or whose
+    user model failed comes back with ``error`` set, is not stored, and is played again next time."""
     if max_turns < 1:
         raise ConfigError(f"max_turns is {max_turns}: at least 1")
     personas = list(personas)
@@ -172,8 +177,12 @@ def simulate(new_app: Callable[[], ChatApp], personas: Iterable[Persona], user: 
         if stored is not None:
             conversation = Conversation.model_validate(stored)
         else:
-            conversation = run_sync(_one(new_app, persona, user, max_turns, capturing))
-            if store is not None and run_id:
+            try:
+                conversation = run_sync(_one(new_app, persona, user, max_turns, capturing))
+            except ModelCallError as exc:
+                conversation = _conversation(persona, (), None).model_copy(
+                    update={"error": f"the simulated user's model failed: {exc}"})
+            if store is not None and run_id and conversation.error is None:  # a failed one is tried again
                 store.put_judgment(run_id, persona.id, TASK, conversation.model_dump(mode="json"), scored=True)
                 store.flush()
         out.append(conversation)

@@ -112,3 +112,20 @@ def test_personas_file_errors_name_file_line_and_field(tmp_path) -> None:
         read_personas(path)
     path.write_text('{"id": "a", "persona": "x", "goal": "y"}\n')
     assert read_personas(path)[0].goal == "y"
+
+
+def test_an_app_that_raises_ends_its_conversation_with_the_error_and_is_tried_again(tmp_path) -> None:
+    def broken():
+        def chat(message: str) -> str:
+            raise RuntimeError("vector store down")
+        return chat
+
+    store = RunStore(tmp_path / "runs.sqlite")
+    personas = [PERSONA, PERSONA.model_copy(update={"id": "ok", "persona": "A pump reseller"})]
+    apps = iter([broken, lambda: checkpointer_chat(checkpointer_agent()[0])])
+    done = simulate(lambda: next(apps)(), personas, SimulatedUser(Judge(scripted_user(1), store=store)),
+                    store=store, run_id="r")
+    assert done[0].error == "the app failed on turn 1: RuntimeError: vector store down" and not done[0].turns
+    assert done[1].error is None and done[1].goal_met
+    assert store.get_judgment("r", "buyer", "conversation_simulation") is None
+    assert store.get_judgment("r", "ok", "conversation_simulation") is not None
