@@ -31,7 +31,7 @@ LAYERS = [
     {"runtime", "evaluator", "models"},
     {"run"},
     {"retrieval", "pipelines", "grading", "thelma", "tournament", "grammar", "synth", "compare", "testing",
-     "trajectories"},
+     "trajectories", "conversations"},
     {"audit", "report", "adapters", "traces"},
     {"quickstart", "cli"},
 ]

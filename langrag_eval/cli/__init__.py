@@ -33,6 +33,7 @@ COMMANDS = {
     "agents": "run the RAG and RAG-Fusion agents (BM25, KNN, hybrid) and write their answers",
     "agreement": "agreement statistics between two score files (exact, binary, kappa, tau)",
     "compare": "compare two runs item by item, with paired tests and intervals",
+    "conversations": "simulate conversations with a chat app, and judge them",
     "gate": "fail (exit 1) when a run falls below a baseline run by more than allowed",
     "grade": "grade answers against labels with the vRAG-Eval 5-level rubric",
     "grammar": "GRAMMAR: grounded test data from a database, modular evaluation",
