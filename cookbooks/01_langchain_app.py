@@ -30,7 +30,7 @@ from langchain_core.output_parsers import StrOutputParser
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnablePassthrough
 from langchain_core.vectorstores import InMemoryVectorStore
-from langchain_langrag import LangChainJudge, capturing, langsmith_evaluator
+from langchain_langrag import LangChainModel, capturing, langsmith_evaluator
 from langsmith import Client, evaluate
 from langsmith.schemas import Example
 
@@ -128,8 +128,8 @@ def main(argv: list[str] | None = None) -> int:
 
     # Step 3. Grade inside langsmith.evaluate. One Judge is shared by both evaluators, so they share
     # its reply cache, concurrency limit and usage meter. Use a stronger model as judge than as
-    # generator when you can: Judge(LangChainJudge(init_chat_model("openai:gpt-4o"))).
-    judge = Judge(LangChainJudge(LLM))
+    # generator when you can: Judge(LangChainModel(init_chat_model("openai:gpt-4o"))).
+    judge = Judge(LangChainModel(LLM))
     vrag = langsmith_evaluator(VragGrader(judge))            # score 0..1, accept/reject, 1-5 raw score
     thelma = langsmith_evaluator(Thelma(judge, embedder=embedder(), batched=True))  # 7 scores + diagnosis
 

@@ -34,7 +34,7 @@ from llama_index.core import Document, VectorStoreIndex
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.evaluation import BatchEvalRunner
 from llama_index.core.query_engine import RetrieverQueryEngine
-from llama_index.evaluation.langrag import LangragEvaluator, LangragRetriever, LlamaIndexJudge, six_query_engines
+from llama_index.evaluation.langrag import LangragEvaluator, LangragRetriever, LlamaIndexModel, six_query_engines
 
 from langrag_eval.grading import VragGrader
 from langrag_eval.retrieval import Chunk, EmbeddedBackend
@@ -138,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
 
     # One Judge for every evaluator: shared reply cache (THELMA's decompositions are asked once even
     # though two evaluators need them), concurrency limit and usage meter.
-    judge = Judge(LlamaIndexJudge(LLM))
+    judge = Judge(LlamaIndexModel(LLM))
     engines = {"your-vector-engine": build_query_engine(LLM), **build_langrag_engines(LLM)}
     results = asyncio.run(evaluate_engines(engines, judge))
 

@@ -40,7 +40,7 @@ from langchain_core.output_parsers import StrOutputParser
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnablePassthrough
 from langchain_core.vectorstores import InMemoryVectorStore
-from langchain_langrag import LangChainJudge, capturing
+from langchain_langrag import LangChainModel, capturing
 
 from langrag_eval.compare import format_gate, gate_runs, junit_xml
 from langrag_eval.grading import VragGrader
@@ -133,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
 
     store = RunStore(out / "runs.sqlite")
-    judge = Judge(LangChainJudge(LLM), store=store)   # a stronger judge model is better when you have one
+    judge = Judge(LangChainModel(LLM), store=store)   # a stronger judge model is better when you have one
     branch_run = f"eval-{args.branch}"
     evaluate(build_app(LLM), "eval-main", judge, store)                        # the job on `main`
     evaluate(build_app(LLM, **BRANCHES[args.branch]), branch_run, judge, store)  # the pull request's job

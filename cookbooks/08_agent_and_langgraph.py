@@ -30,7 +30,7 @@ from langchain.chat_models import init_chat_model  # noqa: F401  (for the real-m
 from langchain_core.documents import Document
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.tools.retriever import create_retriever_tool
-from langchain_langrag import LangChainJudge, LangragRetriever, capturing, tournament_from_runnables
+from langchain_langrag import LangChainModel, LangragRetriever, capturing, tournament_from_runnables
 from langgraph.graph import START, StateGraph
 
 from langrag_eval.grading import VragGrader
@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
                 app.invoke(inputs[name](question))
 
     # Step 3: grade, score, and play the two apps against each other.
-    judge = Judge(LangChainJudge(LLM))
+    judge = Judge(LangChainModel(LLM))
     grader, thelma = VragGrader(judge), Thelma(judge, metrics=("sp1", "rp", "gr"))
     labels = dict(DATASET)
     rows = []

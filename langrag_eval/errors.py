@@ -15,6 +15,7 @@ __all__ = [
     "ConfigError",
     "ArgumentError",
     "DataError",
+    "RepeatedIdError",
     "PromptError",
     "JudgeOutputError",
     "AmbiguousVerdictError",
@@ -23,6 +24,7 @@ __all__ = [
     "ModelTimeoutError",
     "TransientModelError",
     "TruncatedReplyError",
+    "JudgeUnavailableError",
     "RetrievalError",
 ]
 
@@ -63,6 +65,21 @@ class DataError(LangragError):
         if field is not None:
             where += f'field "{field}": '
         super().__init__(where + message)
+
+
+class RepeatedIdError(DataError, ConfigError):
+    """Two samples of one batch carry the same ``id`` (they would share one stored judgment). The
+    one rule every evaluator's batch keeps; a :class:`DataError` (field ``id``) and, for callers
+    written when batches raised it as such, a :class:`ConfigError`.
+
+    >>> str(RepeatedIdError(["q1", "q7"]))
+    'field "id": sample ids must be unique in a batch; repeated: q1, q7'
+    """
+
+    def __init__(self, repeated: list[str]) -> None:
+        self.repeated = list(repeated)
+        super().__init__(f"sample ids must be unique in a batch; repeated: {', '.join(self.repeated[:5])}",
+                         field="id")
 
 
 class PromptError(LangragError):
@@ -122,15 +139,37 @@ class TruncatedReplyError(ModelCallError):
         self.reply = reply
 
 
+class JudgeUnavailableError(LangragError):
+    """The judge cannot answer and no retry will change that: the key is refused (401), the model
+    or endpoint is forbidden or unknown (403, 404), the endpoint refuses connections or its name
+    does not resolve, or the first calls of a run all failed with the same error. Not a
+    :class:`ModelCallError`: it is no one item's failure, so it is never recorded as ``Unscored``;
+    the run stops at once (no call is sent after it) and the command exits with status 3.
+
+    >>> str(JudgeUnavailableError("OpenAI HTTP 401: bad key", fix="set OPENAI_API_KEY to a valid key"))
+    'OpenAI HTTP 401: bad key; set OPENAI_API_KEY to a valid key'
+    """
+
+    retryable = False
+    cause = "judge_unavailable"
+
+    def __init__(self, message: str, *, fix: str | None = None) -> None:
+        self.message, self.fix = message, fix
+        super().__init__(message + (f"; {fix}" if fix else ""))
+
+
 class RetrievalError(LangragError):
     """A retrieval backend failed: unreachable, refused, misconfigured, or given bad input."""
 
 
 # Environment variables whose names hold one of these words hold secrets (AZURE_OPENAI_KEY, DB_PASS,
-# GPG_PASSPHRASE, HF_AUTH, PRIVATE_KEY ...). AUTHOR is not AUTH (GIT_AUTHOR_NAME is a name).
-_SECRET_NAME = re.compile(r"KEY|PASS|AUTH(?!OR)|TOKEN|SECRET|CREDENTIAL|PRIVATE", re.I)
+# DB_PWD, GPG_PASSPHRASE, HF_AUTH, PRIVATE_KEY ...). AUTHOR is not AUTH (GIT_AUTHOR_NAME is a name);
+# AUTHORIZATION and AUTHORISATION are.
+_SECRET_NAME = re.compile(r"KEY|PASS|PWD|AUTH(?!OR(?!I[SZ]))|TOKEN|SECRET|CREDENTIAL|PRIVATE", re.I)
 # The names the narrower rule of earlier releases knew: every value of six characters or more is one.
 _PLAIN_SECRET_NAME = re.compile(r"API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.I)
+# Names of passwords, whose value may be a plain word.
+_PASSWORD_NAME = re.compile(r"PASS|PWD", re.I)
 _URL_PASSWORD = re.compile(r"(://[^:/@\s]*:)([^@/\s]+)@")
 # A secret given as a parameter: a URL's query string (``?password=...&sslpassword=...``), a libpq
 # connection string (``host=db password='x y'``), a command line or a config file. The name must
@@ -148,38 +187,42 @@ _SECRET_PARAM = re.compile(
     rf"|[\"']{_SECRET_WORD}[\"']\s*:\s*(?:{_QUOTED})"                        # "name": "value"
     rf"|(?<![\w-])[\w.-]*?[_-]{_WORDS}\s*:[ \t]*(?:{_QUOTED}|{_BARE})",      # yaml_name: value
     re.IGNORECASE)
-# What any secret parameter holds: its secret word right before "=" or ":". Looked for in the
-# casefolded text, without IGNORECASE (a tenth of the full pattern's scan, and most texts have
-# none): casefolding gives each letter IGNORECASE matches to the secret words, except the Turkish
-# dotted and dotless i, which send a text to the full pattern.
-_SECRET_HINT = re.compile(r"(?:pass(?:word|wd|phrase)?|pwd|secret|token|key|credentials?|auth)[\"']?\s*[=:]")
-_CASEFOLD_MISSES = ("\u0130", "\u0131")
 
 # Credentials by their shape, wherever they appear (a judge reply quoting a document that held one,
 # a provider's error): OpenAI/Anthropic ``sk-``, AWS access key ids, GitHub, GitLab, Hugging Face,
 # Slack, Google, Stripe, JSON Web Tokens, PEM private key blocks (to the end of the text when cut
-# before their END line), and the value of an ``Authorization`` header or of a ``Bearer`` token.
+# before their END line). In any letter case: a key retyped in capitals is still the key.
 _KEY_SHAPE = re.compile(
     r"(?<![\w-])(?:sk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}|AKIA[0-9A-Z]{16}|ASIA[0-9A-Z]{16}"
     r"|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|hf_[A-Za-z0-9]{30,}"
-    r"|gl(?:pat|dt|rt|ptt|ft|soat|cbt|imt|agent)-[A-Za-z0-9_-]{20,}"
+    r"|gl(?:pat|dt|rt|ptt|ft|soat|cbt|imt|agent)-[A-Za-z0-9_-]{16,}"
     r"|(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}|whsec_[A-Za-z0-9]{16,}"
     r"|xox[abprs]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_-]{35}"
     r"|eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*)(?![\w-])"
     r"|-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
-    re.DOTALL)
+    re.DOTALL | re.IGNORECASE)
+# The value of an ``Authorization`` header (any name ending so: ``Proxy-Authorization``,
+# ``HTTP_AUTHORIZATION``) or of an API-key header, its scheme (``Bearer``, ``Basic`` ...) kept, and
+# any ``Bearer`` token. A header's value runs to the next space; a ``name=value`` parameter's to "&".
+_SCHEME = r"[\"']?(?:(?:bearer|basic|token|digest|negotiate)\s+)?"
 _AUTH_VALUE = re.compile(
-    r"(?<![\w-])(?:proxy-)?(?:authorization|x-api-key|api-key|x-auth-token)[\"']?\s*[:=]\s*[\"']?"
-    r"(?:(?:bearer|basic|token|digest|negotiate)\s+)?([^\s\"',;&]+)"
+    r"(?:[\w-]*authorization|(?<![\w-])(?:x-api-key|api-key|x-auth-token))[\"']?\s*"
+    rf"(?::\s*{_SCHEME}([^\s\"',;]+)|=\s*{_SCHEME}([^\s\"',;&]+))"
     r"|(?<![\w-])bearer\s+([A-Za-z0-9._~+/-]{16,}=*)", re.IGNORECASE)
-# The literal starts of those shapes: a text holding none of them holds no key, and looking for them
-# costs a fraction of the patterns' scan (every stored judgment and reply is redacted).
-_KEY_START = re.compile(r"sk-|AKIA|ASIA|gh[pousr]_|github_pat_|hf_|gl[a-z]+-|_live_|_test_|whsec_|xox[abprs]-"
-                        r"|AIza|eyJ|PRIVATE KEY")
-_AUTH_START = re.compile(r"(?i:authorization|api-key|auth-token|bearer)")
 
-# Hiding places: zero-width and invisible characters inside a key, or a key written with escapes
-# (``\u0073k-``, ``\x73``, ``&#115;``). A text holding any is also read with them removed or decoded.
+# What a secret parameter, shape or header needs, looked for in the casefolded text without
+# IGNORECASE (a tenth of the full patterns' scan, and most texts have none; redact runs on every
+# stored judgment and reply): a secret word right before "=" or ":", or a shape's literal start.
+# Casefolding gives each letter IGNORECASE matches to these words, except the Turkish dotted and
+# dotless i, which send a text to the full patterns.
+_SECRET_HINT = re.compile(r"(?:pass(?:word|wd|phrase)?|pwd|secret|token|key|credentials?|auth)[\"']?\s*[=:]")
+_KEY_START = re.compile(r"sk-|akia|asia|gh[pousr]_|github_pat_|hf_|gl[a-z]+-|_live_|_test_|whsec_|xox[abprs]-"
+                        r"|aiza|eyj|private key|authorization|api-key|auth-token|bearer")
+_CASEFOLD_MISSES = ("\u0130", "\u0131")
+
+# Hiding places: zero-width, invisible and bidi characters inside a key, or a key written with
+# escapes (``\u0073k-``, ``\x73``, ``&#115;``). A text holding any is also read with them removed
+# or decoded; only a text with a backslash, "&#" or a non-ASCII character can hold one.
 _HIDDEN = re.compile(r"[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180e\u200b-\u200f\u202a-\u202e"
                      r"\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0]"
                      r"|\\u[0-9a-fA-F]{4}|\\x[0-9a-fA-F]{2}|&#(?:[0-9]{1,7}|[xX][0-9a-fA-F]{1,6});")
@@ -207,11 +250,14 @@ def _is_secret_value(name: str, value: str) -> bool:
         return False
     if _PLAIN_SECRET_NAME.search(name):
         return True
-    # Names the wider rule adds (KEY, PASS, AUTH, PRIVATE) also name settings that are no secret
-    # (PIP_KEYRING_PROVIDER=import, SSH_AUTH_SOCK=/tmp/...): a short word of one case or the path
-    # of a file that exists is not masked in every text it appears in.
+    # Names the wider rule adds (KEY, PASS, PWD, AUTH, PRIVATE) also name settings that are no
+    # secret (PIP_KEYRING_PROVIDER=import, SSH_AUTH_SOCK=/tmp/..., PWD=/home/me): the path of a file
+    # that exists, or a short word of one case, is not masked in every text it appears in. A password
+    # may be a plain word, so under PASS or PWD only a path is let through.
     short_word = value.isalpha() and len(value) <= 10 and (value.islower() or value.isupper())
-    return not short_word and not (value.startswith("/") and os.path.exists(value))
+    if short_word and not _PASSWORD_NAME.search(name):
+        return False
+    return not (value.startswith("/") and os.path.exists(value))
 
 
 def _secrets_of(env: Mapping[str, str]) -> tuple[str, ...]:
@@ -241,15 +287,15 @@ def _secret_spans(text: str, secrets: tuple[str, ...]) -> list[tuple[int, int]]:
         while at >= 0:
             spans.append((at, at + len(value)))
             at = text.find(value, at + len(value))
-    if _SECRET_HINT.search(text.casefold()) or any(c in text for c in _CASEFOLD_MISSES):
+    folded = text.casefold()
+    missed = any(c in text for c in _CASEFOLD_MISSES)
+    if missed or _SECRET_HINT.search(folded):
         for m in _SECRET_PARAM.finditer(text):
-            group = next(g for g in range(1, 9) if m[g] is not None)
-            spans.append(m.span(group))
-    if _KEY_START.search(text):
+            spans.append(m.span(next(g for g in range(1, 9) if m[g] is not None)))
+    if missed or _KEY_START.search(folded):
         spans.extend(m.span() for m in _KEY_SHAPE.finditer(text))
-    if _AUTH_START.search(text):
         for m in _AUTH_VALUE.finditer(text):
-            spans.append(m.span(1) if m[1] is not None else m.span(2))
+            spans.append(m.span(next(g for g in range(1, 4) if m[g] is not None)))
     if "://" in text:
         spans.extend(m.span(2) for m in _URL_PASSWORD.finditer(text))
     return spans
@@ -309,7 +355,7 @@ def redact(text: str, env: Mapping[str, str] | None = None) -> str:
     """
     secrets = _secret_values(env)
     spans = _secret_spans(text, secrets)
-    if _HIDDEN.search(text):
+    if (not text.isascii() or "\\" in text or "&#" in text) and _HIDDEN.search(text):
         shown, starts, ends = _revealed(text)
         spans.extend((starts[a], ends[b - 1]) for a, b in _secret_spans(shown, secrets) if b > a)
     if not spans:

@@ -1,18 +1,20 @@
 """The one evaluator contract every capability implements.
 
-An :class:`Evaluator` turns one sample into a result or an :class:`~langrag_eval.results.Unscored`
-with the reason; it never raises over bad data or a judge's failure (and in a batch, an exception it
-does raise on one sample becomes that sample's ``Unscored``, cause ``evaluator_error``). An evaluator writes a single
-method, ``aevaluate(sample)``; the rest is derived here, once for every capability:
+An :class:`Evaluator` declares the scores it gives (one :class:`~langrag_eval.results.Declaration`:
+each score's name and scale, binary or not, higher better or not, and whether it indexes its items)
+and judges one sample: ``aevaluate(sample)`` returns a result or an
+:class:`~langrag_eval.results.Unscored` with the reason, and never raises over bad data or a judge's
+failure. How many samples are judged, in what order and stages, stored, resumed, shown in progress,
+and an exception on one sample turned into that sample's ``Unscored`` (cause ``evaluator_error``),
+is the run layer's business (:mod:`langrag_eval.run`), the same for every evaluator. Derived here:
 
 - ``evaluate(sample)``: the same from synchronous code (also inside a running event loop);
-- ``aevaluate_many(samples)`` / ``evaluate_many(samples)``: a bounded batch with progress, resumable
-  when the judge has a run store and a ``run_id`` is given (finished items are read back while their
-  content is unchanged);
+- ``scores(result)``: any result, scored or not, as the typed :class:`~langrag_eval.results.Score`
+  records of the declared names, the one shape ``compare``, the report and the adapters read
+  (by default each declared score is the result's field of that name);
 - ``summarize(results)``: the typed dataset summary (:class:`~langrag_eval.results.Summary`), with
   the capability's own figures in its ``details``;
-- ``scores(result)``: any result, scored or not, as the typed :class:`~langrag_eval.results.Score`
-  records named by ``score_names()``, the one shape ``compare``, the report and the adapters read.
+- ``aevaluate_many`` / ``evaluate_many`` / ``astream_many``: the run layer's batch, for convenience.
 
 Names follow one convention across the package, the one LangChain (``invoke`` / ``ainvoke``) and
 LlamaIndex (``evaluate`` / ``aevaluate``) users already know: the ``a`` prefix marks the coroutine,
@@ -20,20 +22,15 @@ the plain name is synchronous. Retrievers, agents and tournaments follow it too.
 
 >>> from pydantic import BaseModel
 >>> class Length(BaseModel):
-...     n: int
+...     length: int
 >>> class Counter(Evaluator[str, Length]):
 ...     task, result_type = "length", Length
+...     declaration = Declaration({"length": ScoreScale(0, 100)})
 ...     async def aevaluate(self, sample):
-...         return Length(n=len(sample)) if sample else Unscored(reason="empty", cause="invalid_input")
-...     def score_names(self):
-...         return ("length",)
-...     def score_scale(self, name):
-...         return ScoreScale(0, 100)
-...     def result_scores(self, result):
-...         return [self.score_scale("length").score("length", min(result.n, 100))]
->>> Counter().evaluate("four").n
+...         return Length(length=len(sample)) if sample else Unscored(reason="empty", cause="invalid_input")
+>>> Counter().evaluate("four").length
 4
->>> [r.n if isinstance(r, Length) else r.cause for r in Counter().evaluate_many(["ab", ""])]
+>>> [r.length if isinstance(r, Length) else r.cause for r in Counter().evaluate_many(["ab", ""])]
 [2, 'invalid_input']
 >>> [(s.name, s.value, s.cause) for r in Counter().evaluate_many(["ab", ""]) for s in Counter().scores(r)]
 [('length', 2.0, None), ('length', None, 'invalid_input')]
@@ -42,23 +39,16 @@ the plain name is synchronous. Retrievers, agents and tournaments follow it too.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 from abc import ABC, abstractmethod
-from collections import Counter as _Tally
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
-from itertools import islice
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel
 
 from .errors import ConfigError
-from .results import Score, ScoreScale, Unscored
-from .results import Summary, summarize_scores
-from .runtime import put_item_index, run_batch
-from .runtime.items import index_row, item_index_writer
-from .runtime.progress import BatchProgress
-from .runtime.identity import content_hash
+from .results import Declaration, Score, ScoreScale, Summary, Unscored, summarize_scores
 from .runtime.concurrency import synchronous
+from .runtime.identity import content_hash
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -66,19 +56,19 @@ if TYPE_CHECKING:
     from .prompting.templates import PromptTemplate
     from .runtime import Judge, RunStore
 
-__all__ = ["Evaluator", "FunctionEvaluator", "synchronous"]
+__all__ = ["Declaration", "Evaluator", "FunctionEvaluator", "check_judge", "synchronous"]
 
 S = TypeVar("S")
 R = TypeVar("R", bound=BaseModel)
-X = TypeVar("X")
 
 
 class Evaluator(ABC, Generic[S, R]):
     """Sample in, result or ``Unscored`` out, async first.
 
-    A subclass sets ``task`` (the name its judgments are stored under in a run store) and
-    ``result_type`` (the pydantic model of a scored result), writes :meth:`aevaluate`, and may
-    refine the batch hooks: :meth:`key` (an item's identity in a run), :meth:`fingerprint` (the
+    A subclass sets ``task`` (the name its judgments are stored under in a run store),
+    ``result_type`` (the pydantic model of a scored result) and ``declaration`` (its scores; or
+    refines :meth:`declare` when they depend on its settings), writes :meth:`aevaluate`, and may
+    refine the identity hooks: :meth:`key` (an item's identity in a run), :meth:`fingerprint` (the
     content a stored judgment depends on), :meth:`task_name`, :meth:`index_item` (what each item
     asks, so runs of two app variants can be paired) and :meth:`for_judge`.
     """
@@ -86,6 +76,11 @@ class Evaluator(ABC, Generic[S, R]):
     task: ClassVar[str]
     result_type: ClassVar[type[BaseModel]]
     description: ClassVar[str] = ""
+    #: the scores every sample gets, and whether items are indexed (see :meth:`declare`)
+    declaration: ClassVar[Declaration] = Declaration()
+    #: how many stages a sample moves through, one after the other, each waiting on the judge: the
+    #: run layer keeps this many samples in flight per judge slot, so no slot idles between stages
+    stages: ClassVar[int] = 1
     judge: "Judge"  # the judge its calls go through (evaluators without one may leave it unset)
 
     @abstractmethod
@@ -160,58 +155,17 @@ class Evaluator(ABC, Generic[S, R]):
         """The copy :meth:`with_prompts` returns: the prompt fields replaced, settings re-checked."""
         return dataclasses.replace(self, **{self.prompt_fields[n]: v for n, v in overrides.items()})  # type: ignore[type-var]
 
-    # ------------------------------------------------------------------ derived
+    # ------------------------------------------------------------------ many samples (the run layer's)
 
     async def aevaluate_many(self, samples: Sequence[S], *, run_id: str | None = None,
                              store: "RunStore | None" = None, concurrency: int | None = None,
                              progress: bool | None = None) -> list[R | Unscored]:
-        """Evaluate every sample, at most ``concurrency`` at once (default: the judge's concurrency), in
-        input order. With a run store (the judge's, unless ``store`` is given) and a ``run_id``, each
-        result is stored as it finishes and a re-run reads finished items back instead of judging
-        them again, as long as their content is unchanged. An exception raised on one sample is
-        that sample's ``Unscored`` (cause ``evaluator_error``), tried again on a re-run; the others
-        go on. ``progress=True`` draws a progress bar on a terminal (off by default)."""
-        keys = [self.key(s) for s in samples]
-        explicit = [str(getattr(s, "id")) for s in samples if getattr(s, "id", None) is not None]
-        repeated = sorted(k for k, n in _Tally(explicit).items() if n > 1)
-        if repeated:
-            raise ConfigError(f"sample ids must be unique in a batch; repeated: {', '.join(repeated[:5])}")
-        evaluator, judge, store = self._bound(run_id, store)
-        task = self.task_name()
-        if store is not None and run_id is not None:
-            rows = [(k, *item) for k, s in zip(keys, samples) if (item := self.index_item(s)) is not None]
-            if rows:
-                put_item_index(store, run_id, task, rows)
-            del rows  # stored: not held while the batch runs
-        judging = self._judge(evaluator, samples, keys, store=store, run_id=run_id,
-                              concurrency=concurrency or getattr(judge, "concurrency", 16), progress=progress)
-        del keys  # held by the batch alone, which keeps them as its keys by sample
-        return await judging
-
-    def _bound(self, run_id: str | None, store: "RunStore | None"
-               ) -> tuple["Evaluator[S, R]", Any, "RunStore | None"]:
-        """This evaluator, its judge and store as a run uses them: with a ``run_id``, a copy judging
-        for that run; the store given, else the judge's."""
-        evaluator: Evaluator[S, R] = self
-        judge = getattr(self, "judge", None)
-        if judge is not None and run_id is not None:
-            judge = judge.for_run(run_id)
-            evaluator = self.for_judge(judge)
-        return evaluator, judge, store if store is not None else getattr(judge, "store", None)
-
-    async def _judge(self, evaluator: "Evaluator[S, R]", samples: Sequence[S], keys: list[str], *,
-                     store: "RunStore | None", run_id: str | None, concurrency: int,
-                     progress: bool | None) -> list[R | Unscored]:
-        """One batch through :func:`~langrag_eval.runtime.run_batch`, each sample under its key."""
-        by_sample = {id(s): k for k, s in zip(keys, samples)}
-        del keys  # the keys live on in by_sample only
-        task = self.task_name()
-        # an evaluator that declares no scores stores none with its judgments
-        scores = self.scores if self.score_names() else None
-        return await run_batch(samples, evaluator.aevaluate, key=lambda s: by_sample[id(s)], task=task,
-                               result_type=self.result_type, store=store, run_id=run_id,  # type: ignore[arg-type]
-                               concurrency=concurrency, description=self.description or task,
-                               fingerprint=self.fingerprint, progress=progress, scores=scores)
+        """Every sample through the run layer's batch scheduler
+        (:func:`langrag_eval.run.batch.aevaluate_many`): bounded, in input order, resumable with a
+        run store and ``run_id``, an exception on one sample that sample's ``Unscored``."""
+        from .run.batch import aevaluate_many
+        return await aevaluate_many(self, samples, run_id=run_id, store=store, concurrency=concurrency,
+                                    progress=progress)
 
     def evaluate_many(self, samples: Sequence[S], *, run_id: str | None = None,
                       store: "RunStore | None" = None, concurrency: int | None = None,
@@ -220,58 +174,49 @@ class Evaluator(ABC, Generic[S, R]):
         return synchronous(self.aevaluate_many)(samples, run_id=run_id, store=store,
                                                 concurrency=concurrency, progress=progress)
 
-    async def astream_many(self, samples: Iterable[S], *, run_id: str | None = None,
-                           store: "RunStore | None" = None, concurrency: int | None = None,
-                           progress: bool | None = None, total: int | None = None,
-                           chunk: int = 1000) -> AsyncIterator[tuple[S, R | Unscored]]:
-        """:meth:`aevaluate_many` for a dataset of any size: ``samples`` is read lazily, ``chunk``
-        at a time, and each ``(sample, result)`` is yielded in input order once its chunk is done,
-        then let go: memory does not grow with the dataset. Stored, resumed and reused as
-        :meth:`aevaluate_many` does; the item index is written a part at a time. Repeated ids are
-        found by a digest of each id (a few bytes an item). ``total``: the count, for the progress bar."""
-        evaluator, judge, store = self._bound(run_id, store)
-        task = self.task_name()
-        index = item_index_writer(store, run_id, task, size=chunk) if store is not None and run_id is not None else None
-        seen: set[int] = set()
-        size = concurrency or getattr(judge, "concurrency", 16)
-        with BatchProgress(self.description or task, total or 0, show=progress) as bar:
-            for batch in _chunks(samples, chunk):
-                keys = [self.key(s) for s in batch]
-                for s, k in zip(batch, keys):
-                    if getattr(s, "id", None) is None:
-                        continue
-                    digest = int.from_bytes(hashlib.blake2b(k.encode(), digest_size=8).digest(), "big")
-                    if digest in seen:
-                        raise ConfigError(f"sample ids must be unique in a batch; repeated: {k}")
-                    seen.add(digest)
-                if index is not None:
-                    for k, s in zip(keys, batch):
-                        if (item := self.index_item(s)) is not None:
-                            index.add(index_row(k, *item))
-                    index.flush()
-                results = await self._judge(evaluator, batch, keys, store=store, run_id=run_id,
-                                            concurrency=size, progress=False)
-                for pair in zip(batch, results):
-                    bar.advance()
-                    yield pair
-        if index is not None and index.parts:
-            index.close()
+    def astream_many(self, samples: Iterable[S], *, run_id: str | None = None,
+                     store: "RunStore | None" = None, concurrency: int | None = None,
+                     progress: bool | None = None, total: int | None = None,
+                     chunk: int = 1000) -> AsyncIterator[tuple[S, R | Unscored]]:
+        """A dataset of any size through the run layer, each ``(sample, result)`` yielded in input
+        order as its chunk is done (:func:`langrag_eval.run.batch.astream_many`)."""
+        from .run.batch import astream_many
+        return astream_many(self, samples, run_id=run_id, store=store, concurrency=concurrency,
+                            progress=progress, total=total, chunk=chunk)
 
     # ------------------------------------------------------------------ scores
 
+    def declare(self) -> Declaration:
+        """This evaluator's :class:`~langrag_eval.results.Declaration`: its ``declaration``, or,
+        for an evaluator written against the per-name hooks (:meth:`score_names`,
+        :meth:`score_scale`), the declaration read from them. Refine it when the scores depend on
+        the settings (THELMA's metrics)."""
+        cls = type(self)
+        if cls.score_names is Evaluator.score_names:
+            return self.declaration
+        own_scale = cls.score_scale is not Evaluator.score_scale
+        return self.declaration._replace(scores={n: self.score_scale(n) if own_scale else ScoreScale()
+                                                 for n in self.score_names()})
+
     def score_names(self) -> tuple[str, ...]:
-        """The names of the scores this evaluator gives every sample, in order (none unless the
-        evaluator declares them)."""
-        return ()
+        """The names of the scores this evaluator gives every sample, in order (its declaration's)."""
+        return self.declare().names()
 
     def score_scale(self, name: str) -> ScoreScale:
-        """The scale the score ``name`` is read on (0..1, higher is better, unless refined)."""
-        return ScoreScale()
+        """The scale the score ``name`` is read on (its declaration's; 0..1, higher is better, for
+        a name not declared)."""
+        return self.declare().scale(name)
 
     def result_scores(self, result: R) -> list[Score]:
-        """A scored result's scores, one per name in :meth:`score_names` (the hook a capability
-        writes; :meth:`scores` is what callers use)."""
-        return []
+        """A scored result's scores, one per declared name (:meth:`scores` is what callers use).
+        By default each declared score is the result's field of that name, on its declared
+        scale; an evaluator whose scores are not fields of its result writes this hook."""
+        out = []
+        for name, scale in self.declare().scores.items():
+            value = getattr(result, name, None)
+            if isinstance(value, (int, float)):
+                out.append(scale.score(name, float(value)))
+        return out
 
     def scores(self, result: R | Unscored) -> list[Score]:
         """``result`` as typed scores: a scored result's own (:meth:`result_scores`); for an
@@ -286,6 +231,24 @@ class Evaluator(ABC, Generic[S, R]):
         (:class:`~langrag_eval.results.Summary`). A capability adds its own figures in ``details``."""
         return summarize_scores((self.scores(r) for r in results),  # one item's scores at a time
                                 [r.cause if isinstance(r, Unscored) else None for r in results])
+
+
+def check_judge(evaluator: Any) -> None:
+    """Refuse, in one line naming what to pass, an evaluator built with something that is not a
+    judge (a LangChain chat model, a LlamaIndex LLM or a bare langrag model) in its ``judge``
+    field: it would otherwise fail at the first sample with an ``AttributeError``.
+
+    >>> from langrag_eval.grading import VragGrader
+    >>> VragGrader(object())
+    Traceback (most recent call last):
+    ...
+    langrag_eval.errors.ConfigError: VragGrader takes a langrag_eval Judge, got object: pass Judge(model) for a langrag model, langchain_langrag.as_judge(chat_model) for a LangChain chat model, llama_index.evaluation.langrag.as_judge(llm) for a LlamaIndex LLM
+    """
+    judge = getattr(evaluator, "judge", None)
+    if not callable(getattr(judge, "ask", None)):
+        raise ConfigError(f"{type(evaluator).__name__} takes a langrag_eval Judge, got {type(judge).__name__}: "
+                          "pass Judge(model) for a langrag model, langchain_langrag.as_judge(chat_model) for a "
+                          "LangChain chat model, llama_index.evaluation.langrag.as_judge(llm) for a LlamaIndex LLM")
 
 
 @dataclasses.dataclass(eq=False)
@@ -328,17 +291,13 @@ class FunctionEvaluator(Evaluator[Any, Any]):
     def for_judge(self, judge: "Judge") -> "FunctionEvaluator":
         return self
 
-    def score_names(self) -> tuple[str, ...]:
-        return self.scorer.score_names() if self.scorer is not None else ()
-
-    def score_scale(self, name: str) -> ScoreScale:
-        return self.scorer.score_scale(name) if self.scorer is not None else ScoreScale()
+    def declare(self) -> Declaration:
+        if self.scorer is None:
+            return Declaration()
+        if hasattr(self.scorer, "declare"):
+            return self.scorer.declare()
+        # a scorer written against the per-name hooks
+        return Declaration({n: self.scorer.score_scale(n) for n in self.scorer.score_names()})
 
     def result_scores(self, result: Any) -> list[Score]:
         return self.scorer.result_scores(result) if self.scorer is not None else []
-
-
-def _chunks(items: Iterable[X], size: int) -> Iterator[list[X]]:
-    it = iter(items)
-    while batch := list(islice(it, size)):
-        yield batch

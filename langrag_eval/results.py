@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, NamedTuple, TypeVar, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .errors import ArgumentError, redact
 
-__all__ = ["Unscored", "UnscoredCause", "Outcome", "Score", "ScoreScale", "ScoreSummary", "Summary", "is_scored",
+__all__ = ["Unscored", "UnscoredCause", "Outcome", "Score", "ScoreScale", "Declaration", "ScoreSummary", "Summary", "is_scored",
            "summarize_scores"]
 
 UnscoredCause = Literal[
@@ -78,6 +78,36 @@ class ScoreScale(NamedTuple):
         """The score ``name`` on this scale, not made for the reason ``missing`` gives."""
         return Score(name=name, value=None, low=self.low, high=self.high, binary=self.binary,
                      higher_is_better=self.higher_is_better, reason=missing.reason, cause=missing.cause)
+
+
+class Declaration(NamedTuple):
+    """What an evaluator gives every sample, declared once: its scores by name, in order, each on
+    its :class:`ScoreScale` (low, high, higher is better, binary), and whether it ``indexes_items``
+    (writes what each item asks to the run, so two runs of app variants pair item by item in
+    ``compare``). Readers (compare, gate, the report, the command line) take what they show from
+    here and from the scores, never from an evaluator's name.
+
+    ``judged_whole``: the evaluator's items are judged as a whole, scored or not (a vRAG grade, a
+    GRAMMAR verdict), so a comparison also reads the share of items judged at all, under the name
+    given (``scored_rate``). ``raw_reason``: an item's reason is the end of the judge's raw reply
+    (for a verdict that carries no reason of its own).
+
+    >>> d = Declaration({"grade": ScoreScale(1, 5), "accept": ScoreScale(0, 1, binary=True)})
+    >>> d.names(), d.scale("accept").binary
+    (('grade', 'accept'), True)
+    """
+
+    scores: Mapping[str, ScoreScale] = {}
+    indexes_items: bool = True
+    judged_whole: str | None = None
+    raw_reason: bool = False
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(self.scores)
+
+    def scale(self, name: str) -> ScoreScale:
+        """The scale of the score ``name`` (0..1, higher is better, for a name not declared)."""
+        return self.scores.get(name, ScoreScale())
 
 
 class Score(BaseModel):

@@ -1,5 +1,5 @@
 """Any evaluator's result as a framework reports it, read through its typed scores
-(:meth:`~langrag_eval.evaluator.Evaluator.scores`), free of any framework: one :class:`Outcome`
+(:meth:`~langrag_eval.evaluator.Evaluator.scores`), free of any framework: one :class:`AdapterReport`
 of one call (LlamaIndex's ``EvaluationResult``, :func:`aevaluate_call`), the LangChain string
 result (:func:`string_dict`) and the LangSmith evaluator function (:func:`langsmith_evaluator`,
 row by row or, for a pairwise evaluator, comparative); and an agent's run as a framework's response.
@@ -45,14 +45,14 @@ from ..runtime import synchronous
 from ..tournament import GameRecord, GameSample, PairwiseEvaluator
 from ..types import Sample
 
-__all__ = ["Outcome", "aevaluate_call", "check_score", "comparative_evaluator",
+__all__ = ["AdapterReport", "aevaluate_call", "check_score", "comparative_evaluator",
            "failure_result", "game_dict", "langsmith_evaluator", "langsmith_function", "langsmith_results",
            "needs_reference", "outcome", "primary_score", "score_comment", "string_dict", "string_result",
            "unit_value"]
 
 
 @dataclass(frozen=True)
-class Outcome:
+class AdapterReport:
     """One evaluation as an adapter reports it. ``score``: the chosen score, else the mean of those
     scored (each on its own scale, or on 0..1 with ``normalise``); ``passing``: every chosen score
     with a pass call passes (None when none has one); ``invalid_reason``: ``cause: reason`` when
@@ -80,8 +80,8 @@ def check_score(evaluator: Evaluator, score: str | None) -> str | None:
 
 def outcome(evaluator: Evaluator, result: Any, *, score: str | None = None, normalise: bool = False,
             question: str | None = None, answer: str | None = None,
-            contexts: list[str] | None = None) -> Outcome:
-    """``result`` (or ``Unscored``) of ``evaluator`` read as an :class:`Outcome`."""
+            contexts: list[str] | None = None) -> AdapterReport:
+    """``result`` (or ``Unscored``) of ``evaluator`` read as an :class:`AdapterReport`."""
     scores = evaluator.scores(result)
     chosen = [s for s in scores if s.name == score] if score else scores
     scored = [s for s in chosen if s.scored]
@@ -92,16 +92,16 @@ def outcome(evaluator: Evaluator, result: Any, *, score: str | None = None, norm
     if not scored:
         missing = result if isinstance(result, Unscored) else next((s for s in chosen if s.cause), None)
         why = f"{missing.cause}: {missing.reason}" if missing is not None else "undefined: no score"
-        return Outcome(**fields, invalid_reason=feedback if callable(own) else why)  # type: ignore[arg-type]
+        return AdapterReport(**fields, invalid_reason=feedback if callable(own) else why)  # type: ignore[arg-type]
     passed = [s.passed for s in chosen if s.passed is not None]
     values = [unit_value(s) if normalise else s.value for s in scored]
-    return Outcome(**fields, score=sum(values) / len(values),  # type: ignore[arg-type]
+    return AdapterReport(**fields, score=sum(values) / len(values),  # type: ignore[arg-type]
                    passing=all(passed) if passed else None, feedback=feedback)
 
 
 async def aevaluate_call(evaluator: Evaluator, question: str | None, answer: Any, contexts: Any = None,
                          reference: str | None = None, *, second_answer: Any = None, second_contexts: Any = None,
-                         score: str | None = None, normalise: bool = False) -> Outcome:
+                         score: str | None = None, normalise: bool = False) -> AdapterReport:
     """Evaluate one call: a :class:`~langrag_eval.types.Sample` for most evaluators, a game between
     ``answer`` and ``second_answer`` (both sides' contexts pooled) for a pairwise one. Contexts
     arrive as texts, documents, framework documents or nodes (ids and metadata kept)."""

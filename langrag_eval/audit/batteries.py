@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..grading import VragGrade, VragGrader
 from ..model import GenerationParams
-from ..results import Score, ScoreScale, Unscored
+from ..results import Declaration, Score, ScoreScale, Unscored
 from ..evaluator import FunctionEvaluator
 from ..run.evaluation import aevaluate
 from ..runtime import Judge
@@ -99,11 +99,8 @@ async def judge_pairs(judge: Judge, pairs: Sequence[PairItem], *, task: str,
 class _SupportScores:
     """The groundedness battery's one score, ``supported``, as an evaluator's scores read."""
 
-    def score_names(self) -> tuple[str, ...]:
-        return ("supported",)
-
-    def score_scale(self, name: str) -> ScoreScale:
-        return _SUPPORTED
+    def declare(self) -> Declaration:
+        return Declaration({"supported": _SUPPORTED})
 
     def result_scores(self, result: Support) -> list[Score]:
         return support_scores(result)

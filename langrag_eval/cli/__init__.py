@@ -1,6 +1,8 @@
 """The ``langrag-eval`` command. Each subcommand lives in its own module in this package and
 exposes ``register(subparsers)``; modules are discovered, so a capability adds its command by adding
-a file. User errors print one line and exit with status 2; no traceback.
+a file. User errors print one line and exit with status 2; no traceback. A judge that cannot be
+reached or refuses the key (:class:`~langrag_eval.errors.JudgeUnavailableError`) stops the command
+at once with one line naming the cause and the fix, and exit status 3.
 
 Only the module of the command being run is imported: ``langrag-eval --help`` and every other
 command's entry in it come from :data:`COMMANDS`, one line per command, so starting the program
@@ -18,9 +20,9 @@ import importlib
 import math
 import pkgutil
 import sys
-from typing import Any, Sequence
+from typing import Any, NoReturn, Sequence
 
-from ..errors import ConfigError, LangragError, redact
+from ..errors import ConfigError, JudgeUnavailableError, LangragError, redact
 from ._files import check_files
 
 __all__ = ["main", "build_parser"]
@@ -31,6 +33,7 @@ COMMANDS = {
     "agents": "run the RAG and RAG-Fusion agents (BM25, KNN, hybrid) and write their answers",
     "agreement": "agreement statistics between two score files (exact, binary, kappa, tau)",
     "compare": "compare two runs item by item, with paired tests and intervals",
+    "conversations": "simulate conversations with a chat app, and judge them",
     "gate": "fail (exit 1) when a run falls below a baseline run by more than allowed",
     "grade": "grade answers against labels with the vRAG-Eval 5-level rubric",
     "grammar": "GRAMMAR: grounded test data from a database, modular evaluation",
@@ -38,6 +41,7 @@ COMMANDS = {
     "judge": "judge qualification: audit a judge and print its card",
     "quickstart": "run every capability end to end on a shipped corpus and write the report",
     "report": "write the HTML report of a run",
+    "run": "run any evaluators (built-in or installed) over a sample file as one run",
     "search": "search an index (bm25, knn or hybrid) and print the ranked chunks",
     "store": "copy runs between stores; progress of workers on a shared run",
     "synth": "synthetic test data for a RAG app",
@@ -51,12 +55,51 @@ def _command_names() -> list[str]:
     return sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_"))
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser whose errors suggest the nearest command or option ("did you mean")."""
+
+    def error(self, message: str) -> NoReturn:  # type: ignore[override]
+        import difflib
+        import re
+
+        hint = ""
+        if m := re.search(r"invalid choice: '([^']*)'", message):
+            names = [c for a in self._actions if isinstance(a, argparse._SubParsersAction) for c in a.choices]
+            near = difflib.get_close_matches(m.group(1), names or [str(c) for a in self._actions
+                                                                    for c in (a.choices or [])], n=1)
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+        elif m := re.search(r"unrecognized arguments: (\S+)", message):
+            wrong = m.group(1).split("=")[0]
+            options = list(_all_options(self))  # the command's own too: the top parser reports them
+            near = difflib.get_close_matches(wrong, options, n=1, cutoff=0.6)
+            hint = f" (did you mean {near[0]}?)" if near else ""
+        super().error(message + hint)
+
+
+def _all_options(parser: argparse.ArgumentParser) -> set[str]:
+    """Every option string of ``parser`` and of the subcommands' parsers registered in it."""
+    out: set[str] = set()
+    for action in parser._actions:
+        out.update(action.option_strings)
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                out |= _all_options(sub)
+    return out
+
+
+def _version() -> str:
+    from .. import __version__
+
+    return f"langrag-eval {__version__}"
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser; with ``command``, only that command's module is imported and registered in
     full, the others are listed by name and help (all are registered in full without one)."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="langrag-eval",
         description="Grade RAG apps with LLM judges: vRAG-Eval, THELMA, RAGElo tournaments, GRAMMAR.")
+    parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in _command_names():
         if command is not None and name != command and name in COMMANDS:
@@ -81,11 +124,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     # Batches draw progress bars for the command line only; a library call draws none.
     from ..runtime.progress import show_progress
+    from ..files.writing import REPLACE_CHECKS
+
+    def nothing_scored() -> str | None:
+        # the judging commands' module, only where one was loaded (not for --help, nor report)
+        common = sys.modules.get(f"{__name__}._common")
+        return common.nothing_scored() if common is not None else None
+
+    def keep_results(target: Any) -> None:
+        if (why := nothing_scored()) is not None:
+            raise JudgeUnavailableError(f"{why}; {target} was left as it was")
+
+    if (common := sys.modules.get(f"{__name__}._common")) is not None:
+        common.JUDGES.clear()  # another command's judges, in a process that ran one before
+    REPLACE_CHECKS.append(keep_results)
     try:
         _check_numbers(parser, args)
         check_files(args)
         with show_progress():
-            return int(args.handler(args) or 0)
+            status = int(args.handler(args) or 0)
+        if status == 0 and (why := nothing_scored()) is not None:
+            print(f"langrag-eval {args.command}: {why}", file=sys.stderr)
+            return 3
+        return status
+    except JudgeUnavailableError as exc:
+        message = " ".join(redact(str(exc)).split())
+        print(f"langrag-eval {args.command}: judge unavailable: {message}. Nothing more was sent; finished "
+              "items are kept: run the same command again once fixed, to resume", file=sys.stderr)
+        return 3
     except LangragError as exc:
         # One line, even when the message quotes a library's multi-line text.
         message = " ".join(part.strip() for part in redact(str(exc)).splitlines() if part.strip())
@@ -96,6 +162,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"langrag-eval {args.command}: interrupted; run the same command again to resume",
               file=sys.stderr)
         return 130
+    finally:
+        REPLACE_CHECKS.remove(keep_results)
 
 
 def _flags(parser: argparse.ArgumentParser) -> dict[str, str]:

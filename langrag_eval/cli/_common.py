@@ -103,7 +103,22 @@ def make_judge(resolved: ResolvedJudge, args: argparse.Namespace, store: RunStor
                   prices=PriceTable.read(args.prices) if getattr(args, "prices", None) else None)
     if resolved.warning:
         say(f"WARNING: {resolved.warning}", err=True)
+    JUDGES.append(judge)
     return judge
+
+
+# The judges this command made: a run in which every call failed and none answered (from the
+# model or the cache) scored nothing, and replaces no earlier results (see ``nothing_scored``).
+JUDGES: list[Judge] = []
+
+
+def nothing_scored() -> str | None:
+    """Why this command scored nothing, when each of its judges' calls failed and none answered."""
+    failed = sum(j.usage.failed for j in JUDGES)
+    answered = sum(j.usage.calls + j.usage.cached for j in JUDGES)
+    if failed and not answered:
+        return f"nothing was scored: all {failed} judge call(s) failed (see the unscored causes above)"
+    return None
 
 
 GENERATOR_WARNING = (

@@ -6,14 +6,13 @@ from __future__ import annotations
 import argparse
 import hashlib
 from collections import defaultdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, DataError
-from ..runtime.identity import file_digest
-from ..traces.openinference import sample_of_trace
-from ..traces.otlp import read_traces, trace_files
-from ..traces.windows import choose, compare_windows, parse_window
-from ..types import Sample
+
+if TYPE_CHECKING:
+    from ..types import Sample
+# The readers and the statistics are imported when a command runs, so that `thelma --help` stays quick.
 
 __all__ = ["add_trace_options", "format_windows", "trace_samples", "traces_digest", "window_rows"]
 
@@ -22,7 +21,9 @@ def add_trace_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("production traces (instead of FILE)")
     g.add_argument("--traces", metavar="PATH",
                    help="an OpenTelemetry export (OTLP JSON, one request per line, or a folder of them) "
-                        "with the OpenInference or GenAI conventions")
+                        "with the OpenInference or GenAI conventions, or a LangSmith run export (list_runs as JSON / JSONL)")
+    g.add_argument("--trace-format", choices=("otlp", "langsmith"),
+                   help="the export's format (default: read from its first record: a LangSmith run has run_type)")
     g.add_argument("--window", default="1d", help="the window size: 30m, 1h, 1d, 1w (default 1d)")
     g.add_argument("--baseline", metavar="START",
                    help="the window that others are compared with, by its start as printed "
@@ -39,9 +40,16 @@ def add_trace_options(p: argparse.ArgumentParser) -> None:
 
 def trace_samples(args: argparse.Namespace) -> tuple[list[Sample], list[DataError]]:
     """The samples to score from ``--traces`` and the problems met reading them."""
+    from ..traces.langsmith import is_langsmith_export, read_run_samples
+    from ..traces.openinference import sample_of_trace
+    from ..traces.otlp import read_traces
+    from ..traces.windows import choose, parse_window
+
     size = parse_window(args.window)
     problems: list[DataError] = []
-    samples = (sample_of_trace(t) for t in read_traces(args.traces, problems=problems))
+    fmt = getattr(args, "trace_format", None) or ("langsmith" if is_langsmith_export(args.traces) else "otlp")
+    samples = read_run_samples(args.traces, problems=problems) if fmt == "langsmith" else \
+        (sample_of_trace(t) for t in read_traces(args.traces, problems=problems))
     chosen = choose(samples, size, rate=args.sample_rate, cap=args.max_per_window, stratify=args.stratify,
                     seed=args.seed)
     if not chosen and not problems:
@@ -50,6 +58,9 @@ def trace_samples(args: argparse.Namespace) -> tuple[list[Sample], list[DataErro
 
 
 def traces_digest(path: str) -> str:
+    from ..runtime.identity import file_digest
+    from ..traces.otlp import trace_files
+
     h = hashlib.sha256()
     for f in trace_files(path):
         h.update(f"{f}\0{file_digest(f, what='trace export')}\0".encode())
@@ -58,6 +69,8 @@ def traces_digest(path: str) -> str:
 
 def window_rows(samples: list[Sample], results: list[Any], args: argparse.Namespace) -> list[dict[str, Any]]:
     """Each window's metric means and its drops against the baseline, from the scored results."""
+    from ..traces.windows import compare_windows
+
     window_of = {s.id: s.metadata["window"] for s in samples}
     values: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for result in results:

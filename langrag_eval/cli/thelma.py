@@ -221,6 +221,8 @@ def handle(args: argparse.Namespace) -> int:
     results = evaluate(samples, {"thelma": thelma}, store=setup.store, run_id=run_id,
                        concurrency=args.samples_in_flight,
                        executor=command_executor(args, setup.spec))["thelma"]
+    # a sample the evaluator raised on is unscored in every metric, for the summary and the file
+    results = [r if isinstance(r, ThelmaResult) else thelma.as_result(r, s) for s, r in zip(samples, results)]
     summary = thelma.summarize(results).details
     summary["samples"] = [_record(r, lines[r.id or ""]) for r in results]
     if args.traces:

@@ -3,13 +3,16 @@ judgment is stored with (:meth:`~langrag_eval.evaluator.Evaluator.scores`), the 
 capability, with no knowledge of any capability's result shape.
 
 A *family* is one evaluator's judgments in a run, named after its task (``vrag``, ``thelma`` for
-``thelma:batched`` or ``thelma:per_component``, ``grammar`` for ``grammar/correct``); its metrics
-are the names of its scores, in the order the evaluator gives them: ``accept_rate`` and ``grade``
-for vRAG-Eval, one per THELMA metric (a metric registered later included), ``correct`` for GRAMMAR.
-Families whose items can be unscored as a whole also get a scored rate (``scored_rate`` for vRAG,
-``grammar_scored_rate`` for GRAMMAR: 1 when the item was judged at all), so a change that makes
-answers ungradable shows instead of vanishing from the other metrics. Only evaluators that index
-their items (:meth:`~langrag_eval.evaluator.Evaluator.index_item`) are comparable.
+``thelma:batched`` or ``thelma:per_component``, ``grammar`` for ``grammar/correct``, ``mypkg`` for
+an installed package's ``mypkg/citations``); its metrics are the names of its scores, in the order
+the evaluator gives them. What a family's items mean is read from the evaluator's declaration
+stored with the run (:class:`~langrag_eval.results.Declaration`), never from its name: an evaluator
+whose items are judged whole also gets a scored rate under the name it declares (1 when the item
+was judged at all), so a change that makes answers ungradable shows instead of vanishing from the
+other metrics; one that declares ``raw_reason`` has the end of the judge's reply as an item's
+reason. Evaluators that index their items pair by what each item asks; the others pair by item id.
+A task whose items are ``agent/id`` with an item index per agent (``<task>/<agent>``) is split by
+agent. Runs stored before declarations existed read as the evaluators of that time declared.
 
 An item's pairing ``key`` comes from the run's item index (:mod:`langrag_eval.runtime.items`).
 
@@ -36,16 +39,19 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import ConfigError
-from ..results import Score, ScoreScale
+from ..results import Declaration, Score, ScoreScale
+from ..run.batch import declared_in_run
 from ..runtime import RunStore
 from ..runtime.items import get_item_index
 
 __all__ = ["SCORED_RATES", "Observation", "family_of", "is_scored_rate", "load_observations"]
 
-# the families whose items are judged whole (scored or not), with the name of their scored rate
+# Runs stored before evaluators' declarations were stored with them: what those evaluators declared.
+_BEFORE_DECLARATIONS = {"vrag": Declaration(judged_whole="scored_rate"),
+                        "grammar/correct": Declaration(judged_whole="grammar_scored_rate", raw_reason=True)}
+# kept for callers of the earlier constant: the scored rates of the package's own evaluators
 SCORED_RATES = {"vrag": "scored_rate", "grammar": "grammar_scored_rate"}
 _RATE = ScoreScale(0, 1, binary=True)
-_PER_AGENT = "grammar/correct"   # a GRAMMAR run grades several agents under one task, "agent/qid"
 
 
 def family_of(task: str) -> str:
@@ -54,8 +60,9 @@ def family_of(task: str) -> str:
 
 
 def is_scored_rate(metric: str) -> bool:
-    """True for a family's share of items judged at all (a check on the data, not a quality)."""
-    return metric in SCORED_RATES.values()
+    """True for a family's share of items judged at all (a check on the data, not a quality): the
+    name a declaration's ``judged_whole`` gives it ends in ``scored_rate``."""
+    return metric == "scored_rate" or metric.endswith("_scored_rate")
 
 
 @dataclass(frozen=True)
@@ -87,8 +94,8 @@ def _scores(result: Any) -> list[Score] | None:
         return None
 
 
-def _read(family: str, result: Any, scored: bool) -> tuple[dict[str, float], dict[str, str], str | None,
-                                                           dict[str, ScoreScale]]:
+def _read(declared: Declaration, result: Any, scored: bool) -> tuple[dict[str, float], dict[str, str],
+                                                                     str | None, dict[str, ScoreScale]]:
     values, unscored, scales, reason = {}, {}, {}, None
     scores = _scores(result)
     for s in scores or []:
@@ -98,15 +105,15 @@ def _read(family: str, result: Any, scored: bool) -> tuple[dict[str, float], dic
             reason = reason or s.reason
         else:
             unscored[s.name] = f"{s.cause}: {s.reason or ''}".strip()
-    rate = SCORED_RATES.get(family)
+    rate = declared.judged_whole
     if rate is not None:
         values[rate], scales[rate] = float(scored and scores is not None), _RATE
-    if isinstance(result, dict) and isinstance(result.get("raw"), str) and family == "grammar":
-        reason = result["raw"][-400:]   # GRAMMAR's verdict carries no reason: the judge's reply ends it
+    if isinstance(result, dict) and isinstance(result.get("raw"), str) and declared.raw_reason:
+        reason = result["raw"][-400:]   # a verdict without a reason of its own: the judge's reply ends it
     return values, unscored, (reason if scored else None), scales
 
 
-def _build(family: str, judgments: list[dict[str, Any]], index: dict[str, Any] | None,
+def _build(declared: Declaration, judgments: list[dict[str, Any]], index: dict[str, Any] | None,
            strip: str = "") -> list[Observation]:
     by_item = {j["item"]: j for j in judgments}
     # The index is the run's current item set, in input order: a run continued after rows left its
@@ -114,7 +121,7 @@ def _build(family: str, judgments: list[dict[str, Any]], index: dict[str, Any] |
     order = [i for i in index if i in by_item] if index is not None else list(by_item)
     out = []
     for item in order:
-        values, unscored, reason, scales = _read(family, by_item[item]["result"], by_item[item]["scored"])
+        values, unscored, reason, scales = _read(declared, by_item[item]["result"], by_item[item]["scored"])
         entry = (index or {}).get(item) or {}
         out.append(Observation(id=item[len(strip):] if strip and item.startswith(strip) else item,
                                key=entry.get("key"), subject=entry.get("subject"),
@@ -134,32 +141,44 @@ def load_observations(store: RunStore, run_id: str, *,
     judgments = store.judgments(run_id)
     with_scores = Counter(j["task"] for j in judgments if _scores(j["result"]) is not None)
     tasks = Counter(j["task"] for j in judgments)
+    declared = {**_BEFORE_DECLARATIONS, **declared_in_run(store, run_id, with_scores)}
     indexed = {t for t in tasks if get_item_index(store, run_id, t) is not None}
-    if _PER_AGENT in tasks:
-        agents = sorted({j["item"].split("/", 1)[0] for j in judgments if j["task"] == _PER_AGENT})
-        if any(get_item_index(store, run_id, f"{_PER_AGENT}/{a}") is not None for a in agents):
-            indexed.add(_PER_AGENT)
+    by_agent: dict[str, list[str]] = {}
+    for task in tasks:
+        if task in indexed:
+            continue
+        items = [j["item"] for j in judgments if j["task"] == task]
+        agents = sorted({i.split("/", 1)[0] for i in items}) if all("/" in i for i in items) else []
+        if any(get_item_index(store, run_id, f"{task}/{a}") is not None for a in agents):
+            indexed.add(task)
+            by_agent[task] = agents
     chosen_task: dict[str, str] = {}
     for task in tasks:   # judgment order: the first family judged comes first
-        if task in with_scores and (task in indexed or not indexed):
+        # every task with typed scores is compared: by what its items ask where it indexed them,
+        # else by item id (an evaluator without an item index does not drop out beside vRAG)
+        if task in with_scores:
             family = family_of(task)
             if family not in chosen_task or tasks[task] > tasks[chosen_task[family]]:
                 chosen_task[family] = task
     families: dict[str, list[Observation]] = {}
     for family, task in chosen_task.items():
         rows = [j for j in judgments if j["task"] == task]
-        if task != _PER_AGENT:
-            families[family] = _build(family, rows, get_item_index(store, run_id, task))
+        if task not in by_agent:
+            families[family] = _build(_declared(declared, task), rows, get_item_index(store, run_id, task))
             continue
-        agents = sorted({j["item"].split("/", 1)[0] for j in rows})
+        agents = by_agent[task]
         if agent is None and len(agents) > 1:
-            raise ConfigError(f"run {run_id} graded {len(agents)} GRAMMAR agents ({', '.join(agents)}); "
+            raise ConfigError(f"run {run_id} graded {len(agents)} agents in {task} ({', '.join(agents)}); "
                               "name one with --agent")
         pick = agent or agents[0]
         if pick not in agents:
-            raise ConfigError(f"run {run_id} has no GRAMMAR agent {pick!r}; agents: {', '.join(agents)}")
+            raise ConfigError(f"run {run_id} has no agent {pick!r} in {task}; agents: {', '.join(agents)}")
         prefix = pick + "/"
-        families[family] = _build(family,
+        families[family] = _build(_declared(declared, task),
                                   [j for j in rows if j["item"].startswith(prefix)],
                                   get_item_index(store, run_id, f"{task}/{pick}"), strip=prefix)
     return families
+
+
+def _declared(declared: dict[str, Declaration], task: str) -> Declaration:
+    return declared.get(task) or Declaration()

@@ -53,6 +53,19 @@ def _flip(f: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _footnote(c: Comparison) -> str:
+    """What the table's numbers mean, read from the compared scores themselves (which are yes/no,
+    which are scored rates), whichever evaluators gave them."""
+    binary = list(dict.fromkeys(m.metric for m in c.metrics if m.kind == "binary" and not is_scored_rate(m.metric)))
+    rates = list(dict.fromkeys(m.metric for m in c.metrics if is_scored_rate(m.metric)))
+    text = "  differences are B - A" + (f"; yes/no rates ({', '.join(binary)}) in percentage points" if binary else "")
+    text += (f". p-values adjusted for {len([m for m in c.metrics if m.p_adjusted is not None])} metrics by "
+             "Holm's method")
+    if rates:
+        text += f" ({', '.join(rates)}, {'a check' if len(rates) == 1 else 'checks'} on the data, left out)"
+    return text + "."
+
+
 def format_comparison(c: Comparison, *, flips: int = 10, subjects: bool = True) -> str:
     """The comparison as text: pairing, the metric table, subjects, unscored and flipped items."""
     lines = [f"run B {c.run_b} against baseline A {c.run_a}"]
@@ -62,9 +75,7 @@ def format_comparison(c: Comparison, *, flips: int = 10, subjects: bool = True) 
                         if p["only_a"] or p["only_b"] else "")
                      + (f"; {p['repeated']} repeated question(s) paired in order" if p["repeated"] else ""))
     lines += _table(c.metrics, c.level)
-    lines.append(f"  differences are B - A; accept/correct rates in percentage points. p-values adjusted "
-                 f"for {len([m for m in c.metrics if m.p_adjusted is not None])} metrics by Holm's method "
-                 "(scored_rate, a check on the data, is left out).")
+    lines.append(_footnote(c))
     if subjects and c.subjects:
         lines.append("  by subject (Holm over all subject rows):")
         lines += ["  " + r for r in _table(c.subjects, c.level)[1:]]

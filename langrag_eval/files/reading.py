@@ -10,6 +10,7 @@ import hashlib
 import os
 import stat
 import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import BinaryIO, Iterator
 
@@ -56,8 +57,10 @@ def check_regular(path: str | Path, *, what: str = "file") -> None:
 
 
 # The digest of each file read, keyed by what identifies its content on disk, so that a command
-# that reads a file and then keys its run by the file's digest reads it once, not twice.
-_DIGESTS: dict[tuple[int, int, int, int, int], str] = {}
+# that reads a file and then keys its run by the file's digest reads it once, not twice. Bounded:
+# a long-lived process (a notebook, a server) reading many files keeps the most recent ones only.
+_DIGESTS: "OrderedDict[tuple[int, int, int, int, int], str]" = OrderedDict()
+_DIGESTS_KEPT = 256
 _DIGESTS_LOCK = threading.Lock()
 
 
@@ -73,7 +76,10 @@ def digest_of_read(path: str | Path) -> str | None:
     except (OSError, ValueError):
         return None
     with _DIGESTS_LOCK:
-        return _DIGESTS.get(_identity(st))
+        key = _identity(st)
+        if key in _DIGESTS:
+            _DIGESTS.move_to_end(key)
+        return _DIGESTS.get(key)
 
 
 def _open_regular(p: str, what: str) -> tuple[int, os.stat_result]:
@@ -104,6 +110,9 @@ def _open_regular(p: str, what: str) -> tuple[int, os.stat_result]:
 def _remember(st: os.stat_result, digest: str) -> None:
     with _DIGESTS_LOCK:
         _DIGESTS[_identity(st)] = digest
+        _DIGESTS.move_to_end(_identity(st))
+        while len(_DIGESTS) > _DIGESTS_KEPT:
+            _DIGESTS.popitem(last=False)
 
 
 def read_bytes(path: str | Path, *, what: str = "file") -> bytes:

@@ -23,7 +23,7 @@ import os
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Iterable, Iterator
+from typing import IO, Callable, Iterable, Iterator
 
 from ..errors import ConfigError
 
@@ -50,12 +50,19 @@ def _unwritten(target: Path, exc: OSError) -> ConfigError:
     return ConfigError(f"{target}: could not be written ({why}); {kept}")
 
 
+# Checks an existing file must pass before an output replaces it (the command line adds one: a run
+# whose judge answered nothing replaces no earlier results); each raises to keep the file.
+REPLACE_CHECKS: list[Callable[[Path], None]] = []
+
+
 @contextmanager
 def atomic_write(path: str | Path, *, encoding: str = "utf-8") -> Iterator[IO[str]]:
     """Open a temporary file beside ``path``; on success it replaces ``path`` in one rename. A
     failure to write (a full disk, say) removes the temporary file, leaves ``path`` as it was and is
     a one-line :class:`ConfigError` naming it."""
     target = Path(path)
+    if target.exists() and not target.is_file():  # a FIFO or /dev/full is never replaced by a file
+        raise ConfigError(f"{target}: not a regular file; an output must be a regular file or absent")
     # A plain exclusive create gets the permissions the user's umask gives any new file (mkstemp
     # would make it private); the random part keeps two writers apart.
     tmp = temporary_name(target)
@@ -70,6 +77,8 @@ def atomic_write(path: str | Path, *, encoding: str = "utf-8") -> Iterator[IO[st
                 fh.flush()
                 os.fsync(fh.fileno())
             if target.exists():  # keep the mode the user gave the file
+                for check in list(REPLACE_CHECKS):
+                    check(target)
                 os.chmod(tmp, target.stat().st_mode & 0o7777)
             os.replace(tmp, target)
         except OSError as exc:
@@ -106,6 +115,8 @@ def check_output(path: str | Path, option: str, *, inputs: Iterable[str | Path |
                               "destroy the input; give another file name")
     if p.is_dir():
         raise ConfigError(f"{option} {p}: is a directory; give a file name")
+    if p.exists() and not p.is_file():  # a device node or a FIFO: renaming over it would replace it
+        raise ConfigError(f"{option} {p}: not a regular file; an output must be a regular file or absent")
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

@@ -36,9 +36,8 @@ from ..errors import ConfigError
 from ..files.reading import read_text
 from ..model import GenerationParams
 from ..prompting.templates import PromptTemplate, load_prompt, override_template
-from ..results import Score, ScoreScale, Unscored
-from ..results import Summary
-from ..evaluator import Evaluator
+from ..results import Declaration, Score, ScoreScale, Summary, Unscored
+from ..evaluator import Evaluator, check_judge
 from ..runtime import Judge
 from ..types import Sample
 from ..verdicts.formats import ScoreFormat, ScoreVerdict
@@ -141,6 +140,7 @@ class VragGrader(Evaluator[Sample, VragGrade]):
     prompt_fields: ClassVar[dict[str, str]] = {"grade": "prompt"}
 
     def __post_init__(self) -> None:
+        check_judge(self)
         if not 1 <= self.threshold <= 5:
             raise ConfigError(f"the accept threshold must be a score from 1 to 5, got {self.threshold}")
         self.examples = [e if isinstance(e, GradedExample) else GradedExample.model_validate(e)
@@ -192,11 +192,9 @@ class VragGrader(Evaluator[Sample, VragGrade]):
         return VragGrade(score=verdict.score, accepted=verdict.score >= self.threshold,
                          reason=verdict.reason, raw=answer.raw, confidence=verdict.confidence)
 
-    def score_names(self) -> tuple[str, ...]:
-        return ("accept_rate", "grade")
-
-    def score_scale(self, name: str) -> ScoreScale:
-        return _ACCEPT if name == "accept_rate" else _GRADE
+    # an item is graded as a whole, or not at all: a comparison also reads the share graded
+    declaration: ClassVar[Declaration] = Declaration({"accept_rate": _ACCEPT, "grade": _GRADE},
+                                                     judged_whole="scored_rate")
 
     def result_scores(self, result: VragGrade) -> list[Score]:
         """Accepted (1) or rejected (0) at this grader's threshold, a yes/no score whose mean over a

@@ -21,8 +21,8 @@ from pydantic import BaseModel, ConfigDict
 
 from ..errors import JudgeOutputError
 from ..prompting.templates import PromptTemplate, override_template
-from ..results import Score, ScoreScale, Unscored
-from ..evaluator import Evaluator
+from ..results import Declaration, Score, ScoreScale, Unscored
+from ..evaluator import Evaluator, check_judge
 from ..runtime import Judge
 from ..types import Sample
 from ..verdicts.formats import mask_quoted, single_verdict
@@ -90,8 +90,12 @@ class ReferenceGrader(Evaluator[Sample, Correctness]):
     result_type: ClassVar[type[Correctness]] = Correctness
     description: ClassVar[str] = "GRAMMAR grading"
     prompt_fields: ClassVar[dict[str, str]] = {"correctness": "prompt"}
+    # judged as a whole; the verdict carries no reason of its own, so the judge's reply ends it
+    declaration: ClassVar[Declaration] = Declaration({"correct": _CORRECT}, judged_whole="grammar_scored_rate",
+                                                     raw_reason=True)
 
     def __post_init__(self) -> None:
+        check_judge(self)
         self._template: PromptTemplate = override_template(self.prompt, "grammar/correctness")
 
     def prompts(self) -> dict[str, PromptTemplate]:
@@ -99,12 +103,6 @@ class ReferenceGrader(Evaluator[Sample, Correctness]):
 
     def index_item(self, sample: Sample) -> tuple[str | None, str | None, str | None]:
         return sample.question, sample.reference, None
-
-    def score_names(self) -> tuple[str, ...]:
-        return ("correct",)
-
-    def score_scale(self, name: str) -> ScoreScale:
-        return _CORRECT
 
     def result_scores(self, result: Correctness) -> list[Score]:
         """1 for Correct, 0 for Incorrect, passed when correct."""

@@ -37,7 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..evaluator import Evaluator, FunctionEvaluator
 from ..model import GenerationParams
 from ..prompting.templates import PromptTemplate, override_template
-from ..results import Score, ScoreScale, Unscored
+from ..results import Declaration, Score, ScoreScale, Unscored
 from ..run.evaluation import Executor, aevaluate
 from ..runtime import Judge, RunStore, gather_bounded, synchronous
 from ..types import Document
@@ -86,12 +86,7 @@ class ReferenceFreeEvaluator(Evaluator[ReliabilitySample, FreeVerdict]):
 
     task: ClassVar[str] = "grammar/free"
     result_type: ClassVar[type[FreeVerdict]] = FreeVerdict
-
-    def score_names(self) -> tuple[str, ...]:
-        return ("correct",)
-
-    def score_scale(self, name: str) -> ScoreScale:
-        return _CORRECT
+    declaration: ClassVar[Declaration] = Declaration({"correct": _CORRECT})
 
     def result_scores(self, result: FreeVerdict) -> list[Score]:
         """1 when the evaluator calls the answer correct, else 0, passed when correct (its own

@@ -21,6 +21,7 @@ import functools
 import json
 import os
 import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -246,12 +247,19 @@ def _grammar(schema_json: str) -> Any:
     return (PrefixFreeGrammar if closed else LlamaGrammar).from_string(text, verbose=False)
 
 
-_LOADED: dict[str, LlamaCppModel] = {}
+# Loaded models by path, so resolving one judge twice loads its weights once. Bounded: each holds
+# its weights in memory, so a process that resolves many paths keeps the most recently used few.
+_LOADED: "OrderedDict[str, LlamaCppModel]" = OrderedDict()
+_LOADED_KEPT = 2
 
 
 def resolve(arg: str) -> LlamaCppModel:
-    """Entry point for ``local`` and ``local:/path/model.gguf``; one loaded model per path."""
+    """Entry point for ``local`` and ``local:/path/model.gguf``; one loaded model per path (the
+    two most recently used kept loaded)."""
     key = arg or "<default>"
     if key not in _LOADED:
         _LOADED[key] = LlamaCppModel(arg or None)
+        while len(_LOADED) > _LOADED_KEPT:
+            _LOADED.popitem(last=False)
+    _LOADED.move_to_end(key)
     return _LOADED[key]

@@ -94,7 +94,8 @@ class OpenAIBatchAPI:
         for file_id in (batch.output_file_id, batch.error_file_id):
             if file_id:
                 content = await self.client.files.content(file_id)
-                lines += [_read_line(json.loads(text)) for text in content.text.splitlines() if text.strip()]
+                # JSONL lines end at "\n" only: splitlines() would also cut a reply at U+2028.
+                lines += [_read_line(json.loads(text)) for text in content.text.split("\n") if text.strip()]
         return lines
 
 

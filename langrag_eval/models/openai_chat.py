@@ -30,6 +30,7 @@ from ..errors import (
     TruncatedReplyError,
 )
 from ..model import GenerationParams, Reply, TokenUsage, estimate_tokens
+from ..runtime.retry import unavailable
 
 __all__ = ["OpenAIChatModel", "resolve"]
 
@@ -146,10 +147,14 @@ class OpenAIChatModel:
             # reply, a third of the SDK's CPU per call, for the one string read here.
             completion = await client.post("/chat/completions", body=self.body(prompt, params), cast_to=object)
         except openai.APIStatusError as exc:
-            raise _status_error(exc) from None
-        except openai.APITimeoutError:
-            raise ModelTimeoutError("OpenAI: the request timed out") from None
+            raise _status_error(exc, str(client.base_url)) from None
         except openai.APIConnectionError as exc:
+            # Refused or unresolvable: no retry reaches it (the run stops). Looked for first: the
+            # SDK's aiohttp transport reports a refused connection as a connect *timeout*.
+            if (fatal := unavailable(exc, base_url=str(client.base_url))) is not None:
+                raise fatal from None
+            if isinstance(exc, openai.APITimeoutError):
+                raise ModelTimeoutError("OpenAI: the request timed out") from None
             raise TransientModelError(f"OpenAI: connection failed: {exc.__cause__ or exc}") from None
         return _reply(completion, prompt, params)
 
@@ -164,11 +169,15 @@ async def _closed_with_loop(client: Any) -> AsyncIterator[None]:
         await client.close()
 
 
-def _status_error(exc: Any) -> ModelCallError:
-    """The SDK's HTTP error (what is left after its retries) as the package's error kind."""
+def _status_error(exc: Any, base_url: str | None = None) -> Exception:
+    """The SDK's HTTP error (what is left after its retries) as the package's error kind: a
+    :class:`~langrag_eval.errors.JudgeUnavailableError` when no retry can mend it (a refused key,
+    an unknown model)."""
     status, body = exc.status_code, exc.body
     detail = body.get("message") if isinstance(body, dict) and body.get("message") else exc.message
     message = f"OpenAI HTTP {status}: {detail}"[:400]
+    if (fatal := unavailable(exc, message=message, base_url=base_url)) is not None:
+        return fatal
     if status == 429:
         after = exc.response.headers.get("retry-after")
         try:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from .. import lazy_getattr
 
 if TYPE_CHECKING:
+    from .decoding import canonical_digits, decoded_variants
     from .templates import PromptTemplate, as_template, from_format_string, load_prompt, override_template, prompt_names, prompts_root
     from .delimiters import QUOTE_TAGS, fold, neutralise_tags
     from .quoting import find_json_objects, keys_in_spans, line_start, loads_strict, mask_quoted, own_json_objects, read_verdict, repeated_keys, single_verdict, tag_blocks
@@ -14,6 +15,8 @@ if TYPE_CHECKING:
     from .fit import MARKER, fit_prompt, leaf_blocks
 
 _LAZY = {
+    "canonical_digits": ".decoding",
+    "decoded_variants": ".decoding",
     "PromptTemplate": ".templates",
     "as_template": ".templates",
     "from_format_string": ".templates",

@@ -14,14 +14,15 @@ returns), the verdict parsers read the reply by its content instead:
 - an echo stops short of a verdict token of the judge's own that it touches, so a shared prefix
   (``Score: [[``) cannot blank the judge's verdict.
 
-The parsers then read the judge's verdict outside the echoes, twice: setting aside what the judge
-put in quotes, tags or block quotes, and not (:func:`~langrag_eval.prompting.quoting.read_verdict`). When only
-the second reading finds a verdict, the judge wrote its own inside such a block. When the two
-disagree, the verdict outside the judge's quotes is taken only if it stands in no untrusted text: a
-verdict token as short as ``[[A]]`` cannot be told from an echo by its context, so the reply is then
-ambiguous. JSON is read strictly: a repeated key, a value not of the schema's type, and a key that
-the reply reproduces with its value from an untrusted text (a reason string that breaks out) are all
-ambiguous.
+The graded texts are also read as a judge may decode them (:mod:`langrag_eval.prompting.decoding`), so a
+planted verdict the judge decodes in its reply is a copy too. The parsers then read the reply four
+ways (:func:`~langrag_eval.prompting.quoting.read_verdict`): echoes set aside or kept, the judge's quotes,
+tags and block quotes set aside or read as said. The verdict is taken when every reading agrees;
+when one disagrees, only if no verdict token in its reading stands in an untrusted text: a token as
+short as ``[[A]]``, or the judge's very line planted in the answer, cannot be told from an echo by
+its context, so the reply is then ambiguous. JSON is read strictly: a repeated key, a value not of
+the schema's type, and a key that the reply reproduces with its value from an untrusted text (a
+reason string that breaks out) are all ambiguous.
 
 >>> from langrag_eval.prompting.quoting import read_verdict
 >>> from langrag_eval.verdicts import ScoreFormat
@@ -39,6 +40,7 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Any, Callable, Iterable, Iterator, NamedTuple, Sequence
 
+from .decoding import canonical_digits, decoded_variants
 from .delimiters import _FOLD, fold
 
 __all__ = ["ECHO_MIN", "Untrusted", "untrusted_strings", "reading", "current_reading", "echo_spans",
@@ -61,7 +63,12 @@ _SYNONYMS = {"rating": "score", "grade": "score", "justification": "reason", "ju
 
 
 def _norm(value: str) -> str:
-    return _WS.sub(" ", fold(value)).strip(" *_")
+    # a verdict's value as compared: "5", "٥", "５" and "five" are one value
+    return canonical_digits(_WS.sub(" ", fold(value)).strip(" *_"))
+
+
+def _line_key(line: str) -> str:
+    return canonical_digits(_WS.sub(" ", fold(line)).strip(_LINE_STRIP))
 
 
 def _label(raw: str | None) -> str:
@@ -96,13 +103,17 @@ class Untrusted:
 
     @cached_property
     def spans_cache(self) -> dict[str, list[tuple[int, int]]]:
-        # the echo spans of each reply read against these texts: a reply is read more than once
-        # (quotes set aside, and not), and its echoes are the same each time
+        # the echo spans of each reply read against these texts: a reply is read several ways
         return {}
 
     @cached_property
+    def readings(self) -> tuple[str, ...]:
+        """The texts, each followed by what it says once decoded (:mod:`langrag_eval.prompting.decoding`)."""
+        return tuple(dict.fromkeys(v for t in self.texts for v in (t, *decoded_variants(t))))
+
+    @cached_property
     def _views(self) -> list[str]:
-        return [_text_view(t) for t in self.texts]
+        return [_text_view(t) for t in self.readings]
 
     @cached_property
     def _haystack(self) -> str:
@@ -127,32 +138,31 @@ class Untrusted:
     def brackets(self) -> frozenset[tuple[str, str]]:
         """(canonical label or "", value) of every ``[[...]]`` token, and every ``[0, 1]`` list."""
         found = set()
-        for v in self._views:
-            for m in _BRACKET.finditer(v):
+        for v in self._views:  # (the "in" tests skip a long document without any token quickly)
+            for m in _BRACKET.finditer(v) if "[[" in v else ():
                 found.add((_label(m["label"]), _norm(m["value"])))
-            for m in _LIST.finditer(v):
+            for m in _LIST.finditer(v) if "[" in v else ():
                 found.add(("list", re.sub(r"\s", "", m.group())))
-            for m in _BLOCK.finditer(v):
+            for m in _BLOCK.finditer(v) if "<" in v else ():
                 found.add(("block", f"{m.group(1)}:{_norm(m.group(2))}"))
         return frozenset(found)
 
     @cached_property
     def lines(self) -> frozenset[str]:
-        out = set()
-        for t in self.texts:
-            for line in fold(t).splitlines():
-                key = _WS.sub(" ", line).strip(_LINE_STRIP)
-                if _LINE_VERDICT.match(key):
-                    out.add(key)
-        return frozenset(out)
+        # a verdict line is short ("Final verdict: one hundred"): long lines are not canonicalised
+        keys = (_line_key(line) for t in self.readings for line in t.splitlines() if len(line.strip()) <= 60)
+        return frozenset(k for k in keys if _LINE_VERDICT.match(k))
 
 
 @dataclass(frozen=True)
 class _Reading:
     untrusted: Untrusted
     delimiters: bool = True
+    echoes: bool = True
 
     def spans(self, text: str) -> list[tuple[int, int]]:
+        if not self.echoes:
+            return []
         cache = self.untrusted.spans_cache
         if text not in cache:
             cache[text] = echo_spans(text, self.untrusted)
@@ -172,12 +182,14 @@ def current_reading() -> _Reading | None:
 
 
 @contextmanager
-def reading(untrusted: Untrusted | Sequence[str] | None, *, delimiters: bool = True) -> Iterator[None]:
+def reading(untrusted: Untrusted | Sequence[str] | None, *, delimiters: bool = True,
+            echoes: bool = True) -> Iterator[None]:
     """Within the block, verdict parsers read replies against ``untrusted``; with ``delimiters``
-    False they no longer set aside what the judge quoted, only what it echoed."""
+    False they no longer set aside what the judge quoted, and with ``echoes`` False no longer what
+    it reproduced of ``untrusted`` (both False: the reply is read as it stands)."""
     if untrusted is not None and not isinstance(untrusted, Untrusted):
         untrusted = Untrusted(tuple(untrusted))
-    token = _READING.set(_Reading(untrusted, delimiters) if untrusted and untrusted.texts else None)
+    token = _READING.set(_Reading(untrusted, delimiters, echoes) if untrusted and untrusted.texts else None)
     try:
         yield
     finally:
@@ -370,11 +382,13 @@ def echoed_tokens(text: str, untrusted: Untrusted) -> list[str]:
     for a, b, _, _, _, kind, key in _tokens(text):
         if kind in ("list", "block") and (kind, key) in untrusted.brackets:
             found.append(text[a:b])
+        # a labelled token matches a bare one of the same value ("Score: [[5]]" for "[[5]]"), and a
+        # bare one a token of any label
         elif kind not in ("list", "tag", "block") and ((kind, key) in untrusted.brackets or (
-                kind == "" and any(v == key for _, v in untrusted.brackets))):
+                "", key) in untrusted.brackets or (kind == "" and any(v == key for _, v in untrusted.brackets))):
             found.append(text[a:b])
     for line in text.split("\n"):
-        if _WS.sub(" ", fold(line)).strip(_LINE_STRIP) in untrusted.lines:
+        if _line_key(line) in untrusted.lines:
             found.append(line.strip())
     return found
 

@@ -111,11 +111,27 @@ def mask_quoted(text: str, *, keep_tags: frozenset[str] = frozenset(), quotes: b
     if state is not None:
         text = mask_echoes(text, state.spans(text))
         if not state.delimiters:
-            return text
+            return _unquote(text, keep_tags, quotes)
     text = _mask_spans(text, [(a, b) for a, b, _ in tag_blocks(text, skip=keep_tags)])
     if quotes:
         text = "\n".join(_mask_inline(line) for line in text.split("\n"))
     return _BLOCKQUOTE.sub(lambda m: _blank(m.group(0)), text)
+
+
+_QUOTE_MARKS = re.compile("[\"`\u201c\u201d]")
+_BLOCKQUOTE_MARK = re.compile(r"^([ \t]*)>", re.M)
+
+
+def _unquote(text: str, keep_tags: frozenset[str], quotes: bool) -> str:
+    """``text`` read as if the judge had said what it quoted: the marks of its quotes (tags of
+    QUOTE_TAGS but ``keep_tags``, quote marks, ``>`` markers) blanked, their content left, so a
+    verdict the judge wrote inside ``<grade>`` or quotes reads as it would on a line of its own."""
+    marks = [(m.start(), m.end()) for m in _ANY_TAG.finditer(text)
+             if (m.group(1) or m.group(2)).lower() in QUOTE_TAGS - keep_tags]
+    if quotes:
+        marks += [(m.start(), m.end()) for m in _QUOTE_MARKS.finditer(text)]
+    marks += [(m.end() - 1, m.end()) for m in _BLOCKQUOTE_MARK.finditer(text)]
+    return _mask_spans(text, marks)
 
 
 def line_start(text: str, pos: int) -> bool:
@@ -141,51 +157,71 @@ def find_json_objects(text: str) -> list[tuple[int, int, Any]]:
     return found
 
 
+# The readings of a reply, as (echoes set aside, the judge's quotes set aside), most set aside first.
+_READINGS = ((True, True), (True, False), (False, True), (False, False))
+_NAMES = {(True, True): "with echoes and quoted text set aside", (True, False): "with echoes set aside",
+          (False, True): "with quoted text set aside", (False, False): "as written"}
+
+
 def read_verdict(fmt: Any, text: str, untrusted: Untrusted | Sequence[str] | None,
                  parse: Callable[[str], T] | None = None) -> T:
-    """``fmt.parse(text)`` (or ``parse(text)``) with the echoes of ``untrusted`` set aside.
+    """``fmt.parse(text)`` (or ``parse(text)``) read every way the reply can be attributed.
 
-    The reply is read twice outside the echoes: setting aside what the judge quoted (quotes, tag
-    blocks, block quotes), and not. When both readings agree, or only the second finds a verdict
-    (the judge wrote its own inside such a block), that is the verdict. When what the judge quoted
-    disagrees with the verdict outside it, the first reading stands only if that verdict stands in
-    no untrusted text; otherwise it may be a short echo the quotes were meant to hide: ambiguous."""
+    Neither an echo (a stretch that reproduces ``untrusted``, decoded or not) nor a quote of the
+    judge's (quotes, tag blocks, block quotes) settles who wrote what: an answer can hold the very
+    words the judge will use for its verdict, so the judge's own line reads as an echo, and a judge
+    writes its own verdict inside ``<grade>`` or quotes. So the reply is read four ways: with echoes
+    and quotes set aside, with echoes only, with quotes only, and as written. The verdict is that of
+    the first of the two readings that set echoes aside to find one; a verdict only the readings that
+    keep echoes find is a copy of the graded text, not the judge's. When every reading agrees, that
+    is the verdict. When one disagrees, the verdict holds only if no verdict in its reading can be a
+    copy of the graded text (none stands there, decoded or not): otherwise which one is the judge's
+    cannot be told, and the reply is ambiguous, naming the readings that disagree."""
     parse = parse or fmt.parse
     known = untrusted if isinstance(untrusted, Untrusted) else Untrusted(tuple(untrusted or ()))
     if not known.texts:
         with reading(None):
             return parse(text)
-    quoted_aside: Any = None
-    with reading(known):
-        try:
-            quoted_aside = (parse(text),)
-        except AmbiguousVerdictError:
-            raise
-        except JudgeOutputError as exc:
-            first_error = exc
-    with reading(known, delimiters=False):
-        try:
-            whole: Any = (parse(text),)
-            doubt: JudgeOutputError | None = None
-        except JudgeOutputError as exc:
-            whole, doubt = None, exc
-    if quoted_aside is None:
-        if whole is None:
-            raise doubt if isinstance(doubt, AmbiguousVerdictError) else first_error
-        return whole[0]  # type: ignore[no-any-return]
-    if whole is not None and whole[0] == quoted_aside[0]:
-        return quoted_aside[0]  # type: ignore[no-any-return]
-    # the two readings differ: the verdict outside the judge's quotes holds only if nothing there
-    # can be a short echo (the view is masked here alone: most replies read the same both ways)
-    with reading(known):
+    outcomes: dict[tuple[bool, bool], Any] = {}
+    for echoes, quotes in _READINGS:
+        with reading(None if quotes and not echoes else known, delimiters=quotes, echoes=echoes):
+            try:
+                outcomes[echoes, quotes] = (parse(text),)
+            except JudgeOutputError as exc:
+                outcomes[echoes, quotes] = exc
+    first = outcomes[True, True]
+    if isinstance(first, AmbiguousVerdictError):
+        raise first
+    chosen = (True, True) if isinstance(first, tuple) else (True, False)
+    verdict = outcomes[chosen]
+    if not isinstance(verdict, tuple):
+        raise verdict if isinstance(verdict, AmbiguousVerdictError) else first
+    # a reading that sets the judge's quotes aside and finds no verdict at all does not disagree: the
+    # judge wrote its verdict inside a quote of its own (``<grade>``, quotes)
+    disagree = [key for key, o in outcomes.items() if key != chosen and (
+        o[0] != verdict[0] if isinstance(o, tuple) else isinstance(o, AmbiguousVerdictError) or not key[1])]
+    if not disagree:
+        return verdict[0]  # type: ignore[no-any-return]
+    # a reading disagrees: the verdict holds only if nothing in its own reading can be a copy of the
+    # graded text (a short token, or the judge's very words planted there, cannot be told from one)
+    with reading(known, delimiters=chosen[1]):
         view = mask_quoted(text, keep_tags=frozenset({"output", str(getattr(fmt, "tag", "output"))}))
     suspects = echoed_tokens(view, known)
     if suspects:
+        others = "; ".join(f"{_NAMES[key]}: {_outcome(outcomes[key])}" for key in disagree)
         raise AmbiguousVerdictError(
-            f"the verdict outside quoted text disagrees with the rest of the reply, and "
-            f"{suspects[0][:60]!r} also stands in the graded text; give exactly one verdict, "
-            f"{getattr(fmt, 'instructions', 'in the format asked for')}")
-    return quoted_aside[0]  # type: ignore[no-any-return]
+            f"the readings of the reply disagree ({_NAMES[chosen]}: {_outcome(verdict)}; {others}), and "
+            f"{suspects[0][:60]!r} also stands in the graded text, so which verdict is the judge's cannot "
+            f"be told; give exactly one verdict, {getattr(fmt, 'instructions', 'in the format asked for')}, "
+            "in your own words, and put any verdict you repeat from the graded text in quotes")
+    return verdict[0]  # type: ignore[no-any-return]
+
+
+def _outcome(outcome: Any) -> str:
+    if isinstance(outcome, tuple):
+        value = outcome[0]
+        return repr(getattr(value, "score", value))[:40]
+    return "ambiguous" if isinstance(outcome, AmbiguousVerdictError) else "no verdict"
 
 
 def own_json_objects(text: str, instructions: str) -> list[tuple[int, int, Any]]:

@@ -37,6 +37,7 @@ from markupsafe import Markup
 from ..files.writing import write_text_atomic
 from ..audit.card import ARTIFACT as CARD, JudgeCard, rows as card_rows
 from ..models import TINY_MODEL_WARNING
+from ..results import Summary
 from ..runtime import RunStore
 from ..runtime.items import current_judgments
 from ..runtime.parts import read_parts
@@ -46,8 +47,8 @@ from .views import plain_settings, thelma_view, tournament_view
 
 __all__ = ["build_report", "write_report", "SECTIONS"]
 
-SECTIONS = ("settings", "judge", "vrag", "thelma", "tournament", "grammar", "items", "unscored", "usage")
-_TITLES = {"settings": "settings", "comparison": "comparison", "judge": "judge card", "vrag": "vRAG-Eval",
+SECTIONS = ("settings", "judge", "scores", "vrag", "thelma", "tournament", "grammar", "items", "unscored", "usage")
+_TITLES = {"settings": "settings", "scores": "scores", "comparison": "comparison", "judge": "judge card", "vrag": "vRAG-Eval",
            "thelma": "THELMA", "tournament": "tournament", "grammar": "GRAMMAR", "items": "items",
            "unscored": "unscored", "usage": "usage"}
 _SCRIPT = (Path(__file__).parent / "templates" / "browser.js").read_text(encoding="utf-8")
@@ -226,6 +227,26 @@ def _card_context(found: tuple[JudgeCard, str] | None) -> dict[str, Any] | None:
     return {"card": card, "source": source, "rows": rows}
 
 
+SUMMARY_PREFIX = "summary/"
+
+
+def _summaries(artifacts: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every evaluator's typed summary stored with the run (``summary/<evaluator id>``, as
+    ``langrag-eval run`` stores them), read by score name: one table for any evaluator, the
+    package's own or an installed package's, with no knowledge of which it is."""
+    out = []
+    for name, data in sorted(artifacts.items()):
+        if not name.startswith(SUMMARY_PREFIX) or not isinstance(data, dict):
+            continue
+        try:
+            summary = Summary.model_validate(data)
+        except ValueError:  # an artifact of another shape under the prefix: not a summary, not shown
+            continue
+        out.append({"evaluator": name[len(SUMMARY_PREFIX):], "summary": summary,
+                    "unscored": ", ".join(f"{c} {n}" for c, n in sorted(summary.unscored.items()))})
+    return out
+
+
 def build_report(store: RunStore, run_id: str, *, baseline: str | None = None) -> str:
     """The report of run ``run_id`` (a unique prefix works) as one HTML string; with ``baseline``
     (another run), a comparison section: differences with intervals, flipped and unscored items.
@@ -249,7 +270,7 @@ def build_report(store: RunStore, run_id: str, *, baseline: str | None = None) -
         "judge_card": _card_context(judge_card(store, run_id, judge)),
         "vrag": vrag, "thelma": thelma, "thelma_view": thelma_view(thelma) if thelma else None,
         "tournament": tour, "tournament_view": tour_view, "grammar": artifacts.get("grammar"),
-        "unscored": _unscored(store, run_id), "usage": usage,
+        "unscored": _unscored(store, run_id), "usage": usage, "summaries": _summaries(artifacts),
         "charts": {"vrag": _vrag_charts(vrag) if vrag else {},
                    "thelma": _thelma_charts(thelma) if thelma else {},
                    "tournament": _tournament_charts(tour, tour_view) if tour else {}},
@@ -260,7 +281,7 @@ def build_report(store: RunStore, run_id: str, *, baseline: str | None = None) -
         "group_label": "agent" if any(isinstance(r, dict) and r.get("agent") for r in read_parts(artifacts, CONTENTS))
                        or (vrag or {}).get("group_by") == "agent" else "subject",
     }
-    present = {"settings": True, "comparison": comparison is not None, "judge": True, "vrag": bool(vrag),
+    present = {"settings": True, "scores": bool(context["summaries"]), "comparison": comparison is not None, "judge": True, "vrag": bool(vrag),
                "thelma": bool(thelma), "tournament": bool(tour), "grammar": bool(artifacts.get("grammar")),
                "items": bool(items), "unscored": bool(context["unscored"]),
                "usage": bool(usage["total"]["calls"] or usage["total"]["cached"])}

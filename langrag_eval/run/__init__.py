@@ -1,11 +1,13 @@
-"""One way to run a dataset through evaluators (:mod:`.evaluate`): :func:`evaluate`, its executors
-and the run's record in the store. Names are imported on first use."""
+"""One way to run a dataset through evaluators (:mod:`.evaluation`): :func:`evaluate`, its
+executors and the run's record in the store; the batch scheduler every evaluator's samples go
+through (:mod:`.batch`: stages, the item index, failures as data). Names are imported on first use."""
 
 from typing import TYPE_CHECKING
 
 from .. import lazy_getattr
 
 if TYPE_CHECKING:
+    from .batch import aevaluate_many, astream_many, evaluate_many
     from .evaluation import Executor, LocalExecutor, RayExecutor, RunResult, aevaluate, astream, evaluate, record_run
 
 _LAZY = {
@@ -14,6 +16,9 @@ _LAZY = {
     "RayExecutor": ".evaluation",
     "RunResult": ".evaluation",
     "aevaluate": ".evaluation",
+    "aevaluate_many": ".batch",
+    "astream_many": ".batch",
+    "evaluate_many": ".batch",
     "astream": ".evaluation",
     "evaluate": ".evaluation",
     "record_run": ".evaluation",

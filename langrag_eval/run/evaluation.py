@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import ConfigError
 from ..runtime.concurrency import synchronous
+from .batch import aevaluate_many, astream_many
 
 if TYPE_CHECKING:
     from ..evaluator import Evaluator
@@ -58,8 +59,8 @@ class LocalExecutor:
 
     async def arun(self, evaluator: Evaluator[Any, Any], samples: Sequence[Any], *, run_id: str | None,
                    store: RunStore | None, concurrency: int | None, progress: bool | None) -> list[Any]:
-        return await evaluator.aevaluate_many(samples, run_id=run_id, store=store, concurrency=concurrency,
-                                              progress=progress)
+        return await aevaluate_many(evaluator, samples, run_id=run_id, store=store, concurrency=concurrency,
+                                    progress=progress)
 
 
 @dataclass(frozen=True)
@@ -134,15 +135,15 @@ async def astream(dataset: Iterable[Any], evaluator: Evaluator[Any, Any], *, jud
     """One evaluator over a dataset of any size, on this process's event loop: ``dataset`` is read
     lazily, a chunk at a time, and each ``(sample, result)`` is yielded in input order as its chunk
     finishes, for the caller to write out and drop (see
-    :meth:`~langrag_eval.evaluator.Evaluator.astream_many`); nothing is kept for a
+    :func:`langrag_eval.run.batch.astream_many`); nothing is kept for a
     :class:`RunResult`. Stored and resumable like :func:`aevaluate`; ``total``: the item count,
     for the progress bar."""
     if concurrency is not None and concurrency < 1:
         raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
     if judge is not None:
         evaluator = evaluator.for_judge(judge)
-    async for pair in evaluator.astream_many(dataset, run_id=run_id, store=store, concurrency=concurrency,
-                                             progress=progress, total=total):
+    async for pair in astream_many(evaluator, dataset, run_id=run_id, store=store, concurrency=concurrency,
+                                   progress=progress, total=total):
         yield pair
 
 

@@ -32,7 +32,7 @@ from typing import Any, Awaitable, Callable, Sequence, TypeVar, Union
 
 from pydantic import BaseModel, TypeAdapter
 
-from ..errors import ConfigError, ModelCallError, PromptError
+from ..errors import ConfigError, JudgeUnavailableError, ModelCallError, PromptError
 from ..results import Score, Unscored
 from .concurrency import gather_bounded
 from .identity import content_hash
@@ -43,8 +43,9 @@ from .store import RunStore
 __all__ = ["run_batch", "RETRY_ON_RESUME", "BatchCounts", "guarded", "judgment_payload"]
 
 RETRY_ON_RESUME = frozenset({"rate_limit", "timeout", "transient", "evaluator_error"})
-# Errors of the set-up, not of one item: every item would raise them, so the batch stops.
-_CONFIGURATION_ERRORS = (ConfigError, PromptError)
+# Errors of the set-up, not of one item: every item would raise them, so the batch stops. A judge
+# that cannot be reached or refuses the key is one: the batch stops before it pays for another call.
+_CONFIGURATION_ERRORS = (ConfigError, PromptError, JudgeUnavailableError)
 
 X = TypeVar("X")
 R = TypeVar("R", bound=BaseModel)

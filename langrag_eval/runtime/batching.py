@@ -64,6 +64,20 @@ class BatchLine:
     error: str | None = None
 
 
+def _by_id(found: list[BatchLine]) -> dict[str, BatchLine]:
+    """The output lines by ``custom_id``. Two lines for one id that disagree leave no way to tell
+    which is the reply asked for: the line counts as failed (asked again), never the last one read."""
+    lines: dict[str, BatchLine] = {}
+    for line in found:
+        seen = lines.get(line.custom_id)
+        if seen is None:
+            lines[line.custom_id] = line
+        elif seen != line:
+            lines[line.custom_id] = BatchLine(line.custom_id, error="the batch output holds two different "
+                                                                    "lines for it")
+    return lines
+
+
 @dataclass(frozen=True)
 class BatchStatus:
     """A batch as the provider reports it; ``state`` is the provider's own word for it."""
@@ -261,7 +275,7 @@ class BatchModel:
         elif resumed:
             self._say(f"batch {job.batch_id}: submitted before; waiting for it")
         status = await self._wait(job.batch_id)
-        lines = {} if status.error else {line.custom_id: line for line in await self.api.results(job.batch_id)}
+        lines = {} if status.error else _by_id(await self.api.results(job.batch_id))
         failed: dict[str, str] = {}
         for key in job.keys:
             line = lines.get(key)

@@ -40,7 +40,16 @@ async def gather_bounded(items: Sequence[X], fn: Callable[[X], Awaitable[R]], *,
             if on_done is not None:
                 on_done(index, results[index])
 
-    await asyncio.gather(*(worker() for _ in range(min(concurrency, len(items)))))
+    workers = [asyncio.ensure_future(worker()) for _ in range(min(concurrency, len(items)))]
+    try:
+        await asyncio.gather(*workers)
+    except BaseException:
+        # one worker's error stops the others: none takes another item (a judge found unavailable
+        # sends no more calls), and none is left running after the caller has moved on
+        for w in workers:
+            w.cancel()
+        await asyncio.gather(*workers, return_exceptions=True)
+        raise
     return results
 
 

@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any, Generic, Literal, Sequence, TypeVar
 
 from ..prompting.echoes import Untrusted, echo_spans
-from ..errors import AmbiguousVerdictError, ConfigError, JudgeOutputError, ModelCallError, redact
+from ..errors import (AmbiguousVerdictError, ConfigError, JudgeOutputError, JudgeUnavailableError, ModelCallError,
+                      redact)
 from ..files.jsontext import parse_json
 from ..files.reading import read_text
 from ..model import ChatModel, GenerationParams, Reply, TokenUsage, call_key
@@ -149,6 +150,9 @@ class Answer(Generic[T]):
 
 # Replies kept in memory beside a run store (the newest; the store holds them all).
 _RECENT = 1024
+# The first calls of a judge all failing with one same refusal (a parameter the model rejects, say)
+# is the set-up's fault, not the items': that many stop the run instead of failing every item.
+SAME_ERROR_STOP = 5
 
 
 @dataclass
@@ -179,6 +183,33 @@ class Judge:
         self._pending: dict[str, concurrent.futures.Future[Reply]] = {}
         self._lock = threading.Lock()  # guards both dicts; clones made by for_run share it
         self._rng = random.Random(self.seed)
+        # Shared with every clone (for_run, with_params ...): once the judge is found unavailable,
+        # no clone sends another call. ``_first``: the outcomes of its first calls (None: a reply).
+        self._halt: list[JudgeUnavailableError] = []
+        self._first: list[str | None] = []
+
+    @property
+    def unavailable(self) -> JudgeUnavailableError | None:
+        """Why this judge stopped (no call is sent after it), or None while it works."""
+        return self._halt[0] if self._halt else None
+
+    def _stop_if_halted(self) -> None:
+        if self._halt:
+            raise self._halt[0]
+
+    def _outcome(self, error: ModelCallError | None) -> None:
+        """Note how one of the first calls ended; the same non-retryable refusal on each of the
+        first :data:`SAME_ERROR_STOP` makes the judge unavailable."""
+        with self._lock:
+            if len(self._first) >= SAME_ERROR_STOP:
+                return
+            self._first.append(None if error is None or error.retryable or error.cause != "model_error"
+                               else str(error))
+            first = self._first
+            if len(first) == SAME_ERROR_STOP and first[0] is not None and all(e == first[0] for e in first):
+                self._halt.append(JudgeUnavailableError(
+                    f"the first {SAME_ERROR_STOP} calls all failed with the same error: {first[0]}",
+                    fix="check the judge's model and settings"))
 
     def __getstate__(self) -> dict[str, Any]:
         # What travels to another process (a Ray actor): the model and how it is called. The limiter,
@@ -210,8 +241,9 @@ class Judge:
         return self._sharing(priority=priority)
 
     def _sharing(self, **changed: Any) -> "Judge":
-        # a copy that shares everything not changed (limiter, caches, meter, store), not a new judge
-        clone = Judge.__new__(Judge)
+        # a copy that shares everything not changed (limiter, caches, meter, store), not a new
+        # judge; of the same class, so a judge that refines ``ask`` keeps doing so in a run
+        clone = type(self).__new__(type(self))
         clone.__dict__.update(self.__dict__)
         clone.__dict__.update(changed)
         return clone
@@ -224,6 +256,7 @@ class Judge:
 
         Safe from any number of threads and event loops at once: a call that is already in flight
         anywhere (the cache only holds finished ones) is awaited, not made again."""
+        self._stop_if_halted()
         params = params or self.params
         key = call_key(self.model_id, prompt, params, schema, sent=getattr(self.model, "sent_params", None))
         while True:
@@ -270,6 +303,7 @@ class Judge:
             if self.store is not None:
                 self.store.check_lease(self.run_id)
             check_fence()
+            self._stop_if_halted()  # another call found the judge unavailable: send nothing more
 
         async with self.limiter.slot(self.priority):
             fence()
@@ -278,16 +312,29 @@ class Judge:
                 reply, attempts = await call_with_retry(
                     lambda: self.model.generate(prompt, params, schema=schema), self._policy(), self._rng,
                     before_retry=fence)
+            except JudgeUnavailableError as exc:
+                notify(observer, "failed", trace, exc)
+                self.usage.add(failed=1, attempts=getattr(exc, "attempts", 1))
+                self._log(key, cached=False, ok=False, attempts=getattr(exc, "attempts", 1), usage=TokenUsage(),
+                          error=f"{exc.cause}: {exc}")
+                with self._lock:
+                    if not self._halt:
+                        self._halt.append(exc)
+                raise self._halt[0] from None
             except ModelCallError as exc:
                 attempts = getattr(exc, "attempts", 1)
                 capped = None if whole else getattr(exc, "reply", None)
+                self._outcome(exc)
                 if capped is None:
                     notify(observer, "failed", trace, exc)
                     self.usage.add(failed=1, attempts=attempts)
                     self._log(key, cached=False, ok=False, attempts=attempts, usage=TokenUsage(),
                               error=f"{exc.cause}: {exc}")
+                    self._stop_if_halted()  # this call was the last of the same refusals
                     raise
                 reply = capped
+            else:
+                self._outcome(None)
         notify(observer, "finished", trace, reply)
         cost = self.prices.cost(self.model_id, reply.usage) if self.prices else None
         self.usage.add(calls=1, attempts=attempts, prompt_tokens=reply.usage.prompt_tokens,

@@ -11,9 +11,13 @@ import random
 from dataclasses import dataclass
 from typing import Awaitable, Callable, TypeVar
 
-from ..errors import ModelCallError, ModelTimeoutError, RateLimitError, TransientModelError, redact
+import errno
+import socket
 
-__all__ = ["RetryPolicy", "classify", "call_with_retry"]
+from ..errors import (JudgeUnavailableError, ModelCallError, ModelTimeoutError, RateLimitError,
+                      TransientModelError, redact)
+
+__all__ = ["RetryPolicy", "classify", "call_with_retry", "unavailable"]
 
 T = TypeVar("T")
 _timeout = getattr(asyncio, "timeout", None)
@@ -36,14 +40,74 @@ class RetryPolicy:
         return max(wait, min(retry_after, self.max_delay)) if retry_after else wait
 
 
-def classify(exc: BaseException) -> ModelCallError:
-    """Map any exception from a model call to a ModelCallError kind (by type, status code, name)."""
+# Where each provider's SDK reads its key and endpoint: the fix a refusal names.
+_SETTINGS = {"openai": ("OpenAI", "OPENAI_API_KEY", "OPENAI_BASE_URL"),
+             "anthropic": ("Anthropic", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL")}
+
+
+def _provider(exc: BaseException) -> tuple[str, str, str]:
+    module = type(exc).__module__.split(".")[0]
+    return _SETTINGS.get(module, (module, "the provider's API key variable", "the provider's base URL"))
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """The exception and those it was raised from or during (an SDK wraps the socket's error)."""
+    seen: list[BaseException] = []
+    while exc is not None and exc not in seen and len(seen) < 20:
+        seen.append(exc)
+        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
+    return seen
+
+
+def unavailable(exc: BaseException, *, message: str | None = None,
+                base_url: str | None = None) -> JudgeUnavailableError | None:
+    """The :class:`JudgeUnavailableError` a provider's failure is when no retry can mend it, else
+    None. HTTP 401 (the key), 403 (permission), 404 (an unknown model or a wrong base URL), a 429
+    that says the quota is spent, a refused connection and a name that does not resolve; the
+    provider's own words are kept, and the fix names the variable or URL to check."""
+    name, key_var, url_var = _provider(exc)
+    status = getattr(exc, "status_code", None) or getattr(getattr(exc, "response", None), "status_code", None)
+    said = message or redact(f"{name}: {exc}")[:300]
+    url = base_url or str(getattr(getattr(exc, "request", None), "url", "") or "") or None
+    if status == 401:
+        return JudgeUnavailableError(said, fix=f"the API key was refused: set {key_var} to a valid key")
+    if status == 403:
+        return JudgeUnavailableError(said, fix=f"the key may not use this model or endpoint: check {key_var} "
+                                               "and the model's access")
+    if status == 404:
+        return JudgeUnavailableError(said, fix=f"check the model name in --judge / LANGRAG_JUDGE and {url_var}"
+                                               + (f" (now {redact(url)})" if url else ""))
+    if status == 429 and "quota" in str(getattr(exc, "body", "") or exc).lower():
+        return JudgeUnavailableError(said, fix="the account's quota is spent: check its plan and billing")
+    if status is not None:
+        return None
+    for link in _chain(exc):
+        where = f"check {url_var}" + (f" (now {redact(url)})" if url else "") + " and that the server is running"
+        if isinstance(link, ConnectionRefusedError) or getattr(link, "errno", None) == errno.ECONNREFUSED \
+                or "connection refused" in str(link).lower():
+            return JudgeUnavailableError(f"{name}: connection refused" + (f" by {redact(url)}" if url else ""),
+                                         fix=where)
+        if isinstance(link, socket.gaierror) or any(s in str(link).lower() for s in (
+                "name or service not known", "nodename nor servname", "temporary failure in name resolution",
+                "name resolution")):
+            return JudgeUnavailableError(f"{name}: the server's name does not resolve: {redact(str(link))[:200]}",
+                                         fix=where)
+    return None
+
+
+def classify(exc: BaseException) -> ModelCallError | JudgeUnavailableError:
+    """Map any exception from a model call to a ModelCallError kind (by type, status code, name),
+    or to :class:`JudgeUnavailableError` when no retry can mend it (see :func:`unavailable`)."""
+    if isinstance(exc, JudgeUnavailableError):
+        return exc
     if isinstance(exc, ModelCallError):
         if exc.args:  # its message reaches the call log and Unscored reasons
             exc.args = (redact(str(exc)),)
         return exc
     if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
         return ModelTimeoutError(f"timed out: {type(exc).__name__}")
+    if (fatal := unavailable(exc)) is not None:
+        return fatal
     status = getattr(exc, "status_code", None) or getattr(getattr(exc, "response", None), "status_code", None)
     name = type(exc).__name__.lower()
     message = redact(f"{type(exc).__name__}: {exc}")[:300]

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import sqlite3
 import threading
 import time
@@ -28,7 +29,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from ..errors import ConfigError
+from ..errors import ConfigError, redact
 from .lease import DEFAULT_TTL, LeaseKeeper, RunBusyError, owner_id
 from .schema import check_openable, check_readable, prepare
 from .store_base import _PUT_JUDGMENT, StaleRunError, StoreBase, _stored, run_id_for
@@ -293,4 +294,6 @@ def open_store(spec: str | Path | None = None, *, read_only: bool = False) -> St
     from .pgstore import PostgresRunStore, is_postgres_url
     if is_postgres_url(str(spec)):
         return PostgresRunStore(str(spec), read_only=read_only)
+    if re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", str(spec)):  # mongodb://..., never a file of that name
+        raise ConfigError(f"{redact(str(spec))}: unknown store scheme; use a postgresql:// URL or a SQLite file path")
     return RunStore(spec, read_only=read_only)

@@ -38,7 +38,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from scipy import stats as sps
 
 from ..errors import ArgumentError
 
@@ -53,6 +52,12 @@ __all__ = [
     "paired_proportion_interval",
     "wilcoxon_signed_rank",
 ]
+
+
+def _scipy_stats():  # imported on first use: a command's --help must not pay for scipy.stats
+    from scipy import stats
+
+    return stats
 
 EXACT_MCNEMAR_BELOW = 25   # discordant pairs; the usual rule for when chi-square is good enough
 EXACT_WILCOXON_UP_TO = 50  # non-zero differences; scipy's own limit for its exact method
@@ -82,16 +87,16 @@ def mcnemar(b: int, c: int, *, exact: bool | None = None) -> McNemar:
     if exact is None:
         exact = n < EXACT_MCNEMAR_BELOW
     if exact or n == 0:
-        p = min(1.0, 2.0 * float(sps.binom.cdf(min(b, c), n, 0.5))) if n else 1.0
+        p = min(1.0, 2.0 * float(_scipy_stats().binom.cdf(min(b, c), n, 0.5))) if n else 1.0
         return McNemar(b=b, c=c, statistic=float(min(b, c)), p_value=p, method="exact")
     stat = (abs(b - c) - 1.0) ** 2 / n  # Edwards' continuity correction, as statsmodels writes it
-    return McNemar(b=b, c=c, statistic=stat, p_value=float(sps.chi2.sf(stat, 1)), method="chi2")
+    return McNemar(b=b, c=c, statistic=stat, p_value=float(_scipy_stats().chi2.sf(stat, 1)), method="chi2")
 
 
 def _z(level: float) -> float:
     if not 0.0 < level < 1.0:
         raise ArgumentError(f"confidence level {level} is not between 0 and 1")
-    return float(sps.norm.ppf(0.5 + level / 2))
+    return float(_scipy_stats().norm.ppf(0.5 + level / 2))
 
 
 def paired_proportion_interval(b: int, c: int, n: int, *, level: float = 0.95) -> tuple[float, float] | None:
@@ -137,7 +142,7 @@ def wilcoxon_signed_rank(differences: Sequence[float], *, exact: bool | None = N
     n = int(d.size)
     if n == 0:
         return None
-    ranks = sps.rankdata(np.abs(d))
+    ranks = _scipy_stats().rankdata(np.abs(d))
     r_plus = float(ranks[d > 0].sum())
     r_minus = float(ranks[d < 0].sum())
     t = min(r_plus, r_minus)
@@ -153,7 +158,7 @@ def wilcoxon_signed_rank(differences: Sequence[float], *, exact: bool | None = N
     if var <= 0:
         return Wilcoxon(statistic=t, p_value=1.0, n=n, method="normal", z=0.0)
     z = (t - mean) / math.sqrt(var)
-    return Wilcoxon(statistic=t, p_value=min(1.0, 2.0 * float(sps.norm.sf(abs(z)))), n=n,
+    return Wilcoxon(statistic=t, p_value=min(1.0, 2.0 * float(_scipy_stats().norm.sf(abs(z)))), n=n,
                     method="normal", z=z)
 
 

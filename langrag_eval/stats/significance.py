@@ -22,7 +22,6 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from scipy import stats as sps
 
 from ..errors import ArgumentError
 from .agreement import Correlation, kendall_tau, spearman
@@ -35,6 +34,12 @@ __all__ = [
     "judge_human_agreement",
     "paired_t_test",
 ]
+
+
+def _scipy_stats():  # imported on first use: a command's --help must not pay for scipy.stats
+    from scipy import stats
+
+    return stats
 
 
 @dataclass(frozen=True)
@@ -62,7 +67,7 @@ def paired_t_test(a: Sequence[float], b: Sequence[float]) -> TTest:
     mean = sum(diffs) / n
     if all(d == diffs[0] for d in diffs):
         return TTest(n, mean, None, None, "the differences are constant: the t statistic is undefined")
-    result = sps.ttest_rel(a, b)
+    result = _scipy_stats().ttest_rel(a, b)
     return TTest(n, mean, float(result.statistic), float(result.pvalue))
 
 

@@ -21,7 +21,8 @@ from .formats import BinaryListFormat, ListFormat
 from .match import Matcher
 from .meta import MetaEvaluation, MetaReport, MetaRow, PairOutcome
 from .metrics import (
-    Metric, MetricInputs, get_metric, metric_ids, register_metric, registered_metrics, unregister_metric,
+    Metric, MetricInputs, get_metric, load_metric_plugins, metric_ids, register_metric, registered_metrics,
+    unregister_metric,
 )
 from .sample import SampleUsage, ThelmaResult
 
@@ -51,6 +52,7 @@ __all__ = [
     "diagnose",
     "diagnose_dataset",
     "get_metric",
+    "load_metric_plugins",
     "macro_average",
     "metric_ids",
     "register_metric",

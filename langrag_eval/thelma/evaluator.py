@@ -20,18 +20,16 @@ facts serve SP2. Identical prompts across samples are answered from the judge's 
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
 from ..models.embeddings import Embedder
-from ..errors import ConfigError, DataError
-from ..evaluator import Evaluator
+from ..errors import ConfigError
+from ..evaluator import Evaluator, check_judge
 from ..prompting.templates import PromptTemplate
-from ..results import Score, ScoreScale, Unscored
-from ..results import Summary
+from ..results import Declaration, Score, ScoreScale, Summary, Unscored
 from ..runtime import Judge, UsageMeter, gather_bounded
 from ..types import Sample
 from .aggregate import METRICS, MetricOutcome, MetricScore
@@ -85,8 +83,13 @@ class Thelma(Evaluator[Sample, ThelmaResult]):
 
     result_type: ClassVar[type[ThelmaResult]] = ThelmaResult
     description: ClassVar[str] = "THELMA"
+    # A sample judges in stages (decompositions, then the matches that need them): with only as
+    # many samples in flight as the judge has slots, every slot whose sample is between stages
+    # sits idle. The run layer keeps two per slot in flight, a call queued for each slot.
+    stages: ClassVar[int] = 2
 
     def __post_init__(self) -> None:
+        check_judge(self)
         unknown = [m for m in self.metrics if m not in metric_ids()]
         if unknown or not self.metrics:
             raise ConfigError(f"unknown THELMA metric(s) {unknown or '(none given)'}; choose from "
@@ -123,27 +126,9 @@ class Thelma(Evaluator[Sample, ThelmaResult]):
         # THELMA has no reference answer: an item is what it asks (sources and response are the app's)
         return sample.question, None, None
 
-    async def aevaluate_many(self, samples: Sequence[Sample], **options: Any  # type: ignore[override]
-                             ) -> list[ThelmaResult]:
-        """Every sample scored once per run (see :meth:`Evaluator.aevaluate_many`); each result
-        carries its sample's key as ``id``. Never Unscored as a whole: failures are per metric.
-        Up to twice ``concurrency`` (default: the judge's concurrency) samples are in flight, so that the
-        judge's slots stay busy while samples move between stages."""
-        keys = [s.key() for s in samples]
-        repeated = sorted(k for k, n in Counter(keys).items() if n > 1)
-        if repeated:
-            raise DataError(f"sample keys must be unique for a resumable run; repeated: {repeated[:5]}",
-                            field="id")
-        # A sample judges in stages (decompositions, then the matches that need them): with only as
-        # many samples in flight as the judge has slots, every slot whose sample is between stages
-        # sits idle. Twice as many keep a call queued for each slot; the judge bounds the calls.
-        slots = options.get("concurrency") or getattr(self.judge, "concurrency", 16)
-        results = await super().aevaluate_many(samples, **{**options, "concurrency": 2 * slots})
-        return [r if r.id else r.model_copy(update={"id": k})  # type: ignore[union-attr,misc]
-                for r, k in zip(results, keys)]
-
-    def score_names(self) -> tuple[str, ...]:
-        return tuple(self.metrics)
+    def declare(self) -> Declaration:
+        """One score per requested metric, each on 0..1, higher better."""
+        return Declaration({m: ScoreScale() for m in self.metrics})
 
     def result_scores(self, result: ThelmaResult) -> list[Score]:
         """Each metric of ``result`` on 0..1, passed when not low at this evaluator's thresholds;
@@ -157,11 +142,18 @@ class Thelma(Evaluator[Sample, ThelmaResult]):
                                               passed=not self.thresholds.is_low(metric, value.score)))
         return out
 
+    def as_result(self, failure: Unscored, sample: Sample | None = None) -> ThelmaResult:
+        """A sample unscored as a whole (the evaluator raised on it) as a result whose every metric
+        is unscored for that reason, so per-metric counts, files and the report show it."""
+        return ThelmaResult(id=sample.key() if sample is not None else None, mode=self.mode,
+                            metrics={m: failure for m in self.metrics})
+
     def summarize(self, results: Sequence[ThelmaResult | Unscored]) -> Summary:
         """The typed summary (each metric's mean with its interval and pass rate), with the per
         metric spread, counts and causes, the dataset diagnosis and usage per sample in ``details``
         (:func:`langrag_eval.thelma.summarize` with this evaluator's thresholds and mode)."""
-        details = summarize([r for r in results if isinstance(r, ThelmaResult)], self.thresholds, mode=self.mode)
+        details = summarize([r if isinstance(r, ThelmaResult) else self.as_result(r) for r in results],
+                            self.thresholds, mode=self.mode)
         return super().summarize(results).model_copy(update={"details": details})
 
     async def aevaluate(self, sample: Sample) -> ThelmaResult:
@@ -196,7 +188,7 @@ class Thelma(Evaluator[Sample, ThelmaResult]):
             self.judge.usage.merge(judge.usage)
         metrics = {m: outcomes[m] for m in self.metrics}
         return ThelmaResult(
-            id=sample.id, metrics=metrics, mode=self.mode,
+            id=sample.key(), metrics=metrics, mode=self.mode,
             claims=claims.done(), questions=questions.done(), facts=s._facts.done(),  # type: ignore[union-attr]
             sentences=split_sentences(response) if "sd" in self.metrics else None,
             diagnosis=diagnose({m: v.score for m, v in metrics.items() if isinstance(v, MetricScore)},

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from dataclasses import replace as replace_field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -133,9 +134,14 @@ _REGISTRY: dict[str, Metric] = {}
 
 def register_metric(metric: Metric, *, replace: bool = False) -> Metric:
     """Add ``metric`` to the registry (every THELMA evaluator created afterwards can score it). Its
-    own prompt files are read and checked now. An id already registered is refused unless ``replace``."""
-    if not metric.id or not metric.id.replace("_", "").isalnum() or metric.id != metric.id.lower():
-        raise ConfigError(f"metric id {metric.id!r}: use lower-case letters, digits and _")
+    own prompt files are read and checked now. An id already registered is refused unless
+    ``replace``. An id is lower-case letters, digits and ``_``, optionally under a namespace
+    (``mypkg/cc``, the form an installed package's metric takes: see :func:`load_metric_plugins`)."""
+    parts = metric.id.split("/") if metric.id else [""]
+    if len(parts) > 2 or not all(p and p.replace("_", "").replace("-", "").isalnum() and p == p.lower()
+                                 for p in parts):
+        raise ConfigError(f"metric id {metric.id!r}: use lower-case letters, digits and _ "
+                          "(optionally under a namespace: mypkg/cc)")
     if metric.id in _REGISTRY and not replace:
         raise ConfigError(f"THELMA metric {metric.id!r} is already registered")
     for task in metric.prompts:
@@ -151,7 +157,42 @@ def unregister_metric(metric_id: str) -> None:
     _REGISTRY.pop(metric_id, None)
 
 
+_LOADED_PLUGINS: set[str] = set()
+_SCANNED = False
+
+
+def load_metric_plugins(*, rescan: bool = False) -> tuple[str, ...]:
+    """Register every metric installed packages declare under the entry point group
+    ``langrag_eval.metrics`` (:mod:`langrag_eval.run.plugins`), each under its namespaced id
+    (``mypkg/cc``). The installed packages are read once per process (``rescan`` reads them
+    again) and each metric loaded once. Returns the ids registered now."""
+    global _SCANNED
+    from ..run.plugins import METRICS, plugin_entries
+
+    if _SCANNED and not rescan:
+        return ()
+    _SCANNED = True
+    added = []
+    for ident, ep in plugin_entries(METRICS).items():
+        if ident in _LOADED_PLUGINS:
+            continue
+        _LOADED_PLUGINS.add(ident)
+        try:
+            metric = ep.load()
+        except Exception as exc:  # noqa: BLE001 - a user's package that fails to import: say which, in one line
+            raise ConfigError(f"THELMA metric {ident!r} ({ep.value}) failed to load: "
+                              f"{type(exc).__name__}: {exc}") from exc
+        if not isinstance(metric, Metric):
+            raise ConfigError(f"entry point {ident!r} ({ep.value}) is a {type(metric).__name__}, not a "
+                              "langrag_eval.thelma.Metric")
+        register_metric(replace_field(metric, id=ident), replace=True)
+        added.append(ident)
+    return tuple(added)
+
+
 def get_metric(metric_id: str) -> Metric:
+    if metric_id not in _REGISTRY and "/" in metric_id:
+        load_metric_plugins(rescan=True)
     try:
         return _REGISTRY[metric_id]
     except KeyError:
@@ -163,7 +204,8 @@ def registered_metrics() -> tuple[Metric, ...]:
 
 
 def metric_ids() -> tuple[str, ...]:
-    """The registered metric ids, the paper's seven first."""
+    """The registered metric ids, the paper's seven first, then the installed packages' metrics."""
+    load_metric_plugins()
     return tuple(_REGISTRY)
 
 

@@ -43,7 +43,7 @@ from .ranking import (
     elo_update, expected_score, win_matrix,
 )
 from .run import TournamentConfig, TournamentResult, arun_tournament, run_tournament
-from .schedule import AdaptiveScheduler, Pairing, available_games, sample_games
+from .schedule import AdaptiveScheduler, Matchup, available_games, sample_games
 from .summary import format_summary, summarize
 
 __all__ = [
@@ -58,7 +58,7 @@ __all__ = [
                          "GameOutcome",
                          "GameRecord",
                          "GameSample",
-                         "Pairing",
+                         "Matchup",
                          "PairwiseEvaluator",
                          "PointwiseEvaluator",
                          "PointwiseSample",

@@ -25,8 +25,8 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_valida
 
 from ..types import as_documents
 from ..prompting.templates import PromptTemplate, load_prompt, override_template
-from ..results import Score, ScoreScale, Unscored
-from ..evaluator import Evaluator
+from ..results import Declaration, Score, ScoreScale, Unscored
+from ..evaluator import Evaluator, check_judge
 from ..runtime import Judge
 from ..types import Document
 from ..verdicts.formats import JsonFormat
@@ -121,18 +121,14 @@ class RelevanceEvaluator(Evaluator[RelevanceSample, RelevanceJudgment]):
     result_type: ClassVar[type[RelevanceJudgment]] = RelevanceJudgment
     description: ClassVar[str] = "relevance"
     prompt_fields: ClassVar[dict[str, str]] = {"relevance": "prompt"}
+    declaration: ClassVar[Declaration] = Declaration({"relevance": ScoreScale(0, 2)})
 
     def __post_init__(self) -> None:
+        check_judge(self)
         self._template = _template(self.prompt, "tournament/relevance", {"query", "document"})
 
     def prompts(self) -> dict[str, PromptTemplate]:
         return {"relevance": self._template}
-
-    def score_names(self) -> tuple[str, ...]:
-        return ("relevance",)
-
-    def score_scale(self, name: str) -> ScoreScale:
-        return ScoreScale(0, 2)
 
     def result_scores(self, result: RelevanceJudgment) -> list[Score]:
         return [ScoreScale(0, 2).score("relevance", result.relevance, reason=result.reason or None)]
@@ -159,21 +155,15 @@ class PointwiseEvaluator(Evaluator[PointwiseSample, PointwiseScores]):
     result_type: ClassVar[type[PointwiseScores]] = PointwiseScores
     description: ClassVar[str] = "pointwise"
     prompt_fields: ClassVar[dict[str, str]] = {"pointwise": "prompt"}
+    # each criterion is the result's field of that name, 0..2 (the default result_scores reads them)
+    declaration: ClassVar[Declaration] = Declaration({name: ScoreScale(0, 2) for name in CRITERIA})
 
     def __post_init__(self) -> None:
+        check_judge(self)
         self._template = _template(self.prompt, "tournament/pointwise", {"query", "answer", "documents"})
 
     def prompts(self) -> dict[str, PromptTemplate]:
         return {"pointwise": self._template}
-
-    def score_names(self) -> tuple[str, ...]:
-        return CRITERIA
-
-    def score_scale(self, name: str) -> ScoreScale:
-        return ScoreScale(0, 2)
-
-    def result_scores(self, result: PointwiseScores) -> list[Score]:
-        return [ScoreScale(0, 2).score(name, getattr(result, name)) for name in CRITERIA]
 
     def fingerprint(self, sample: PointwiseSample) -> Any:
         return sample.query, sample.answer, sample.documents

@@ -33,9 +33,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import ArgumentError
 from ..types import as_documents
-from ..evaluator import Evaluator
+from ..evaluator import Evaluator, check_judge
 from ..prompting.templates import PromptTemplate
-from ..results import Score, ScoreScale, Unscored
+from ..results import Declaration, Score, ScoreScale, Unscored
 from ..runtime import Judge, gather_bounded
 from ..types import Document
 from ..verdicts.formats import PairwiseFormat
@@ -197,8 +197,7 @@ class PairwiseEvaluator(Evaluator[GameSample, GameRecord]):
     description: ClassVar[str] = "games"
     prompt_fields: ClassVar[dict[str, str]] = {"pairwise": "prompt", "relevance": "relevance_prompt"}
 
-    def score_names(self) -> tuple[str, ...]:
-        return ("score_a",)
+    declaration: ClassVar[Declaration] = Declaration({"score_a": ScoreScale()})
 
     def result_scores(self, result: GameRecord) -> list[Score]:
         """Agent a's game score: 1 a win, 0.5 a tie, 0 a loss."""
@@ -206,6 +205,7 @@ class PairwiseEvaluator(Evaluator[GameSample, GameRecord]):
                                    reason=f"{result.agent_a} vs {result.agent_b}: {result.outcome}")]
 
     def __post_init__(self) -> None:
+        check_judge(self)
         if self.threshold not in (0, 1, 2):
             raise ArgumentError("threshold must be 0, 1 or 2")
         if self.orders not in (1, 2):

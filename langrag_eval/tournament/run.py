@@ -36,8 +36,9 @@ from .evaluators import (
 )
 from .pairwise import GameRecord, GameSample, PairwiseEvaluator
 from ..stats.ranking_metrics import Gain
+from ..types import AgentAnswer
 from .qrels import build_qrels, retrieval_metrics
-from .schedule import AdaptiveScheduler, Pairing, available_games, sample_games
+from .schedule import AdaptiveScheduler, Matchup, available_games, sample_games
 from .summary import summarize
 
 __all__ = ["TournamentConfig", "TournamentResult", "arun_tournament", "run_tournament"]
@@ -94,9 +95,12 @@ class TournamentConfig(BaseModel):
 
 
 class TournamentResult(BaseModel):
-    """The summary (the ``tournament`` artifact) and the records it was computed from."""
+    """The summary (the ``tournament`` artifact) and the records it was computed from, with
+    ``samples``: what each variant answered for each query and the documents it answered from, as
+    judged (``samples[qid][agent]``), so what a capture handed the tournament can be checked."""
 
     summary: dict[str, Any]
+    samples: dict[str, dict[str, AgentAnswer]] = Field(default_factory=dict)            # qid -> agent
     relevance: dict[str, RelevanceJudgment | Unscored] = Field(default_factory=dict)  # "qid\tdid"
     pointwise: dict[str, PointwiseScores | Unscored] = Field(default_factory=dict)    # "qid\tagent"
     games: list[GameRecord | Unscored] = Field(default_factory=list)
@@ -150,7 +154,7 @@ async def arun_tournament(data: TournamentData, judge: Judge, config: Tournament
     candidates, skipped, missing = available_games(data)
     agents = data.agents
 
-    def game_of(pairing: Pairing) -> GameSample:
+    def game_of(pairing: Matchup) -> GameSample:
         answers = data.answers[pairing.qid]
         return GameSample(query=data.queries[pairing.qid], answer_a=answers[pairing.agent_a].answer,
                           answer_b=answers[pairing.agent_b].answer,
@@ -158,12 +162,12 @@ async def arun_tournament(data: TournamentData, judge: Judge, config: Tournament
                           judgments=by_query.get(pairing.qid, {}), agent_a=pairing.agent_a,
                           agent_b=pairing.agent_b, qid=pairing.qid, id=_key(*pairing))
 
-    async def play_all(games: list[Pairing]) -> list[GameRecord | Unscored]:
+    async def play_all(games: list[Matchup]) -> list[GameRecord | Unscored]:
         return await judged(pairwise_ev, [game_of(g) for g in games])
 
     adaptive: AdaptiveScheduler | None = None
     if len(agents) < 2:
-        played: list[tuple[Pairing, GameRecord | Unscored]] = []
+        played: list[tuple[Matchup, GameRecord | Unscored]] = []
     elif config.schedule == "adaptive":
         adaptive = AdaptiveScheduler(initial_per_pair=config.adaptive_initial,
                                      batch_per_pair=config.adaptive_batch, z=config.adaptive_z,
@@ -202,7 +206,7 @@ async def arun_tournament(data: TournamentData, judge: Judge, config: Tournament
     if store is not None and run_id is not None:
         record_run(store, run_id, {"tournament": summary},
                    finished={k: summary[k] for k in ("ranking", "games", "left_out")})
-    return TournamentResult(summary=summary,
+    return TournamentResult(summary=summary, samples=data.answers,
                             relevance={f"{q}\t{d}": j for (q, d), j in relevance.items()},
                             pointwise={f"{q}\t{a}": s for (q, a), s in point.items()},
                             games=[r for _, r in played])

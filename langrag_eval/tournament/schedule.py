@@ -1,6 +1,6 @@
 """Which games to play: every pair on every query, a seeded sample per query, or adaptively.
 
-A game is a :class:`Pairing` ``(qid, agent_a, agent_b)`` with the two names in sorted order, so the
+A game is a :class:`Matchup` ``(qid, agent_a, agent_b)`` with the two names in sorted order, so the
 same game always has the same key in the run store.
 
 The :class:`AdaptiveScheduler` plays a few games for every pair, fits Bradley-Terry, and then spends
@@ -32,7 +32,7 @@ from .ranking import bradley_terry
 
 __all__ = [
     "AdaptiveScheduler",
-    "Pairing",
+    "Matchup",
     "all_games",
     "available_games",
     "initial_games",
@@ -41,24 +41,27 @@ __all__ = [
 ]
 
 
-class Pairing(NamedTuple):
+class Matchup(NamedTuple):
+    """One game to play: two agents' answers to query ``qid`` (named apart from
+    :class:`langrag_eval.compare.pairing.Pairing`, two runs' items paired for a comparison)."""
+
     qid: str
     agent_a: str
     agent_b: str
 
 
-def available_games(data: TournamentData) -> tuple[list[Pairing], int, list[Problem]]:
+def available_games(data: TournamentData) -> tuple[list[Matchup], int, list[Problem]]:
     """Every game whose two agents both answered the query; plus the number skipped because one
     did not, and one problem per (query, agent) without an answer."""
     agents = data.agents
-    games: list[Pairing] = []
+    games: list[Matchup] = []
     skipped = 0
     problems: list[Problem] = []
     for qid in sorted(data.answers):
         present = data.answers[qid]
         for x, y in itertools.combinations(agents, 2):
             if x in present and y in present:
-                games.append(Pairing(qid, x, y))
+                games.append(Matchup(qid, x, y))
             else:
                 skipped += 1
         if len(agents) >= 2:
@@ -70,19 +73,19 @@ def available_games(data: TournamentData) -> tuple[list[Pairing], int, list[Prob
     return games, skipped, problems
 
 
-def all_games(data: TournamentData) -> list[Pairing]:
+def all_games(data: TournamentData) -> list[Matchup]:
     return available_games(data)[0]
 
 
-def sample_games(games: Sequence[Pairing], n_per_query: int, *, seed: int = 0) -> list[Pairing]:
+def sample_games(games: Sequence[Matchup], n_per_query: int, *, seed: int = 0) -> list[Matchup]:
     """At most ``n_per_query`` games per query, drawn without replacement; a query's draw depends only
     on the seed and its qid, so adding queries does not change the others' games."""
     if n_per_query < 1:
         raise ArgumentError("n_games_per_query must be at least 1")
-    by_query: dict[str, list[Pairing]] = {}
+    by_query: dict[str, list[Matchup]] = {}
     for g in games:
         by_query.setdefault(g.qid, []).append(g)
-    out: list[Pairing] = []
+    out: list[Matchup] = []
     for qid in sorted(by_query):
         pool = by_query[qid]
         pick = random.Random(f"{seed}:{qid}").sample(pool, min(n_per_query, len(pool)))
@@ -90,7 +93,7 @@ def sample_games(games: Sequence[Pairing], n_per_query: int, *, seed: int = 0) -
     return out
 
 
-def _by_pair(games: Sequence[Pairing]) -> dict[tuple[str, str], list[str]]:
+def _by_pair(games: Sequence[Matchup]) -> dict[tuple[str, str], list[str]]:
     out: dict[tuple[str, str], list[str]] = {}
     for g in games:
         out.setdefault((g.agent_a, g.agent_b), []).append(g.qid)
@@ -98,12 +101,12 @@ def _by_pair(games: Sequence[Pairing]) -> dict[tuple[str, str], list[str]]:
 
 
 def initial_games(candidates: dict[tuple[str, str], list[str]], *, per_pair: int, seed: int
-                  ) -> list[Pairing]:
+                  ) -> list[Matchup]:
     """``per_pair`` games for every pair, on queries drawn at random (seeded)."""
-    out: list[Pairing] = []
+    out: list[Matchup] = []
     for (x, y), qids in sorted(candidates.items()):
         pick = random.Random(f"{seed}:{x}:{y}").sample(sorted(qids), min(per_pair, len(qids)))
-        out.extend(Pairing(q, x, y) for q in pick)
+        out.extend(Matchup(q, x, y) for q in pick)
     return out
 
 
@@ -120,7 +123,7 @@ def unsettled_pairs(records: Sequence[GameRecord], agents: Sequence[str], *, z: 
     return open_pairs, order  # type: ignore[return-value]
 
 
-Play = Callable[[list[Pairing]], Awaitable[list[Any]]]
+Play = Callable[[list[Matchup]], Awaitable[list[Any]]]
 
 
 @dataclass
@@ -154,8 +157,8 @@ class AdaptiveScheduler:
                 routes.append((w, legs))  # type: ignore[arg-type]
         return routes
 
-    async def arun(self, games: Sequence[Pairing], agents: Sequence[str], play: Play
-                   ) -> list[tuple[Pairing, Any]]:
+    async def arun(self, games: Sequence[Matchup], agents: Sequence[str], play: Play
+                   ) -> list[tuple[Matchup, Any]]:
         candidates = _by_pair(games)
         rng = random.Random(self.seed)
         remaining = {pair: rng.sample(sorted(q), len(q)) for pair, q in sorted(candidates.items())}
@@ -163,7 +166,7 @@ class AdaptiveScheduler:
         batch = initial_games(candidates, per_pair=self.initial_per_pair, seed=self.seed)[:budget]
         for g in batch:
             remaining[(g.agent_a, g.agent_b)].remove(g.qid)
-        played: list[tuple[Pairing, Any]] = []
+        played: list[tuple[Matchup, Any]] = []
         if not batch:
             self.stopped = "no games"
         while batch:
@@ -184,12 +187,12 @@ class AdaptiveScheduler:
                     for leg in legs:
                         take = remaining[leg][:max(0, min(per_leg, left - len(batch)))]
                         remaining[leg] = remaining[leg][len(take):]
-                        batch.extend(Pairing(q, *leg) for q in take)
+                        batch.extend(Matchup(q, *leg) for q in take)
             if not batch:
                 pending = any(self._routes(p, order, remaining) for p in open_pairs)
                 self.stopped = "budget" if pending else "exhausted"
         return played
 
-    def run(self, games: Sequence[Pairing], agents: Sequence[str], play: Play) -> list[tuple[Pairing, Any]]:
+    def run(self, games: Sequence[Matchup], agents: Sequence[str], play: Play) -> list[tuple[Matchup, Any]]:
         """:meth:`arun` from synchronous code."""
         return synchronous(self.arun)(games, agents, play)

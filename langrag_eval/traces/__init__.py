@@ -8,6 +8,7 @@ from .. import lazy_getattr
 
 if TYPE_CHECKING:
     from .otlp import Span, Trace, read_traces, trace_files
+    from .langsmith import is_langsmith_export, read_run_samples, read_runs, sample_of_runs
     from .openinference import sample_of_trace, span_kind
 
 _LAZY = {
@@ -17,6 +18,10 @@ _LAZY = {
     "trace_files": ".otlp",
     "sample_of_trace": ".openinference",
     "span_kind": ".openinference",
+    "is_langsmith_export": ".langsmith",
+    "read_run_samples": ".langsmith",
+    "read_runs": ".langsmith",
+    "sample_of_runs": ".langsmith",
 }
 
 __getattr__ = lazy_getattr(__name__, _LAZY, globals())

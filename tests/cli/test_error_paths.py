@@ -27,6 +27,7 @@ def files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 # (argv, exit status, words the first stderr line holds, in order)
 CASES = [
+    (["conversations", "judge", "missing.jsonl"], 2, ["conversations judge: error:", "missing.jsonl", "not found"]),
     (["grade", "missing.csv"], 2, ["grade: error:", "missing.csv", "not found"]),
     (["grade", "empty.csv", "--judge", "scripted:judge.json"], 2, ["grade: error:", "empty.csv", "no row could be read"]),
     (["grade", "empty.csv", "--threshold", "7"], 2, ["grade: error:", "--threshold", "1 to 5"]),
@@ -55,6 +56,8 @@ CASES = [
                                                            "langrag-eval index"]),
     (["quickstart", "--questions", "9"], 2, ["quickstart: error:", "--questions must be 1..8"]),
     (["store", "status", "--run", "nope"], 2, ["store status: error:", "no run 'nope'"]),
+    (["run", "qa.jsonl", "--evaluator", "nopkg/nope"], 2, ["run: error:", "unknown evaluator 'nopkg/nope'",
+                                                          "vrag, thelma, grammar"]),
     (["agents", "--queries", "q.jsonl", "--out", "a.jsonl", "--agents", "nope"], 2,
      ["agents: error:", "--agents", "unknown agent", "choose from"]),
     (["grammar", "analyze"], 2, ["usage: langrag-eval grammar analyze"]),

@@ -27,6 +27,7 @@ MODULES = {
     "langrag_eval.pipelines": "RAG and RAG-Fusion agents",
     "langrag_eval.synth": "synthetic test queries",
     "langrag_eval.trajectories": "agents' trajectories and their matches against a reference",
+    "langrag_eval.conversations": "multi-turn samples, conversation judges, a simulated user",
     "langrag_eval.traces": "production traces (OTLP, OpenInference) read into samples, in time windows",
     "langrag_eval.audit": "judge audit against human labels",
     "langrag_eval.compare": "run comparison and regression gate",

@@ -145,3 +145,8 @@ def test_tournament_from_runnables() -> None:
     assert any(re.search(r"app 'broken' failed on query 'q1': RuntimeError: retriever down", m)
                for m in s["left_out"]["messages"])
     assert s["games"]["played"] == 2 * 3
+    # what each variant was judged on, per query, as its app returned it
+    assert sorted(result.samples) == ["q1", "q2"] and sorted(result.samples["q1"]) == ["bad", "good", "plain"]
+    judged = result.samples["q2"]["good"]
+    assert (judged.answer, [d.text for d in judged.contexts]) == ("Paris", ["Paris is the capital."])
+    assert result.samples["q1"]["plain"].contexts == []

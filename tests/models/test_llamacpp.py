@@ -134,7 +134,7 @@ def test_other_provider_models_resolve_through_langchain(monkeypatch: pytest.Mon
     monkeypatch.setattr(chat_models, "init_chat_model", fake_init)
     resolved = resolve_judge("anthropic:claude-sonnet-4-5", env={})
     assert seen == [("anthropic:claude-sonnet-4-5", {"temperature": 0})]
-    assert type(resolved.model).__name__ == "LangChainJudge"
+    assert type(resolved.model).__name__ == "LangChainModel"
     assert resolved.model.model_id == "anthropic:claude-sonnet-4-5"
     answer = asyncio.run(Judge(resolved.model).ask("grade", ScoreFormat()))
     assert answer.value.score == 5

@@ -268,19 +268,34 @@ async def test_provider_errors_are_recorded_per_item_and_the_rest_graded(fake: F
     grader = VragGrader(judge)
     samples = _samples(8)
     prompts = [_prompt(grader, s) for s in samples]
-    fake.chat_faults.update({prompts[1]: 400, prompts[2]: 404, prompts[3]: "no choices", prompts[4]: "not json",
-                             prompts[5]: 401})
+    fake.chat_faults.update({prompts[1]: 400, prompts[2]: 422, prompts[3]: "no choices", prompts[4]: "not json",
+                             prompts[5]: 409})
     grades = await grader.aevaluate_many(samples)
     for i in (0, 6, 7):
         assert isinstance(grades[i], VragGrade) and grades[i].score == _score(prompts[i])
     reasons = {i: grades[i].reason for i in range(1, 6)}
-    assert all(isinstance(grades[i], Unscored) and grades[i].cause == "model_error" for i in reasons)
-    assert "OpenAI HTTP 400: fault 400 on demand" in reasons[1] and "OpenAI HTTP 404" in reasons[2]
+    assert all(isinstance(grades[i], Unscored) and grades[i].cause == "model_error" for i in range(1, 5))
+    assert "OpenAI HTTP 400: fault 400 on demand" in reasons[1] and "OpenAI HTTP 422" in reasons[2]
     assert "a response without a message" in reasons[3] and "a response without a message" in reasons[4]
-    assert "OpenAI HTTP 401" in reasons[5]
-    # a refused request is not sent again, by the SDK or the runtime
-    assert sum(r["messages"][-1]["content"] in prompts[1:6] for r in fake.chat_requests) == 5
+    assert grades[5].cause == "transient" and "OpenAI HTTP 409" in grades[5].reason  # tried again: 3 times
+    # a refused request is not sent again, by the SDK or the runtime (a conflict, 409, is: 3 x 3 tries)
+    assert sum(r["messages"][-1]["content"] in prompts[1:5] for r in fake.chat_requests) == 4
     assert judge.usage.failed == 5 and judge.usage.calls == 3
+
+
+async def test_a_refused_key_stops_the_batch_and_the_judge_sends_nothing_more(fake: FakeOpenAI) -> None:
+    from langrag_eval.errors import JudgeUnavailableError
+
+    model = OpenAIChatModel("gpt-4o-mini", api_key="sk-revoked", base_url=fake.base_url)
+    judge = Judge(model, concurrency=1, retry=RetryPolicy(max_attempts=3, base_delay=0.01))
+    fake.chat_faults["sk-revoked"] = [None, None, 401, None]
+    with pytest.raises(JudgeUnavailableError, match="OpenAI HTTP 401: fault 401 on demand; the API key was "
+                                                    "refused: set OPENAI_API_KEY"):
+        await VragGrader(judge).aevaluate_many(_samples(8))
+    assert len(fake.chat_requests) == 3 and judge.unavailable is not None
+    with pytest.raises(JudgeUnavailableError):  # the judge stays stopped: nothing is sent
+        await judge.complete("anything")
+    assert len(fake.chat_requests) == 3
 
 
 async def test_rate_limits_and_server_errors_are_retried_by_the_sdk_then_the_runtime(fake: FakeOpenAI) -> None:

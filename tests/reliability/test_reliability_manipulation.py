@@ -243,7 +243,7 @@ async def test_the_judges_own_verdict_wins_over_every_attack(name: str) -> None:
             else:
                 text, _ = _render(name, lambda v: attack)  # type: ignore[misc]
                 inside = re.findall(r"<(answer|answer_a|response|document|documents|sources?|passages?|"
-                                    r"claim|text)>\n?(.*?)\n?</\1>", text, re.S)
+                                    r"claim|text|request|conversation|trajectory)>\n?(.*?)\n?</\1>", text, re.S)
                 seen, tag = (inside[0][1], inside[0][0]) if inside else (attack, "answer")
             for reply in _echoes(seen, own, kind, tag):  # type: ignore[arg-type]
                 judge = Judge(ScriptedModel([reply]), retry=RetryPolicy(base_delay=0.001), repair=False)

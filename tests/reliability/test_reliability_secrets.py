@@ -98,7 +98,8 @@ def test_judge_resolution_errors_do_not_echo_the_key(tmp_path, monkeypatch, caps
         if code == 0:  # langchain-openai installed: the judge was built; nothing printed the key
             _assert_clean(out.out, out.err)
             continue
-        assert code == 2 and "error:" in out.err and "Traceback" not in out.err
+        # 2: the judge could not be set up; 3: it was, and could not be reached (no network here)
+        assert code in (2, 3) and ("error:" in out.err or "judge unavailable:" in out.err) and "Traceback" not in out.err
         _assert_clean(out.out, out.err)
     _assert_clean(_store_bytes(tmp_path / "s.sqlite"))
 

@@ -34,6 +34,9 @@ def _hostile_store(tmp_path: Path) -> tuple[RunStore, str]:
               VragGrade(score=1, accepted=False, reason=HOSTILE[4])]
     summary = summarize(grades, ids=["a<1>", "b", "c"], subjects=[HOSTILE[0], HOSTILE[4], HOSTILE[3]])
     store.put_artifact(run, "vrag", summary)
+    # an evaluator's typed summary under a hostile id, as `langrag-eval run` stores one
+    typed = VragGrader(Judge(ScriptedModel(["x"]))).summarize(grades)
+    store.put_artifact(run, f"summary/{HOSTILE[0]}", typed.model_dump(mode="json"))
     grader = VragGrader(Judge(ScriptedModel(["unused"])))
     put_item_index(store, run, "vrag/grade", [(i, HOSTILE[3], None, None) for i in ("a<1>", "b", "c")])
     for item, grade in zip(["a<1>", "b", "c"], grades):

@@ -60,6 +60,8 @@ class _Server:
         self.fail_plan: dict[str, int] = {}         # custom_id -> how many more times it fails
         self.expire = False                         # the next batches expire instead of completing
         self.hold = False                           # batches stay in progress while set
+        self.twice: dict[str, str] = {}             # custom_id -> a second, different reply line for it
+        self.raw_unicode = False                    # output lines hold non-ASCII characters unescaped
         self.batches: dict[str, dict[str, Any]] = {}
         self.requests: list[tuple[str, str]] = []
         self.connections = 0
@@ -373,11 +375,17 @@ class FakeOpenAI(_Server):
             else:
                 out.append({**record, "error": None, "response": {
                     "status_code": 200, "request_id": f"req_{n}", "body": self._completion(line["body"])}})
+                if custom_id in self.twice:  # a provider fault: a second line for one request
+                    body = self._completion(line["body"])
+                    body["choices"][0]["message"]["content"] = self.twice[custom_id]
+                    out.append({**record, "error": None, "response": {
+                        "status_code": 200, "request_id": f"req_{n}b", "body": body}})
         self.rng.shuffle(out)  # the provider keeps no input order
         now = int(time.time())
         if out:
             batch["output_file_id"] = self._file(
-                "".join(json.dumps(r) + "\n" for r in out).encode(), f"{batch['id']}_output.jsonl",
+                "".join(json.dumps(r, ensure_ascii=not self.raw_unicode) + "\n" for r in out).encode(),
+                f"{batch['id']}_output.jsonl",
                 "batch_output")["id"]
         if errors:
             batch["error_file_id"] = self._file(
@@ -393,10 +401,14 @@ class FakeAnthropic(_Server):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.base_url = f"http://127.0.0.1:{self.port}"
+        self.revoked: set[str] = set()  # API keys refused with the reference's 401 authentication_error
 
     def route(self, method: str, path: str, query: dict[str, str], body: bytes, headers: Any) -> tuple[int, Any]:
         if not headers.get("anthropic-version"):
             return _error(400, "anthropic-version header is required")
+        key = headers.get("x-api-key") or (headers.get("Authorization") or "").removeprefix("Bearer ").strip()
+        if key in self.revoked:
+            return 401, {"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}}
         if method == "POST" and path == "/v1/messages":
             self.sync_calls += 1
             request = json.loads(body)

@@ -267,3 +267,31 @@ async def test_a_failed_line_quoting_the_key_is_stored_and_reported_masked(tmp_p
         store.close()
     stored = b"".join(p.read_bytes() for p in tmp_path.glob("runs.sqlite*"))
     assert b"Incorrect API key provided" in stored and secret.encode() not in stored
+
+
+async def test_two_different_output_lines_for_one_request_are_a_failure_asked_again(tmp_path) -> None:
+    with FakeOpenAI(seed=5) as fake:
+        api = OpenAIBatchAPI("judge-model", api_key="k", base_url=fake.base_url)
+        store = RunStore(tmp_path / "runs.sqlite")
+        grader = VragGrader(_batch_judge(api, store))
+        samples = _samples(4)
+        keys = {s.id: _key(grader, s) for s in samples}
+        fake.twice[keys["s1"][1]] = "Score: [[1]], Reason: [[a second line]]"
+        results = await grader.aevaluate_many(samples, run_id=store.open_run("grade", {"b": 1}))
+        # s1's two lines disagree: never the last one read; asked again, and again two lines: Unscored
+        assert isinstance(results[1], Unscored) and "two different lines" in results[1].reason
+        assert fake.lines_seen[keys["s1"][1]] == 2
+        assert all(isinstance(r, VragGrade) and r.score == _score(keys[s.id][0])
+                   for s, r in zip(samples, results) if s.id != "s1")
+
+
+async def test_a_reply_holding_a_line_separator_is_read_whole(tmp_path) -> None:
+    reply = "Score: [[3]], Reason: [[first part\u2028second part\u2029third]]"
+    with FakeOpenAI(reply=lambda prompt: reply) as fake:
+        fake.raw_unicode = True  # the output file holds U+2028 unescaped, as JSON allows
+        api = OpenAIBatchAPI("judge-model", api_key="k", base_url=fake.base_url)
+        store = RunStore(tmp_path / "runs.sqlite")
+        results = await VragGrader(_batch_judge(api, store)).aevaluate_many(
+            _samples(2), run_id=store.open_run("grade", {"b": 1}))
+        assert [r.score for r in results] == [3, 3] and "second part" in results[0].reason
+        assert set(fake.lines_seen.values()) == {1}  # paid once each, nothing lost

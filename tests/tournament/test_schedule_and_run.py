@@ -10,7 +10,7 @@ from tournament_helpers import marker_judge, records
 from langrag_eval.runtime import Judge
 from langrag_eval.testing import ScriptedModel
 from langrag_eval.tournament import (
-    AdaptiveScheduler, GameRecord, Pairing, TournamentConfig, TournamentData, available_games,
+    AdaptiveScheduler, GameRecord, Matchup, TournamentConfig, TournamentData, available_games,
     arun_tournament, sample_games,
 )
 
@@ -27,7 +27,7 @@ def test_sample_games_is_seeded_and_bounded(three_agents) -> None:
 def _simulated_play(strength: dict[str, float], seed: int = 0):
     rng = random.Random(seed)
 
-    async def play(batch: list[Pairing]) -> list[GameRecord]:
+    async def play(batch: list[Matchup]) -> list[GameRecord]:
         out = []
         for g in batch:
             p = 1 / (1 + 10 ** ((strength[g.agent_b] - strength[g.agent_a]) / 400))
@@ -41,7 +41,7 @@ def _simulated_play(strength: dict[str, float], seed: int = 0):
 
 async def test_adaptive_scheduler_settles_clear_rankings_with_fewer_games() -> None:
     agents = ["a", "b", "c", "d"]
-    games = [Pairing(f"q{q}", x, y) for q in range(150) for i, x in enumerate(agents) for y in agents[i + 1:]]
+    games = [Matchup(f"q{q}", x, y) for q in range(150) for i, x in enumerate(agents) for y in agents[i + 1:]]
     strength = {"a": 0.0, "b": 200.0, "c": 400.0, "d": 600.0}
     sched = AdaptiveScheduler(initial_per_pair=5, batch_per_pair=5, seed=0)
     played = await sched.arun(games, agents, _simulated_play(strength))
@@ -53,7 +53,7 @@ async def test_adaptive_scheduler_settles_clear_rankings_with_fewer_games() -> N
 
 async def test_adaptive_scheduler_stops_when_equal_agents_exhaust_their_queries() -> None:
     agents = ["a", "b"]
-    games = [Pairing(f"q{q}", "a", "b") for q in range(30)]
+    games = [Matchup(f"q{q}", "a", "b") for q in range(30)]
     sched = AdaptiveScheduler(initial_per_pair=10, batch_per_pair=10, z=50.0)
     played = await sched.arun(games, agents, _simulated_play({"a": 0.0, "b": 0.0}))
     assert sched.stopped == "exhausted" and len(played) == 30
@@ -104,7 +104,7 @@ async def test_pointwise_t_tests_in_summary() -> None:
 
 async def test_adaptive_budget_is_never_exceeded_when_common_opponents_are_played() -> None:
     agents = ["a", "b", "c"]
-    games = [Pairing(f"q{q}", x, y) for q in range(12) for x, y in (("a", "b"), ("a", "c"), ("b", "c"))]
+    games = [Matchup(f"q{q}", x, y) for q in range(12) for x, y in (("a", "b"), ("a", "c"), ("b", "c"))]
     for budget in range(4, 37, 3):
         sched = AdaptiveScheduler(initial_per_pair=1, batch_per_pair=5, z=50.0, max_games=budget)
         played = await sched.arun(games, agents, _simulated_play({"a": 0.0, "b": 0.0, "c": 0.0}))

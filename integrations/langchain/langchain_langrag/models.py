@@ -1,4 +1,4 @@
-"""LangChain chat models as langrag-eval judges (:class:`LangChainJudge`, :func:`as_judge`, the
+"""LangChain chat models as langrag-eval judges (:class:`LangChainModel`, :func:`as_judge`, the
 ``resolve`` entry point), and LangChain ``Embeddings`` as embedders.
 
 >>> from langchain_core.language_models import FakeListChatModel
@@ -21,10 +21,10 @@ from langrag_eval.model import ChatModel, GenerationParams, Reply, TokenUsage, e
 from langrag_eval.adapters.recorder import EVALUATION_TAG
 from langrag_eval.runtime import Judge
 
-__all__ = ["JudgeLike", "LangChainEmbedder", "LangChainJudge", "as_embedder", "as_judge", "resolve"]
+__all__ = ["JudgeLike", "LangChainEmbedder", "LangChainModel", "LangChainJudge", "as_embedder", "as_judge", "resolve"]
 
 
-class LangChainJudge:
+class LangChainModel:
     """Wraps any ``BaseChatModel``. With ``pass_params`` (the default, as in the LlamaIndex adapter)
     temperature and max tokens are bound per call from the judge's generation settings (temperature
     0 by default): those settings are part of every cached judgment's key, so a judge that ran at
@@ -57,7 +57,11 @@ class LangChainJudge:
         return Reply(text=text, usage=usage)
 
 
-def resolve(spec: str) -> LangChainJudge:
+# The earlier name: a model (the seam a Judge calls), not a langrag_eval Judge.
+LangChainJudge = LangChainModel
+
+
+def resolve(spec: str) -> LangChainModel:
     """Entry point: any ``provider:model`` LangChain's ``init_chat_model`` knows that the core does not
     claim (``anthropic:claude-sonnet-4-5``; ``openai:`` is the core's own provider), and any at all
     as ``langchain:provider:model`` (``langchain:openai:gpt-4o``)."""
@@ -68,7 +72,7 @@ def resolve(spec: str) -> LangChainJudge:
     except Exception as exc:  # noqa: BLE001 - a missing package, an unknown provider, a missing API key
         # (the provider SDK's own error type): a one-line configuration error, LangChain's paragraphs joined
         raise ConfigError(f"cannot create judge {spec!r}: {' '.join(str(exc).split())}") from None
-    return LangChainJudge(llm, model_id=spec, pass_params=False)
+    return LangChainModel(llm, model_id=spec, pass_params=False)
 
 
 class LangChainEmbedder(FunctionEmbedder):
@@ -91,4 +95,4 @@ JudgeLike = Judge | ChatModel | BaseChatModel
 def as_judge(judge: JudgeLike) -> Judge:
     """A langrag ``Judge`` from a Judge, a LangChain chat model or a langrag ``ChatModel``, for any
     evaluator (``VragGrader(as_judge(chat))``)."""
-    return Judge(LangChainJudge(judge)) if isinstance(judge, BaseChatModel) else judge_of(judge, "a LangChain model")
+    return Judge(LangChainModel(judge)) if isinstance(judge, BaseChatModel) else judge_of(judge, "a LangChain model")

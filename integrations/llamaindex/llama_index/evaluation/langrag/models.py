@@ -15,10 +15,10 @@ from langrag_eval.errors import ConfigError
 from langrag_eval.model import ChatModel, GenerationParams, Reply, TokenUsage, estimate_tokens, provider_class
 from langrag_eval.runtime import Judge
 
-__all__ = ["JudgeLike", "LlamaIndexEmbedder", "LlamaIndexJudge", "as_embedder", "as_judge", "resolve"]
+__all__ = ["JudgeLike", "LlamaIndexEmbedder", "LlamaIndexModel", "LlamaIndexJudge", "as_embedder", "as_judge", "resolve"]
 
 
-class LlamaIndexJudge:
+class LlamaIndexModel:
     """Any LlamaIndex ``LLM`` as a langrag model (``acomplete``). ``pass_params`` sends the judge's
     temperature, part of each cached judgment's key, with every call. A ``CustomLLM`` with only a
     synchronous ``complete`` runs in a worker thread, one call at a time, leaving the loop free."""
@@ -52,11 +52,15 @@ class LlamaIndexJudge:
             completion_tokens=get("completion_tokens") or estimate_tokens(response.text)))
 
 
-def resolve(arg: str) -> LlamaIndexJudge:
+# The earlier name: a model (the seam a Judge calls), not a langrag_eval Judge.
+LlamaIndexJudge = LlamaIndexModel
+
+
+def resolve(arg: str) -> LlamaIndexModel:
     """Entry point for ``llamaindex:<provider>:<model>``."""
     cls, model = provider_class(arg, scheme="llamaindex", package="llama_index.llms", base=LLM,
                                 install="llama-index-llms-{}")
-    return LlamaIndexJudge(cls(model=model, temperature=0.0), model_id=f"llamaindex:{arg}")
+    return LlamaIndexModel(cls(model=model, temperature=0.0), model_id=f"llamaindex:{arg}")
 
 
 JudgeLike = Judge | ChatModel | LLM
@@ -67,7 +71,7 @@ def as_judge(judge: JudgeLike) -> Judge:
     if isinstance(judge, Judge):
         return judge
     if isinstance(judge, (LLM, ChatModel)):
-        return Judge(LlamaIndexJudge(judge) if isinstance(judge, LLM) else judge)
+        return Judge(LlamaIndexModel(judge) if isinstance(judge, LLM) else judge)
     raise ConfigError(f"expected a langrag Judge, a LlamaIndex LLM or a langrag ChatModel, "
                       f"got {type(judge).__name__}")
 

@@ -1,0 +1,30 @@
+"""Conversations: the multi-turn sample (:mod:`.conversation`), the conversation-level judges
+(:mod:`.judged`) and a simulated user that drives a chat app (:mod:`.simulate`)."""
+
+from typing import TYPE_CHECKING
+
+from .. import lazy_getattr
+
+if TYPE_CHECKING:
+    from .apps import ChatApp, chat_engine_chat, checkpointer_chat
+    from .conversation import Conversation, ConversationTurn
+    from .judged import ConversationGrade, ConversationJudge
+    from .simulate import Persona, SimulatedUser, read_personas, simulate
+
+_LAZY = {
+    "ChatApp": ".apps",
+    "chat_engine_chat": ".apps",
+    "checkpointer_chat": ".apps",
+    "Conversation": ".conversation",
+    "ConversationTurn": ".conversation",
+    "ConversationGrade": ".judged",
+    "ConversationJudge": ".judged",
+    "Persona": ".simulate",
+    "SimulatedUser": ".simulate",
+    "read_personas": ".simulate",
+    "simulate": ".simulate",
+}
+
+__getattr__ = lazy_getattr(__name__, _LAZY, globals())
+
+__all__ = sorted(_LAZY)

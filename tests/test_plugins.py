@@ -1,0 +1,203 @@
+"""One plugin seam, proved with a package the core has never seen: ``mypkg`` is written into
+``tmp_path`` with a ``.dist-info`` whose ``entry_points.txt`` declares one THELMA metric
+(``langrag_eval.metrics``) and one evaluator (``langrag_eval.evaluators``), and put on the path of a
+child process. With no edit to the package, its scores show through ``langrag-eval run``,
+``thelma --metrics gr,mypkg/cc``, the report, ``compare`` and ``gate``; the evaluator raising on one
+sample gives that sample's ``Unscored`` and the rest scored. Finding the entry points is
+``importlib.metadata``'s work, reading the dist-info as pip would have written it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from langrag_eval.cli import main
+from langrag_eval.compare import compare_runs
+from langrag_eval.report import build_report
+from langrag_eval.runtime import RunStore
+
+REPO = Path(__file__).resolve().parents[1]
+
+EVALUATORS = '''
+from dataclasses import dataclass
+
+from pydantic import BaseModel
+
+from langrag_eval import Evaluator, Sample
+from langrag_eval.results import Declaration, ScoreScale
+
+
+class Cited(BaseModel):
+    cited: bool
+
+
+@dataclass
+class Citations(Evaluator[Sample, Cited]):
+    """Does the answer cite a source ([1], [2] ...)?"""
+    task = "mypkg/citations"
+    result_type = Cited
+    declaration = Declaration({"cited": ScoreScale(0, 1, binary=True)})
+
+    async def aevaluate(self, sample):
+        if "BOOM" in sample.answer:
+            raise ValueError("cannot read this answer")
+        return Cited(cited="[" in sample.answer)
+'''
+
+METRICS = '''
+from pathlib import Path
+
+from langrag_eval.results import Unscored
+from langrag_eval.thelma import Metric, macro_average
+
+
+async def concision(s):
+    if (problem := s.response_problem(needs_query=True)) is not None:
+        return problem
+    claims = await s.aclaims()
+    if isinstance(claims, Unscored):
+        return claims
+    verdicts = await s.matcher.acheck(claims, one="match_concise", query=s.query)
+    return macro_average(verdicts, metric="cc", components=claims, empty="no claims: concision undefined")
+
+
+CONCISION = Metric("cc", "claim concision", concision, tasks=("decompose_claims", "match_concise"),
+                   prompts={"match_concise": Path(__file__).with_name("match_concise.txt")})
+'''
+
+PROMPT = """{#
+task: thelma/match_concise
+paper: our own metric, in the manner of THELMA (Patel et al., 2025) section 4
+variables: query, component
+output: <output>1</output> if the statement is concise, <output>0</output> if it is padded
+#}
+Decide whether the statement answers part of the query without padding. Reply with the digit only,
+inside <output> and </output>.
+
+<query>
+{{ query }}
+</query>
+<concise_statement>
+{{ component }}
+</concise_statement>
+"""
+
+ENTRY_POINTS = """[langrag_eval.evaluators]
+citations = mypkg.evaluators:Citations
+
+[langrag_eval.metrics]
+cc = mypkg.metrics:CONCISION
+"""
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> Path:
+    site = tmp_path / "site"
+    (site / "mypkg").mkdir(parents=True)
+    (site / "mypkg" / "__init__.py").write_text("", encoding="utf-8")
+    (site / "mypkg" / "evaluators.py").write_text(EVALUATORS, encoding="utf-8")
+    (site / "mypkg" / "metrics.py").write_text(METRICS, encoding="utf-8")
+    (site / "mypkg" / "match_concise.txt").write_text(PROMPT, encoding="utf-8")
+    info = site / "mypkg-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: mypkg\nVersion: 0.1\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text(ENTRY_POINTS, encoding="utf-8")
+    return site
+
+
+def _cli(site: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    paths = [str(site), str(REPO), str(REPO / "integrations" / "langchain"), str(REPO / "integrations" / "llamaindex")]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
+    return subprocess.run([sys.executable, "-c", "import sys; from langrag_eval.cli import main; sys.exit(main())", *args], env=env, capture_output=True,
+                          text=True, timeout=300)
+
+
+def _rows(answers: list[str]) -> str:
+    return "\n".join(json.dumps({"id": f"q{i}", "question": f"When was person {i} born?", "reference": f"18{i:02d}",
+                                 "contexts": [f"Person {i} was born in 18{i:02d}."], "answer": a})
+                     for i, a in enumerate(answers)) + "\n"
+
+
+def test_an_installed_evaluator_and_metric_reach_every_command(site: Path, tmp_path: Path, capsys) -> None:
+    store = tmp_path / "runs.sqlite"
+    grader = tmp_path / "grader.json"
+    grader.write_text(json.dumps({"": "Score: [[4]], Reason: [[Close.]]"}), encoding="utf-8")
+    runs = {}
+    for name, answers in (("cited", [f"Born in 18{i:02d} [1]." for i in range(8)]),
+                          ("uncited", [f"Born in 18{i:02d}." for i in range(8)])):
+        data = tmp_path / f"{name}.jsonl"
+        data.write_text(_rows(answers), encoding="utf-8")
+        done = _cli(site, "run", str(data), "--evaluator", "mypkg/citations", "--evaluator", "vrag",
+                    "--judge", f"scripted:{grader}", "--store", str(store))
+        assert done.returncode == 0, done.stderr
+        assert "mypkg/citations: 8 of 8 item(s) scored" in done.stdout
+        assert f"cited                mean {1.0 if name == 'cited' else 0.0:.3f}" in done.stdout
+        assert "vrag: 8 of 8 item(s) scored" in done.stdout
+        runs[name] = done.stdout.split()[1]
+
+    # the report, compare and gate read the stored run: nothing of mypkg is imported here
+    s = RunStore(store)
+    html = build_report(s, runs["uncited"])
+    assert 'id="scores"' in html and "mypkg/citations" in html and ">cited<" in html
+    c = compare_runs(s, runs["cited"], runs["uncited"])
+    cited = c.metric("cited")     # beside vRAG's indexed items, the unindexed evaluator stays in
+    assert (cited.mean_a, cited.mean_b, cited.n) == (1.0, 0.0, 8)
+    assert c.metric("grade").diff == 0.0
+    assert main(["compare", runs["cited"], runs["uncited"], "--store", str(store)]) == 0
+    assert "cited" in capsys.readouterr().out
+    code = main(["gate", runs["uncited"], "--baseline", runs["cited"], "--max-drop", "cited=0.1",
+                 "--store", str(store)])
+    out = capsys.readouterr().out
+    assert code == 1 and "cited" in out and "unknown metric" not in out
+
+
+def test_an_installed_metric_is_scored_by_thelma(site: Path, tmp_path: Path) -> None:
+    data = tmp_path / "traffic.jsonl"
+    data.write_text("\n".join(json.dumps({"id": f"s{i}", "query": f"When was person {i} born?",
+                                          "sources": [f"Person {i} was born in 18{i:02d}."],
+                                          "response": f"Person {i} was born in 18{i:02d}."}) for i in range(4)) + "\n",
+                    encoding="utf-8")
+    judge = tmp_path / "thelma.json"
+    judge.write_text(json.dumps({"<passage>": "<output>\n- a claim\n</output>",
+                                 "<message>": "<output>\n- a question\n</output>",
+                                 "<concise_statement>": "<output>0</output>", "": "<output>1</output>"}),
+                     encoding="utf-8")
+    done = _cli(site, "thelma", str(data), "--judge", f"scripted:{judge}", "--store", str(tmp_path / "runs.sqlite"),
+                "--embedder", "none", "--metrics", "gr,mypkg/cc", "--out", str(tmp_path / "out.jsonl"))
+    assert done.returncode == 0, done.stderr
+    assert "claim concision" in done.stdout
+    records = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert {r["scores"]["mypkg/cc"] for r in records} == {0.0} and {r["scores"]["gr"] for r in records} == {1.0}
+    # a metric id that no installed package declares is refused in one line
+    missing = _cli(site, "thelma", str(data), "--judge", f"scripted:{judge}", "--embedder", "none",
+                   "--store", str(tmp_path / "runs.sqlite"), "--metrics", "gr,otherpkg/cc")
+    assert missing.returncode != 0 and "otherpkg/cc" in missing.stderr and "Traceback" not in missing.stderr
+
+
+def test_an_installed_evaluator_raising_on_one_sample_leaves_that_sample_unscored(site: Path, tmp_path: Path) -> None:
+    data = tmp_path / "boom.jsonl"
+    data.write_text(_rows(["Born in 1800 [1].", "BOOM", "Born in 1802."]), encoding="utf-8")
+    unused = tmp_path / "unused.json"   # the evaluator asks no judge
+    unused.write_text(json.dumps(["never asked"]), encoding="utf-8")
+    done = _cli(site, "run", str(data), "--evaluator", "mypkg/citations", "--judge", f"scripted:{unused}",
+                "--store", str(tmp_path / "runs.sqlite"))
+    assert done.returncode == 0, done.stderr
+    assert "mypkg/citations: 2 of 3 item(s) scored (unscored: evaluator_error 1)" in done.stdout
+    s = RunStore(tmp_path / "runs.sqlite")
+    [run] = s.runs()
+    judged = {j["item"]: j for j in s.judgments(run["id"], "mypkg/citations")}
+    assert not judged["q1"]["scored"] and "ValueError: cannot read this answer" in json.dumps(judged["q1"]["result"])
+    assert judged["q0"]["scored"] and judged["q2"]["scored"]
+
+
+def test_an_unknown_evaluator_is_refused_in_one_line(site: Path, tmp_path: Path) -> None:
+    data = tmp_path / "one.jsonl"
+    data.write_text(_rows(["Born in 1800."]), encoding="utf-8")
+    done = _cli(site, "run", str(data), "--evaluator", "otherpkg/citations", "--store", str(tmp_path / "r.sqlite"))
+    assert done.returncode != 0 and "otherpkg/citations" in done.stderr and "mypkg/citations" in done.stderr
+    assert "Traceback" not in done.stderr
