@@ -116,3 +116,40 @@ def test_the_drop_test_is_scipys_with_statsmodels_holm() -> None:
     assert [got[m]["p"] for m in ("sp1", "gr")] == pytest.approx(ps)
     assert [got[m]["p_holm"] for m in ("sp1", "gr")] == pytest.approx(list(adjusted))
     assert rows[1]["dropped"] == ["sp1"] and rows[0]["baseline"]
+
+
+def _gate(tmp_path: Path, run: str, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", "import sys; from langrag_eval.cli import main; sys.exit(main())",
+                           "gate", run, "--latest-window", "--max-drop", "sp1=0.1", "--store",
+                           str(tmp_path / "s.sqlite"), *extra], capture_output=True, text=True, cwd=tmp_path)
+
+
+def _run_id(output: str) -> str:
+    return output.split("(run ", 1)[1].split(",", 1)[0]
+
+
+def test_gate_fails_a_latest_window_that_dropped_and_passes_one_that_held(tmp_path: Path) -> None:
+    # the drop planted in the last day of the week: the gate exits 1 (its documented failure)
+    global DROP_DAY
+    planted, DROP_DAY = DROP_DAY, 6
+    try:
+        dropped = week(tmp_path / "dropped.jsonl", per_day=30)
+    finally:
+        DROP_DAY = planted
+    run = thelma(tmp_path, dropped)
+    assert run.returncode == 0, run.stderr
+    failed = _gate(tmp_path, _run_id(run.stdout), "--junit", str(tmp_path / "gate.xml"))
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    assert "FAIL" in failed.stdout and "2026-11-24T00:00:00+00:00" in failed.stdout
+    assert "<failure" in (tmp_path / "gate.xml").read_text()
+    # the same week with the drop in the middle: its last day held up against the first, exit 0
+    held = thelma(tmp_path, week(tmp_path / "held.jsonl", per_day=30))
+    passed = _gate(tmp_path, _run_id(held.stdout))
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    assert "gate PASSED" in passed.stdout
+    # against the dropped day as baseline, the last day rose: still a pass
+    against_drop = _gate(tmp_path, _run_id(held.stdout), "--baseline", "2026-11-22T00:00:00+00:00")
+    assert against_drop.returncode == 0 and "baseline window 2026-11-22" in against_drop.stdout
+    # a run without windows, and a baseline that is no window: one line each, exit 2
+    nowhere = _gate(tmp_path, _run_id(held.stdout), "--baseline", "2020-01-01")
+    assert nowhere.returncode == 2 and "no window of run" in nowhere.stderr and "Traceback" not in nowhere.stderr
