@@ -28,6 +28,7 @@ __all__ = ["JudgeSpans", "evaluation_spans", "judge_spans", "tracer"]
 
 _SCOPE = "langrag_eval"
 _api: Any = None  # the opentelemetry.trace module once looked for; False when it is not installed
+_cached: tuple[Any, Any] | None = None
 
 
 def tracer() -> Any | None:
@@ -45,8 +46,11 @@ def tracer() -> Any | None:
     # before set_tracer_provider the API hands out a proxy (or, when disabled, a no-op provider)
     if type(provider).__name__ in ("ProxyTracerProvider", "NoOpTracerProvider"):
         return None
-    from .. import __version__
-    return provider.get_tracer(_SCOPE, __version__)
+    global _cached
+    if _cached is None or _cached[0] is not provider:  # one tracer per provider, not one per call
+        from .. import __version__
+        _cached = (provider, provider.get_tracer(_SCOPE, __version__))
+    return _cached[1]
 
 
 def _text(value: Any) -> str:
