@@ -153,3 +153,23 @@ def test_gate_fails_a_latest_window_that_dropped_and_passes_one_that_held(tmp_pa
     # a run without windows, and a baseline that is no window: one line each, exit 2
     nowhere = _gate(tmp_path, _run_id(held.stdout), "--baseline", "2020-01-01")
     assert nowhere.returncode == 2 and "no window of run" in nowhere.stderr and "Traceback" not in nowhere.stderr
+
+
+def test_a_capped_choice_holds_only_what_it_keeps() -> None:
+    import tracemalloc
+
+    def stream(n: int):
+        for i in range(n):
+            yield Sample(id=f"t{i}", question=f"question {i} " * 20, answer="answer " * 20,
+                         metadata={"trace_id": f"t{i}", "started": f"2026-11-{1 + i % 3:02d}T05:00:00+00:00"})
+
+    tracemalloc.start()
+    try:
+        kept = choose(stream(20_000), parse_window("1d"), cap=10)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(kept) == 30
+    # 20,000 samples of about 1 KiB each would take 20 MB held; the heaps hold 30
+    assert peak < 3 * 2**20, peak
+    assert kept == choose(list(stream(20_000)), parse_window("1d"), cap=10)  # the same choice as held whole
