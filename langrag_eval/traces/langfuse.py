@@ -45,9 +45,6 @@ from .otlp import _parse, trace_files
 
 __all__ = ["read_langfuse_samples", "read_langfuse_traces", "sample_of_observations"]
 
-_TRUNCATED = "…"
-
-
 def _records(path: Path) -> Iterator[tuple[Any, str]]:
     """Each trace or observation of one file with where it is: a whole-file JSON value (a list, a
     page, one trace) or one record per line."""
@@ -190,10 +187,6 @@ def _started(value: Any, where: str | None) -> str:
     return (when if when.tzinfo else when.replace(tzinfo=timezone.utc)).astimezone(timezone.utc).isoformat()
 
 
-def _truncated(value: Any) -> bool:
-    return isinstance(value, str) and value.endswith(_TRUNCATED)
-
-
 def sample_of_observations(observations: Sequence[Mapping[str, Any]],
                            trace: Mapping[str, Any] | None = None) -> Sample:
     """The sample one trace's observations become, by live capture's rule; ``trace`` is the trace
@@ -222,8 +215,6 @@ def sample_of_observations(observations: Sequence[Mapping[str, Any]],
         seen: set[str] = set()
         sample = sample.model_copy(update={"contexts": [d for r in retrievals for d in r
                                                         if not (d.id in seen or seen.add(d.id))]})
-    if any(_truncated(o.get(k)) for o in [*retrievers, *generations, root] for k in ("input", "output")):
-        notes.append("an input or output of the trace was cut short by the export: contexts may be incomplete")
     if str(root.get("level") or "").upper() == "ERROR":
         notes.append(f"the app's run ended in an error: {str(root.get('statusMessage') or '')[:200]}")
     started = (trace or {}).get("timestamp") or root.get("startTime")
