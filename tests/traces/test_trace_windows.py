@@ -24,12 +24,12 @@ START = 1_795_000_000 * 10**9 // DAY * DAY
 DROP_DAY = 4
 
 
-def week(path: Path, *, seed: int = 1, per_day: int = 25) -> Path:
+def week(path: Path, *, seed: int = 1, per_day: int = 25, drop_day: int = DROP_DAY) -> Path:
     rng = random.Random(seed)
     with path.open("w", encoding="utf-8") as fh:
         for day in range(7):
             for i in range(per_day):
-                good = rng.random() < (0.2 if day == DROP_DAY else 0.85)
+                good = rng.random() < (0.2 if day == drop_day else 0.85)
                 doc = ("fresh: the pump warranty is two years" if good else "stale: unrelated notes") + f" #{day}-{i}"
                 fh.write(request(*rag_trace(f"{day + 1:02x}{i + 1:030x}", f"Warranty question {day}-{i}?", doc,
                                             "Two years.", start=START + day * DAY + i * 10**12)) + "\n")
@@ -130,12 +130,7 @@ def _run_id(output: str) -> str:
 
 def test_gate_fails_a_latest_window_that_dropped_and_passes_one_that_held(tmp_path: Path) -> None:
     # the drop planted in the last day of the week: the gate exits 1 (its documented failure)
-    global DROP_DAY
-    planted, DROP_DAY = DROP_DAY, 6
-    try:
-        dropped = week(tmp_path / "dropped.jsonl", per_day=30)
-    finally:
-        DROP_DAY = planted
+    dropped = week(tmp_path / "dropped.jsonl", per_day=30, drop_day=6)
     run = thelma(tmp_path, dropped)
     assert run.returncode == 0, run.stderr
     failed = _gate(tmp_path, _run_id(run.stdout), "--junit", str(tmp_path / "gate.xml"))
