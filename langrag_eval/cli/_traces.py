@@ -21,9 +21,10 @@ def add_trace_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("production traces (instead of FILE)")
     g.add_argument("--traces", metavar="PATH",
                    help="an OpenTelemetry export (OTLP JSON, one request per line, or a folder of them) "
-                        "with the OpenInference or GenAI conventions, or a LangSmith run export (list_runs as JSON / JSONL)")
-    g.add_argument("--trace-format", choices=("otlp", "langsmith"),
-                   help="the export's format (default: read from its first record: a LangSmith run has run_type)")
+                        "with the OpenInference or GenAI conventions, a LangSmith run export (list_runs as JSON / JSONL) "
+                        "or a Langfuse export (traces with their observations, or observations)")
+    g.add_argument("--trace-format", choices=("otlp", "langsmith", "langfuse"),
+                   help="the export's format (default: read from its first record's keys)")
     g.add_argument("--window", default="1d", help="the window size: 30m, 1h, 1d, 1w (default 1d)")
     g.add_argument("--baseline", metavar="START",
                    help="the window that others are compared with, by its start as printed "
@@ -40,16 +41,12 @@ def add_trace_options(p: argparse.ArgumentParser) -> None:
 
 def trace_samples(args: argparse.Namespace) -> tuple[list[Sample], list[DataError]]:
     """The samples to score from ``--traces`` and the problems met reading them."""
-    from ..traces.langsmith import is_langsmith_export, read_run_samples
-    from ..traces.openinference import sample_of_trace
-    from ..traces.otlp import read_traces
+    from ..traces.formats import read_export_samples
     from ..traces.windows import choose, parse_window
 
     size = parse_window(args.window)
     problems: list[DataError] = []
-    fmt = getattr(args, "trace_format", None) or ("langsmith" if is_langsmith_export(args.traces) else "otlp")
-    samples = read_run_samples(args.traces, problems=problems) if fmt == "langsmith" else \
-        (sample_of_trace(t) for t in read_traces(args.traces, problems=problems))
+    samples = read_export_samples(args.traces, getattr(args, "trace_format", None), problems=problems)
     chosen = choose(samples, size, rate=args.sample_rate, cap=args.max_per_window, stratify=args.stratify,
                     seed=args.seed)
     if not chosen and not problems:

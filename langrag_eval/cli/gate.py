@@ -5,7 +5,9 @@
 
 Exit status 0 when no gated metric drops by more than allowed with confidence (the favourable end of
 its interval, not the point estimate, lies below the allowed drop), 1 when one does, 2 on bad input
-or when a metric cannot be decided (no item scored in both runs, or fewer than ``--min-n``). A pass
+or when a metric cannot be decided (no item scored in both runs, or fewer than ``--min-n``). With
+``--latest-window`` RUN is a ``thelma --traces --window`` run and its latest window is gated against
+its baseline window (or the window ``--baseline`` names), unpaired. A pass
 whose interval still reaches beyond the allowed drop is marked PASS* and says how small a drop the
 comparison could have detected. Prints a one-screen summary and,
 with ``--junit``, writes a JUnit XML file that CI systems show as test results.
@@ -31,7 +33,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Compare RUN with the baseline and exit 1 when a gated metric drops by more than "
                     "its --max-drop with confidence, 0 when none does, 2 on bad input.")
     p.add_argument("run", metavar="RUN", help="the run to gate (id or unique prefix)")
-    p.add_argument("--baseline", required=True, help="the baseline run (e.g. the main branch's)")
+    p.add_argument("--baseline", help="the baseline run (e.g. the main branch's); with --latest-window, the "
+                                      "baseline window by its start as printed (default: the run's own)")
+    p.add_argument("--latest-window", action="store_true",
+                   help="RUN is a `thelma --traces --window` run: gate its latest window against its "
+                        "baseline window (different traces: compared unpaired)")
     p.add_argument("--max-drop", action="append", default=[], metavar="METRIC=DROP",
                    help="allowed drop of a metric, e.g. accept_rate=0.02 (2 points), grade=0.1, "
                         "gr=0.05 (repeatable; at least one)")
@@ -53,9 +59,17 @@ def handle(args: argparse.Namespace) -> int:
         check_comparison_options(args)
         if args.min_n < 0:
             raise ConfigError(f"--min-n {args.min_n}: expected a number of items, 0 or more, e.g. --min-n 30")
-        result = gate_runs(open_store_to_read(args.store), args.run, args.baseline, args.max_drop,
-                           confidence=args.confidence, seed=args.seed, resamples=args.resamples,
-                           agent=args.agent, agent_b=args.agent_b, min_n=args.min_n)
+        if args.latest_window:
+            from ..compare.window_gate import gate_latest_window
+            result = gate_latest_window(open_store_to_read(args.store), args.run, args.max_drop,
+                                        baseline_window=args.baseline, confidence=args.confidence, seed=args.seed,
+                                        resamples=args.resamples, min_n=args.min_n)
+        elif args.baseline is None:
+            raise ConfigError("gate: give --baseline RUN (or --latest-window to gate a monitoring run's latest window)")
+        else:
+            result = gate_runs(open_store_to_read(args.store), args.run, args.baseline, args.max_drop,
+                               confidence=args.confidence, seed=args.seed, resamples=args.resamples,
+                               agent=args.agent, agent_b=args.agent_b, min_n=args.min_n)
     except LangragError as exc:
         if junit is not None:  # CI shows the reason instead of a missing report
             write_text_atomic(junit, junit_error(str(exc)))

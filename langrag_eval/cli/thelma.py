@@ -226,6 +226,8 @@ def handle(args: argparse.Namespace) -> int:
     summary = thelma.summarize(results).details
     summary["samples"] = [_record(r, lines[r.id or ""]) for r in results]
     if args.traces:
+        for record, sample in zip(summary["samples"], samples):  # what `gate --latest-window` reads
+            record["window"] = sample.metadata["window"]
         counts = collections.Counter(s.metadata["window"] for s in samples)
         summary["windows"] = window_rows(samples, results, args)
         summary["window"] = {"size": args.window, "traces": dict(sorted(counts.items()))}

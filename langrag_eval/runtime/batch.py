@@ -37,6 +37,7 @@ from ..results import Score, Unscored
 from .concurrency import gather_bounded
 from .identity import content_hash
 from .lease import ClaimLostError, fenced_by, owner_id
+from .otel import evaluation_spans
 from .progress import BatchProgress
 from .store import RunStore
 
@@ -133,7 +134,8 @@ async def run_batch(items: Sequence[X], evaluate: Callable[[X], Awaitable[R | Un
     def payload(result: R | Unscored) -> Any:
         return judgment_payload(result, scores, codec=codec)
 
-    evaluate = guarded(evaluate)
+    # each item an OpenTelemetry span when the process set a tracer provider (see .otel), else as it is
+    evaluate = evaluation_spans(guarded(evaluate), task=task, key=key, run_id=run_id, scores=scores)
     resumable = store is not None and run_id is not None
     counts = BatchCounts()
     # The stored judgments of the batch's items, read in a few queries instead of one per item; only

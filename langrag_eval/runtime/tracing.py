@@ -43,7 +43,30 @@ _observer: ContextVar[CallObserver | None] = ContextVar("langrag_call_observer",
 
 
 def current_observer() -> CallObserver | None:
-    return _observer.get()
+    """The observer set by :func:`observing`, and OpenTelemetry spans when a tracer provider is set
+    (:mod:`.otel`): both hear of each call."""
+    from .otel import judge_spans
+
+    observer, spans = _observer.get(), judge_spans()
+    if spans is None or observer is None:
+        return observer or spans
+    return _Both(observer, spans)
+
+
+class _Both:
+    def __init__(self, first: CallObserver, second: CallObserver) -> None:
+        self.observers = (first, second)
+
+    def started(self, prompt: str, model_id: str, params: GenerationParams) -> Any:
+        return tuple(notify(o, "started", prompt, model_id, params) for o in self.observers)
+
+    def finished(self, token: Any, reply: Reply) -> None:
+        for o, t in zip(self.observers, token or (None, None)):
+            notify(o, "finished", t, reply)
+
+    def failed(self, token: Any, error: BaseException) -> None:
+        for o, t in zip(self.observers, token or (None, None)):
+            notify(o, "failed", t, error)
 
 
 @contextmanager

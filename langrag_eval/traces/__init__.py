@@ -1,6 +1,6 @@
 """Production traces read into samples: OpenTelemetry exports with the OpenInference or GenAI
-conventions (:mod:`.otlp`, :mod:`.openinference`) and LangSmith run exports (:mod:`.langsmith`), by
-live capture's rule; grouped into time windows for monitoring (:mod:`.windows`)."""
+conventions (:mod:`.otlp`, :mod:`.openinference`), LangSmith run exports (:mod:`.langsmith`) and
+Langfuse trace exports (:mod:`.langfuse`), by live capture's rule (:mod:`.formats` tells them apart); grouped into time windows for monitoring (:mod:`.windows`)."""
 
 from typing import TYPE_CHECKING
 
@@ -10,6 +10,8 @@ if TYPE_CHECKING:
     from .otlp import Span, Trace, read_traces, trace_files
     from .langsmith import is_langsmith_export, read_run_samples, read_runs, sample_of_runs
     from .openinference import sample_of_trace, span_kind
+    from .langfuse import read_langfuse_samples, read_langfuse_traces, sample_of_observations
+    from .formats import export_format, read_export_samples
 
 _LAZY = {
     "Span": ".otlp",
@@ -22,6 +24,11 @@ _LAZY = {
     "read_run_samples": ".langsmith",
     "read_runs": ".langsmith",
     "sample_of_runs": ".langsmith",
+    "read_langfuse_samples": ".langfuse",
+    "read_langfuse_traces": ".langfuse",
+    "sample_of_observations": ".langfuse",
+    "export_format": ".formats",
+    "read_export_samples": ".formats",
 }
 
 __getattr__ = lazy_getattr(__name__, _LAZY, globals())

@@ -41,14 +41,9 @@ _MODEL_RUNS = ("llm", "chat_model")
 
 
 def is_langsmith_export(path: str | Path) -> bool:
-    """Whether the export at ``path`` holds LangSmith runs (else OTLP): a JSON list, or a first
-    record with ``run_type``."""
-    first = trace_files(path)[0]
-    for raw in read_lines(first, what="trace export"):
-        text = raw.decode("utf-8", errors="replace").strip()
-        if text:
-            return text.startswith("[") or ('"run_type"' in text and '"resourceSpans"' not in text)
-    return False
+    """Whether the export at ``path`` holds LangSmith runs (see :func:`.formats.export_format`)."""
+    from .formats import export_format
+    return export_format(path) == "langsmith"
 
 
 def _records(path: Path) -> Iterator[tuple[Any, str]]:

@@ -20,6 +20,7 @@ is lower and the adjusted p-value is below ``alpha``.
 from __future__ import annotations
 
 import hashlib
+import heapq
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -63,25 +64,29 @@ def _digest(trace_id: str, seed: int) -> float:
 
 def choose(samples: Iterable[Sample], size: timedelta, *, rate: float = 1.0, cap: int | None = None,
            stratify: str | None = None, seed: int = 0) -> list[Sample]:
-    """The samples to score, in their order; each has ``metadata["window"]`` set to its window's start."""
+    """The samples to score, in their order; each has ``metadata["window"]`` set to its window's start.
+
+    With ``cap``, each window (and stratum) keeps only its ``cap`` lowest digests as the samples
+    stream by, so memory is bounded by ``cap`` times the windows and strata, whatever the export's size."""
     if not 0 < rate <= 1:
         raise ConfigError(f"--sample-rate {rate}: must lie in (0, 1]")
     if cap is not None and cap < 1:
         raise ConfigError(f"--max-per-window {cap}: must be at least 1")
-    kept: list[tuple[float, int, Sample]] = []
+    # per (window, stratum): a heap of (-digest, order, sample), its root the kept sample with the
+    # highest digest, the first to go when a lower digest comes
+    groups: dict[tuple[str, str], list[tuple[float, int, Sample]]] = defaultdict(list)
     for order, sample in enumerate(samples):
-        key = str(sample.metadata.get("trace_id") or sample.id)
-        d = _digest(key, seed)
-        if d < rate:
-            start = window_start(sample.metadata["started"], size).isoformat()
-            kept.append((d, order, sample.model_copy(update={"metadata": {**sample.metadata, "window": start}})))
-    if cap is not None:
-        groups: dict[tuple[str, str], list[tuple[float, int, Sample]]] = defaultdict(list)
-        for item in kept:
-            meta = item[2].metadata
-            groups[(meta["window"], str(meta.get(stratify)) if stratify else "")].append(item)
-        kept = [item for group in groups.values() for item in sorted(group, key=lambda x: x[0])[:cap]]
-    return [s for _, _, s in sorted(kept, key=lambda x: x[1])]
+        d = _digest(str(sample.metadata.get("trace_id") or sample.id), seed)
+        if d >= rate:
+            continue
+        window = window_start(sample.metadata["started"], size).isoformat()
+        group = groups[(window, str(sample.metadata.get(stratify)) if stratify else "")]
+        if cap is None or len(group) < cap:
+            heapq.heappush(group, (-d, order, sample))
+        elif -d > group[0][0]:
+            heapq.heapreplace(group, (-d, order, sample))
+    kept = sorted((order, window, sample) for (window, _), group in groups.items() for _, order, sample in group)
+    return [s.model_copy(update={"metadata": {**s.metadata, "window": window}}) for _, window, s in kept]
 
 
 def compare_windows(values: Mapping[str, Mapping[str, Sequence[float]]], *, baseline: str | None = None,

@@ -28,7 +28,7 @@ MODULES = {
     "langrag_eval.synth": "synthetic test queries",
     "langrag_eval.trajectories": "agents' trajectories and their matches against a reference",
     "langrag_eval.conversations": "multi-turn samples, conversation judges, a simulated user",
-    "langrag_eval.traces": "production traces (OTLP, OpenInference) read into samples, in time windows",
+    "langrag_eval.traces": "production traces (OTLP with OpenInference or GenAI, LangSmith, Langfuse) read into samples, in time windows",
     "langrag_eval.audit": "judge audit against human labels",
     "langrag_eval.compare": "run comparison and regression gate",
     "langrag_eval.stats": "agreement, intervals, paired tests, ranking metrics",

@@ -24,12 +24,12 @@ START = 1_795_000_000 * 10**9 // DAY * DAY
 DROP_DAY = 4
 
 
-def week(path: Path, *, seed: int = 1, per_day: int = 25) -> Path:
+def week(path: Path, *, seed: int = 1, per_day: int = 25, drop_day: int = DROP_DAY) -> Path:
     rng = random.Random(seed)
     with path.open("w", encoding="utf-8") as fh:
         for day in range(7):
             for i in range(per_day):
-                good = rng.random() < (0.2 if day == DROP_DAY else 0.85)
+                good = rng.random() < (0.2 if day == drop_day else 0.85)
                 doc = ("fresh: the pump warranty is two years" if good else "stale: unrelated notes") + f" #{day}-{i}"
                 fh.write(request(*rag_trace(f"{day + 1:02x}{i + 1:030x}", f"Warranty question {day}-{i}?", doc,
                                             "Two years.", start=START + day * DAY + i * 10**12)) + "\n")
@@ -116,3 +116,55 @@ def test_the_drop_test_is_scipys_with_statsmodels_holm() -> None:
     assert [got[m]["p"] for m in ("sp1", "gr")] == pytest.approx(ps)
     assert [got[m]["p_holm"] for m in ("sp1", "gr")] == pytest.approx(list(adjusted))
     assert rows[1]["dropped"] == ["sp1"] and rows[0]["baseline"]
+
+
+def _gate(tmp_path: Path, run: str, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", "import sys; from langrag_eval.cli import main; sys.exit(main())",
+                           "gate", run, "--latest-window", "--max-drop", "sp1=0.1", "--store",
+                           str(tmp_path / "s.sqlite"), *extra], capture_output=True, text=True, cwd=tmp_path)
+
+
+def _run_id(output: str) -> str:
+    return output.split("(run ", 1)[1].split(",", 1)[0]
+
+
+def test_gate_fails_a_latest_window_that_dropped_and_passes_one_that_held(tmp_path: Path) -> None:
+    # the drop planted in the last day of the week: the gate exits 1 (its documented failure)
+    dropped = week(tmp_path / "dropped.jsonl", per_day=30, drop_day=6)
+    run = thelma(tmp_path, dropped)
+    assert run.returncode == 0, run.stderr
+    failed = _gate(tmp_path, _run_id(run.stdout), "--junit", str(tmp_path / "gate.xml"))
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    assert "FAIL" in failed.stdout and "2026-11-24T00:00:00+00:00" in failed.stdout
+    assert "<failure" in (tmp_path / "gate.xml").read_text()
+    # the same week with the drop in the middle: its last day held up against the first, exit 0
+    held = thelma(tmp_path, week(tmp_path / "held.jsonl", per_day=30))
+    passed = _gate(tmp_path, _run_id(held.stdout))
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    assert "gate PASSED" in passed.stdout
+    # against the dropped day as baseline, the last day rose: still a pass
+    against_drop = _gate(tmp_path, _run_id(held.stdout), "--baseline", "2026-11-22T00:00:00+00:00")
+    assert against_drop.returncode == 0 and "baseline window 2026-11-22" in against_drop.stdout
+    # a run without windows, and a baseline that is no window: one line each, exit 2
+    nowhere = _gate(tmp_path, _run_id(held.stdout), "--baseline", "2020-01-01")
+    assert nowhere.returncode == 2 and "no window of run" in nowhere.stderr and "Traceback" not in nowhere.stderr
+
+
+def test_a_capped_choice_holds_only_what_it_keeps() -> None:
+    import tracemalloc
+
+    def stream(n: int):
+        for i in range(n):
+            yield Sample(id=f"t{i}", question=f"question {i} " * 20, answer="answer " * 20,
+                         metadata={"trace_id": f"t{i}", "started": f"2026-11-{1 + i % 3:02d}T05:00:00+00:00"})
+
+    tracemalloc.start()
+    try:
+        kept = choose(stream(20_000), parse_window("1d"), cap=10)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(kept) == 30
+    # 20,000 samples of about 1 KiB each would take 20 MB held; the heaps hold 30
+    assert peak < 3 * 2**20, peak
+    assert kept == choose(list(stream(20_000)), parse_window("1d"), cap=10)  # the same choice as held whole
