@@ -128,7 +128,8 @@ def handle(args: argparse.Namespace) -> int:
     answers = [r.result for r in runs if isinstance(r.result, AgentAnswer)]
     failed = [r for r in runs if not isinstance(r.result, AgentAnswer)]
     for r in failed:
-        say(f"WARNING: {shown(r.agent)} on {shown(r.qid)}: no answer ({r.result.cause}): {shown(r.result.reason)}", err=True)
+        say(f"WARNING: {shown(r.agent)} on {shown(r.qid)}: no answer ({r.result.cause}): "
+            f"{shown(r.result.reason)}", err=True)
     written = write_answers(args.out, answers)
     per_agent = {a.name: sum(1 for r in runs if r.agent == a.name and r.ok) for a in agents}
     record_run(setup.store, run_id, {TASK: {"agents": per_agent, "queries": len(queries), "answers": written,

@@ -298,7 +298,8 @@ def _analyze(args: argparse.Namespace) -> int:
                 f"retrieval view R {_f(m['retrieval_view']['robustness'])}")
         if r["comparison"]:
             c = r["comparison"]
-            say(f"  {shown(c['a'])} vs {shown(c['b'])}: CMH p = {_f(c['p_value'])}, Fisher p = {_f(c['fisher_p_value'])}")
+            say(f"  {shown(c['a'])} vs {shown(c['b'])}: CMH p = {_f(c['p_value'])}, "
+                f"Fisher p = {_f(c['fisher_p_value'])}")
         for name, rel in r.get("reference_free", {}).items():
             p, rc = rel["precision"], rel["recall"]
             say(f"  {shown(name)}: precision {_f(p['value'])} [{_f(p['low'])}, {_f(p['high'])}], "

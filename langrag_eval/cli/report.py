@@ -41,7 +41,8 @@ def handle(args: argparse.Namespace) -> int:
     if args.list:
         for r in store.runs():
             when = dt.datetime.fromtimestamp(r["created"], dt.timezone.utc).strftime("%Y-%m-%d %H:%M")
-            say(f"{shown(r['id']):<32} {shown(r['kind']):<12} {when}  {'finished' if r['finished'] else 'unfinished'}")
+            state = "finished" if r["finished"] else "unfinished"
+            say(f"{shown(r['id']):<32} {shown(r['kind']):<12} {when}  {state}")
         return 0
     name = run_argument(args)
     if not name:

@@ -241,7 +241,8 @@ def handle(args: argparse.Namespace) -> int:
             fh.write(json.dumps({**_record(result, lines[result.id or ""]),
                                  "metrics": {m: v.model_dump(mode="json") for m, v in result.metrics.items()},
                                  "usage": result.usage.model_dump()}, ensure_ascii=False) + "\n")
-    say(f"THELMA for {shown(source)} (run {shown(run_id)}, judge {shown(setup.judge.model_id)}, {thelma.mode} matching)")
+    say(f"THELMA for {shown(source)} (run {shown(run_id)}, judge {shown(setup.judge.model_id)}, "
+        f"{thelma.mode} matching)")
     if issues:
         say(f"  {len(issues)} row(s) skipped, see the warnings above")
     say(format_summary(summary))

@@ -106,8 +106,8 @@ def format_comparison(c: Comparison, *, flips: int = 10, subjects: bool = True) 
     score_falls = [m for m in c.movers if m["metric"] != "grade"]
     if score_falls:
         worst = sorted(score_falls, key=lambda m: m["change"])[:5]
-        lines.append("  largest score falls: " + "; ".join(f"{shown(m['a']['id'])} {shown(m['metric'])} {m['change']:+.2f}"
-                                                          for m in worst))
+        lines.append("  largest score falls: " + "; ".join(
+            f"{shown(m['a']['id'])} {shown(m['metric'])} {m['change']:+.2f}" for m in worst))
     return "\n".join(lines)
 
 
