@@ -23,6 +23,7 @@ import sys
 from typing import Any, NoReturn, Sequence
 
 from ..errors import ConfigError, JudgeUnavailableError, LangragError, redact
+from ..files.terminal import shown, shown_lines
 from ._files import check_files
 
 __all__ = ["main", "build_parser"]
@@ -74,6 +75,10 @@ class _Parser(argparse.ArgumentParser):
             near = difflib.get_close_matches(wrong, options, n=1, cutoff=0.6)
             hint = f" (did you mean {near[0]}?)" if near else ""
         super().error(message + hint)
+
+    def _print_message(self, message: str, file: Any = None) -> None:  # type: ignore[override]
+        # An error quotes what was typed (a file name, a value): its controls shown, not obeyed.
+        super()._print_message(shown_lines(message), file)
 
 
 def _all_options(parser: argparse.ArgumentParser) -> set[str]:
@@ -144,17 +149,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         with show_progress():
             status = int(args.handler(args) or 0)
         if status == 0 and (why := nothing_scored()) is not None:
-            print(f"langrag-eval {args.command}: {why}", file=sys.stderr)
+            print(f"langrag-eval {args.command}: {shown(why)}", file=sys.stderr)
             return 3
         return status
     except JudgeUnavailableError as exc:
-        message = " ".join(redact(str(exc)).split())
+        message = _one_line(str(exc))
         print(f"langrag-eval {args.command}: judge unavailable: {message}. Nothing more was sent; finished "
               "items are kept: run the same command again once fixed, to resume", file=sys.stderr)
         return 3
     except LangragError as exc:
-        # One line, even when the message quotes a library's multi-line text.
-        message = " ".join(part.strip() for part in redact(str(exc)).splitlines() if part.strip())
+        message = _one_line(str(exc))
         sub = getattr(args, f"{args.command}_command", None) or getattr(args, "action", None)
         print(f"langrag-eval {args.command}{' ' + sub if sub else ''}: error: {message}", file=sys.stderr)
         return 2
@@ -164,6 +168,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     finally:
         REPLACE_CHECKS.remove(keep_results)
+
+
+def _one_line(message: str) -> str:
+    """An error as one line, even when it quotes a library's multi-line text (its lines joined by a
+    space), its secrets masked, and the file names, ids and providers' words in it shown with any
+    other control or bidi character escaped (a lone ``\\r`` in a file name is shown as ``\\r``)."""
+    lines = (line.strip(" \t") for line in redact(message).replace("\r\n", "\n").split("\n"))
+    return shown(" ".join(line for line in lines if line))
 
 
 def _flags(parser: argparse.ArgumentParser) -> dict[str, str]:

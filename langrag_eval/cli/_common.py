@@ -12,13 +12,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConfigError, redact
+from ..files.terminal import shown, shown_lines
 from ..models import ResolvedJudge, resolve_judge
 from ..runtime import DEFAULT_STORE, Judge, PriceTable, RetryPolicy, RunStore, open_store
 from ._batch import add_batch_options, setup_batch_judge
 from ._executor import add_executor_options, check_ray_options, run_command_on_ray
 
 __all__ = ["add_judge_options", "add_store_option", "add_store_options", "add_run_argument", "run_argument",
-           "add_call_options", "JudgeSetup", "setup_judge", "check_call_options", "make_judge", "say",
+           "add_call_options", "JudgeSetup", "setup_judge", "check_call_options", "make_judge", "say", "shown",
            "open_cli_run", "say_reuse", "say_usage", "report_issues", "quiet_model_loading",
            "open_store_to_read", "open_store_to_write"]
 
@@ -175,7 +176,7 @@ def say_usage(meter: Any, usage: dict[str, Any], indent: str = "  ") -> None:
 def report_issues(issues: Sequence[object], *, limit: int = 20, more: str = "in the input") -> None:
     """One warning line per problem found in the input (the first ``limit`` of them), on stderr."""
     for issue in issues[:limit]:
-        say(f"warning: {issue}", err=True)
+        say(f"warning: {shown(issue)}", err=True)
     if len(issues) > limit:
         say(f"warning: ... and {len(issues) - limit} more problem(s) {more}", err=True)
 
@@ -212,4 +213,6 @@ def open_store_to_write(spec: str | None) -> RunStore:
 
 def say(text: str, *, err: bool = False) -> None:
     # Every line a command prints names stores and databases by URL: secrets masked, whatever form.
-    print(redact(text), file=sys.stderr if err else sys.stdout, flush=True)
+    # It also quotes names and replies from users' files and judges: no control or bidi character
+    # of theirs reaches the terminal (shown() at each name also escapes a newline in it).
+    print(shown_lines(redact(text)), file=sys.stderr if err else sys.stdout, flush=True)

@@ -27,7 +27,7 @@ from ..retrieval.chunking import DEFAULT_OVERLAP, DEFAULT_SIZE, chunk_sources
 from ..retrieval.ingest import Loaded, ingest, load_path
 from ..run.evaluation import record_run
 from ..runtime.identity import file_digest
-from ._common import add_judge_options, open_cli_run, say, say_reuse, say_usage, setup_judge
+from ._common import add_judge_options, open_cli_run, say, say_reuse, say_usage, setup_judge, shown
 from ._files import JUDGE_READS, declare_files, output_file, store_path
 
 __all__ = ["register"]
@@ -70,7 +70,7 @@ def _load_corpus(args: argparse.Namespace) -> Loaded:
     for path in args.corpus:
         loaded.extend(load_path(path, text_field=args.text_field, id_field=args.id_field))
     for error in loaded.errors:
-        say(f"WARNING: skipped: {error}", err=True)
+        say(f"WARNING: skipped: {shown(error)}", err=True)
     if not loaded.sources:
         raise DataError("no document could be read from the corpus; nothing to index",
                         path=", ".join(args.corpus))
@@ -88,7 +88,7 @@ def _build_index(args: argparse.Namespace, needs_vectors: bool) -> tuple[Embedde
         chunks = chunk_sources(loaded.sources, size=args.chunk_size, overlap=args.chunk_overlap)
         report = ingest(backend, chunks, vectors=needs_vectors)
         for chunk_id, reason in report.failed:
-            say(f"WARNING: chunk {chunk_id} not indexed: {reason}", err=True)
+            say(f"WARNING: chunk {shown(chunk_id)} not indexed: {shown(reason)}", err=True)
         say(f"indexed {report.indexed} chunks from {len(loaded.sources)} documents")
         for chunk in chunks:  # chunk ids embed a hash of their text
             digest.update(chunk.id.encode("utf-8") + b"\n")
@@ -128,7 +128,8 @@ def handle(args: argparse.Namespace) -> int:
     answers = [r.result for r in runs if isinstance(r.result, AgentAnswer)]
     failed = [r for r in runs if not isinstance(r.result, AgentAnswer)]
     for r in failed:
-        say(f"WARNING: {r.agent} on {r.qid}: no answer ({r.result.cause}): {r.result.reason}", err=True)
+        say(f"WARNING: {shown(r.agent)} on {shown(r.qid)}: no answer ({r.result.cause}): "
+            f"{shown(r.result.reason)}", err=True)
     written = write_answers(args.out, answers)
     per_agent = {a.name: sum(1 for r in runs if r.agent == a.name and r.ok) for a in agents}
     record_run(setup.store, run_id, {TASK: {"agents": per_agent, "queries": len(queries), "answers": written,
@@ -136,10 +137,10 @@ def handle(args: argparse.Namespace) -> int:
                finished={"answers": written, "failed": len(failed)})
     usage = setup.store.usage(run_id)["total"]
     meter = generator.usage
-    say(f"agents on {len(queries)} queries (run {run_id}, generator {generator.model_id})")
+    say(f"agents on {len(queries)} queries (run {shown(run_id)}, generator {shown(generator.model_id)})")
     for name, ok in per_agent.items():
-        say(f"  {name:<14} {ok}/{len(queries)} answered")
+        say(f"  {shown(name):<14} {ok}/{len(queries)} answered")
     say_usage(meter, usage)
     say_reuse(setup.store, run_id)
-    say(f"  answers: {args.out} ({written} written, {len(failed)} failed)")
+    say(f"  answers: {shown(args.out)} ({written} written, {len(failed)} failed)")
     return 0

@@ -16,7 +16,7 @@ from pathlib import Path
 from ..errors import ConfigError
 from ..grading.io import read_scores
 from ..stats import agreement, format_agreement
-from ._common import report_issues, say
+from ._common import report_issues, say, shown
 from ._files import declare_files
 from ._options import add_json_option, json_output, write_json
 
@@ -67,9 +67,9 @@ def handle(args: argparse.Namespace) -> int:
         if names[0] == names[1]:
             names = ("A", "B")
     result = agreement(a_scores, b_scores, names=names, threshold=args.threshold).as_dict()
-    say(f"Agreement: {names[0]} ({args.a}) against {names[1]} ({args.b})")
+    say(f"Agreement: {shown(names[0])} ({shown(args.a)}) against {shown(names[1])} ({shown(args.b)})")
     say(format_agreement(result, indent="  "))
     if json_out is not None:
         write_json(json_out, result)
-        say(f"statistics written to {args.json_out}")
+        say(f"statistics written to {shown(args.json_out)}")
     return 0

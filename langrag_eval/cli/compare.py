@@ -15,7 +15,7 @@ import argparse
 
 from ..compare import compare_runs, format_comparison
 from ..errors import ConfigError
-from ._common import add_store_option, open_store_to_read, say
+from ._common import add_store_option, open_store_to_read, say, shown
 from ._files import declare_files, store_path
 from ._options import (
     add_comparison_options, add_json_option, check_comparison_options, json_output, write_json,
@@ -52,5 +52,5 @@ def handle(args: argparse.Namespace) -> int:
     say(format_comparison(comparison, flips=max(0, args.flips)))
     if out is not None:
         write_json(out, comparison.as_dict())
-        say(f"  comparison: {out}")
+        say(f"  comparison: {shown(out)}")
     return 0

@@ -24,7 +24,7 @@ from typing import Any
 from ..errors import ConfigError
 from ..files.writing import write_text_atomic
 from ..runtime.identity import file_digest
-from ._common import add_call_options, add_store_options, make_judge, open_store_to_write, say
+from ._common import add_call_options, add_store_options, make_judge, open_store_to_write, say, shown
 from ._files import JUDGE_READS, declare_files, output_file, store_path
 
 __all__ = ["register"]
@@ -101,12 +101,12 @@ def simulate_command(args: argparse.Namespace) -> int:
     run_id = args.run_id or f"conversations-{file_digest(args.personas, what='personas file')[:12]}-{args.max_turns}"
     done = simulate(factory, personas, SimulatedUser(judge, args.marker), max_turns=args.max_turns,
                     store=store, run_id=run_id,
-                    on_conversation=lambda c: say(f"  {c.id}: {len(c.turns)} turns, " + (
-                        f"stopped: {c.error}" if c.error else f"goal {'met' if c.goal_met else 'not met'}")))
+                    on_conversation=lambda c: say(f"  {shown(c.id)}: {len(c.turns)} turns, " + (
+                        f"stopped: {shown(c.error)}" if c.error else f"goal {'met' if c.goal_met else 'not met'}")))
     write_text_atomic(args.out, "".join(json.dumps(c.model_dump(mode="json"), ensure_ascii=False) + "\n"
                                         for c in done))
-    say(f"{len(done)} conversations (run {run_id}): goal met in {sum(bool(c.goal_met) for c in done)}; "
-        f"written to {args.out}")
+    say(f"{len(done)} conversations (run {shown(run_id)}): goal met in {sum(bool(c.goal_met) for c in done)}; "
+        f"written to {shown(args.out)}")
     failed = [c for c in done if c.error]
     if failed:  # not stored: the same command plays them again
         say(f"WARNING: {len(failed)} conversations stopped on an error; run the same command again to retry them",
@@ -148,7 +148,7 @@ def judge_command(args: argparse.Namespace) -> int:
                   for c in criteria}
     run_id = args.run_id or f"conversations-judge-{file_digest(args.conversations, what='conversations file')[:12]}"
     run = evaluate(conversations, evaluators, store=store, run_id=run_id)
-    say(f"{len(conversations)} conversations (run {run_id}, judge {judge.model_id})")
+    say(f"{len(conversations)} conversations (run {shown(run_id)}, judge {shown(judge.model_id)})")
     for c in criteria:
         summary = run.summary(c)
         rate = summary.scores.get(f"{c}_pass_rate")

@@ -20,7 +20,7 @@ import argparse
 from ..compare import format_gate, gate_runs, junit_error, junit_xml
 from ..errors import ConfigError, LangragError
 from ..files.writing import write_text_atomic
-from ._common import add_store_option, open_store_to_read, say
+from ._common import add_store_option, open_store_to_read, say, shown
 from ._files import declare_files, output_file, store_path
 from ._options import add_comparison_options, check_comparison_options
 
@@ -77,5 +77,5 @@ def handle(args: argparse.Namespace) -> int:
     say(format_gate(result))
     if junit is not None:
         write_text_atomic(junit, junit_xml(result))
-        say(f"junit: {junit}")
+        say(f"junit: {shown(junit)}")
     return result.exit_code

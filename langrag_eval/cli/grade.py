@@ -25,7 +25,7 @@ from ..results import Unscored
 from ..run.evaluation import astream, evaluate, record_run
 from ..runtime.concurrency import synchronous
 from ..runtime.identity import file_digest
-from ._common import add_judge_options, open_cli_run, report_issues, say, say_reuse, say_usage, setup_judge
+from ._common import add_judge_options, open_cli_run, report_issues, say, say_reuse, say_usage, setup_judge, shown
 from ._executor import command_executor
 from ._files import JUDGE_READS, declare_files, store_path
 from ._options import add_results_option, add_table_options, column_names, results_file, results_path
@@ -90,13 +90,14 @@ def format_summary(s: dict[str, Any]) -> str:
                  + ("" if s["mean_score"] is None else f"; mean score {s['mean_score']:.2f}")
                  + ("" if s["mean_confidence"] is None else f"; mean confidence {s['mean_confidence']:.1f}"))
     for u in s["unscored"]["items"][:10]:
-        lines.append(f"  unscored {u['id']}: {u['cause']}: {u['reason']}")
+        lines.append(f"  unscored {shown(u['id'])}: {u['cause']}: {shown(u['reason'])}")
     if s["unscored"]["count"] > 10:
         lines.append(f"  ... and {s['unscored']['count'] - 10} more unscored (see the results file)")
     if s["subjects"]:
         lines.append("  by subject:")
-        width = max(len(k) for k in s["subjects"])
+        width = max(len(shown(k)) for k in s["subjects"])
         for name, b in s["subjects"].items():
+            name = shown(name)
             rate = "n/a" if b["accept_rate"] is None else f"{100 * b['accept_rate']:5.1f}%"
             mean = "n/a" if b["mean_score"] is None else f"{b['mean_score']:.2f}"
             lines.append(f"    {name:<{width}}  items {b['items']:>4}  accepted {rate}  mean {mean}  "
@@ -162,22 +163,22 @@ def handle(args: argparse.Namespace) -> int:
                finished={"items": summary["items"], "accept_rate": summary["accept_rate"],
                          "unscored": summary["unscored"]["count"]})
     usage = setup.store.usage(run_id)["total"]
-    say(f"vRAG-Eval grades for {scan.path} (run {run_id}, judge {setup.judge.model_id})")
+    say(f"vRAG-Eval grades for {shown(scan.path)} (run {shown(run_id)}, judge {shown(setup.judge.model_id)})")
     if scan.skipped:
         say(f"  {scan.skipped} row(s) skipped, see the warnings above")
     say(format_summary(summary))
     if agreement_out is not None:
         from ..stats import format_agreement
 
-        say(f"  agreement with the humans ({agreement_out['humans']}):")
+        say(f"  agreement with the humans ({shown(agreement_out['humans'])}):")
         say(format_agreement(agreement_out, indent="    "))
         for name, r in agreement_out["annotators"].items():
-            say(f"    against {name} alone: exact {_rate(r['exact'])}, binary {_rate(r['binary'])}, "
+            say(f"    against {shown(name)} alone: exact {_rate(r['exact'])}, binary {_rate(r['binary'])}, "
                 f"compared {r['compared']}")
     meter = setup.judge.usage
     say_usage(meter, usage)
     say_reuse(setup.store, run_id)
-    say(f"  results: {out}")
+    say(f"  results: {shown(out)}")
     return 0
 
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, DataError
 from ..runtime.identity import file_digest
-from ._common import add_judge_options, open_cli_run, say, say_reuse, setup_judge
+from ._common import add_judge_options, open_cli_run, say, say_reuse, setup_judge, shown
 from ._files import JUDGE_READS, declare_files, judge_file, output_file, store_path
 from ._options import write_json
 
@@ -139,7 +139,7 @@ def _schema(args: argparse.Namespace) -> int:
     schema = introspect(_engine(args))
     say(schema.describe())
     for w in schema.warnings:
-        say(f"warning: {w}")
+        say(f"warning: {shown(w)}")
     return 0
 
 
@@ -169,7 +169,7 @@ def _generate(args: argparse.Namespace) -> int:
     output_file(args.out, "--out")
     schema = introspect(db)
     for w in schema.warnings:
-        say(f"warning: {w}", err=True)
+        say(f"warning: {shown(w)}", err=True)
     path = Path(args.templates) if args.templates else (
         demo_templates_path() if args.db == "demo" else Path("grammar_templates.json"))
     if path.is_dir():  # else the model would write templates, then fail to save them
@@ -178,7 +178,7 @@ def _generate(args: argparse.Namespace) -> int:
     authored_now = not path.is_file()
     if path.is_file():
         templates = load_templates(path)
-        say(f"reloaded {len(templates.templates)} template(s) from {path}")
+        say(f"reloaded {len(templates.templates)} template(s) from {shown(path)}")
         unphrased = [t for t in templates.templates if not t.texts]
         if unphrased:
             setup = setup_judge(args)
@@ -188,7 +188,7 @@ def _generate(args: argparse.Namespace) -> int:
             templates.templates = [phrased.get(t.id, t) for t in templates.templates]
             templates.problems += done.problems
             save_templates(path, templates)
-            say(f"phrased {len(unphrased)} template(s) without text templates; saved to {path}")
+            say(f"phrased {len(unphrased)} template(s) without text templates; saved to {shown(path)}")
     else:
         setup = setup_judge(args)
         authored = author_templates(schema, setup.judge, styles=styles, requirements=args.requirements,
@@ -196,12 +196,12 @@ def _generate(args: argparse.Namespace) -> int:
         templates = TemplateSet(database=args.db if "://" not in args.db else None,
                                 templates=authored.templates, problems=authored.problems)
         save_templates(path, templates)
-        say(f"wrote {len(authored.templates)} template(s) to {path}: review and edit them, then run "
+        say(f"wrote {len(authored.templates)} template(s) to {shown(path)}: review and edit them, then run "
             "the same command again to reload the file"
             + ("" if args.run_unreviewed or args.templates_only else
                " (nothing was run against the database; --run-unreviewed runs them now)"))
     for problem in templates.problems:
-        say(f"problem: {problem}", err=True)
+        say(f"problem: {shown(problem)}", err=True)
     if args.templates_only or (authored_now and not args.run_unreviewed):
         return 0
     data = build_dataset(db, templates, schema=schema, on_no_answer=args.no_answer, on_multiple=args.multiple,
@@ -212,20 +212,20 @@ def _generate(args: argparse.Namespace) -> int:
         queries, dropped = stratify(queries, args.stratify, seed=args.seed)
         say(f"stratified to {args.stratify} text form(s) per logic; {dropped} logic(s) with fewer dropped")
     for r in data.reports:
-        say(f"{r.template_id}: {r.combinations} combinations, {r.logics} logics, {r.queries} queries "
+        say(f"{shown(r.template_id)}: {r.combinations} combinations, {r.logics} logics, {r.queries} queries "
             f"(no answer {r.no_answer}, several answers {r.multiple_answers}, NULL only {r.null_answer}, "
             f"more than {args.max_answer_rows} answers {r.too_many_answers})")
         for e in r.errors:
-            say(f"  error: {e}", err=True)
+            say(f"  error: {shown(e)}", err=True)
         for w in r.warnings:
-            say(f"  warning: {w}", err=True)
+            say(f"  warning: {shown(w)}", err=True)
     if not queries:
         # An empty dataset is a failure to report, not a result: the file already there stays.
         kept = " (the existing file is left as it was)" if Path(args.out).exists() else ""
         raise DataError(f"no query could be generated from {len(templates.templates)} template(s); see "
                         f"the errors above; nothing written to {args.out}{kept}")
     data.model_copy(update={"queries": queries}).to_jsonl(args.out)
-    say(f"{len(queries)} queries over {len({q.logic_id for q in queries})} SQL logics -> {args.out}")
+    say(f"{len(queries)} queries over {len({q.logic_id for q in queries})} SQL logics -> {shown(args.out)}")
     return 0
 
 
@@ -251,7 +251,7 @@ def _analyze(args: argparse.Namespace) -> int:
     errors: list[DataError] = []
     answers = read_answers(args.answers, errors=errors)
     for e in errors:
-        say(f"skipped: {e}", err=True)
+        say(f"skipped: {shown(e)}", err=True)
     if args.agent:
         answers = [a for a in answers if a.agent in set(args.agent)]
         if not answers:
@@ -285,26 +285,27 @@ def _analyze(args: argparse.Namespace) -> int:
         store=setup.store, run_id=run_id, concurrency=args.concurrency)
     if args.out:
         write_json(args.out, summary)
-    say(f"run {run_id} (artifact 'grammar')")
+    say(f"run {shown(run_id)} (artifact 'grammar')")
     say_reuse(setup.store, run_id, indent="")
     for agent, r in summary["agents"].items():
         o = r["overall"]
-        say(f"{agent}: {r['scored']} graded, {r['unscored']} unscored; groups gap {o['groups']['gap']}, "
+        say(f"{shown(agent)}: {r['scored']} graded, {r['unscored']} unscored; groups gap {o['groups']['gap']}, "
             f"robust {o['groups']['robust']}, non-robust {o['groups']['non_robust']}; "
             f"R {_f(o['robustness'])}, Acc {_f(o['accuracy'])}; failures from retrieval "
             f"{r['attribution']['retrieval']}, from the LM {r['attribution']['lm']}")
         for c, m in r["clusters"].items():
-            say(f"  {c}: R {_f(m['all']['robustness'])}, Acc {_f(m['all']['accuracy'])}, "
+            say(f"  {shown(c)}: R {_f(m['all']['robustness'])}, Acc {_f(m['all']['accuracy'])}, "
                 f"retrieval view R {_f(m['retrieval_view']['robustness'])}")
         if r["comparison"]:
             c = r["comparison"]
-            say(f"  {c['a']} vs {c['b']}: CMH p = {_f(c['p_value'])}, Fisher p = {_f(c['fisher_p_value'])}")
+            say(f"  {shown(c['a'])} vs {shown(c['b'])}: CMH p = {_f(c['p_value'])}, "
+                f"Fisher p = {_f(c['fisher_p_value'])}")
         for name, rel in r.get("reference_free", {}).items():
             p, rc = rel["precision"], rel["recall"]
-            say(f"  {name}: precision {_f(p['value'])} [{_f(p['low'])}, {_f(p['high'])}], "
+            say(f"  {shown(name)}: precision {_f(p['value'])} [{_f(p['low'])}, {_f(p['high'])}], "
                 f"recall {_f(rc['value'])} [{_f(rc['low'])}, {_f(rc['high'])}]")
     for p in summary["problems"]:
-        say(f"problem: {p}", err=True)
+        say(f"problem: {shown(p)}", err=True)
     return 0
 
 

@@ -20,7 +20,7 @@ from ..errors import ConfigError, DataError
 from ..retrieval.chunking import DEFAULT_OVERLAP, DEFAULT_SIZE
 from ..retrieval.ingest import Loaded, ingest, load_path
 from ._backend import add_backend_options, open_backend
-from ._common import quiet_model_loading, say
+from ._common import quiet_model_loading, say, shown
 from ._files import declare_files
 
 __all__ = ["register"]
@@ -67,7 +67,7 @@ def _load(args: argparse.Namespace) -> Loaded:
     for path in args.paths:
         loaded.extend(load_path(path, text_field=args.text_field, id_field=args.id_field))
     for error in loaded.errors:
-        say(f"WARNING: skipped: {error}", err=True)
+        say(f"WARNING: skipped: {shown(error)}", err=True)
     if not loaded.sources:
         raise DataError("no document could be read; nothing to index", path=", ".join(args.paths))
     return loaded
@@ -93,7 +93,7 @@ def handle(args: argparse.Namespace) -> int:
         if close is not None:
             close()
     for chunk_id, reason in report.failed:
-        say(f"WARNING: chunk {chunk_id} not indexed: {reason}", err=True)
+        say(f"WARNING: chunk {shown(chunk_id)} not indexed: {shown(reason)}", err=True)
     where = args.store_dir if args.backend == "embedded" else f"index {args.index!r}"
     say(f"indexed {report.indexed} chunks from {len(loaded.sources)} documents into {where} "
         f"({total} in total{'' if args.embeddings else ', text only'}); "

@@ -20,7 +20,7 @@ from ..errors import ConfigError
 from ..grading.io import Columns
 from ..report import write_report
 from ..runtime.identity import file_digest
-from ._common import add_judge_options, check_call_options, open_cli_run, report_issues, say, setup_judge
+from ._common import add_judge_options, check_call_options, open_cli_run, report_issues, say, setup_judge, shown
 from ._files import JUDGE_READS, declare_files, output_file, store_path
 from ._options import add_json_option, add_table_options, column_names, json_output, write_json
 
@@ -96,7 +96,7 @@ def handle_audit(args: argparse.Namespace) -> int:
     say(format_card(card))
     if json_out is not None:
         write_json(json_out, card.model_dump(mode="json"))
-        say(f"card: {json_out}")
+        say(f"card: {shown(json_out)}")
     if report is not None:
-        say(f"report: {write_report(setup.store, run_id, report)}")
+        say(f"report: {shown(write_report(setup.store, run_id, report))}")
     return 0

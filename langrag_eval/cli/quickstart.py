@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..errors import ConfigError
 from ..quickstart import QuickstartSettings, run_quickstart
-from ._common import add_judge_options, say, setup_judge
+from ._common import add_judge_options, say, setup_judge, shown
 from ._files import JUDGE_READS, declare_files, store_path
 
 __all__ = ["register"]
@@ -45,12 +45,12 @@ def _prepare_folder(out: Path) -> None:
     """Say where the output goes; a folder the quickstart makes gets a ``.gitignore`` of ``*``, so
     running it inside a repository leaves nothing untracked behind."""
     if out.exists():
-        say(f"writing into {out}/", err=True)
+        say(f"writing into {shown(out)}/", err=True)
         return
     out.mkdir(parents=True)
     (out / ".gitignore").write_text("# made by langrag-eval quickstart: keep its output out of version control\n*\n",
                                     encoding="utf-8")
-    say(f"writing into {out}/ (new folder; its .gitignore keeps it out of version control)", err=True)
+    say(f"writing into {shown(out)}/ (new folder; its .gitignore keeps it out of version control)", err=True)
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -83,5 +83,5 @@ def handle(args: argparse.Namespace) -> int:
         if flips is not None and flips.estimate.value is not None:
             say(f"  position flips when the answers swap places: {flips.estimate.value:.0%} "
                 f"(n={flips.estimate.n})")
-    say(f"report: {result.report}   (run {result.run_id}, {result.seconds:.0f} s)")
+    say(f"report: {shown(result.report)}   (run {shown(result.run_id)}, {result.seconds:.0f} s)")
     return 0

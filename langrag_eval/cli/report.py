@@ -13,7 +13,7 @@ import datetime as dt
 
 from ..errors import ConfigError
 from ..report import write_report
-from ._common import add_run_argument, add_store_option, open_store_to_read, run_argument, say
+from ._common import add_run_argument, add_store_option, open_store_to_read, run_argument, say, shown
 from ._files import check_files, declare_files, output_file, store_path
 
 __all__ = ["register"]
@@ -41,7 +41,8 @@ def handle(args: argparse.Namespace) -> int:
     if args.list:
         for r in store.runs():
             when = dt.datetime.fromtimestamp(r["created"], dt.timezone.utc).strftime("%Y-%m-%d %H:%M")
-            say(f"{r['id']:<32} {r['kind']:<12} {when}  {'finished' if r['finished'] else 'unfinished'}")
+            state = "finished" if r["finished"] else "unfinished"
+            say(f"{shown(r['id']):<32} {shown(r['kind']):<12} {when}  {state}")
         return 0
     name = run_argument(args)
     if not name:
@@ -51,5 +52,5 @@ def handle(args: argparse.Namespace) -> int:
     check_files(args, writes={"--out": out})  # the default name holds the whole run id
     path = write_report(store, run["id"], output_file(out, "--out"),
                         baseline=args.baseline)
-    say(f"report: {path}")
+    say(f"report: {shown(path)}")
     return 0

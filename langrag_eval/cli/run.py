@@ -21,7 +21,7 @@ from ..run.evaluation import evaluate, record_run
 from ..run.plugins import evaluator_ids, load_evaluator
 from ..runtime.identity import file_digest
 from ..types import Sample
-from ._common import add_judge_options, open_cli_run, report_issues, say, say_reuse, setup_judge
+from ._common import add_judge_options, open_cli_run, report_issues, say, say_reuse, setup_judge, shown
 from ._files import JUDGE_READS, declare_files, store_path
 
 __all__ = ["SUMMARY_PREFIX", "format_summary", "register"]
@@ -115,7 +115,7 @@ def handle(args: argparse.Namespace) -> int:
     summaries = {i: run.summary(i) for i in ids}
     record_run(setup.store, run_id, {f"{SUMMARY_PREFIX}{i}": s.model_dump(mode="json") for i, s in summaries.items()},
                finished={"samples": len(samples), "evaluators": ids})
-    say(f"run {run_id} over {args.file} (judge {setup.judge.model_id})")
+    say(f"run {shown(run_id)} over {shown(args.file)} (judge {shown(setup.judge.model_id)})")
     if issues:
         say(f"  {len(issues)} row(s) skipped, see the warnings above")
     for i, s in summaries.items():

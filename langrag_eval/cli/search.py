@@ -20,7 +20,7 @@ import json
 from ..errors import ConfigError
 from ..retrieval import HybridSettings, Retriever
 from ._backend import add_backend_options, open_backend
-from ._common import quiet_model_loading, say
+from ._common import quiet_model_loading, say, shown
 from ._files import declare_files
 from ._options import SettingsOptions
 
@@ -55,14 +55,15 @@ def format_table(docs: list, *, width: int = 72) -> str:
     """
     if not docs:
         return "no matching chunks"
-    id_width = max(2, *(len(d.id) for d in docs))
+    ids = [shown(d.id) for d in docs]
+    id_width = max(2, *(len(i) for i in ids))
     lines = [f"rank  score     {'id':<{id_width}}  text"]
-    for rank, doc in enumerate(docs, start=1):
-        snippet = " ".join(doc.text.split())
+    for rank, (doc, doc_id) in enumerate(zip(docs, ids), start=1):
+        snippet = shown(" ".join(doc.text.split()))
         if len(snippet) > width:
             snippet = snippet[:width - 3] + "..."
         score = "-" if doc.score is None else f"{doc.score:.4f}"
-        lines.append(f"{rank:>4}  {score:<8}  {doc.id:<{id_width}}  {snippet}")
+        lines.append(f"{rank:>4}  {score:<8}  {doc_id:<{id_width}}  {snippet}")
     return "\n".join(lines)
 
 
@@ -80,7 +81,7 @@ def handle(args: argparse.Namespace) -> int:
     try:
         docs = Retriever(backend, mode=args.mode, k=args.k, hybrid=hybrid).retrieve(args.query)
         for fusion, reason in getattr(backend, "fallbacks", {}).items():
-            say(f"note: {fusion} is not available on this cluster ({reason}); fused client-side instead",
+            say(f"note: {fusion} is not available on this cluster ({shown(reason)}); fused client-side instead",
                 err=True)
     finally:
         close = getattr(backend, "close", None)

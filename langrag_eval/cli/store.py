@@ -15,7 +15,7 @@ import datetime as dt
 
 from ..errors import ConfigError
 from ..runtime import open_store
-from ._common import add_run_argument, add_store_option, open_store_to_read, run_argument, say
+from ._common import add_run_argument, add_store_option, open_store_to_read, run_argument, say, shown
 from ._files import declare_files, store_path
 
 __all__ = ["register"]
@@ -50,7 +50,7 @@ def _copy(args: argparse.Namespace) -> int:
     runs = [source.run(r)["id"] for r in args.runs] if args.runs else None
     target = open_store(args.target)
     copied = source.copy_runs(target, runs)
-    say(f"copied into {target.path}: " + ", ".join(f"{n} {table}" for table, n in copied.items()))
+    say(f"copied into {shown(target.path)}: " + ", ".join(f"{n} {table}" for table, n in copied.items()))
     return 0
 
 
@@ -60,17 +60,17 @@ def _status(args: argparse.Namespace) -> int:
     if not name:
         for r in store.runs():
             state = "finished" if r["finished"] else "unfinished"
-            say(f"{r['id']:<32} {r['kind']:<12} {state}")
+            say(f"{shown(r['id']):<32} {shown(r['kind']):<12} {state}")
         return 0
     run = store.run(name)
     judged = store.judgments(run["id"])
-    say(f"run {run['id']} ({run['kind']}): {len(judged)} judgments stored, "
+    say(f"run {shown(run['id'])} ({shown(run['kind'])}): {len(judged)} judgments stored, "
         f"{sum(j['scored'] for j in judged)} scored; {'finished' if run['finished'] else 'not finished'}")
     holder = store.lease_holder(run["id"])
     if holder is not None:
         until = dt.datetime.fromtimestamp(holder["expires"], dt.timezone.utc).strftime("%H:%M:%S")
-        say(f"  written by process {holder['pid']} on {holder['host']} (lease until {until} UTC)")
+        say(f"  written by process {holder['pid']} on {shown(holder['host'])} (lease until {until} UTC)")
     for w in getattr(store, "workers", lambda _: [])(run["id"]):
-        say(f"  worker {w['host']}:{w['pid']}: {w['finished']} finished, {w['holding']} in hand, "
+        say(f"  worker {shown(w['host'])}:{w['pid']}: {w['finished']} finished, {w['holding']} in hand, "
             f"{'alive' if w['alive'] else 'gone'}")
     return 0

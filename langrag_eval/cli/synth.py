@@ -18,7 +18,7 @@ from ..run.evaluation import record_run
 from ..runtime.identity import content_hash
 from ._common import (
     add_call_options, add_store_options, check_call_options, make_judge, open_cli_run,
-    open_store_to_write, say,
+    open_store_to_write, say, shown,
 )
 from ._files import declare_files, judge_file, output_file, store_path
 
@@ -126,16 +126,16 @@ def _queries(args: argparse.Namespace) -> int:
         write_queries(args.pool_out, result.pool)
     report = result.report.model_dump(mode="json")
     record_run(store, run_id, {"synth": report}, finished=report)
-    say(f"run {run_id}: {len(chosen)} of {len(passages)} passages ({args.passage_tokens} "
+    say(f"run {shown(run_id)}: {len(chosen)} of {len(passages)} passages ({args.passage_tokens} "
         f"{args.token_count} tokens max), {args.per_passage} questions asked per passage and generator")
     say(f"pool {report['pool_size']}, duplicates dropped {report['duplicates_dropped']}, "
-        f"unique {report['unique']}, selected {report['selected']} -> {args.out}")
+        f"unique {report['unique']}, selected {report['selected']} -> {shown(args.out)}")
     for gid, s in report["generators"].items():
         quota = "all" if s["quota"] is None else s["quota"]
         short = f", short by {s['shortfall']}" if s["shortfall"] else ""
-        say(f"  {gid}: generated {s['generated']}, duplicates {s['duplicates']}, unique {s['unique']}, "
+        say(f"  {shown(gid)}: generated {s['generated']}, duplicates {s['duplicates']}, unique {s['unique']}, "
             f"quota {quota}, selected {s['selected']}{short}")
     for failure in report["failures"]:
-        say(f"  failed: {failure}", err=True)
+        say(f"  failed: {shown(failure)}", err=True)
     say(json.dumps({"run": run_id, "selected": report["selected"]}))
     return 0

@@ -53,7 +53,7 @@ from ..thelma.metrics import registered_metrics
 from ..thelma.evaluator import DEFAULT_SD_THRESHOLD
 from ..thelma.io import read_samples
 from ._common import (
-    add_judge_options, open_cli_run, quiet_model_loading, report_issues, say, say_reuse, setup_judge,
+    add_judge_options, open_cli_run, quiet_model_loading, report_issues, say, say_reuse, setup_judge, shown,
 )
 from ._executor import command_executor
 from ._files import JUDGE_READS, declare_files, output_file, store_path
@@ -243,12 +243,13 @@ def handle(args: argparse.Namespace) -> int:
             fh.write(json.dumps({**_record(result, lines[result.id or ""]),
                                  "metrics": {m: v.model_dump(mode="json") for m, v in result.metrics.items()},
                                  "usage": result.usage.model_dump()}, ensure_ascii=False) + "\n")
-    say(f"THELMA for {source} (run {run_id}, judge {setup.judge.model_id}, {thelma.mode} matching)")
+    say(f"THELMA for {shown(source)} (run {shown(run_id)}, judge {shown(setup.judge.model_id)}, "
+        f"{thelma.mode} matching)")
     if issues:
         say(f"  {len(issues)} row(s) skipped, see the warnings above")
     say(format_summary(summary))
     if args.traces:
         say(format_windows(summary["windows"], summary["window"]["traces"]))
     say_reuse(setup.store, run_id)
-    say(f"  results: {out}")
+    say(f"  results: {shown(out)}")
     return 0

@@ -18,7 +18,7 @@ from ..files.reading import read_text
 from ..prompting.templates import load_prompt
 from ..runtime.identity import content_hash, file_digest
 from ..tournament import TournamentConfig, format_summary, load_answers_jsonl, load_ragelo_csv, run_tournament
-from ._common import add_judge_options, open_cli_run, report_issues, say, say_reuse, setup_judge
+from ._common import add_judge_options, open_cli_run, report_issues, say, say_reuse, setup_judge, shown
 from ._files import JUDGE_READS, declare_files, store_path
 from ._options import SettingsOptions, add_json_option, json_output, write_json
 
@@ -96,13 +96,13 @@ def handle(args: argparse.Namespace) -> int:
         inputs["factors"] = file_digest(args.factors_file, what="factors file")
     run_id = open_cli_run(setup.store, args, "tournament", run_config, inputs=inputs,
                           judge=setup.judge.model_id)
-    say(f"run {run_id}: {len(data.agents)} agents, {len(data.queries)} queries "
-        f"({setup.store.path})", err=True)
+    say(f"run {shown(run_id)}: {len(data.agents)} agents, {len(data.queries)} queries "
+        f"({shown(setup.store.path)})", err=True)
     result = run_tournament(data, setup.judge, config, store=setup.store, run_id=run_id,
                             concurrency=args.concurrency)
     say(format_summary(result.summary))
     say_reuse(setup.store, run_id)
     if json_out is not None:
         write_json(json_out, result.summary)
-    say(f"stored: run {run_id}, artifact 'tournament' in {setup.store.path}", err=True)
+    say(f"stored: run {shown(run_id)}, artifact 'tournament' in {shown(setup.store.path)}", err=True)
     return 0

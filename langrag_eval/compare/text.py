@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..files.terminal import shown
 from .compare import Comparison, MetricComparison
 from .gate import GateResult
 from .observations import is_scored_rate
@@ -23,16 +24,21 @@ def _p(x: float | None) -> str:
     return "-" if x is None else ("<0.001" if x < 0.001 else f"{x:.3f}")
 
 
+def _name(m: MetricComparison) -> str:
+    # A subject and a metric are users' names: shown with their controls escaped.
+    return shown((m.subject + ": " if m.subject else "") + m.metric)
+
+
 def _row(m: MetricComparison, name_width: int) -> str:
     interval = "-" if m.low is None else f"[{_num(m, m.low, signed=True)}, {_num(m, m.high, signed=True)}]"
     unscored = f"{m.unscored_a}/{m.unscored_b}"
-    return (f"  {(m.subject + ': ' if m.subject else '') + m.metric:<{name_width}} {m.n:>5} "
+    return (f"  {_name(m):<{name_width}} {m.n:>5} "
             f"{_num(m, m.mean_a):>8} {_num(m, m.mean_b):>8} {_num(m, m.diff, signed=True):>8} "
             f"{interval:>20} {(m.test or '-'):<16} {_p(m.p_value):>7} {_p(m.p_adjusted):>7} {unscored:>9}")
 
 
 def _table(rows: list[MetricComparison], level: float) -> list[str]:
-    width = max([14] + [len((m.subject + ": " if m.subject else "") + m.metric) for m in rows])
+    width = max([14] + [len(_name(m)) for m in rows])
     head = (f"  {'metric':<{width}} {'n':>5} {'A':>8} {'B':>8} {'B-A':>8} {f'{level:.0%} interval':>20} "
             f"{'test':<16} {'p':>7} {'p Holm':>7} {'unsc A/B':>9}")
     return [head] + [_row(m, width) for m in rows]
@@ -44,12 +50,13 @@ def _flip(f: dict[str, Any]) -> str:
     a, b = f["a"], f["b"]
     moved = [f"{m} {a['values'][m]:g} -> {b['values'][m]:g}" for m in a["values"]
              if m in b["values"] and a["values"][m] != b["values"][m] and not is_scored_rate(m)]
-    q = (f["question"] or "")[:70]
-    lines = [f"  {a['id']}{'' if a['id'] == b['id'] else ' / ' + b['id']}: {f['metric']} {f['direction']}"
+    q = shown((f["question"] or "")[:70])
+    ids = shown(a["id"]) + ("" if a["id"] == b["id"] else " / " + shown(b["id"]))
+    lines = [f"  {ids}: {shown(f['metric'])} {f['direction']}"
              f" ({', '.join(moved)})  {q}"]
     for side, obs in (("A", a), ("B", b)):
         if obs["reason"]:
-            lines.append(f"      {side}: {' '.join(str(obs['reason']).split())[:100]}")
+            lines.append(f"      {side}: {shown(' '.join(str(obs['reason']).split())[:100])}")
     return "\n".join(lines)
 
 
@@ -68,7 +75,7 @@ def _footnote(c: Comparison) -> str:
 
 def format_comparison(c: Comparison, *, flips: int = 10, subjects: bool = True) -> str:
     """The comparison as text: pairing, the metric table, subjects, unscored and flipped items."""
-    lines = [f"run B {c.run_b} against baseline A {c.run_a}"]
+    lines = [f"run B {shown(c.run_b)} against baseline A {shown(c.run_a)}"]
     for family, p in c.pairing.items():
         lines.append(f"  {family}: {p['pairs']} items paired by {p['by']}"
                      + (f"; {p['only_a']} only in A, {p['only_b']} only in B"
@@ -84,12 +91,12 @@ def format_comparison(c: Comparison, *, flips: int = 10, subjects: bool = True) 
         for u in c.unscored[:5]:
             why = "; ".join(f"{side}: {next(iter(u[side.lower()].values()))}" for side in ("A", "B")
                             if u[side.lower()])
-            lines.append(f"    {u['id_a']}: {', '.join(u['metrics'])}: {why[:110]}")
+            lines.append(f"    {shown(u['id_a'])}: {shown(', '.join(u['metrics']))}: {shown(why[:110])}")
         if len(c.unscored) > 5:
             lines.append(f"    ... and {len(c.unscored) - 5} more (--json lists all)")
     if c.unpaired:
         lines.append(f"  {len(c.unpaired)} item(s) in one run only: "
-                     + ", ".join(f"{u['run'].upper()}:{u['id']}" for u in c.unpaired[:8])
+                     + ", ".join(f"{u['run'].upper()}:{shown(u['id'])}" for u in c.unpaired[:8])
                      + (" ..." if len(c.unpaired) > 8 else ""))
     lost = sum(f["direction"] == "lost" for f in c.flips)
     if c.flips:
@@ -99,8 +106,8 @@ def format_comparison(c: Comparison, *, flips: int = 10, subjects: bool = True) 
     score_falls = [m for m in c.movers if m["metric"] != "grade"]
     if score_falls:
         worst = sorted(score_falls, key=lambda m: m["change"])[:5]
-        lines.append("  largest score falls: " + "; ".join(f"{m['a']['id']} {m['metric']} {m['change']:+.2f}"
-                                                          for m in worst))
+        lines.append("  largest score falls: " + "; ".join(
+            f"{shown(m['a']['id'])} {shown(m['metric'])} {m['change']:+.2f}" for m in worst))
     return "\n".join(lines)
 
 
@@ -108,7 +115,7 @@ def format_gate(result: GateResult) -> str:
     """The gate's one-screen summary: each gated metric's verdict, then what to look at."""
     c = result.comparison
     level = c.level
-    lines = [f"gate: run {result.run} against baseline {result.baseline} "
+    lines = [f"gate: run {shown(result.run)} against baseline {shown(result.baseline)} "
              f"({result.confidence:.0%} confidence over {len(result.checks)} metric(s); "
              f"each interval at {level:.2%})"]
     for ch in result.checks:
@@ -116,7 +123,7 @@ def format_gate(result: GateResult) -> str:
         means = ("" if m is None or m.mean_a is None
                  else f"  A {_num(m, m.mean_a)} -> B {_num(m, m.mean_b)}, n={m.n}")
         status = "PASS*" if ch.insufficient else ch.status.upper()
-        lines.append(f"  {status:<9} {ch.metric:<12} {ch.message}{means}")
+        lines.append(f"  {status:<9} {shown(ch.metric):<12} {shown(ch.message)}{means}")
     for family, p in c.pairing.items():
         unsc = [m for m in c.metrics if m.family == family]
         in_a = max((m.unscored_a for m in unsc), default=0)
@@ -124,7 +131,7 @@ def format_gate(result: GateResult) -> str:
         lines.append(f"  {family}: {p['pairs']} paired items; unscored (left out): up to {in_a} in the "
                      f"baseline, {in_b} in the run"
                      + (f", {in_b - in_a} more in the run" if in_b > in_a else ""))
-    lines += [f"  note: {n}" for n in result.notes]
+    lines += [f"  note: {shown(n)}" for n in result.notes]
     lost = [f for f in c.flips if f["direction"] == "lost"]
     if lost:
         lines.append(f"  {len(lost)} item(s) lost, {len(c.flips) - len(lost)} gained; the first lost:")

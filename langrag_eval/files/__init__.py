@@ -1,6 +1,7 @@
 """Users' files read and written safely: tables with the file, line and field of every problem
-(:mod:`.tables`), bounded reading (:mod:`.reading`), strict JSON (:mod:`.jsontext`), and outputs
-that are whole or absent (:mod:`.writing`). Names are imported on first use."""
+(:mod:`.tables`), bounded reading (:mod:`.reading`), strict JSON (:mod:`.jsontext`), outputs
+that are whole or absent (:mod:`.writing`), and their text printed with terminal controls escaped
+(:mod:`.terminal`). Names are imported on first use."""
 
 from typing import TYPE_CHECKING
 
@@ -11,6 +12,7 @@ if TYPE_CHECKING:
     from .tables import Row, Table, TableFormat, TableStream, csv_cells_unbounded, jsonl_objects, parse_json, read_bytes, read_table, read_text, require_columns, stream_table
     from .reading import check_regular, digest_of_read, read_lines
     from .jsontext import finite_number, lines_of
+    from .terminal import shown, shown_lines
 
 _LAZY = {
     "atomic_write": ".writing",
@@ -33,6 +35,8 @@ _LAZY = {
     "read_lines": ".reading",
     "finite_number": ".jsontext",
     "lines_of": ".jsontext",
+    "shown": ".terminal",
+    "shown_lines": ".terminal",
 }
 
 __getattr__ = lazy_getattr(__name__, _LAZY, globals())

@@ -40,6 +40,7 @@ import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..files.terminal import shown
 from ..results import Unscored
 from ..stats.significance import paired_t_test
 from .data import TournamentData
@@ -135,27 +136,28 @@ def format_summary(summary: Mapping[str, Any]) -> str:
     ranking = summary["ranking"]
     if ranking:
         level = round(summary["bradley_terry"]["level"] * 100)
-        width = max(len(r["agent"]) for r in ranking)
+        # names as the terminal shows them (controls escaped), so the columns line up
+        width = max(len(shown(r["agent"])) for r in ranking)
         out.append(f"Ranking (Bradley-Terry, Elo scale, {level}% bootstrap interval; Elo mean of "
                    f"{summary['config']['tournaments']} tournaments; BT: Bradley-Terry rating, W-T-L: "
                    f"games won, tied, lost):")
         out.append(f"  {'#':>2}  {'agent':<{width}}  {'BT':>7}  {'interval':>17}  {'Elo':>7}  {'W-T-L':>11}")
         for r in ranking:
-            out.append(f"  {r['rank']:>2}  {r['agent']:<{width}}  {r['bt_rating']:7.1f}  "
+            out.append(f"  {r['rank']:>2}  {shown(r['agent']):<{width}}  {r['bt_rating']:7.1f}  "
                        f"[{r['bt_low']:7.1f}, {r['bt_high']:7.1f}]  {r['elo']:7.1f}  "
                        f"{r['wins']}-{r['ties']}-{r['losses']:<}")
         agents = [r["agent"] for r in ranking]
         out.append("")
         out.append("Win share of row agent against column agent (win/tie/loss):")
-        col = max(12, max(len(a) for a in agents))
-        out.append("  " + " " * width + "".join(f"  {a:>{col}}" for a in agents))
+        col = max(12, max(len(shown(a)) for a in agents))
+        out.append("  " + " " * width + "".join(f"  {shown(a):>{col}}" for a in agents))
         for x in agents:
             cells = []
             for y in agents:
                 c = summary["win_matrix"][x].get(y)
                 text = "-" if c is None else "{:.0%}/{:.0%}/{:.0%}".format(c["win"], c["tie"], c["loss"])
                 cells.append(f"  {text:>{col}}")
-            out.append(f"  {x:<{width}}" + "".join(cells))
+            out.append(f"  {shown(x):<{width}}" + "".join(cells))
     else:
         out.append("No ranking: fewer than two agents with valid answers.")
     retrieval = summary["retrieval"]
@@ -168,7 +170,7 @@ def format_summary(summary: Mapping[str, Any]) -> str:
         out.append(f"  (MRR@{k}: mean reciprocal rank of the first relevant document in the top {k}; "
                    f"nDCG@{k}: normalised discounted cumulative gain of the top {k})")
         for agent, m in sorted(retrieval["per_agent"].items()):
-            out.append(f"  {agent}: {_f(m['mrr']['somewhat'])}  {_f(m['mrr']['very'])}  {_f(m['ndcg'])}")
+            out.append(f"  {shown(agent)}: {_f(m['mrr']['somewhat'])}  {_f(m['mrr']['very'])}  {_f(m['ndcg'])}")
     else:
         out.append("Retrieval: documents are not attributed to agents (no agent column); no MRR per agent.")
     g = summary["games"]
@@ -181,7 +183,7 @@ def format_summary(summary: Mapping[str, Any]) -> str:
     left = summary["left_out"]
     if left["counts"]:
         out.append("Left out: " + ", ".join(f"{n} {kind}" for kind, n in sorted(left["counts"].items())))
-        out.extend(f"  {m}" for m in left["messages"][:10])
+        out.extend(f"  {shown(m)}" for m in left["messages"][:10])
         more = len(left["messages"]) - 10 + left["truncated"]
         if more > 0:
             out.append(f"  ... and {more} more (all in the run store's tournament artifact)")
