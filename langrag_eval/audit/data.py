@@ -14,7 +14,6 @@ sample ``--max-items`` takes from them.
 
 from __future__ import annotations
 
-import json
 import random
 from collections import Counter, defaultdict
 from collections.abc import Callable, Hashable, Sequence
@@ -25,6 +24,7 @@ from typing import Literal, TypeVar
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import ArgumentError, DataError
+from ..files.tables import jsonl_objects
 from ..grading.io import Columns, read_grading_file
 
 __all__ = ["PairItem", "AnswerItem", "load_pairs", "load_answers", "read_labelled_file",
@@ -74,7 +74,14 @@ class AnswerItem(BaseModel):
 
 def _shipped(name: str) -> list[dict]:
     text = resources.files("langrag_eval.audit").joinpath("data", name).read_text(encoding="utf-8")
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
+    # JSON lines end at line feeds only: str.splitlines would also cut a record at U+2028
+    return [_whole(obj) for _, obj in jsonl_objects(name, text)]
+
+
+def _whole(obj: dict | DataError) -> dict:
+    if isinstance(obj, DataError):
+        raise obj
+    return obj
 
 
 def load_pairs() -> list[PairItem]:

@@ -118,17 +118,17 @@ def _read(path: str) -> list[Any]:
     from pydantic import ValidationError
     from ..conversations import Conversation
     out = []
-    from ..files.reading import read_text
-    for n, line in enumerate(read_text(Path(path), what="conversations file").splitlines(), start=1):
-        if not line.strip():
-            continue
+    from ..errors import DataError
+    from ..files.tables import jsonl_objects
+    # the files' JSONL reader: lines end at line feeds only (U+2028 inside a string is text)
+    for n, obj in jsonl_objects(Path(path), what="conversations file"):
+        if isinstance(obj, DataError):
+            raise ConfigError(str(obj))
         try:
-            out.append(Conversation.model_validate(json.loads(line)))
+            out.append(Conversation.model_validate(obj))
         except ValidationError as e:
             err = e.errors()[0]
             raise ConfigError(f"{path}:{n}: field {'.'.join(str(p) for p in err['loc'])!r}: {err['msg']}") from None
-        except ValueError as e:
-            raise ConfigError(f"{path}:{n}: not a JSON object: {e}") from None
     if not out:
         raise ConfigError(f"{path}: no conversations")
     return out

@@ -53,7 +53,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "per shard, so more shards change the scores)")
     p.add_argument("--timeout", type=float, default=30.0,
                    help="seconds to wait for each OpenSearch request (default 30)")
-    declare_files(p, reads={"PATH": "paths"},
+    declare_files(p, reads={"PATH": "paths", "--ca-certs": "ca_certs"},
                   writes={"--store-dir": lambda a: a.store_dir if a.backend == "embedded" else None},
                   folders={"PATH", "--store-dir"})
     p.set_defaults(handler=handle)

@@ -15,7 +15,7 @@ import json
 from typing import Any
 
 from ..errors import ConfigError, DataError
-from ..files.tables import read_table
+from ..files.tables import parse_json, read_table
 from ..results import Summary
 from ..run.evaluation import evaluate, record_run
 from ..run.plugins import evaluator_ids, load_evaluator
@@ -51,7 +51,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _contexts(value: Any, line: int, path: str) -> Any:
     if isinstance(value, str) and value.strip().startswith("["):
         try:
-            return json.loads(value)
+            return parse_json(value)  # strict: NaN, a repeated key or half a surrogate pair refused
         except json.JSONDecodeError as exc:
             raise DataError(f"contexts is not a JSON list ({exc.msg})", path=path, line=line,
                             field="contexts") from None

@@ -40,7 +40,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("-k", type=int, default=10, help="chunks to return (default 10)")
     _HYBRID.add_to(p)
     p.add_argument("--json", action="store_true", help="print one JSON object per hit instead of a table")
-    declare_files(p, reads={"--store-dir": lambda a: a.store_dir if a.backend == "embedded" else None},
+    declare_files(p, reads={"--store-dir": lambda a: a.store_dir if a.backend == "embedded" else None,
+                            "--ca-certs": "ca_certs"},
                   folders={"--store-dir"})
     p.set_defaults(handler=handle)
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,8 +27,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ..errors import ConfigError, ModelCallError
-from ..files.reading import read_text
+from ..errors import ConfigError, DataError, ModelCallError
+from ..files.tables import jsonl_objects
 from ..model import GenerationParams
 from ..prompting.templates import PromptTemplate, load_prompt, override_template
 from ..runtime import Judge, RunStore
@@ -59,19 +58,17 @@ def read_personas(path: str | Path) -> list[Persona]:
     """Personas from a JSONL file, one object a line; a bad line is one ConfigError naming file,
     line and field."""
     path = Path(path)
-    lines = read_text(path, what="personas file").splitlines()
     out, seen = [], set()
-    for n, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
+    # the files' JSONL reader: lines end at line feeds only (U+2028 inside a string is text)
+    for n, obj in jsonl_objects(path, what="personas file"):
+        if isinstance(obj, DataError):
+            raise ConfigError(str(obj))
         try:
-            persona = Persona.model_validate(json.loads(line))
-        except ValueError as e:
-            if isinstance(e, ValidationError):
-                err = e.errors()[0]
-                where = ".".join(str(p) for p in err["loc"]) or "line"
-                raise ConfigError(f"{path}:{n}: field {where!r}: {err['msg']}") from None
-            raise ConfigError(f"{path}:{n}: not a JSON object: {e}") from None
+            persona = Persona.model_validate(obj)
+        except ValidationError as e:
+            err = e.errors()[0]
+            where = ".".join(str(p) for p in err["loc"]) or "line"
+            raise ConfigError(f"{path}:{n}: field {where!r}: {err['msg']}") from None
         if persona.id in seen:
             raise ConfigError(f"{path}:{n}: field 'id': {persona.id!r} appears twice")
         seen.add(persona.id)

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from .writing import atomic_write, check_output, write_text_atomic
     from .tables import Row, Table, TableFormat, TableStream, csv_cells_unbounded, jsonl_objects, parse_json, read_bytes, read_table, read_text, require_columns, stream_table
     from .reading import check_regular, digest_of_read, read_lines
-    from .jsontext import finite_number, lines_of
+    from .jsontext import LoneSurrogateError, find_lone_surrogate, finite_number, lines_of
     from .terminal import shown, shown_lines
 
 _LAZY = {
@@ -33,6 +33,8 @@ _LAZY = {
     "check_regular": ".reading",
     "digest_of_read": ".reading",
     "read_lines": ".reading",
+    "LoneSurrogateError": ".jsontext",
+    "find_lone_surrogate": ".jsontext",
     "finite_number": ".jsontext",
     "lines_of": ".jsontext",
     "shown": ".terminal",

@@ -306,7 +306,8 @@ def read_dataset(path: str | Path) -> list[GrammarQuery]:
             # parsed here, not by pydantic: a repeated key or a NaN is refused, not read as one value
             out.append(GrammarQuery.model_validate(parse_json(line)))
         except json.JSONDecodeError as exc:
-            raise DataError(f"not valid JSON ({exc.msg})", path=str(source), line=number) from None
+            raise DataError(f"not valid JSON ({exc.msg})", path=str(source), line=number,
+                            field=getattr(exc, "field", None)) from None  # a lone surrogate's field
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"]) or None

@@ -14,7 +14,6 @@ a second invocation with the same settings resumes (and costs zero model calls o
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, field
 from importlib import resources
@@ -22,6 +21,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..audit import JudgeCard, audit_run_id, run_audit
+from ..errors import DataError
+from ..files.tables import jsonl_objects
 from ..models.embeddings import Embedder, default_embedder
 from ..grading import VragGrader
 from ..pipelines import AgentAnswer, Query, answer_record, run_agents, six_agents, write_answers
@@ -40,7 +41,13 @@ __all__ = ["QuickstartSettings", "QuickstartResult", "run_quickstart", "load_cor
 
 def _data(name: str) -> list[dict[str, Any]]:
     text = resources.files(__name__).joinpath("data", name).read_text(encoding="utf-8")
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
+    # JSON lines end at line feeds only: str.splitlines would also cut a record at U+2028
+    records = []
+    for _, obj in jsonl_objects(name, text):
+        if isinstance(obj, DataError):
+            raise obj
+        records.append(obj)
+    return records
 
 
 def load_corpus() -> list[dict[str, Any]]:

@@ -25,6 +25,7 @@ reader or a failed save never sees half an index. Version 1 folders (a forward i
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import zipfile
 from collections.abc import Iterable, Iterator
@@ -35,7 +36,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import RetrievalError
+from ..errors import DataError, RetrievalError
+from ..files.reading import check_regular
 from ..files.writing import temporary_name
 from .base import Chunk
 from .bm25 import Postings, Vocabulary
@@ -91,9 +93,27 @@ def damaged_index_errors(path: Path) -> Iterator[None]:
                              f"version ({first}); index the corpus again into a new folder") from None
 
 
+_FILES = ("manifest.json", "chunks.jsonl", "vectors.npy", "has_vector.npy", "postings.npz", "vocabulary.json")
+
+
+def _refuse_special_files(path: Path) -> None:
+    # A named pipe or a device in place of an index file would hold the reader forever: each file
+    # is looked at (os.stat, nothing opened) before any is read. A missing one is left to the
+    # readers below, which call the index damaged.
+    for name in _FILES:
+        if os.path.lexists(path / name):
+            try:
+                check_regular(path / name, what=f"the index file {name}")
+            except DataError as exc:
+                raise RetrievalError(f"{exc.path}: {exc.message.removesuffix('; give a file')}; index "
+                                     "the corpus again into a new folder") from None
+
+
 def load_index(path: Path, space: Space | None = None) -> SavedIndex:
     """The index saved in ``path``; ``space``, when given, must be the one it was built with. Read
-    it under :func:`damaged_index_errors`: a damaged file raises what its reader raises."""
+    it under :func:`damaged_index_errors`: a damaged file raises what its reader raises; a file
+    that is not a regular file (a named pipe, a device) is refused before any is opened."""
+    _refuse_special_files(path)
     try:
         manifest = json.loads((path / "manifest.json").read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:

@@ -31,6 +31,7 @@ import numpy as np
 
 from ..models.embeddings import Embedder
 from ..errors import DataError
+from ..files.jsontext import lines_of
 from ..files.tables import jsonl_objects
 from ..files.reading import read_text
 from ..runtime.concurrency import synchronous
@@ -61,7 +62,7 @@ def _markdown(text: str) -> tuple[str, dict[str, str]]:
         if end != -1:
             text = text[end + 5:]
     meta = {}
-    for line in text.splitlines():
+    for line in lines_of(text):  # Markdown lines end at line feeds; U+2028 is text within one
         if line.startswith("# "):
             meta["title"] = line[2:].strip()
             break

@@ -27,7 +27,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from ..errors import ConfigError, RetrievalError, redact
+from ..errors import ConfigError, DataError, RetrievalError, redact
+from ..files.reading import check_regular
 from ..types import Document
 from . import opensearch_requests as osr
 from .base import Chunk, HybridSettings, IngestReport, Mode
@@ -77,6 +78,11 @@ class OpenSearchBackend(OpenSearchQueries):
         if knn_candidates < 1:
             raise ConfigError(f"knn_candidates must be at least 1, got {knn_candidates}")
         self.knn_candidates = knn_candidates
+        if ca_certs is not None:  # a named pipe would hold the first TLS handshake forever
+            try:
+                check_regular(ca_certs, what="ca_certs")
+            except DataError as exc:
+                raise ConfigError(str(exc)) from None
         self._user, self._password = user, Secret(password)
         self._client_options: dict[str, Any] = {
             "verify_certs": verify_certs, "ca_certs": ca_certs, "timeout": timeout,

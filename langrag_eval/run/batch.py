@@ -29,7 +29,8 @@ from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from itertools import islice
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..errors import RepeatedIdError
+from ..errors import DataError, RepeatedIdError
+from ..files.jsontext import find_lone_surrogate
 from ..results import Declaration, ScoreScale
 from ..runtime import put_item_index, run_batch
 from ..runtime.concurrency import synchronous
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
     from ..evaluator import Evaluator
     from ..runtime import RunStore
 
-__all__ = ["DECLARED_PREFIX", "aevaluate_many", "astream_many", "check_unique_ids", "declare_in_run", "declared_in_run",
+__all__ = ["DECLARED_PREFIX", "aevaluate_many", "astream_many", "check_text", "check_unique_ids", "declare_in_run", "declared_in_run",
            "evaluate_many", "in_flight"]
 
 X = TypeVar("X")
@@ -54,6 +55,18 @@ def check_unique_ids(evaluator: "Evaluator[Any, Any]", samples: Sequence[Any]) -
     repeated = sorted(k for k, n in Counter(explicit).items() if n > 1)
     if repeated:
         raise RepeatedIdError(repeated)
+
+
+def check_text(samples: Sequence[Any], *, start: int = 0) -> None:
+    """Every string of every sample must be text: half of a surrogate pair (``"\\udc80"``, which
+    Python's own JSON parser makes from an escape) cannot be hashed, stored or printed as UTF-8.
+    Refused before any is judged, in one line naming the sample (counted from ``start`` + 1) and
+    the field."""
+    for n, sample in enumerate(samples, start=start + 1):
+        if (found := find_lone_surrogate(sample)) is not None:
+            field, char = found
+            raise DataError(f"sample {n} holds the lone surrogate \\u{ord(char):04x} (half of a UTF-16 "
+                            "pair, not a character); give text", field=field or None)
 
 
 DECLARED_PREFIX = "declared/"
@@ -136,6 +149,7 @@ async def aevaluate_many(evaluator: "Evaluator[Any, Any]", samples: Sequence[Any
     one sample is that sample's ``Unscored`` (cause ``evaluator_error``), tried again on a re-run;
     the others go on. ``progress=True`` draws a progress bar on a terminal (off by default)."""
     check_unique_ids(evaluator, samples)
+    check_text(samples)
     keys = [evaluator.key(s) for s in samples]
     bound, store = _bound(evaluator, run_id, store)
     if store is not None and run_id is not None:
@@ -170,8 +184,9 @@ async def astream_many(evaluator: "Evaluator[Any, Any]", samples: Iterable[Any],
     seen: set[int] = set()
     size = in_flight(evaluator, concurrency)
     with BatchProgress(evaluator.description or task, total or 0, show=progress) as bar:
-        for batch in _chunks(samples, chunk):
+        for number, batch in enumerate(_chunks(samples, chunk)):
             check_unique_ids(evaluator, batch)
+            check_text(batch, start=number * chunk)
             keys = [evaluator.key(s) for s in batch]
             for s, k in zip(batch, keys):
                 if getattr(s, "id", None) is None:

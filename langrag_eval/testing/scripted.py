@@ -143,17 +143,29 @@ class ScriptedModel:
 
 def resolve(spec: str) -> ScriptedModel:
     """``scripted:FILE`` for the CLI: FILE holds a JSON list of replies or a mapping
-    from prompt substring to reply (an empty key matches any prompt)."""
+    from prompt substring to reply (an empty key matches any prompt). The model's id carries the
+    digest of what the file holds, as a GGUF judge's does: runs and cached replies are keyed by it,
+    so a file edited in place is a new judge, and the same replies in another folder the same one.
+
+    >>> import pathlib, tempfile
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "judge.json"
+    >>> _ = p.write_text('["Score: [[4]]"]', encoding="utf-8")
+    >>> resolve(str(p)).model_id
+    'scripted:judge.json@sha256:d337cb816f701d17'
+    """
     path = Path(spec)
     try:
-        data = parse_json(read_text(path, what="scripted judge file"))
+        text = read_text(path, what="scripted judge file")
+        data = parse_json(text)
     except DataError as exc:  # missing, a directory, unreadable, not UTF-8: a judge setting at fault
         raise ConfigError(str(exc)) from None
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{path}: a scripted judge file must be a JSON list or object ({exc})") from None
+    # the text as read (not its path, not the file's times): the same replies are the same judge
+    model_id = f"scripted:{path.name}@sha256:{hashlib.sha256(text.encode('utf-8')).hexdigest()[:16]}"
     if isinstance(data, list) and data and all(isinstance(x, str) for x in data):
-        return ScriptedModel(data, model_id=f"scripted:{path.name}", record=False)
+        return ScriptedModel(data, model_id=model_id, record=False)
     if isinstance(data, dict) and data and all(isinstance(v, str) for v in data.values()):
-        return ScriptedModel(data, model_id=f"scripted:{path.name}", record=False)
+        return ScriptedModel(data, model_id=model_id, record=False)
     raise ConfigError(f"{path}: a scripted judge file must be a non-empty JSON list of strings "
                       "or an object mapping prompt substrings to replies")

@@ -14,13 +14,13 @@ JSON ``output.value``, from which the ids are taken.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
 from ..adapters.adapting import answer_of, question_of
+from ..files.jsontext import parse_json
 from ..adapters.capturing import captured_sample
 from ..adapters.contexts import ModelCall
 from ..types import Document, Sample, text_id
@@ -52,8 +52,8 @@ def _indexed(attributes: Mapping[str, Any], head: str) -> list[dict[str, Any]]:
 
 def _json(value: Any) -> Any:
     if isinstance(value, str) and value[:1] in "[{":
-        try:
-            return json.loads(value)
+        try:  # strict: NaN scores and half a surrogate pair leave the value as the text it is
+            return parse_json(value)
         except ValueError:
             return value
     return value

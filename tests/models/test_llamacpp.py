@@ -248,7 +248,7 @@ def test_the_core_judges_are_registered_in_code_without_any_entry_point(monkeypa
     path = tmp_path / "replies.json"
     path.write_text('["Score: [[4]], Reason: [[fine]]"]', encoding="utf-8")
     resolved = resolve_judge(f"scripted:{path}", env={})
-    assert resolved.model.model_id == "scripted:replies.json"
+    assert resolved.model.model_id.startswith("scripted:replies.json@sha256:")
     assert models.judge_providers()["local"].load() is __import__(
         "langrag_eval.models.llamacpp", fromlist=["resolve"]).resolve
     assert models.judge_providers()["openai"].load() is __import__(
