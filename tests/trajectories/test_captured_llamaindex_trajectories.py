@@ -1,0 +1,111 @@
+"""Trajectories recorded by LlamaIndex's ``capturing()`` itself, from the workflow step events its
+instrumentation dispatches, for a ``FunctionAgent`` with two tools and an ``AgentWorkflow`` handoff
+on LlamaIndex's own ``MockFunctionCallingLLM``. What proves them: the messages each mock model call
+received and the calls it emitted (recorded by its response function), the arguments the tools
+received (recorded by the tools), the workflow's own event stream read alongside, and its result."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+pytest.importorskip("llama_index.core")
+
+from llama_index.core.agent.workflow import AgentWorkflow, FunctionAgent
+from llama_index.core.base.llms.types import ToolCallBlock
+from llama_index.core.llms import ChatMessage
+from llama_index.core.llms.mock import MockFunctionCallingLLM
+from llama_index.core.tools import FunctionTool
+
+from llama_index.evaluation.langrag import capturing
+from langrag_eval.trajectories import Trajectory, trajectory_of_events
+
+QUESTION = "How long is the pump's warranty, and is order 42 shipped?"
+TOOLS_RECEIVED: list[tuple[str, dict]] = []
+
+
+def search_manuals(query: str) -> str:
+    """Search the product manuals."""
+    TOOLS_RECEIVED.append(("search_manuals", {"query": query}))
+    return "The pump carries a warranty of two years."
+
+
+def order_status(order_id: str) -> str:
+    """Look an order up."""
+    TOOLS_RECEIVED.append(("order_status", {"order_id": order_id}))
+    return "Order 42 shipped on Monday."
+
+
+def scripted(name: str, calls: list[tuple[str, dict]], answer: str, emitted: list, received: list):
+    turns = iter(range(len(calls) + 1))
+
+    def turn(messages, **kwargs):
+        received.append((name, [m.role.value for m in messages if m.role.value != "system"]))
+        i = next(turns)
+        if i < len(calls):
+            tool, args = calls[i]
+            emitted.append((name, tool, args))
+            return ChatMessage(role="assistant", blocks=[ToolCallBlock(tool_call_id=f"{name}-{i}", tool_name=tool,
+                                                                       tool_kwargs=args)])
+        return ChatMessage(role="assistant", content=answer)
+    return MockFunctionCallingLLM(response_generator=turn, is_chat_model=True)
+
+
+def run_captured(workflow) -> tuple[list, Trajectory, str]:
+    """The workflow run inside ``capturing()``, its event stream read too (the second witness)."""
+    async def main():
+        handler = workflow.run(user_msg=QUESTION)
+        events = [e async for e in handler.stream_events()]
+        return events, await handler
+    with capturing() as cap:
+        events, result = asyncio.run(main())
+    return cap, trajectory_of_events(events), str(result)
+
+
+def test_a_function_agent_with_two_tools_is_captured_exactly() -> None:
+    """https://docs.llamaindex.ai/en/stable/understanding/agent/"""
+    TOOLS_RECEIVED.clear()
+    emitted: list = []
+    received: list = []
+    calls = [("search_manuals", {"query": "pump warranty"}), ("order_status", {"order_id": "42"})]
+    agent = FunctionAgent(tools=[FunctionTool.from_defaults(search_manuals), FunctionTool.from_defaults(order_status)],
+                          llm=scripted("agent", calls, "Two years; order 42 shipped on Monday.", emitted, received),
+                          system_prompt="Answer from the manuals and the order system.")
+    cap, streamed, answer = run_captured(agent)
+    [sample], [captured] = cap.samples, cap.trajectories
+    t = captured.trajectory
+    assert captured.id == sample.id and sample.question == QUESTION
+    assert t == streamed  # what the capture heard is what the workflow streamed
+    assert [(c.name, c.arguments) for c in t.tool_calls()] == [(tool, args) for _, tool, args in emitted] == calls
+    assert TOOLS_RECEIVED == calls
+    assert [s.role for s in t.steps] == ["user", "assistant", "tool", "assistant", "tool", "assistant"]
+    # each model call received the trajectory so far
+    firsts = [i for i, s in enumerate(t.steps) if s.role == "assistant"]
+    assert [roles for _, roles in received] == [[s.role for s in t.steps[:i]] for i in firsts]
+    assert t.steps[0].content == QUESTION and t.answer == answer == sample.answer
+
+
+def test_an_agent_workflow_handoff_is_captured_exactly() -> None:
+    """https://docs.llamaindex.ai/en/stable/understanding/agent/multi_agent/"""
+    TOOLS_RECEIVED.clear()
+    emitted: list = []
+    received: list = []
+    research = FunctionAgent(
+        name="research", description="Finds the facts.", tools=[FunctionTool.from_defaults(search_manuals)],
+        llm=scripted("research", [("search_manuals", {"query": "pump warranty"}),
+                                  ("handoff", {"to_agent": "writer", "reason": "the facts are in"})], "",
+                     emitted, received),
+        system_prompt="Find the facts, then hand off to the writer.", can_handoff_to=["writer"])
+    writer = FunctionAgent(name="writer", description="Writes the reply.", tools=[],
+                           llm=scripted("writer", [], "The pump's warranty is two years.", emitted, received),
+                           system_prompt="Write the reply.")
+    cap, streamed, answer = run_captured(AgentWorkflow(agents=[research, writer], root_agent="research"))
+    [captured] = cap.trajectories
+    t = captured.trajectory
+    assert t == streamed
+    assert [(c.name, c.arguments) for c in t.tool_calls()] == [(tool, args) for _, tool, args in emitted]
+    assert TOOLS_RECEIVED == [("search_manuals", {"query": "pump warranty"})]
+    assert t.handoffs() == [("research", "writer")]
+    assert [name for name, _ in received] == [s.agent for s in t.steps if s.role == "assistant"]
+    assert t.answer == answer == cap.samples[0].answer == "The pump's warranty is two years."
