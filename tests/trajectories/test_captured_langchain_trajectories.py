@@ -15,49 +15,20 @@ import pytest
 agentevals = pytest.importorskip("agentevals.trajectory.match")
 
 from langchain.agents import create_agent
-from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 from langchain_core.tools import InjectedToolCallId, tool
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import InjectedState
 from langgraph.types import Command
-from pydantic import Field
-
 from langchain_langrag import capturing
 from langrag_eval.run import evaluate
 from langrag_eval.runtime import Judge, RunStore
 from langrag_eval.testing import ScriptedModel
 from langrag_eval.trajectories import Trajectory, TrajectoryJudge, TrajectoryMatch, TrajectorySample
 
-RECEIVED: list[tuple[str, dict]] = []
+from agent_apps import RECEIVED, REFERENCE, RUNS, ScriptedChat, order_status, search_docs
+
 QUESTION = "How long is the pump's warranty, and has order 42 shipped?"
-
-
-@tool
-def search_docs(query: str) -> str:
-    """Search the product documents."""
-    RECEIVED.append(("search_docs", {"query": query}))
-    return "The pump carries a warranty of two years."
-
-
-@tool
-def order_status(order_id: str, verbose: bool = False) -> str:
-    """Look an order up."""
-    RECEIVED.append(("order_status", {"order_id": order_id, "verbose": verbose}))
-    return "Shipped on Monday."
-
-
-class ScriptedChat(GenericFakeChatModel):
-    """LangChain's fake chat model, keeping the messages of each call it received."""
-
-    received: list = Field(default_factory=list)
-
-    def bind_tools(self, tools, **kwargs):
-        return self
-
-    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
-        self.received.append(list(messages))
-        return super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
 
 
 def calls(*batches: list[tuple[str, dict]], answer: str, prefix: str = "c") -> list[AIMessage]:
@@ -155,14 +126,6 @@ def multi_agent(research_calls: list[tuple[str, dict]]) -> tuple[Any, list[Scrip
     return graph, [research_model, writer_model]
 
 
-REFERENCE = [("search_docs", {"query": "pump warranty"}), ("order_status", {"order_id": "42"})]
-RUNS = {
-    "same": REFERENCE,
-    "reordered": list(reversed(REFERENCE)),
-    "extra-call": REFERENCE + [("search_docs", {"query": "returns"})],
-    "missing-call": REFERENCE[:1],
-    "extra-argument": [REFERENCE[0], ("order_status", {"order_id": "42", "verbose": True})],
-}
 
 
 def captured_run(research_calls) -> tuple[Trajectory, list, list[ScriptedChat]]:
