@@ -33,15 +33,15 @@ __all__ = ["StepBook"]
 def _steps(messages: Sequence[Any]) -> list[Step]:
     try:
         return list(Trajectory.of(list(messages)).steps)
-    except ConfigError:  # a message of a shape no trajectory has (a framework's own kind): left out, the
-        # app's run goes on; the steps read from the rest are kept
+    except (ConfigError, ValueError, TypeError):  # a message of a shape no trajectory has (a framework's
+        # own kind): left out, the app's run and its sample go on; the steps read from the rest are kept
         return [s for m in messages for s in _steps_one(m)]
 
 
 def _steps_one(message: Any) -> list[Step]:
     try:
         return list(Trajectory.of([message]).steps)
-    except ConfigError:
+    except (ConfigError, ValueError, TypeError):
         return []
 
 
