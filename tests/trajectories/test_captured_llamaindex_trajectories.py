@@ -81,3 +81,25 @@ def test_an_agent_workflow_handoff_is_captured_exactly() -> None:
     assert t.handoffs() == [("research", "writer")]
     assert [name for name, _ in received] == [s.agent for s in t.steps if s.role == "assistant"]
     assert t.answer == answer == cap.samples[0].answer == "The pump's warranty is two years."
+
+
+def test_a_react_agent_is_captured_from_its_parsed_steps() -> None:
+    """https://docs.llamaindex.ai/en/stable/examples/agent/react_agent/: the model writes text; the
+    agent's output parses its action, which the trajectory keeps as the tool call."""
+    from llama_index.core.agent.workflow import ReActAgent
+    from llama_index.core.llms import ChatMessage
+    from llama_index.core.llms.mock import MockFunctionCallingLLM
+
+    TOOLS_RECEIVED.clear()
+    replies = iter(['Thought: I need the manuals.\nAction: search_manuals\nAction Input: {"query": "pump warranty"}',
+                    "Thought: I can answer without using any more tools.\nAnswer: Two years."])
+    llm = MockFunctionCallingLLM(response_generator=lambda messages, **kw: ChatMessage(role="assistant",
+                                                                                      content=next(replies)),
+                                 is_chat_model=True)
+    cap, streamed, answer = run_captured(ReActAgent(tools=[FunctionTool.from_defaults(search_manuals)], llm=llm))
+    t = cap.trajectories[0].trajectory
+    assert t == streamed and TOOLS_RECEIVED == [("search_manuals", {"query": "pump warranty"})]
+    assert [(c.name, c.arguments) for c in t.tool_calls()] == TOOLS_RECEIVED
+    assert [s.role for s in t.steps] == ["user", "assistant", "tool", "assistant"]
+    assert t.steps[2].content == "The pump carries a warranty of two years."
+    assert t.answer == answer == cap.samples[0].answer == "Two years."
