@@ -185,6 +185,11 @@ class CallRecorder:
             return None
         return self._open.get(root) or next((t for t in self._turns if t.id == str(root)), None)
 
+    def call_of(self, run: Hashable | None) -> str | None:
+        """The id of the top-level call ``run`` belongs to (its sample's), None when it is in none."""
+        root = self._tree.root.get(run)  # type: ignore[arg-type]  # one dict read: no lock needed
+        return None if root is None else str(root)
+
     def retrieved(self, span: Hashable | None, documents: Any) -> None:
         """A retriever in ``span`` returned ``documents``; kept when it is an outermost one."""
         with self._lock:

@@ -48,6 +48,7 @@ COMMANDS = {
     "synth": "synthetic test data for a RAG app",
     "thelma": "reference-free THELMA metrics of (query, sources, response), with a diagnosis",
     "tournament": "rank RAG agents by pairwise LLM-judged games (RAGElo)",
+    "trajectories": "match agents' trajectories against references, or judge them, as one run",
 }
 
 

@@ -16,17 +16,16 @@ from typing import Any
 
 from ..errors import ConfigError, DataError
 from ..files.tables import parse_json, read_table
-from ..results import Summary
 from ..run.evaluation import evaluate, record_run
 from ..run.plugins import evaluator_ids, load_evaluator
 from ..runtime.identity import file_digest
 from ..types import Sample
 from ._common import add_judge_options, open_cli_run, report_issues, say, say_reuse, setup_judge, shown
 from ._files import JUDGE_READS, declare_files, store_path
+from ._summaries import SUMMARY_PREFIX, format_summary
 
 __all__ = ["SUMMARY_PREFIX", "format_summary", "register"]
 
-SUMMARY_PREFIX = "summary/"
 _FIELDS = ("id", "question", "answer", "contexts", "reference")
 
 
@@ -77,20 +76,6 @@ def read_sample_file(path: str) -> tuple[list[Sample], list[DataError]]:
         except ValueError as exc:  # pydantic's ValidationError: one line naming the row
             issues.append(DataError(str(exc).splitlines()[0], path=table.path, line=row.line))
     return samples, issues
-
-
-def format_summary(name: str, summary: Summary) -> str:
-    """One evaluator's summary in a few lines: items scored, unscored by cause, each score's mean
-    with its 95 % interval and pass rate."""
-    causes = ", ".join(f"{c} {n}" for c, n in sorted(summary.unscored.items()))
-    lines = [f"  {name}: {summary.scored} of {summary.n} item(s) scored"
-             + (f" (unscored: {causes})" if causes else "")]
-    for score in summary.scores.values():
-        mean = "-" if score.mean is None else f"{score.mean:.3f}"
-        passed = "" if score.pass_rate is None else f", pass rate {score.pass_rate:.2f}"
-        lines.append(f"    {score.name:<20} mean {mean} {score.interval} on {score.scale_low:g}..{score.scale_high:g}"
-                     f" (n={score.n}{passed})")
-    return "\n".join(lines)
 
 
 def handle(args: argparse.Namespace) -> int:

@@ -139,7 +139,12 @@ def load_observations(store: RunStore, run_id: str, *,
     of a GRAMMAR run that graded several."""
     run_id = store.run(run_id)["id"]
     judgments = store.judgments(run_id)
-    with_scores = Counter(j["task"] for j in judgments if _scores(j["result"]) is not None)
+    with_scores: Counter[str] = Counter()
+    names: dict[str, set[str]] = {}
+    for j in judgments:
+        if (scores := _scores(j["result"])) is not None:
+            with_scores[j["task"]] += 1
+            names.setdefault(j["task"], set()).update(s.name for s in scores)
     tasks = Counter(j["task"] for j in judgments)
     declared = {**_BEFORE_DECLARATIONS, **declared_in_run(store, run_id, with_scores)}
     indexed = {t for t in tasks if get_item_index(store, run_id, t) is not None}
@@ -152,14 +157,22 @@ def load_observations(store: RunStore, run_id: str, *,
         if any(get_item_index(store, run_id, f"{task}/{a}") is not None for a in agents):
             indexed.add(task)
             by_agent[task] = agents
-    chosen_task: dict[str, str] = {}
+    groups: dict[str, list[tuple[set[str], str]]] = {}
     for task in tasks:   # judgment order: the first family judged comes first
         # every task with typed scores is compared: by what its items ask where it indexed them,
         # else by item id (an evaluator without an item index does not drop out beside vRAG)
         if task in with_scores:
-            family = family_of(task)
-            if family not in chosen_task or tasks[task] > tasks[chosen_task[family]]:
-                chosen_task[family] = task
+            group = groups.setdefault(family_of(task), [])
+            # tasks of one family scoring the same metrics are one evaluator's alternatives (THELMA
+            # batched or per component): the one with the most judgments; tasks scoring other
+            # metrics (one trajectory match per mode, one conversation judge per criterion) are each kept
+            at = next((i for i, (metrics, _) in enumerate(group) if metrics & names[task]), None)
+            if at is None:
+                group.append((set(names[task]), task))
+            elif tasks[task] > tasks[group[at][1]]:
+                group[at] = (group[at][0] | names[task], task)
+    chosen_task = {(family if len(group) == 1 else task): task
+                   for family, group in groups.items() for _, task in group}
     families: dict[str, list[Observation]] = {}
     for family, task in chosen_task.items():
         rows = [j for j in judgments if j["task"] == task]

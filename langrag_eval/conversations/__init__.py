@@ -1,5 +1,6 @@
 """Conversations: the multi-turn sample (:mod:`.conversation`), the conversation-level judges
-(:mod:`.judged`) and a simulated user that drives a chat app (:mod:`.simulate`)."""
+(:mod:`.judged`), a simulated user that drives a chat app (:mod:`.simulate`) and tournaments between
+chat variants on whole conversations (:mod:`.tournament`)."""
 
 from typing import TYPE_CHECKING
 
@@ -10,6 +11,7 @@ if TYPE_CHECKING:
     from .conversation import Conversation, ConversationTurn
     from .judged import ConversationGrade, ConversationJudge
     from .simulate import Persona, SimulatedUser, read_personas, simulate
+    from .tournament import aconversation_tournament, conversation_tournament
 
 _LAZY = {
     "ChatApp": ".apps",
@@ -23,6 +25,8 @@ _LAZY = {
     "SimulatedUser": ".simulate",
     "read_personas": ".simulate",
     "simulate": ".simulate",
+    "aconversation_tournament": ".tournament",
+    "conversation_tournament": ".tournament",
 }
 
 __getattr__ = lazy_getattr(__name__, _LAZY, globals())

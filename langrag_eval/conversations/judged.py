@@ -22,15 +22,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict
-
 from ..errors import ConfigError
-from ..evaluator import Evaluator
-from ..model import GenerationParams
-from ..prompting.templates import PromptTemplate, load_prompt, override_template
-from ..results import Score, ScoreScale, Unscored
+from ..grading.graded import Grade, GradedJudge, grade_template
+from ..prompting.templates import PromptTemplate
+from ..results import Unscored
 from ..runtime import Judge
-from ..verdicts.formats import ScoreFormat
 from .conversation import Conversation
 
 __all__ = ["ConversationGrade", "ConversationJudge", "Criterion"]
@@ -38,28 +34,18 @@ __all__ = ["ConversationGrade", "ConversationJudge", "Criterion"]
 Criterion = Literal["goal_met", "knowledge_retention", "role_adherence"]
 _VARIABLES = {"goal_met": ["goal", "conversation"], "knowledge_retention": ["conversation"],
               "role_adherence": ["role", "conversation"]}
-_GRADE = ScoreScale(1, 5)
-_PASS = ScoreScale(0, 1, binary=True)
 
 
-class ConversationGrade(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    id: str | None = None
+class ConversationGrade(Grade):
     criterion: str
-    score: int
-    passed: bool
-    reason: str | None = None
-    raw: str | None = None
 
 
 @dataclass
-class ConversationJudge(Evaluator[Conversation, ConversationGrade]):
+class ConversationJudge(GradedJudge[Conversation, ConversationGrade]):
     """``judge`` grades each conversation 1-5 on ``criterion``; ``threshold`` is the lowest passing
     grade; ``role`` is the assistant's role for ``role_adherence`` when a conversation states none;
     ``prompt`` replaces the shipped template (a file path or a template, with the same variables)."""
 
-    judge: Judge
     criterion: Criterion = "goal_met"
     threshold: int = 4
     role: str | None = None
@@ -73,10 +59,8 @@ class ConversationJudge(Evaluator[Conversation, ConversationGrade]):
     def __post_init__(self) -> None:
         if self.criterion not in _VARIABLES:
             raise ConfigError(f"conversation criterion {self.criterion!r}: expected one of {', '.join(_VARIABLES)}")
-        shipped = f"conversation/{self.criterion}"
-        self._format = ScoreFormat(1, 5)
-        self._template: PromptTemplate = (load_prompt(shipped) if self.prompt is None else
-                                          override_template(self.prompt, shipped, allowed=_VARIABLES[self.criterion]))
+        self._template: PromptTemplate = grade_template(self.prompt, f"conversation/{self.criterion}",
+                                                        _VARIABLES[self.criterion])
 
     def task_name(self) -> str:
         return f"{self.task}/{self.criterion}"  # each criterion's judgments are stored apart
@@ -96,22 +80,7 @@ class ConversationJudge(Evaluator[Conversation, ConversationGrade]):
         if self.criterion == "role_adherence" and not (sample.role or self.role):
             return Unscored(reason="no role to hold the assistant to: set the conversation's role or role=",
                             cause="invalid_input")
-        params = GenerationParams(temperature=0.0, max_tokens=self.judge.params.max_tokens,
-                                  seed=self.judge.params.seed)
-        answer = await self.judge.ask(self.render(sample), self._format, params=params)
-        if isinstance(answer.value, Unscored):
-            return answer.value
-        score = answer.value.score
-        return ConversationGrade(id=sample.id, criterion=self.criterion, score=score,
-                                 passed=score >= self.threshold, reason=answer.value.reason, raw=answer.raw)
+        return await self.graded(sample.id, self.render(sample), criterion=self.criterion)
 
     def score_names(self) -> tuple[str, ...]:
         return (f"{self.criterion}_pass_rate", f"{self.criterion}_grade")
-
-    def score_scale(self, name: str) -> ScoreScale:
-        return _PASS if name.endswith("_pass_rate") else _GRADE
-
-    def result_scores(self, result: ConversationGrade) -> list[Score]:
-        rate, grade = self.score_names()
-        return [_PASS.score(rate, float(result.passed), passed=result.passed, reason=result.reason),
-                _GRADE.score(grade, result.score, passed=result.passed, reason=result.reason)]

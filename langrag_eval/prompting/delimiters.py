@@ -30,8 +30,9 @@ __all__ = ["QUOTE_TAGS", "fold", "neutralise_tags"]
 # template, so one of them in a judge's reply was written by the judge: the verdict parsers honour
 # these, and only these, as quotation marks.
 QUOTE_TAGS = frozenset({
-    "answer", "answer_a", "answer_b", "assessment", "claim", "claims", "context", "conversation", "document",
-    "documents", "example", "examples", "excerpt", "fact", "facts", "goal", "grade", "knowledge_base", "label",
+    "answer", "answer_a", "answer_b", "assessment", "claim", "claims", "context", "conversation", "conversation_a",
+    "conversation_b", "document", "documents", "example", "examples", "excerpt", "fact", "facts", "goal", "grade",
+    "knowledge_base", "label",
     "message", "output", "passage", "passages", "persona", "query", "question", "quote", "reference", "reply",
     "request", "response", "role", "rubric", "schema", "source", "sources", "sql", "statement", "statements",
     "templates", "text", "trajectory", "true_answer",

@@ -3,7 +3,8 @@
 :func:`overlap_reply` reads a prompt, recognises the task from the tag blocks the shipped templates
 write, and answers in the format that task asks for: a vRAG-Eval grade, a relevance level, a
 pairwise or pointwise verdict, search query variations, an extractive answer from passages, a
-GRAMMAR correctness judgement, and THELMA's decompositions and verdicts (through
+GRAMMAR correctness judgement, the trajectory and conversation judges' grades, a simulated user's
+next message (:mod:`.overlap_chat`), and THELMA's decompositions and verdicts (through
 :class:`~langrag_eval.testing.ThelmaScript`, with overlap rules instead of truth tables). Any other
 prompt is taken as an app's own RAG prompt (context, then ``Question:`` or ``Query:``) and answered
 by an extractive reader. Every command, cookbook and quickstart therefore runs offline, in seconds,
@@ -30,6 +31,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..thelma.decompose import split_sentences
+from . import overlap_chat
 from .scripted import ScriptedModel
 from .thelma import ThelmaScript, blocks
 
@@ -129,6 +131,17 @@ def _correctness(prompt: str) -> str:                     # prompts/grammar/corr
 
 def overlap_reply(prompt: str) -> str:
     """A plausible reply to any prompt the package sends, in the format the prompt asks for."""
+    if "<conversation_a>" in prompt:
+        return overlap_chat.pairwise_conversations(prompt)
+    if "<trajectory>" in prompt:
+        return overlap_chat.trajectory_grade(prompt)
+    if "<conversation>" in prompt:
+        conversation = blocks(prompt, "conversation")[-1]
+        if "<persona>" in prompt:
+            return overlap_chat.simulated_user(prompt, blocks(prompt, "goal")[-1], conversation)
+        if "<goal>" in prompt:
+            return overlap_chat.goal_grade(blocks(prompt, "goal")[-1], conversation)
+        return "Score: [[4]], Reason: [[Scripted: the conversation is read, not weighed.]]"
     if "<true_answer>" in prompt:
         return _correctness(prompt)
     if "<label>" in prompt:
@@ -151,9 +164,13 @@ def overlap_reply(prompt: str) -> str:
     # Anything else is taken as an app's own RAG prompt: context first, then "Question: ..." (or
     # "Query: ...", as LlamaIndex's default answer prompt writes it).
     found = list(re.finditer(r"(?:Question|Query):\s*(.+)", prompt))
+    # else a chat's messages as LlamaIndex writes them for a completion model ("user: ..." lines):
+    # the last user message asks, what came before is the context
+    found = found or list(re.finditer(r"^user:\s*(.+)$", prompt, flags=re.M))
     if not found:
         return _extract(prompt, [prompt])
     context = prompt[:found[-1].start()].split("Context:", 1)[-1]
+    context = re.sub(r"^user:.*$", "", context, flags=re.M)  # what the user said is no source
     return _extract(found[-1].group(1), [context])
 
 

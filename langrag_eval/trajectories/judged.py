@@ -20,40 +20,25 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict
-
-from ..evaluator import Evaluator
-from ..model import GenerationParams
-from ..prompting.templates import PromptTemplate, load_prompt, override_template
-from ..results import Score, ScoreScale, Unscored
+from ..grading.graded import Grade, GradedJudge, grade_template
+from ..prompting.templates import PromptTemplate
+from ..results import Unscored
 from ..runtime import Judge
-from ..verdicts.formats import ScoreFormat
 from .evaluators import TrajectorySample
 
 __all__ = ["TrajectoryGrade", "TrajectoryJudge"]
 
-_GRADE = ScoreScale(1, 5)
-_PASS = ScoreScale(0, 1, binary=True)
 
-
-class TrajectoryGrade(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    id: str | None = None
-    score: int
-    passed: bool
-    reason: str | None = None
+class TrajectoryGrade(Grade):
     with_reference: bool
-    raw: str | None = None
 
 
 @dataclass
-class TrajectoryJudge(Evaluator[TrajectorySample, TrajectoryGrade]):
+class TrajectoryJudge(GradedJudge[TrajectorySample, TrajectoryGrade]):
     """``judge`` grades each trajectory 1-5, against ``sample.reference`` when the sample has one;
     ``threshold`` is the lowest passing grade; ``prompt`` / ``reference_prompt`` replace the shipped
     templates (a file path or a template, with the same variables)."""
 
-    judge: Judge
     threshold: int = 4
     prompt: Any = None
     reference_prompt: Any = None
@@ -64,16 +49,11 @@ class TrajectoryJudge(Evaluator[TrajectorySample, TrajectoryGrade]):
     prompt_fields: ClassVar[dict[str, str]] = {"judge": "prompt", "judge_with_reference": "reference_prompt"}
 
     def __post_init__(self) -> None:
-        self._format = ScoreFormat(1, 5)
         self._prompts: dict[bool, PromptTemplate] = {
-            False: self._template(self.prompt, "trajectory/judge", ["question", "trajectory"]),
-            True: self._template(self.reference_prompt, "trajectory/judge_with_reference",
+            False: grade_template(self.prompt, "trajectory/judge", ["question", "trajectory"]),
+            True: grade_template(self.reference_prompt, "trajectory/judge_with_reference",
                                  ["question", "trajectory", "reference"]),
         }
-
-    @staticmethod
-    def _template(value: Any, shipped: str, variables: list[str]) -> PromptTemplate:
-        return load_prompt(shipped) if value is None else override_template(value, shipped, allowed=variables)
 
     def for_judge(self, judge: Judge) -> TrajectoryJudge:
         return TrajectoryJudge(judge, self.threshold, self.prompt, self.reference_prompt)
@@ -88,21 +68,7 @@ class TrajectoryJudge(Evaluator[TrajectorySample, TrajectoryGrade]):
     async def aevaluate(self, sample: TrajectorySample) -> TrajectoryGrade | Unscored:
         if not sample.trajectory.steps:
             return Unscored(reason="the trajectory has no steps", cause="invalid_input")
-        params = GenerationParams(temperature=0.0, max_tokens=self.judge.params.max_tokens,
-                                  seed=self.judge.params.seed)
-        answer = await self.judge.ask(self.render(sample), self._format, params=params)
-        if isinstance(answer.value, Unscored):
-            return answer.value
-        score = answer.value.score
-        return TrajectoryGrade(id=sample.id, score=score, passed=score >= self.threshold, reason=answer.value.reason,
-                               with_reference=sample.reference is not None, raw=answer.raw)
+        return await self.graded(sample.id, self.render(sample), with_reference=sample.reference is not None)
 
     def score_names(self) -> tuple[str, ...]:
         return ("trajectory_pass_rate", "trajectory_grade")
-
-    def score_scale(self, name: str) -> ScoreScale:
-        return _PASS if name == "trajectory_pass_rate" else _GRADE
-
-    def result_scores(self, result: TrajectoryGrade) -> list[Score]:
-        return [_PASS.score("trajectory_pass_rate", float(result.passed), passed=result.passed, reason=result.reason),
-                _GRADE.score("trajectory_grade", result.score, passed=result.passed, reason=result.reason)]

@@ -31,7 +31,7 @@ __all__ = ["Step", "ToolCall", "Trajectory", "role_of", "text_of"]
 
 Role = Literal["system", "user", "assistant", "tool"]
 _ROLES = {"system": "system", "developer": "system", "user": "user", "human": "user", "assistant": "assistant",
-          "ai": "assistant", "tool": "tool", "function": "tool"}
+          "ai": "assistant", "aimessagechunk": "assistant", "tool": "tool", "function": "tool"}
 
 
 class ToolCall(BaseModel):
@@ -114,6 +114,17 @@ class Trajectory(BaseModel):
     def agents(self) -> list[str]:
         """The agents that wrote, in the order they first spoke (handoffs)."""
         return list(dict.fromkeys(s.agent for s in self.steps if s.role == "assistant" and s.agent))
+
+    def handoffs(self) -> list[tuple[str, str]]:
+        """Each change of the agent writing, as ``(from, to)``, in order: the handoffs of a
+        multi-agent run (the handoff tool's call and result are the steps between them).
+
+        >>> Trajectory.of([{"role": "assistant", "name": "research", "content": "Found it."},
+        ...                {"role": "assistant", "name": "writer", "content": "Two years."}]).handoffs()
+        [('research', 'writer')]
+        """
+        names = [s.agent for s in self.steps if s.role == "assistant" and s.agent]
+        return [(a, b) for a, b in zip(names, names[1:]) if a != b]
 
 
 def _get(message: Any, key: str) -> Any:

@@ -29,6 +29,7 @@ def files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 CASES = [
     (["conversations", "judge", "missing.jsonl"], 2, ["conversations judge: error:", "missing.jsonl", "not found"]),
     (["grade", "missing.csv"], 2, ["grade: error:", "missing.csv", "not found"]),
+    (["trajectories", "missing.jsonl"], 2, ["trajectories: error:", "missing.jsonl", "not found"]),
     (["grade", "empty.csv", "--judge", "scripted:judge.json"], 2, ["grade: error:", "empty.csv", "no row could be read"]),
     (["grade", "empty.csv", "--threshold", "7"], 2, ["grade: error:", "--threshold", "1 to 5"]),
     (["thelma", "sources-text.jsonl", "--judge", "scripted:judge.json", "--metrics", "gr"], 2,

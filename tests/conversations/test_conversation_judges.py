@@ -69,3 +69,21 @@ def test_per_turn_samples_are_plain_samples_for_vrag() -> None:
     grade = VragGrader(Judge(model)).evaluate(sample.model_copy(update={"reference": "Two years."}))
     assert grade.score == 4 and sample.id == "c#2" and sample.metadata["history"][0]["content"] == PAIRS[0][0]
     assert blocks(model.prompts[0], "answer") == [PAIRS[1][1]]
+
+
+def test_compare_reads_every_criterion_of_two_runs(tmp_path) -> None:
+    """One family (conversation_judge), one task per criterion: compare keeps each, not the busiest."""
+    from langrag_eval.compare import compare_runs
+
+    store = RunStore(tmp_path / "runs.sqlite")
+    conversations = [Conversation.of_turns([("My pump is the P-20.", "Noted."), ("Warranty?", f"Two years ({i}).")],
+                                           id=f"c{i}", goal="Learn the warranty") for i in range(4)]
+    for run_id, grade in (("a", 5), ("b", 3)):
+        model = ScriptedModel([f"Score: [[{grade}]], Reason: [[Judged.]]"] * 8)
+        store.open_run("conversations-judge", {"run": run_id}, run_id=run_id)
+        evaluate(conversations, {c: ConversationJudge(Judge(model), criterion=c)
+                                 for c in ("goal_met", "knowledge_retention")}, store=store, run_id=run_id)
+    c = compare_runs(store, "a", "b")
+    for criterion in ("goal_met", "knowledge_retention"):
+        grade = c.metric(f"{criterion}_grade")
+        assert (grade.mean_a, grade.mean_b, grade.n) == (5.0, 3.0, 4)

@@ -38,7 +38,8 @@ def test_every_cookbook_is_tested_and_exposes_main():
     scripts = sorted(p.stem for p in COOKBOOKS.glob("[0-9][0-9]_*.py"))
     assert scripts == ["01_langchain_app", "02_llamaindex_query_engine", "03_rag_vs_fusion_tournament",
                        "04_thelma_monitoring", "05_grammar", "06_judge_vs_experts", "07_regression_gate",
-                       "08_agent_and_langgraph"]
+                       "08_agent_and_langgraph", "09_langgraph_agent_trajectories",
+                       "10_llamaindex_chat_conversations"]
     source = Path(__file__).read_text(encoding="utf-8")
     for name in scripts:
         text = (COOKBOOKS / f"{name}.py").read_text(encoding="utf-8")
@@ -284,3 +285,40 @@ def test_08_agent_and_langgraph_captured_graded_and_played(tmp_path):
         assert set(r["thelma"]) == {"sp1", "rp", "gr"}
     assert sorted(e["agent"] for e in data["ranking"]) == ["agent", "graph"]
     assert sum(e["wins"] + e["ties"] + e["losses"] for e in data["ranking"]) == 2 * len(cb.DATASET)
+
+
+def test_09_langgraph_agent_trajectories_matched_judged_and_compared(tmp_path):
+    from langrag_eval.trajectories import Trajectory
+
+    cb = load("09_langgraph_agent_trajectories")
+    assert cb.main(["--out", str(tmp_path)]) == 0
+    result = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
+    for variant in ("agent", "graph"):
+        rows = result["variants"][variant]
+        # the scripted model searches for every question: the order question misses its reference
+        assert [r["tools"] for r in rows] == [["search_shop_docs"]] * 3
+        assert [r["superset"] for r in rows] == [r["strict"] for r in rows] == [True, True, False]
+        assert [r["grade"] for r in rows] == [5, 5, 2]
+        written = [json.loads(line) for line in (tmp_path / f"trajectories-{variant}.jsonl").read_text().splitlines()]
+        # what the capture recorded is the agent's own run: replayed, the same app gives the same state
+        app = cb.build_agent(cb.LLM) if variant == "agent" else cb.build_graph(cb.LLM)
+        state = app.invoke({"messages": [{"role": "user", "content": written[0]["question"]}]})
+        assert Trajectory.model_validate(written[0]["trajectory"]) == Trajectory.of(state)
+    assert result["diff"] == {"trajectory_superset": 0.0, "trajectory_strict": 0.0, "trajectory_grade": 0.0}
+
+
+def test_10_llamaindex_chat_conversations_simulated_judged_and_played(tmp_path):
+    cb = load("10_llamaindex_chat_conversations")
+    assert cb.main(["--out", str(tmp_path)]) == 0
+    result = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
+    rows = {(r["engine"], r["persona"]): r for r in result["conversations"]}
+    for persona in ("new-buyer", "gift"):
+        retrieving, plain = rows[("retrieving", persona)], rows[("plain", persona)]
+        assert retrieving["goal_met_by_user"] and len(retrieving["turns"]) == 2 and retrieving["goal_grade"] == 5
+        assert all(n == len(cb.DOCUMENTS) for n in retrieving["contexts_per_turn"])  # each turn's own retrieval
+        assert not plain["goal_met_by_user"] and len(plain["turns"]) == 4 and plain["goal_grade"] == 1
+        assert plain["contexts_per_turn"] == [0, 0, 0, 0]
+    assert result["ranking"] == ["retrieving", "plain"] and result["games"]["played"] == 2
+    calls = cb.JUDGE.calls
+    assert calls > 0 and cb.main(["--out", str(tmp_path)]) == 0
+    assert cb.JUDGE.calls == calls                      # simulations, judgments and games read back

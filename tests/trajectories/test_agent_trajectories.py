@@ -10,47 +10,19 @@ import pytest
 agentevals = pytest.importorskip("agentevals.trajectory.match")
 
 from langchain.agents import create_agent
-from langchain_core.language_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
-from langchain_core.tools import tool
 
 from langrag_eval.run import evaluate
 from langrag_eval.runtime import RunStore
 from langrag_eval.trajectories import Trajectory, TrajectoryMatch, TrajectorySample
 
-RECEIVED: list[tuple[str, dict]] = []
-
-
-@tool
-def search_docs(query: str) -> str:
-    """Search the product documents."""
-    RECEIVED.append(("search_docs", {"query": query}))
-    return "The pump carries a warranty of two years."
-
-
-@tool
-def order_status(order_id: str, verbose: bool = False) -> str:
-    """Look an order up."""
-    RECEIVED.append(("order_status", {"order_id": order_id, "verbose": verbose}))
-    return "Shipped on Monday."
-
-
-class ScriptedChat(GenericFakeChatModel):
-    """https://docs.langchain.com/oss/python/langchain/agents: an agent's model is any chat model
-    that binds tools; this one replies from its script."""
-
-    def bind_tools(self, tools, **kwargs):
-        return self
-
+from agent_apps import RECEIVED, REFERENCE, RUNS, ScriptedChat, order_status, search_docs
 
 def run_agent(calls: list[tuple[str, dict]], answer: str) -> dict:
     script = [AIMessage(content="", tool_calls=[{"name": n, "args": a, "id": f"call-{i}"}])
               for i, (n, a) in enumerate(calls)] + [AIMessage(content=answer)]
     agent = create_agent(ScriptedChat(messages=iter(script)), tools=[search_docs, order_status])
     return agent.invoke({"messages": [{"role": "user", "content": "Warranty and my order 42?"}]})
-
-
-REFERENCE = [("search_docs", {"query": "pump warranty"}), ("order_status", {"order_id": "42"})]
 
 
 def test_the_trajectory_is_what_the_model_emitted_and_the_tools_received() -> None:
@@ -64,14 +36,6 @@ def test_the_trajectory_is_what_the_model_emitted_and_the_tools_received() -> No
     assert [s.tool_call_id for s in t.steps if s.role == "tool"] == ["call-0", "call-1"]
     assert t.answer == "Two years; your order shipped on Monday."
 
-
-RUNS = {
-    "same": REFERENCE,
-    "reordered": list(reversed(REFERENCE)),
-    "extra-call": REFERENCE + [("search_docs", {"query": "returns"})],
-    "missing-call": REFERENCE[:1],
-    "extra-argument": [REFERENCE[0], ("order_status", {"order_id": "42", "verbose": True})],
-}
 
 
 @pytest.mark.parametrize("mode", ["strict", "unordered", "subset", "superset"])

@@ -13,41 +13,13 @@ import pytest
 pytest.importorskip("llama_index.core")
 
 from llama_index.core.agent.workflow import AgentWorkflow, FunctionAgent
-from llama_index.core.base.llms.types import ToolCallBlock
-from llama_index.core.llms import ChatMessage
-from llama_index.core.llms.mock import MockFunctionCallingLLM
 from llama_index.core.tools import FunctionTool
 
 from langrag_eval.trajectories import Trajectory, matches, trajectory_of_events
 
+from agent_apps import TOOLS_RECEIVED, order_lookup, scripted, search_manuals
+
 QUESTION = "How long is the pump's warranty, and is order 42 shipped?"
-TOOLS_RECEIVED: list[tuple[str, dict]] = []
-
-
-def search_manuals(query: str) -> str:
-    """Search the product manuals."""
-    TOOLS_RECEIVED.append(("search_manuals", {"query": query}))
-    return "The pump carries a warranty of two years."
-
-
-def order_status(order_id: str) -> str:
-    """Look an order up."""
-    TOOLS_RECEIVED.append(("order_status", {"order_id": order_id}))
-    return "Order 42 shipped on Monday."
-
-
-def scripted(name: str, calls: list[tuple[str, dict]], answer: str, emitted: list) -> MockFunctionCallingLLM:
-    turns = iter(range(len(calls) + 1))
-
-    def turn(messages, **kwargs):
-        i = next(turns)
-        if i < len(calls):
-            tool, args = calls[i]
-            emitted.append((name, tool, args))
-            return ChatMessage(role="assistant", blocks=[ToolCallBlock(tool_call_id=f"{name}-{i}", tool_name=tool,
-                                                                       tool_kwargs=args)])
-        return ChatMessage(role="assistant", content=answer)
-    return MockFunctionCallingLLM(response_generator=turn, is_chat_model=True)
 
 
 def run(workflow) -> tuple[Trajectory, str]:
@@ -64,7 +36,8 @@ def test_a_function_agent_with_two_tools() -> None:
     TOOLS_RECEIVED.clear()
     emitted: list = []
     calls = [("search_manuals", {"query": "pump warranty"}), ("order_status", {"order_id": "42"})]
-    agent = FunctionAgent(tools=[FunctionTool.from_defaults(search_manuals), FunctionTool.from_defaults(order_status)],
+    agent = FunctionAgent(tools=[FunctionTool.from_defaults(search_manuals),
+                                 FunctionTool.from_defaults(order_lookup, name="order_status")],
                           llm=scripted("agent", calls, "Two years; order 42 shipped on Monday.", emitted),
                           system_prompt="Answer from the manuals and the order system.")
     t, answer = run(agent)

@@ -28,9 +28,11 @@ from langrag_eval.adapters.adapting import question_of
 from langrag_eval.adapters.recorder import (
     CallRecorder, app_input, app_reply, call_config, prompt_text, runnable_fix,
 )
+from langrag_eval.adapters.steps import StepBook
 from langrag_eval.runtime import RunStore, synchronous
 from langrag_eval.tournament import TournamentConfig, TournamentResult, atournament_over_apps
 from langrag_eval.tournament.apps import afirst_query_checked, as_queries
+from langrag_eval.trajectories import TrajectorySample
 
 from .models import JudgeLike, as_judge
 
@@ -38,9 +40,25 @@ __all__ = ["RAGCapture", "atournament_from_runnables", "capture_var", "capturing
 
 
 class RAGCapture(CallRecorder, BaseCallbackHandler):
-    """Collects one sample per top-level run in ``samples``; ``errors`` counts those that raised."""
+    """Collects one sample per top-level run in ``samples``; ``errors`` counts those that raised.
+    ``trajectories`` holds each sample's trajectory, index by index: the messages its first model
+    call received (less the system prompt), every model reply (its agent from ``create_agent``'s
+    ``name``) and every tool result (a handoff ``Command``'s tool message), as the callbacks heard them."""
 
     raise_error = False
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._book = StepBook()
+        self._asked: dict[UUID, tuple[str | None, Any]] = {}  # a run under way: (its agent, its tool call id)
+
+    @property
+    def trajectories(self) -> list[TrajectorySample]:
+        return self._book.samples(self.samples)
+
+    def clear(self) -> None:
+        super().clear()
+        self._book.clear()
 
     def on_chain_start(self, serialized: Any, inputs: Any, *, run_id: UUID, parent_run_id: UUID | None = None,
                        tags: list[str] | None = None, **kwargs: Any) -> None:
@@ -63,24 +81,36 @@ class RAGCapture(CallRecorder, BaseCallbackHandler):
                             parent_run_id: UUID | None = None, tags: list[str] | None = None, **kwargs: Any) -> None:
         batch = [m for one in messages for m in one]
         self.model_start(run_id, parent_run_id, prompt_text(batch), question=question_of(batch), tags=tags)
+        self._book.prompt(self.call_of(run_id), batch)
+        self._asked[run_id] = ((kwargs.get("metadata") or {}).get("lc_agent_name"), None)
 
     def on_llm_start(self, serialized: Any, prompts: Any, *, run_id: UUID, parent_run_id: UUID | None = None,
                      tags: list[str] | None = None, **kwargs: Any) -> None:
         self.model_start(run_id, parent_run_id, "\n".join(prompts), tags=tags)
 
     def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        self._asked.pop(run_id, None)
         self.chain_error(run_id)  # a model call the app made alone, failed: no sample
 
     def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
         gens = response.generations[0] if response.generations else []
+        agent, _ = self._asked.pop(run_id, (None, None))
+        if gens:  # before the call ends: a model called alone is a call of its own, forgotten as it ends
+            self._book.reply(self.call_of(run_id), getattr(gens[0], "message", None), agent=agent)
         self.model_end(run_id, gens[0].text if gens else "")
 
     def on_tool_start(self, serialized: Any, input_str: str, *, run_id: UUID, parent_run_id: UUID | None = None,
                       **kwargs: Any) -> None:
         self.tool_start(run_id, parent_run_id)
+        self._asked[run_id] = (None, kwargs.get("tool_call_id"))
 
     def on_tool_end(self, output: Any, *, run_id: UUID, **kwargs: Any) -> None:
+        _, call_id = self._asked.pop(run_id, (None, None))
+        self._book.tool(self.call_of(run_id), output, call_id)
         self.tool_end(run_id, output)
+
+    def on_tool_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        self._asked.pop(run_id, None)
 
 
 capture_var: ContextVar[RAGCapture | None] = ContextVar("langrag_rag_capture", default=None)

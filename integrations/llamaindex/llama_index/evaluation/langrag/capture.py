@@ -32,6 +32,8 @@ from pydantic import PrivateAttr
 from langrag_eval.adapters.capturing import call_question, read_result
 from langrag_eval.types import as_text
 from langrag_eval.adapters.recorder import CallRecorder, ModelCall
+from langrag_eval.adapters.steps import StepBook
+from langrag_eval.trajectories import TrajectorySample
 from langrag_eval.types import Sample
 
 __all__ = ["RAGCapture", "capturing"]
@@ -45,10 +47,13 @@ _CALLED_ALONE = {"retrieve", "aretrieve", *_SYNTHESIS}
 
 class RAGCapture(BaseEventHandler):
     """One sample per finished top-level app call, in the order the calls ended (a streamed answer
-    is read when the samples are). ``include_generated`` adds ``sample.generated`` to the sources."""
+    is read when the samples are). ``include_generated`` adds ``sample.generated`` to the sources.
+    ``trajectories`` holds each sample's trajectory, index by index, read from the events its agent's
+    workflow steps returned (:func:`~langrag_eval.trajectories.events.trajectory_of_events`)."""
 
     include_generated: bool = False
     _rec: CallRecorder = PrivateAttr(default_factory=lambda: CallRecorder(adopt=True, read=read_result))
+    _book: StepBook = PrivateAttr(default_factory=StepBook)
 
     @classmethod
     def class_name(cls) -> str:
@@ -58,8 +63,13 @@ class RAGCapture(BaseEventHandler):
     def samples(self) -> list[Sample]:
         return self._rec.collected(self.include_generated)
 
+    @property
+    def trajectories(self) -> list[TrajectorySample]:
+        return self._book.samples(self.samples)
+
     def clear(self) -> None:
         self._rec.clear()
+        self._book.clear()
 
     def handle(self, event: BaseEvent, **kwargs: Any) -> None:
         rec, span = self._rec, event.span_id
@@ -98,6 +108,10 @@ class _Spans(SimpleSpanHandler):
                                 app=app, synthesis=method in _SYNTHESIS)
 
     def prepare_to_exit_span(self, id_: str, result: Any = None, **kwargs: Any) -> None:
+        if hasattr(result, "current_agent_name") or hasattr(result, "tool_output"):
+            # an agent workflow's step returned its event (the agent's input or output, a tool's
+            # result): the trajectory's steps, as the workflow streams them
+            self.capture._book.event(self.capture._rec.call_of(id_), result)
         self.capture._rec.exit(id_, result)
 
     def prepare_to_drop_span(self, id_: str, **kwargs: Any) -> None:
