@@ -54,9 +54,10 @@ __all__ = ["CONTENTS", "STATUSES", "content_row", "item_contents_writer", "put_i
            "items_json"]
 
 CONTENTS = "item_contents"
-# an item's status, worst first: nothing scored; a score below its pass mark; every pass call
-# made passed; scored with no pass call to make; not judged (yet)
-STATUSES = ("unscored", "failed", "passed", "scored", "unjudged")
+# an item's status, worst first: nothing scored; a score below its pass mark; some scores missing
+# (never shown as passed: what was not scored did not pass); every pass call made passed; scored
+# with no pass call to make; not judged (yet)
+STATUSES = ("unscored", "failed", "incomplete", "passed", "scored", "unjudged")
 _TEXT = 4000       # characters kept of one question, answer, reference, reply or reason
 _REASON = 600      # characters kept of one score's reason
 _CONTEXT = 1500    # characters kept of one context
@@ -193,9 +194,15 @@ def browser_items(store: Any, run_id: str, *, artifacts: Mapping[str, Any] | Non
     for r in rows.values():
         scored = [s for s in r["scores"] if s["value"] is not None]
         calls = [s["passed"] for s in scored if s["passed"] is not None]
+        missing = [s for s in r["scores"] if s["value"] is None]
         r["status"] = ("unjudged" if not r["scores"] and not r["unscored"] else
                        "unscored" if not scored else
-                       "failed" if False in calls else "passed" if calls else "scored")
+                       "failed" if False in calls else
+                       "incomplete" if missing or len(r["unscored"]) > len(missing) else
+                       "passed" if calls else "scored")
+        causes = Counter(str(s["cause"] or "unscored") for s in missing)
+        r["incomplete"] = ({"k": len(missing), "n": len(r["scores"]), "cause": causes.most_common(1)[0][0]}
+                           if missing else None)
         # a failed score's reason first, else the first scored one's, else why it is unscored
         r["reason"] = next((s["reason"] for s in sorted(scored, key=lambda s: s["passed"] is not False)
                             if s["reason"]), None) or (r["unscored"][0] if r["unscored"] else None)
@@ -210,7 +217,7 @@ def browser_items(store: Any, run_id: str, *, artifacts: Mapping[str, Any] | Non
 def _badness(r: dict[str, Any]) -> tuple:
     # ids in natural order (q2 before q10) within one level of badness
     natural = tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in _DIGITS.split(r["id"]) if part)
-    return (STATUSES.index(r["status"]) if r["status"] in ("unscored", "failed") else 2,
+    return (STATUSES.index(r["status"]) if r["status"] in ("unscored", "failed", "incomplete") else 3,
             r["worth"] if r["worth"] is not None else 2.0, natural)
 
 

@@ -192,7 +192,7 @@ def measure_bar(value: float | None, low: float | None, high: float | None, thre
 
 def difference_chart(labels: Sequence[str], diffs: Sequence[float | None], lows: Sequence[float | None],
                      highs: Sequence[float | None], *, title: str = "", width: int = 520,
-                     unit: str = "") -> str:
+                     unit: str = "", min_half: float = 0.05) -> str:
     """Differences (B - A) with their intervals around a zero line: red where the whole interval
     lies below zero, green where above, grey where it spans zero. Missing values are left blank.
 
@@ -200,7 +200,7 @@ def difference_chart(labels: Sequence[str], diffs: Sequence[float | None], lows:
     True
     """
     values = [v for v in list(diffs) + list(lows) + list(highs) if v is not None and math.isfinite(v)]
-    bound = max([abs(v) for v in values] + [1e-9]) * 1.1
+    bound = max(max([abs(v) for v in values] + [0.0]) * 1.1, min_half)
     label_w, row = 170, 24
     y0 = 22 if title else 4
     height = y0 + row * len(labels) + 20

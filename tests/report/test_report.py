@@ -74,7 +74,7 @@ def test_hostile_content_is_escaped_and_every_section_present(tmp_path: Path, ow
     assert "onerror=alert" not in html.replace("onerror=alert(1)&gt;", "")  # only escaped copies
     assert "<img" not in html and "<h1>forged" not in html
     assert "&lt;script&gt;alert" in html and "Zürich — 東京" in html
-    absent = {"usage", "grammar"}  # no model call logged, no GRAMMAR analysis: no empty sections
+    absent = {"usage", "grammar", "windows"}  # no model call logged, no GRAMMAR analysis, no trace windows
     for section in SECTIONS:
         assert (f'id="{section}"' in html) is (section not in absent)
         assert (f'href="#{section}"' in html) is (section not in absent)
@@ -138,6 +138,7 @@ def test_quickstart_report_at_desktop_and_phone_width(quickstart_run, open_repor
     page = open_report(report)
     p = page.page
     p.set_viewport_size({"width": width, "height": 900})
+    p.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")  # collapsed parts fit too
     shot = p.screenshot(path=str(tmp_path / f"report-{width}.png"), full_page=True)
     assert len(shot) > 20_000  # a drawn page, not a blank one
     # every plot is drawn with a size, and none is wider than the page

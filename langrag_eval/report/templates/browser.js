@@ -178,8 +178,10 @@
       tr.appendChild(el("td", item.agent || "—"));
       tr.appendChild(el("td", summary(item), "clip item-score"));
       var status = el("td");
-      status.appendChild(el("span", item.status, "badge badge-" + item.status));
-      if (item.status !== "unscored" && item.unscored.length) { status.appendChild(el("span", item.unscored.length + " unscored", "badge badge-unscored")); }
+      var inc = item.incomplete;
+      status.appendChild(el("span", item.status === "incomplete" && inc ?
+        "incomplete: " + inc.k + " of " + inc.n + " unscored (" + inc.cause + ")" : item.status, "badge badge-" + item.status));
+      if (item.status !== "unscored" && item.status !== "incomplete" && item.unscored.length) { status.appendChild(el("span", item.unscored.length + " unscored", "badge badge-unscored")); }
       if (item.flip) { status.appendChild(el("span", item.flip === "lost" ? "flipped: lost" : "flipped: gained", "badge badge-flip")); }
       if (item.disagrees) { status.appendChild(el("span", "disagrees with humans", "badge badge-disagree")); }
       tr.appendChild(status);
