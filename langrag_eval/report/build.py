@@ -42,6 +42,7 @@ from ..runtime import RunStore
 from ..runtime.items import current_judgments
 from ..runtime.parts import read_parts
 from .headline import headline, thelma_intervals
+from .monitoring import windows_view
 from .items import CONTENTS, browser_items, items_json
 from .svg import bar_chart, difference_chart, heatmap, interval_chart, measure_bar
 from .views import plain_settings, thelma_view, tournament_view
@@ -299,6 +300,8 @@ def build_report(store: RunStore, run_id: str, *, baseline: str | None = None) -
         "status": run_status(store, run),
         "headline": headline(artifacts, summaries=summaries, tournament_view=tour_view, comparison=comparison),
         "thelma_intervals": intervals,
+        "windows": windows_view(thelma, {i["id"]: i["question"] for i in items})
+                   if thelma and thelma.get("windows") else None,
         "settings": plain_settings(artifacts.get("settings") or run.get("config") or {}),
         "judge_card": _card_context(judge_card(store, run_id, judge)),
         "vrag": vrag, "thelma": thelma, "thelma_view": thelma_view(thelma) if thelma else None,
