@@ -41,6 +41,7 @@ from ..results import Summary
 from ..runtime import RunStore
 from ..runtime.items import current_judgments
 from ..runtime.parts import read_parts
+from .games import games_view
 from .headline import headline, thelma_intervals
 from .monitoring import windows_view
 from .items import CONTENTS, browser_items, items_json
@@ -305,7 +306,8 @@ def build_report(store: RunStore, run_id: str, *, baseline: str | None = None) -
         "settings": plain_settings(artifacts.get("settings") or run.get("config") or {}),
         "judge_card": _card_context(judge_card(store, run_id, judge)),
         "vrag": vrag, "thelma": thelma, "thelma_view": thelma_view(thelma) if thelma else None,
-        "tournament": tour, "tournament_view": tour_view, "grammar": artifacts.get("grammar"),
+        "tournament": tour, "tournament_view": tour_view,
+        "game_browser": games_view(store, run_id, artifacts) if tour else None, "grammar": artifacts.get("grammar"),
         "unscored": _unscored(store, run_id), "usage": usage, "summaries": summaries,
         "charts": {"vrag": _vrag_charts(vrag) if vrag else {},
                    "thelma": _thelma_charts(thelma, intervals) if thelma else {},
