@@ -84,6 +84,9 @@ def _pct(value: Any) -> str:
 
 
 _ENV.filters["fmt"] = _fmt
+# where no <bdi> can go (the page's <title>): embeddings, overrides and isolates dropped
+_ENV.filters["nobidi"] = lambda text: str(text).translate(
+    dict.fromkeys([*range(0x202A, 0x202F), *range(0x2066, 0x206A)]))
 _ENV.filters["pct"] = _pct
 
 

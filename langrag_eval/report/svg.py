@@ -15,8 +15,13 @@ __all__ = ["bar_chart", "difference_chart", "heatmap", "interval_chart", "measur
 _FONT = 'font-family="system-ui, sans-serif" font-size="12"'
 
 
+# embeddings, overrides and isolates: SVG text has no <bdi>, so a label that holds one (U+202E in
+# an agent's name) would reorder the labels after it; they are dropped from labels
+_BIDI = dict.fromkeys([*range(0x202A, 0x202F), *range(0x2066, 0x206A)])
+
+
 def _e(text: object) -> str:
-    return html.escape(str(text), quote=True)
+    return html.escape(str(text).translate(_BIDI), quote=True)
 
 
 def _num(v: float) -> str:

@@ -77,3 +77,43 @@ def test_game_browser_fits_a_phone(games_report, open_report) -> None:
     p.set_viewport_size({"width": 390, "height": 800})
     p.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
     assert p.evaluate("document.documentElement.scrollWidth") <= 390
+
+
+EVIL = "evil\u202eabc"  # a right-to-left override in an agent's name
+
+
+def test_a_right_to_left_override_in_a_name_reorders_nothing_around_it(tmp_path: Path, open_report) -> None:
+    (tmp_path / "queries.csv").write_text("qid,query\nq1,capital?\n", encoding="utf-8")
+    (tmp_path / "documents.csv").write_text(
+        f"qid,did,document,agent\nq1,d1,Paris is the capital,good\nq1,d1,Paris is the capital,{EVIL}\n",
+        encoding="utf-8")
+    (tmp_path / "answers.csv").write_text(f"qid,agent,answer\nq1,good,good: Paris\nq1,{EVIL},bad: Lyon\n",
+                                          encoding="utf-8")
+    (tmp_path / "judge.json").write_text(json.dumps(JUDGE), encoding="utf-8")
+    store = tmp_path / "runs.sqlite"
+    assert main(["tournament", *(str(tmp_path / n) for n in ("queries.csv", "documents.csv", "answers.csv")),
+                 "--judge", f"scripted:{tmp_path / 'judge.json'}", "--store", str(store), "--run", f"run-{EVIL}",
+                 "--tournaments", "5", "--bootstrap", "5"]) == 0
+    out = tmp_path / "report.html"
+    assert main(["report", f"run-{EVIL}", "--store", str(store), "--out", str(out)]) == 0
+    html = out.read_text(encoding="utf-8")
+    title = html[html.index("<title>"):html.index("</title>")]
+    svgs = "".join(html.split("<svg")[1:])
+    assert "\u202e" not in title and "\u202e" not in svgs.split("</svg>")[0]
+    p = open_report(out).page
+
+    def left_to_right(selectors: list[str], within: str) -> bool:
+        xs = [p.locator(within).locator(s).first.bounding_box()["x"] for s in selectors]
+        return xs == sorted(xs) and len(set(xs)) == len(xs)
+
+    # the attack works in this browser: the same markup without isolation is reordered
+    p.evaluate(f"""() => {{ const c = document.createElement('p'); c.id = 'control';
+        c.innerHTML = 'q1: <span class="a">{EVIL}</span> vs <span class="b">good</span> <span class="c">x</span>';
+        c.querySelectorAll('span').forEach(s => s.style.unicodeBidi = 'normal');
+        document.body.prepend(c); }}""")
+    assert not left_to_right([".a", ".b", ".c"], "#control")
+    game = p.locator("#game-list details.game").first
+    game.locator("summary").click()
+    assert left_to_right(["bdi >> nth=1", "bdi >> nth=2", ".game-outcome"], "#game-list details.game summary")
+    assert left_to_right(["code", "strong"], "#run-status")
+    assert EVIL in p.locator("#ranking").inner_text()  # shown as given, not stripped
