@@ -190,3 +190,27 @@ def test_quickstart_report_shows_the_card_of_its_judge(quickstart_run) -> None:
     assert 'id="judge-verdicts"' in html and f"audited in run <code>{audits[0]['id']}</code>" in html
     for verdict in card["verdicts"]:
         assert verdict["line"].split(":")[0] in html
+
+
+def test_quickstart_report_key_columns_visible_on_a_phone(quickstart_run, open_report) -> None:
+    """At 390 px the page is no wider than the screen (wide tables scroll inside their own box) and
+    the columns a reader needs first are on screen: the summary's figure, interval and counts; the
+    item browser's id, agent, scores and status."""
+    _, _, report = quickstart_run
+    p = open_report(report).page
+    p.set_viewport_size({"width": 390, "height": 800})
+    p.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+    assert p.evaluate("document.documentElement.scrollWidth") <= 390
+    for table, columns in (("#headline", ["measure", "result", "95 % interval", "scored"]),
+                           ("#item-table", ["item", "agent", "scores", "status"])):
+        heads = {h.inner_text(): h.bounding_box() for h in p.locator(f"{table} th").all()}
+        for name in columns:
+            box = heads[name]
+            assert box["x"] >= 0 and box["x"] + box["width"] <= 390 + 0.5, (table, name, box)
+    # a table wider than the screen scrolls in its own box, not the page
+    wide = p.evaluate("""[...document.querySelectorAll('table')].filter(t => t.scrollWidth > 390)
+        .every(t => { const box = t.closest('.table-wrap') || t;
+                      return getComputedStyle(box).overflowX === 'auto' && box.clientWidth <= 390; })""")
+    assert wide
+    nav = [a.bounding_box()["height"] for a in p.locator("nav a").all()]
+    assert max(nav) < 1.6 * min(nav)  # no link broken over two lines

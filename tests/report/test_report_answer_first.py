@@ -59,11 +59,11 @@ def test_the_summary_comes_first_with_intervals_and_counts(thelma_report, open_r
     # the summary is on the first screen; the settings and the card's measures are collapsed
     assert p.locator("#headline").bounding_box()["y"] < 700
     assert not p.locator("#settings-details table").is_visible()
-    rows = {r.locator("td").nth(1).inner_text(): r for r in p.locator("#headline tbody tr").all()}
-    sp1 = rows["SP1 source precision (per source)"]
+    rows = {r.locator("td").nth(0).inner_text(): r for r in p.locator("#headline tbody tr").all()}
+    sp1 = rows["THELMA: SP1 source precision (per source)"]
     assert sp1.locator(".headline-n").inner_text() == f"{N} of {N}"
     assert re.fullmatch(r"\[0\.\d+, [01](\.\d+)?\] bootstrap", sp1.locator(".headline-interval").inner_text())
-    gr = rows["GR groundedness"]
+    gr = rows["THELMA: GR groundedness"]
     assert gr.locator(".headline-n").inner_text() == f"0 of {N}"
     assert gr.locator(".headline-unscored").inner_text() == f"{N} (unparseable)"
     assert "finished" in p.inner_text("#run-status")
