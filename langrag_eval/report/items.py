@@ -47,8 +47,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..results import Score
-from ..runtime.items import ITEMS_PREFIX, current_judgments
-from ..runtime.parts import PartWriter, read_parts
+from ..runtime.items import CONTENTS_PREFIX, ITEMS_PREFIX, current_judgments
+from ..runtime.parts import PartWriter, is_part, read_parts
+from .steps import conversation_of_simulation, display_steps
 
 __all__ = ["CONTENTS", "STATUSES", "content_row", "item_contents_writer", "put_item_contents", "browser_items",
            "items_json"]
@@ -157,6 +158,11 @@ def browser_items(store: Any, run_id: str, *, artifacts: Mapping[str, Any] | Non
     against a baseline."""
     artifacts = artifacts if artifacts is not None else store.artifacts(run_id)
     contents = {str(r["id"]): r for r in read_parts(artifacts, CONTENTS) if isinstance(r, dict) and "id" in r}
+    for name in [n for n in artifacts if n.startswith(CONTENTS_PREFIX) and not is_part(n)]:
+        for r in read_parts(artifacts, name):  # an evaluator's own content: a trajectory, a conversation
+            if isinstance(r, dict) and "id" in r:
+                merged = contents.setdefault(str(r["id"]), {})
+                merged.update({k: v for k, v in r.items() if k not in merged or merged[k] in (None, "", [])})
     index = _questions(artifacts)
     rows: dict[str, dict[str, Any]] = {}
 
@@ -169,11 +175,24 @@ def browser_items(store: Any, run_id: str, *, artifacts: Mapping[str, Any] | Non
                           "contexts": c.get("contexts") or [], "reference": c.get("reference"),
                           "human": human if isinstance(human, dict) and human.get("score") else None,
                           "scores": [], "replies": [], "unscored": [], "flip": None}
+            if c.get("trajectory"):
+                rows[item]["trajectory"] = display_steps(c["trajectory"])
+                if c.get("reference_trajectory"):
+                    rows[item]["reference_trajectory"] = display_steps(c["reference_trajectory"])
+            if c.get("turns"):
+                rows[item]["turns"] = c["turns"]
+                rows[item]["conversation"] = {k: c[k] for k in ("goal", "persona", "role", "goal_met", "error")
+                                              if c.get(k) is not None}
         return rows[item]
 
     for item in contents:
         row(item)
     judgments = current_judgments(store, run_id)
+    for j in judgments:  # a simulated conversation is stored whole, as the run's judgment of its persona
+        shown = conversation_of_simulation(j)
+        if shown is not None:
+            contents.setdefault(str(j["item"]), {"id": str(j["item"]), **shown})
+            row(str(j["item"]))
     tasks = _item_tasks(judgments, artifacts)
     for j in judgments:
         if j["task"] not in tasks:
