@@ -124,6 +124,15 @@ def headline(artifacts: Mapping[str, Any], *, summaries: list[dict[str, Any]] | 
         rows.append(_row("tournament", what, value, low, high, int(games.get("played") or 0),
                          int(games.get("scheduled") or games.get("played") or 0), int(games.get("unscored") or 0),
                          "unscored game" if games.get("unscored") else None, link="#tournament", method="bootstrap"))
+    grammar = artifacts.get("grammar")
+    for agent, a in sorted(((grammar or {}).get("agents") or {}).items()) if isinstance(grammar, dict) else []:
+        overall = (a or {}).get("overall") or {}
+        accuracy = overall.get("accuracy")
+        items = int((a or {}).get("items") or 0)
+        # GRAMMAR's accuracy is robustness times the share outside gap groups (its eq. 2), not a
+        # plain proportion: no interval is claimed for it
+        rows.append(_row("GRAMMAR", f"accuracy of {agent}", "—" if accuracy is None else f"{accuracy:.0%}",
+                         None, None, items, items, 0, None, link="#grammar"))
     windows = (thelma or {}).get("windows") if isinstance(thelma, dict) else None
     if windows:
         flagged = [w for w in windows if w.get("dropped")]
