@@ -121,6 +121,7 @@ def evaluate(app, run_id: str, judge: Judge, store: RunStore) -> None:
     VragGrader(judge).evaluate_many(samples, run_id=run_id)
     thelma = Thelma(judge.for_run(run_id), metrics=("gr", "rqc"), batched=True)
     thelma.evaluate_many(samples, store=store, run_id=run_id)
+    store.finish_run(run_id, {"samples": len(samples)})  # the report says "finished", and when
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -117,6 +117,12 @@ class Evaluator(ABC, Generic[S, R]):
         """``(question, reference, subject)`` for the run's item index, or None to keep none."""
         return None
 
+    def item_content(self, sample: S) -> dict[str, Any] | None:
+        """What the report's item browser shows of ``sample`` beyond its question (an agent's
+        trajectory, a conversation's turns), stored with the run as ``item_contents/<task>``; None
+        (the default) to store nothing."""
+        return None
+
     def for_judge(self, judge: "Judge") -> "Evaluator[S, R]":
         """A copy of this evaluator judging with ``judge`` (the same settings)."""
         clone = self.__class__.__new__(self.__class__)

@@ -147,7 +147,12 @@ def judge_command(args: argparse.Namespace) -> int:
     evaluators = {c: ConversationJudge(judge, criterion=c, threshold=args.threshold, role=args.role)
                   for c in criteria}
     run_id = args.run_id or f"conversations-judge-{file_digest(args.conversations, what='conversations file')[:12]}"
+    # a run of the store like any other: `report` and `store status` find it
+    run_id = store.open_run("conversations-judge", {"file": args.conversations, "criteria": criteria,
+                                                    "threshold": args.threshold, "role": args.role},
+                            run_id=run_id, judge=judge.model_id)
     run = evaluate(conversations, evaluators, store=store, run_id=run_id)
+    store.finish_run(run_id, {"conversations": len(conversations), "criteria": criteria})
     say(f"{len(conversations)} conversations (run {shown(run_id)}, judge {shown(judge.model_id)})")
     for c in criteria:
         summary = run.summary(c)

@@ -231,6 +231,10 @@ def handle(args: argparse.Namespace) -> int:
         counts = collections.Counter(s.metadata["window"] for s in samples)
         summary["windows"] = window_rows(samples, results, args)
         summary["window"] = {"size": args.window, "traces": dict(sorted(counts.items()))}
+        meta = {s.id: s.metadata for s in samples}  # the report lists each window's worst items by trace
+        for record in summary["samples"]:
+            m = meta.get(record["id"]) or {}
+            record.update(window=m.get("window"), trace_id=m.get("trace_id") or record["id"])
     summary["input"] = {"file": source, "rows": len(samples) + len(issues), "rows_skipped": len(issues),
                         "problems": [{"line": i.line, "field": i.field, "message": i.message} for i in issues]}
     summary["settings"] = {"metrics": list(metrics), "sd_threshold": args.sd_threshold,

@@ -61,6 +61,17 @@ class Conversation(BaseModel):
     goal_met: bool | None = None
     error: str | None = None
 
+    def shown(self) -> dict[str, Any]:
+        """What the report's item browser shows: each turn's user message, answer, the contexts it
+        answered from and how many earlier messages the app sent with it; the goal and its outcome."""
+        turns = [{"user": t.user, "answer": t.answer, "contexts": [d.text for d in t.contexts],
+                  "history": len(t.history)} for t in self.turns]
+        out: dict[str, Any] = {"question": self.turns[0].user if self.turns else None,
+                               "answer": self.turns[-1].answer if self.turns else None, "turns": turns}
+        out.update({k: v for k, v in (("goal", self.goal), ("persona", self.persona), ("role", self.role),
+                                      ("goal_met", self.goal_met), ("error", self.error)) if v is not None})
+        return out
+
     @classmethod
     def of_turns(cls, pairs: Sequence[tuple[str, str | None]], **fields: Any) -> Conversation:
         """A conversation from (user, answer) pairs, each turn's history being the pairs before it."""

@@ -74,6 +74,12 @@ class ConversationJudge(GradedJudge[Conversation, ConversationGrade]):
                   "role": conversation.role or self.role or "", "conversation": conversation.render()}
         return self._template.render(**{k: values[k] for k in self._template.variables})
 
+    def index_item(self, sample: Conversation) -> tuple[str | None, str | None, str | None]:
+        return (sample.turns[0].user if sample.turns else sample.goal), None, sample.persona
+
+    def item_content(self, sample: Conversation) -> dict[str, Any]:
+        return sample.shown()  # the report's item browser shows it turn by turn
+
     async def aevaluate(self, sample: Conversation) -> ConversationGrade | Unscored:
         if not sample.turns:
             return Unscored(reason="the conversation has no turns", cause="invalid_input")

@@ -41,16 +41,23 @@ from ..results import Summary
 from ..runtime import RunStore
 from ..runtime.items import current_judgments
 from ..runtime.parts import read_parts
+from .games import games_view
+from .headline import headline, thelma_intervals
+from .monitoring import windows_view
 from .items import CONTENTS, browser_items, items_json
 from .svg import bar_chart, difference_chart, heatmap, interval_chart, measure_bar
 from .views import plain_settings, thelma_view, tournament_view
 
 __all__ = ["build_report", "write_report", "SECTIONS"]
 
-SECTIONS = ("settings", "judge", "scores", "vrag", "thelma", "tournament", "grammar", "items", "unscored", "usage")
-_TITLES = {"settings": "settings", "scores": "scores", "comparison": "comparison", "judge": "judge card", "vrag": "vRAG-Eval",
-           "thelma": "THELMA", "tournament": "tournament", "grammar": "GRAMMAR", "items": "items",
-           "unscored": "unscored", "usage": "usage"}
+# the answer first: the summary, then each capability's figures, the items; the run's settings and
+# the judge's card (collapsed) and usage come last
+SECTIONS = ("summary", "scores", "vrag", "thelma", "windows", "tournament", "grammar", "items", "unscored", "judge",
+            "settings", "usage")
+_TITLES = {"summary": "summary", "settings": "settings", "scores": "scores", "comparison": "comparison",
+           "judge": "judge card", "vrag": "vRAG-Eval", "thelma": "THELMA", "windows": "monitoring",
+           "tournament": "tournament", "grammar": "GRAMMAR", "items": "items", "unscored": "unscored",
+           "usage": "usage"}
 _SCRIPT = (Path(__file__).parent / "templates" / "browser.js").read_text(encoding="utf-8")
 # the page runs this one script and nothing else (Content-Security-Policy by its hash)
 _SCRIPT_HASH = "sha256-" + base64.b64encode(hashlib.sha256(_SCRIPT.encode("utf-8")).digest()).decode()
@@ -77,6 +84,9 @@ def _pct(value: Any) -> str:
 
 
 _ENV.filters["fmt"] = _fmt
+# where no <bdi> can go (the page's <title>): embeddings, overrides and isolates dropped
+_ENV.filters["nobidi"] = lambda text: str(text).translate(
+    dict.fromkeys([*range(0x202A, 0x202F), *range(0x2066, 0x206A)]))
 _ENV.filters["pct"] = _pct
 
 
@@ -106,17 +116,23 @@ def _vrag_charts(vrag: dict[str, Any]) -> dict[str, Markup]:
     return charts
 
 
-def _thelma_charts(thelma: dict[str, Any]) -> dict[str, Markup]:
+def _thelma_charts(thelma: dict[str, Any], intervals: dict[str, tuple[float | None, float | None, str]]
+                   ) -> dict[str, Markup]:
     metrics = thelma.get("metrics") or {}
-    # a spread of fewer than five scores says nothing: those metrics are in the table only
+    # an interval from fewer than five scores says little: those metrics are in the table only
     keys = [k for k in metrics if metrics[k].get("mean") is not None and (metrics[k].get("n") or 0) >= 5]
     if not keys:
         return {}
+
+    def end(k: str, i: int) -> float:
+        v = intervals.get(k, (None, None, ""))[i]
+        return float("nan") if v is None else float(v)
+    methods = {intervals.get(k, (None, None, ""))[2] for k in keys}
+    how = "bootstrap" if methods == {"bootstrap"} else "bootstrap or Student's t"
     return {"means": Markup(interval_chart(
         [f"{k.upper()} {metrics[k].get('name', '')}" for k in keys], [metrics[k]["mean"] for k in keys],
-        [max(0.0, metrics[k]["mean"] - (metrics[k].get("std") or 0.0)) for k in keys],
-        [min(1.0, metrics[k]["mean"] + (metrics[k].get("std") or 0.0)) for k in keys],
-        title="Mean ± one standard deviation (0 to 1)", bounds=(0.0, 1.0)))}
+        [end(k, 0) for k in keys], [end(k, 1) for k in keys],
+        title=f"Mean with its 95 % confidence interval ({how}), 0 to 1", bounds=(0.0, 1.0)))}
 
 
 def _tournament_charts(tour: dict[str, Any], view: dict[str, Any]) -> dict[str, Markup]:
@@ -184,20 +200,37 @@ def _comparison(store: RunStore, run_id: str, baseline: str) -> dict[str, Any]:
         return m.kind == "binary" or all(v is None or 0.0 <= v <= 1.0 for v in (m.mean_a, m.mean_b))
 
     charts = []
-    for title, rows in (("Rates and 0-1 scores: run minus baseline, 95 % interval",
-                         [m for m in c.metrics if unit(m)]),
-                        ("Scores on wider scales: run minus baseline, 95 % interval",
-                         [m for m in c.metrics if not unit(m)])):
+    # the axis's least half-width: 5 points on a 0-1 scale, a quarter of a point on wider ones
+    for title, rows, least in (("Rates and 0-1 scores: run minus baseline, 95 % interval",
+                                [m for m in c.metrics if unit(m)], 0.05),
+                               ("Scores on wider scales: run minus baseline, 95 % interval",
+                                [m for m in c.metrics if not unit(m)], 0.25)):
         if rows:
             charts.append(Markup(difference_chart(
                 [m.metric for m in rows], [m.diff for m in rows], [m.low for m in rows],
-                [m.high for m in rows], title=title)))
+                [m.high for m in rows], title=title, min_half=least)))
     data["charts"] = charts
     for f in data["flips"]:  # what else moved on the flipped item: its scores on their own scales
         a, b = f["a"]["values"], f["b"]["values"]
         f["changes"] = [(m, a[m], b[m]) for m in a if m in b and a[m] != b[m] and m != f["metric"]
                         and not is_scored_rate(m)]
     return data
+
+
+def run_status(store: RunStore, run: dict[str, Any]) -> dict[str, str]:
+    """What the run is doing, in words: finished (when), running (a process holds its lease) or
+    stopped (when it last stored a result; the same command resumes it)."""
+    def when(t: float | None) -> str:
+        return "—" if t is None else _dt.datetime.fromtimestamp(t, _dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    if run.get("finished"):
+        return {"word": "finished", "detail": f"at {when(run['finished'])}"}
+    last = store.last_write(run["id"])
+    holder = store.lease_holder(run["id"]) if hasattr(store, "lease_holder") else None
+    if holder is not None:
+        return {"word": "running", "detail": f"process {holder['pid']} on {holder['host']}; last result stored "
+                                             f"{when(last)}; the figures below are partial"}
+    return {"word": f"stopped at {when(last or run['created'])}",
+            "detail": "not finished: the figures below are partial; the same command resumes it"}
 
 
 def judge_card(store: RunStore, run_id: str, judge: str) -> tuple[JudgeCard, str] | None:
@@ -263,16 +296,24 @@ def build_report(store: RunStore, run_id: str, *, baseline: str | None = None) -
     comparison = _comparison(store, run_id, baseline) if baseline is not None else None
     flips = {str(f["b"]["id"]): f["direction"] for f in (comparison or {}).get("flips", [])}
     items = browser_items(store, run_id, artifacts=artifacts, flips=flips)
+    summaries = _summaries(artifacts)
+    intervals = thelma_intervals(thelma) if thelma else {}
     context = {
         "run": run, "judge": judge, "warning": warning,
         "created": _dt.datetime.fromtimestamp(run["created"], _dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "status": run_status(store, run),
+        "headline": headline(artifacts, summaries=summaries, tournament_view=tour_view, comparison=comparison),
+        "thelma_intervals": intervals,
+        "windows": windows_view(thelma, {i["id"]: i["question"] for i in items})
+                   if thelma and thelma.get("windows") else None,
         "settings": plain_settings(artifacts.get("settings") or run.get("config") or {}),
         "judge_card": _card_context(judge_card(store, run_id, judge)),
         "vrag": vrag, "thelma": thelma, "thelma_view": thelma_view(thelma) if thelma else None,
-        "tournament": tour, "tournament_view": tour_view, "grammar": artifacts.get("grammar"),
-        "unscored": _unscored(store, run_id), "usage": usage, "summaries": _summaries(artifacts),
+        "tournament": tour, "tournament_view": tour_view,
+        "game_browser": games_view(store, run_id, artifacts) if tour else None, "grammar": artifacts.get("grammar"),
+        "unscored": _unscored(store, run_id), "usage": usage, "summaries": summaries,
         "charts": {"vrag": _vrag_charts(vrag) if vrag else {},
-                   "thelma": _thelma_charts(thelma) if thelma else {},
+                   "thelma": _thelma_charts(thelma, intervals) if thelma else {},
                    "tournament": _tournament_charts(tour, tour_view) if tour else {}},
         "comparison": comparison,
         "items": items, "items_json": Markup(items_json(items)), "script": Markup(_SCRIPT),
@@ -281,11 +322,11 @@ def build_report(store: RunStore, run_id: str, *, baseline: str | None = None) -
         "group_label": "agent" if any(isinstance(r, dict) and r.get("agent") for r in read_parts(artifacts, CONTENTS))
                        or (vrag or {}).get("group_by") == "agent" else "subject",
     }
-    present = {"settings": True, "scores": bool(context["summaries"]), "comparison": comparison is not None, "judge": True, "vrag": bool(vrag),
+    present = {"summary": True, "windows": bool((thelma or {}).get("windows")), "settings": True, "scores": bool(context["summaries"]), "comparison": comparison is not None, "judge": True, "vrag": bool(vrag),
                "thelma": bool(thelma), "tournament": bool(tour), "grammar": bool(artifacts.get("grammar")),
                "items": bool(items), "unscored": bool(context["unscored"]),
                "usage": bool(usage["total"]["calls"] or usage["total"]["cached"])}
-    order = SECTIONS[:1] + ("comparison",) + SECTIONS[1:]
+    order = SECTIONS[:1] + ("comparison",) + SECTIONS[1:]  # a comparison is the answer a baseline asks
     context["sections"] = [(s, _TITLES[s]) for s in order if present[s]]
     return _ENV.get_template("report.html.j2").render(**context)
 

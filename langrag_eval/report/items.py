@@ -47,16 +47,18 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..results import Score
-from ..runtime.items import ITEMS_PREFIX, current_judgments
-from ..runtime.parts import PartWriter, read_parts
+from ..runtime.items import CONTENTS_PREFIX, ITEMS_PREFIX, current_judgments
+from ..runtime.parts import PartWriter, is_part, read_parts
+from .steps import conversation_of_simulation, display_steps
 
 __all__ = ["CONTENTS", "STATUSES", "content_row", "item_contents_writer", "put_item_contents", "browser_items",
            "items_json"]
 
 CONTENTS = "item_contents"
-# an item's status, worst first: nothing scored; a score below its pass mark; every pass call
-# made passed; scored with no pass call to make; not judged (yet)
-STATUSES = ("unscored", "failed", "passed", "scored", "unjudged")
+# an item's status, worst first: nothing scored; a score below its pass mark; some scores missing
+# (never shown as passed: what was not scored did not pass); every pass call made passed; scored
+# with no pass call to make; not judged (yet)
+STATUSES = ("unscored", "failed", "incomplete", "passed", "scored", "unjudged")
 _TEXT = 4000       # characters kept of one question, answer, reference, reply or reason
 _REASON = 600      # characters kept of one score's reason
 _CONTEXT = 1500    # characters kept of one context
@@ -156,6 +158,11 @@ def browser_items(store: Any, run_id: str, *, artifacts: Mapping[str, Any] | Non
     against a baseline."""
     artifacts = artifacts if artifacts is not None else store.artifacts(run_id)
     contents = {str(r["id"]): r for r in read_parts(artifacts, CONTENTS) if isinstance(r, dict) and "id" in r}
+    for name in [n for n in artifacts if n.startswith(CONTENTS_PREFIX) and not is_part(n)]:
+        for r in read_parts(artifacts, name):  # an evaluator's own content: a trajectory, a conversation
+            if isinstance(r, dict) and "id" in r:
+                merged = contents.setdefault(str(r["id"]), {})
+                merged.update({k: v for k, v in r.items() if k not in merged or merged[k] in (None, "", [])})
     index = _questions(artifacts)
     rows: dict[str, dict[str, Any]] = {}
 
@@ -168,11 +175,24 @@ def browser_items(store: Any, run_id: str, *, artifacts: Mapping[str, Any] | Non
                           "contexts": c.get("contexts") or [], "reference": c.get("reference"),
                           "human": human if isinstance(human, dict) and human.get("score") else None,
                           "scores": [], "replies": [], "unscored": [], "flip": None}
+            if c.get("trajectory"):
+                rows[item]["trajectory"] = display_steps(c["trajectory"])
+                if c.get("reference_trajectory"):
+                    rows[item]["reference_trajectory"] = display_steps(c["reference_trajectory"])
+            if c.get("turns"):
+                rows[item]["turns"] = c["turns"]
+                rows[item]["conversation"] = {k: c[k] for k in ("goal", "persona", "role", "goal_met", "error")
+                                              if c.get(k) is not None}
         return rows[item]
 
     for item in contents:
         row(item)
     judgments = current_judgments(store, run_id)
+    for j in judgments:  # a simulated conversation is stored whole, as the run's judgment of its persona
+        shown = conversation_of_simulation(j)
+        if shown is not None:
+            contents.setdefault(str(j["item"]), {"id": str(j["item"]), **shown})
+            row(str(j["item"]))
     tasks = _item_tasks(judgments, artifacts)
     for j in judgments:
         if j["task"] not in tasks:
@@ -193,9 +213,15 @@ def browser_items(store: Any, run_id: str, *, artifacts: Mapping[str, Any] | Non
     for r in rows.values():
         scored = [s for s in r["scores"] if s["value"] is not None]
         calls = [s["passed"] for s in scored if s["passed"] is not None]
+        missing = [s for s in r["scores"] if s["value"] is None]
         r["status"] = ("unjudged" if not r["scores"] and not r["unscored"] else
                        "unscored" if not scored else
-                       "failed" if False in calls else "passed" if calls else "scored")
+                       "failed" if False in calls else
+                       "incomplete" if missing or len(r["unscored"]) > len(missing) else
+                       "passed" if calls else "scored")
+        causes = Counter(str(s["cause"] or "unscored") for s in missing)
+        r["incomplete"] = ({"k": len(missing), "n": len(r["scores"]), "cause": causes.most_common(1)[0][0]}
+                           if missing else None)
         # a failed score's reason first, else the first scored one's, else why it is unscored
         r["reason"] = next((s["reason"] for s in sorted(scored, key=lambda s: s["passed"] is not False)
                             if s["reason"]), None) or (r["unscored"][0] if r["unscored"] else None)
@@ -210,7 +236,7 @@ def browser_items(store: Any, run_id: str, *, artifacts: Mapping[str, Any] | Non
 def _badness(r: dict[str, Any]) -> tuple:
     # ids in natural order (q2 before q10) within one level of badness
     natural = tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in _DIGITS.split(r["id"]) if part)
-    return (STATUSES.index(r["status"]) if r["status"] in ("unscored", "failed") else 2,
+    return (STATUSES.index(r["status"]) if r["status"] in ("unscored", "failed", "incomplete") else 3,
             r["worth"] if r["worth"] is not None else 2.0, natural)
 
 

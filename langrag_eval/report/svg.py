@@ -10,13 +10,18 @@ import html
 import math
 from typing import Sequence
 
-__all__ = ["bar_chart", "difference_chart", "heatmap", "interval_chart", "measure_bar"]
+__all__ = ["bar_chart", "difference_chart", "heatmap", "interval_chart", "measure_bar", "time_series"]
 
 _FONT = 'font-family="system-ui, sans-serif" font-size="12"'
 
 
+# embeddings, overrides and isolates: SVG text has no <bdi>, so a label that holds one (U+202E in
+# an agent's name) would reorder the labels after it; they are dropped from labels
+_BIDI = dict.fromkeys([*range(0x202A, 0x202F), *range(0x2066, 0x206A)])
+
+
 def _e(text: object) -> str:
-    return html.escape(str(text), quote=True)
+    return html.escape(str(text).translate(_BIDI), quote=True)
 
 
 def _num(v: float) -> str:
@@ -192,7 +197,7 @@ def measure_bar(value: float | None, low: float | None, high: float | None, thre
 
 def difference_chart(labels: Sequence[str], diffs: Sequence[float | None], lows: Sequence[float | None],
                      highs: Sequence[float | None], *, title: str = "", width: int = 520,
-                     unit: str = "") -> str:
+                     unit: str = "", min_half: float = 0.05) -> str:
     """Differences (B - A) with their intervals around a zero line: red where the whole interval
     lies below zero, green where above, grey where it spans zero. Missing values are left blank.
 
@@ -200,7 +205,7 @@ def difference_chart(labels: Sequence[str], diffs: Sequence[float | None], lows:
     True
     """
     values = [v for v in list(diffs) + list(lows) + list(highs) if v is not None and math.isfinite(v)]
-    bound = max([abs(v) for v in values] + [1e-9]) * 1.1
+    bound = max(max([abs(v) for v in values] + [0.0]) * 1.1, min_half)
     label_w, row = 170, 24
     y0 = 22 if title else 4
     height = y0 + row * len(labels) + 20
@@ -229,5 +234,70 @@ def difference_chart(labels: Sequence[str], diffs: Sequence[float | None], lows:
     out.append(f'<text x="{label_w}" y="{height - 2}">{_num(-bound)}</text>')
     out.append(f'<text x="{x(0):.1f}" y="{height - 2}" text-anchor="middle">0</text>')
     out.append(f'<text x="{width - 20}" y="{height - 2}" text-anchor="end">{_num(bound)}</text>')
+    out.append("</svg>")
+    return "".join(out)
+
+
+def time_series(labels: Sequence[str], means: Sequence[float | None], lows: Sequence[float | None],
+                highs: Sequence[float | None], *, flagged: Sequence[bool] = (), baseline: int | None = None,
+                title: str = "", width: int = 560, height: int = 200,
+                bounds: tuple[float, float] = (0.0, 1.0)) -> str:
+    """One metric over time windows: each window's mean (a dot, joined by a line) with its interval
+    (a vertical bar); a flagged window in red with a triangle above it, the baseline window ringed.
+    Labels are the windows' starts, shown at the two ends and under flagged windows.
+
+    >>> svg = time_series(["d1", "d2"], [0.9, 0.4], [0.8, 0.3], [1.0, 0.5], flagged=[False, True], baseline=0)
+    >>> svg.count('class="window flagged"'), svg.count('class="window"')
+    (1, 1)
+    """
+    lo, hi = bounds
+    left, right, top, bottom = 36, 12, 22 if title else 8, 34
+    plot_w, plot_h = width - left - right, height - top - bottom
+    n = max(1, len(labels))
+
+    def x(i: int) -> float:
+        return left + plot_w * ((i + 0.5) / n)
+
+    def y(v: float) -> float:
+        return top + plot_h * (1 - (min(hi, max(lo, v)) - lo) / (hi - lo))
+
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" role="img" class="series" width="{width}" height="{height}" '
+           f'viewBox="0 0 {width} {height}" {_FONT}>']
+    if title:
+        out.append(f'<text x="0" y="14" font-weight="bold">{_e(title)}</text>')
+    for v in (lo, (lo + hi) / 2, hi):
+        out.append(f'<line x1="{left}" x2="{width - right}" y1="{y(v):.1f}" y2="{y(v):.1f}" stroke="#e4e4e4"/>'
+                   f'<text x="{left - 4}" y="{y(v) + 4:.1f}" text-anchor="end" font-size="10">{_tick(v, hi - lo)}</text>')
+    points = [(x(i), y(m)) for i, m in enumerate(means) if m is not None and math.isfinite(m)]
+    if len(points) > 1:
+        out.append('<polyline fill="none" stroke="#3b6ea8" stroke-width="1.5" points="'
+                   + " ".join(f"{a:.1f},{b:.1f}" for a, b in points) + '"/>')
+    for i, label in enumerate(labels):
+        m, l, h = means[i], lows[i], highs[i]
+        bad = bool(flagged[i]) if i < len(flagged) else False
+        color = "#c0392b" if bad else "#3b6ea8"
+        out.append(f'<g class="window{" flagged" if bad else ""}">')
+        if l is not None and h is not None and math.isfinite(l) and math.isfinite(h):
+            out.append(f'<line x1="{x(i):.1f}" x2="{x(i):.1f}" y1="{y(h):.1f}" y2="{y(l):.1f}" stroke="{color}" '
+                       'stroke-width="2"/>')
+        if m is not None and math.isfinite(m):
+            span = "" if l is None or h is None else f" [{_num(l)}, {_num(h)}]"
+            note = " (flagged: dropped against the baseline)" if bad else " (baseline)" if i == baseline else ""
+            ring = ' stroke="#222" stroke-width="2"' if i == baseline else ""
+            out.append(f'<circle cx="{x(i):.1f}" cy="{y(m):.1f}" r="{5 if bad else 4}" fill="{color}"{ring}>'
+                       f'<title>{_e(label)}: {_num(m)}{span}{note}</title></circle>')
+        if bad:
+            out.append(f'<path d="M{x(i) - 5:.1f},{top + 2} L{x(i) + 5:.1f},{top + 2} L{x(i):.1f},{top + 10} Z" '
+                       f'fill="#c0392b"/>')
+        out.append("</g>")
+        if bad or i in (0, len(labels) - 1):
+            anchor = "start" if i == 0 else "end" if i == len(labels) - 1 else "middle"
+            fill = ' fill="#c0392b"' if bad else ""
+            out.append(f'<text x="{x(i):.1f}" y="{height - 20}" text-anchor="{anchor}" font-size="10"{fill}>'
+                       f'{_e(str(label)[:16])}</text>')
+    out.append(f'<circle cx="{left + 5}" cy="{height - 6}" r="4" fill="#3b6ea8"/><text x="{left + 13}" '
+               f'y="{height - 2}" font-size="11">mean, 95 % interval</text>'
+               f'<path d="M{left + 150},{height - 10} L{left + 160},{height - 10} L{left + 155},{height - 2} Z" '
+               f'fill="#c0392b"/><text x="{left + 165}" y="{height - 2}" font-size="11">flagged drop</text>')
     out.append("</svg>")
     return "".join(out)

@@ -34,7 +34,7 @@ from ..files.jsontext import find_lone_surrogate
 from ..results import Declaration, ScoreScale
 from ..runtime import put_item_index, run_batch
 from ..runtime.concurrency import synchronous
-from ..runtime.items import index_row, item_index_writer
+from ..runtime.items import index_row, item_index_writer, put_item_contents_of
 from ..runtime.progress import BatchProgress
 
 if TYPE_CHECKING:
@@ -158,6 +158,10 @@ async def aevaluate_many(evaluator: "Evaluator[Any, Any]", samples: Sequence[Any
         if rows:
             put_item_index(store, run_id, evaluator.task_name(), rows)
         del rows  # stored: not held while the batch runs
+        content = getattr(evaluator, "item_content", None)  # an evaluator written before the hook has none
+        if content is not None:
+            put_item_contents_of(store, run_id, evaluator.task_name(),
+                                 ((k, c) for k, s in zip(keys, samples) if (c := content(s)) is not None))
     judging = _judge(evaluator, bound, samples, keys, store=store, run_id=run_id,
                      concurrency=in_flight(evaluator, concurrency), progress=progress)
     del keys  # held by the batch alone, which keeps them as its keys by sample

@@ -30,9 +30,12 @@ from .parts import PartWriter, read_parts, stored_artifacts
 from .store import RunStore
 
 __all__ = ["ITEMS_PREFIX", "content_key", "current_judgments", "put_item_index", "get_item_index", "index_row",
-           "item_index_writer"]
+           "item_index_writer", "CONTENTS_PREFIX", "put_item_contents_of"]
 
 ITEMS_PREFIX = "items/"
+# what an evaluator's item_content gave per item (a trajectory, a conversation), for the report
+CONTENTS_PREFIX = "item_contents/"
+_CONTENT_CHARS = 4000
 _QUESTION_CHARS = 300
 
 
@@ -98,3 +101,26 @@ def current_judgments(store: RunStore, run_id: str) -> list[dict[str, Any]]:
         if own is None or item in own:
             kept.append(j)
     return kept
+
+
+def _bounded(value: Any) -> Any:
+    """``value`` with every string cut to a length the report shows, however deep."""
+    if isinstance(value, str):
+        return value if len(value) <= _CONTENT_CHARS else value[:_CONTENT_CHARS] + f" … [{len(value) - _CONTENT_CHARS} more characters]"
+    if isinstance(value, dict):
+        return {str(k): _bounded(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_bounded(v) for v in value]
+    return value
+
+
+def put_item_contents_of(store: RunStore, run_id: str, task: str, rows: Iterable[tuple[str, dict[str, Any]]]) -> None:
+    """Store ``item_contents/<task>`` from ``(id, content)`` pairs, texts cut to length, a part at a
+    time; nothing when there is no pair."""
+    writer: PartWriter | None = None
+    for item, content in rows:
+        if writer is None:
+            writer = PartWriter(store, run_id, CONTENTS_PREFIX + task, {"version": 1, "task": task}, size=200)
+        writer.add({**_bounded(content), "id": item})
+    if writer is not None:
+        writer.close()

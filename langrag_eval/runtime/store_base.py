@@ -266,6 +266,12 @@ class StoreBase(RunLeases):
             return None, ()
         return " AND item IN (SELECT value FROM json_each(?))", (json.dumps(list(items)),)
 
+    def last_write(self, run_id: str) -> float | None:
+        """When the run last stored a judgment or an artifact (seconds since the epoch), or None."""
+        rows = self._rows("SELECT MAX(t) FROM (SELECT MAX(created) AS t FROM judgments WHERE run_id=? "
+                          "UNION ALL SELECT MAX(created) AS t FROM artifacts WHERE run_id=?) AS w", (run_id, run_id))
+        return float(rows[0][0]) if rows and rows[0][0] is not None else None
+
     def judgments(self, run_id: str, task: str | None = None) -> list[dict[str, Any]]:
         sql = "SELECT item, task, scored, result FROM judgments WHERE run_id=?"
         args: tuple[Any, ...] = (run_id,)

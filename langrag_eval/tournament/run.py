@@ -110,6 +110,31 @@ def _key(*parts: str) -> str:
     return json.dumps(list(parts), ensure_ascii=False)
 
 
+CONTENTS = "tournament_contents"
+_ANSWER, _DOCUMENT = 4000, 1500  # characters kept of one answer, of one document
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + f" … [{len(text) - limit} more characters]"
+
+
+def store_contents(store: RunStore, run_id: str, data: TournamentData) -> None:
+    """What the games were about, for the report's game browser: per query, its text, each agent's
+    answer and the documents the agents retrieved (``tournament_contents``, one row per query, in
+    parts so a large tournament is never held whole by the store's reader)."""
+    from ..runtime.parts import PartWriter
+
+    writer = PartWriter(store, run_id, CONTENTS, {"version": 1}, size=200)
+    for qid in sorted(data.answers):
+        docs = {d.id: _cut(d.text, _DOCUMENT) for agent in sorted(data.answers[qid])
+                for d in data.documents(qid, agent)}
+        docs.update({d.id: _cut(d.text, _DOCUMENT) for d in (data.pool.get(qid) or {}).values() if d.id not in docs})
+        writer.add({"qid": qid, "query": data.queries.get(qid),
+                    "answers": {a: _cut(x.answer, _ANSWER) for a, x in sorted(data.answers[qid].items())},
+                    "documents": docs})
+    writer.close()
+
+
 async def arun_tournament(data: TournamentData, judge: Judge, config: TournamentConfig | None = None, *,
                          store: RunStore | None = None, run_id: str | None = None,
                          concurrency: int = 16, executor: Executor | None = None) -> TournamentResult:
@@ -119,6 +144,7 @@ async def arun_tournament(data: TournamentData, judge: Judge, config: Tournament
     config = config or TournamentConfig()
     if store is not None and run_id is not None:
         judge = judge.for_run(run_id)
+        store_contents(store, run_id, data)
 
     async def judged(evaluator: Any, samples: list[Any]) -> list[Any]:
         run = await aevaluate(samples, {evaluator.task: evaluator}, store=store, run_id=run_id,

@@ -28,7 +28,7 @@ from ..results import Score, ScoreScale, Unscored
 from .match import ArgsMode, MatchMode, Override, argument_matcher, matches
 from .trajectory import Trajectory
 
-__all__ = ["TrajectoryMatch", "TrajectoryMatchResult", "TrajectorySample"]
+__all__ = ["TrajectoryMatch", "TrajectoryMatchResult", "TrajectorySample", "trajectory_item"]
 
 _BINARY = ScoreScale(0, 1, binary=True)
 
@@ -47,6 +47,15 @@ class TrajectorySample(BaseModel):
     @classmethod
     def _read(cls, value: Any, info: Any) -> Any:
         return None if value is None else Trajectory.of(value, field=info.field_name)
+
+
+def trajectory_item(sample: TrajectorySample) -> tuple[tuple[str | None, str | None, str | None], dict[str, Any]]:
+    """The item index row and the report's content of one agent run: its steps as stored."""
+    content: dict[str, Any] = {"question": sample.question or None, "answer": sample.trajectory.answer,
+                               "trajectory": [s.model_dump(mode="json", exclude_none=True) for s in sample.trajectory.steps]}
+    if sample.reference is not None:
+        content["reference_trajectory"] = [s.model_dump(mode="json", exclude_none=True) for s in sample.reference.steps]
+    return (sample.question or None, None, None), content
 
 
 class TrajectoryMatchResult(BaseModel):
@@ -85,6 +94,12 @@ class TrajectoryMatch(Evaluator[TrajectorySample, TrajectoryMatchResult]):
         settings = "|".join(f"{k}={_name_of(v)}" for k, v in sorted(self.overrides.items()))
         digest = hashlib.sha256(settings.encode()).hexdigest()[:8]
         return f"{self.task}/{self.mode}/{self.args}/{digest}"
+
+    def index_item(self, sample: TrajectorySample) -> tuple[str | None, str | None, str | None]:
+        return trajectory_item(sample)[0]
+
+    def item_content(self, sample: TrajectorySample) -> dict[str, Any]:
+        return trajectory_item(sample)[1]  # the report's item browser shows the run step by step
 
     async def aevaluate(self, sample: TrajectorySample) -> TrajectoryMatchResult | Unscored:
         if sample.reference is None:

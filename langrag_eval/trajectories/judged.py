@@ -24,7 +24,7 @@ from ..grading.graded import Grade, GradedJudge, grade_template
 from ..prompting.templates import PromptTemplate
 from ..results import Unscored
 from ..runtime import Judge
-from .evaluators import TrajectorySample
+from .evaluators import TrajectorySample, trajectory_item
 
 __all__ = ["TrajectoryGrade", "TrajectoryJudge"]
 
@@ -64,6 +64,12 @@ class TrajectoryJudge(GradedJudge[TrajectorySample, TrajectoryGrade]):
         values = {"question": sample.question or "(not given)", "trajectory": sample.trajectory.render(),
                   "reference": sample.reference.render() if sample.reference is not None else ""}
         return template.render(**{k: values[k] for k in template.variables})
+
+    def index_item(self, sample: TrajectorySample) -> tuple[str | None, str | None, str | None]:
+        return trajectory_item(sample)[0]
+
+    def item_content(self, sample: TrajectorySample) -> dict[str, Any]:
+        return trajectory_item(sample)[1]  # the report's item browser shows the run step by step
 
     async def aevaluate(self, sample: TrajectorySample) -> TrajectoryGrade | Unscored:
         if not sample.trajectory.steps:

@@ -86,6 +86,10 @@ def test_analyze_stores_the_grammar_artifact(tmp_path: Path, capsys: pytest.Capt
     thelma = r["reference_free"]["thelma"]
     assert (thelma["tp"], thelma["fp"]) == (4, 4) and thelma["precision"]["value"] == 0.5
     assert "short vs long: CMH p =" in captured.out
+    from langrag_eval.report import build_report  # the report's summary names the accuracy, no interval
+
+    top = build_report(RunStore(store), run_id).split('<section id="summary">')[1].split("</section>")[0]
+    assert re.search(r"GRAMMAR</bdi></a>: <bdi>accuracy of rag-bm25</bdi>.*?<bdi>50%</bdi>", top, re.S)
 
 
 def test_bad_database_is_a_one_line_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

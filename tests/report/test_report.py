@@ -74,7 +74,7 @@ def test_hostile_content_is_escaped_and_every_section_present(tmp_path: Path, ow
     assert "onerror=alert" not in html.replace("onerror=alert(1)&gt;", "")  # only escaped copies
     assert "<img" not in html and "<h1>forged" not in html
     assert "&lt;script&gt;alert" in html and "Zürich — 東京" in html
-    absent = {"usage", "grammar"}  # no model call logged, no GRAMMAR analysis: no empty sections
+    absent = {"usage", "grammar", "windows"}  # no model call logged, no GRAMMAR analysis, no trace windows
     for section in SECTIONS:
         assert (f'id="{section}"' in html) is (section not in absent)
         assert (f'href="#{section}"' in html) is (section not in absent)
@@ -138,6 +138,7 @@ def test_quickstart_report_at_desktop_and_phone_width(quickstart_run, open_repor
     page = open_report(report)
     p = page.page
     p.set_viewport_size({"width": width, "height": 900})
+    p.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")  # collapsed parts fit too
     shot = p.screenshot(path=str(tmp_path / f"report-{width}.png"), full_page=True)
     assert len(shot) > 20_000  # a drawn page, not a blank one
     # every plot is drawn with a size, and none is wider than the page
@@ -189,3 +190,27 @@ def test_quickstart_report_shows_the_card_of_its_judge(quickstart_run) -> None:
     assert 'id="judge-verdicts"' in html and f"audited in run <code>{audits[0]['id']}</code>" in html
     for verdict in card["verdicts"]:
         assert verdict["line"].split(":")[0] in html
+
+
+def test_quickstart_report_key_columns_visible_on_a_phone(quickstart_run, open_report) -> None:
+    """At 390 px the page is no wider than the screen (wide tables scroll inside their own box) and
+    the columns a reader needs first are on screen: the summary's figure, interval and counts; the
+    item browser's id, agent, scores and status."""
+    _, _, report = quickstart_run
+    p = open_report(report).page
+    p.set_viewport_size({"width": 390, "height": 800})
+    p.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+    assert p.evaluate("document.documentElement.scrollWidth") <= 390
+    for table, columns in (("#headline", ["measure", "result", "95 % interval", "scored"]),
+                           ("#item-table", ["item", "agent", "scores", "status"])):
+        heads = {h.inner_text(): h.bounding_box() for h in p.locator(f"{table} th").all()}
+        for name in columns:
+            box = heads[name]
+            assert box["x"] >= 0 and box["x"] + box["width"] <= 390 + 0.5, (table, name, box)
+    # a table wider than the screen scrolls in its own box, not the page
+    wide = p.evaluate("""[...document.querySelectorAll('table')].filter(t => t.scrollWidth > 390)
+        .every(t => { const box = t.closest('.table-wrap') || t;
+                      return getComputedStyle(box).overflowX === 'auto' && box.clientWidth <= 390; })""")
+    assert wide
+    nav = [a.bounding_box()["height"] for a in p.locator("nav a").all()]
+    assert max(nav) < 1.6 * min(nav)  # no link broken over two lines

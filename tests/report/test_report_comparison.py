@@ -52,7 +52,7 @@ def test_comparison_section_shows_intervals_flips_and_unscored(tmp_path: Path, o
     assert "main says 5" in flips and "branch says 2" in flips and "&lt;script&gt;" in flips
     assert "(grade 5 → 2)" in flips                                     # what else moved, by score name
     assert "unparseable: judge reply had no score" in section           # the unscored item, with why
-    assert "Fraud: accept_rate" in section
+    assert "<bdi>Fraud</bdi>: accept_rate" in section  # a subject named by the user, isolated
 
 
 def test_report_without_baseline_has_no_comparison(tmp_path: Path) -> None:

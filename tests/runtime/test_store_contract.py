@@ -57,6 +57,20 @@ def test_runs_judgments_and_artifacts_round_trip(store: StoreBase) -> None:
         store.run("x%_")  # a prefix is matched literally
 
 
+def test_last_write_is_the_latest_judgment_or_artifact(store: StoreBase) -> None:
+    import time
+
+    run = store.open_run("grade", {}, judge="m")
+    assert store.last_write(run) is None  # nothing stored yet
+    before = time.time()
+    store.put_judgment(run, "q1", "vrag", {"score": 5}, scored=True)
+    first = store.last_write(run)
+    assert first is not None and before - 1 <= first <= time.time() + 1
+    store.put_artifact(run, "vrag", {"accept_rate": 1.0})
+    assert store.last_write(run) >= first
+    assert store.last_write("no-such-run") is None
+
+
 def test_a_task_is_read_for_the_items_named_only(store: StoreBase) -> None:
     run = store.open_run("grade", {"items": "named"})
     odd = ["q'1", "q,2", 'q"3', "東京", "%_"]   # names a list parameter must carry as they are

@@ -142,9 +142,50 @@
     return table;
   }
 
+  function trajectory(box, title, steps, cls) {
+    box.appendChild(el("h4", title));
+    var list = el("ol", null, cls);
+    steps.forEach(function (s) {
+      var li = el("li", null, "step step-" + s.kind);
+      li.appendChild(el("span", s.label, "badge step-kind"));
+      if (s.text) { li.appendChild(el(s.kind === "tool_call" ? "code" : "p", s.text, "reason step-text")); }
+      list.appendChild(li);
+    });
+    box.appendChild(list);
+  }
+
+  function conversation(box, item) {
+    var c = item.conversation || {};
+    box.appendChild(el("h4", "Conversation, turn by turn (" + item.turns.length + " turns)"));
+    if (c.persona) { box.appendChild(el("p", "Persona: " + c.persona, "reason")); }
+    if (c.goal) {
+      box.appendChild(el("p", "Goal: " + c.goal + (c.goal_met === true ? " (met)" : c.goal_met === false ? " (not met)" : ""), "reason conversation-goal"));
+    }
+    if (c.error) { box.appendChild(el("p", "Stopped: " + c.error, "reason")); }
+    var list = el("ol", null, "turns");
+    item.turns.forEach(function (t, i) {
+      var li = el("li", null, "turn");
+      li.appendChild(el("span", "turn " + (i + 1) + (t.history ? ", sent with " + t.history + " earlier messages" : ""), "muted"));
+      var user = el("div", null, "turn-user");
+      user.appendChild(el("strong", "user"));
+      user.appendChild(el("p", t.user, "reason"));
+      li.appendChild(user);
+      var answer = el("div", null, "turn-answer");
+      answer.appendChild(el("strong", "assistant"));
+      answer.appendChild(el("p", t.answer === null || t.answer === undefined ? "(no answer)" : t.answer, "reason"));
+      li.appendChild(answer);
+      (t.contexts || []).forEach(function (ctx, k) { li.appendChild(el("p", "context " + (k + 1) + ": " + ctx, "reason muted turn-context")); });
+      list.appendChild(li);
+    });
+    box.appendChild(list);
+  }
+
   function details(item) {
     var box = el("div", null, "item-details");
     block(box, "Question", item.question);
+    if (item.trajectory) { trajectory(box, "Trajectory, step by step", item.trajectory, "trajectory"); }
+    if (item.reference_trajectory) { trajectory(box, "Reference trajectory", item.reference_trajectory, "trajectory reference"); }
+    if (item.turns) { conversation(box, item); }
     block(box, "Answer", item.answer);
     (item.contexts || []).forEach(function (c, i) { block(box, "Context " + (i + 1), c); });
     block(box, "Reference", item.reference);
@@ -178,8 +219,10 @@
       tr.appendChild(el("td", item.agent || "—"));
       tr.appendChild(el("td", summary(item), "clip item-score"));
       var status = el("td");
-      status.appendChild(el("span", item.status, "badge badge-" + item.status));
-      if (item.status !== "unscored" && item.unscored.length) { status.appendChild(el("span", item.unscored.length + " unscored", "badge badge-unscored")); }
+      var inc = item.incomplete;
+      status.appendChild(el("span", item.status === "incomplete" && inc ?
+        "incomplete: " + inc.k + " of " + inc.n + " unscored (" + inc.cause + ")" : item.status, "badge badge-" + item.status));
+      if (item.status !== "unscored" && item.status !== "incomplete" && item.unscored.length) { status.appendChild(el("span", item.unscored.length + " unscored", "badge badge-unscored")); }
       if (item.flip) { status.appendChild(el("span", item.flip === "lost" ? "flipped: lost" : "flipped: gained", "badge badge-flip")); }
       if (item.disagrees) { status.appendChild(el("span", "disagrees with humans", "badge badge-disagree")); }
       tr.appendChild(status);
