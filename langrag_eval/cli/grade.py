@@ -15,20 +15,18 @@ import argparse
 import json
 from collections.abc import AsyncIterator, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, DataError
 from ..files.writing import atomic_write
-from ..grading import ARTIFACT, Columns, GradingScan, VragGrade, VragGrader, VragTally, scan_grading_file
-from ..grading.io import read_examples
-from ..results import Unscored
-from ..run.evaluation import astream, evaluate, record_run
-from ..runtime.concurrency import synchronous
-from ..runtime.identity import file_digest
 from ._common import add_judge_options, open_cli_run, report_issues, say, say_reuse, say_usage, setup_judge
 from ._executor import command_executor
 from ._files import JUDGE_READS, declare_files, store_path
-from ._options import add_results_option, add_table_options, column_names, results_file, results_path
+from ._options import INPUT, add_results_option, add_table_options, column_names, group, results_file, results_path
+
+if TYPE_CHECKING:  # the grading stack is imported when the command runs, never for --help
+    from ..grading import GradingScan, VragGrade, VragGrader, VragTally
+    from ..results import Unscored
 
 __all__ = ["register"]
 
@@ -40,10 +38,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "grade", help="grade answers against labels with the vRAG-Eval 5-level rubric",
         description="Grade each answer 1-5 against its label (the label is definitive), accept 4-5 "
                     "and reject 1-3, and compare with human grades when the file has them.")
-    p.add_argument("file", metavar="FILE", help="CSV, TSV or JSONL: question, answer, label per row")
+    group(p, INPUT).add_argument("file", metavar="FILE", help="CSV, TSV or JSONL: question, answer, label per row")
     add_table_options(p, _COLUMNS)
-    p.add_argument("--human-cols", default="", help="human score columns, comma-separated (a,b,c)")
-    p.add_argument("--subject-col", default=None, help="subject-area column for a per-subject breakdown")
+    group(p, INPUT).add_argument("--human-cols", default="", help="human score columns, comma-separated (a,b,c)")
+    group(p, INPUT).add_argument("--subject-col", default=None, help="subject-area column for a per-subject breakdown")
     p.add_argument("--combine", default="median",
                    help="combine the human columns by 'median' (default) or take one annotator's column")
     p.add_argument("--even", choices=("low", "high", "random"), default="random",
@@ -54,7 +52,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--threshold", type=int, default=4, help="lowest accepted score (default 4)")
     p.add_argument("--confidence", action="store_true", help="ask the judge for its confidence (0-100)")
     p.add_argument("--rubric", default=None, help="file with a rubric replacing the five levels")
-    p.add_argument("--examples", default=None,
+    group(p, INPUT).add_argument("--examples", default=None,
                    help="graded few-shot examples: JSON list or JSONL/CSV with question, label, "
                         "answer, score, reason")
     p.add_argument("--prompt", default=None, help="prompt template replacing vrag/grade (a file path)")
@@ -67,6 +65,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _record(item: Any, result: VragGrade | Unscored, scan: GradingScan, human: int | None) -> dict[str, Any]:
+    from ..grading import VragGrade
     base: dict[str, Any] = {"id": item.id, "line": item.metadata["line"], "subject": item.metadata.get("subject")}
     if isinstance(result, VragGrade):
         base.update(score=result.score, accepted=result.accepted, confidence=result.confidence,
@@ -105,6 +104,12 @@ def format_summary(s: dict[str, Any]) -> str:
 
 
 def handle(args: argparse.Namespace) -> int:
+    from ..grading import ARTIFACT, Columns, VragGrader, VragTally, scan_grading_file
+    from ..grading.io import read_examples
+    from ..run.evaluation import evaluate, record_run
+    from ..runtime.concurrency import run_sync
+    from ..runtime.identity import file_digest
+
     if not 1 <= args.threshold <= 5:
         raise ConfigError("--threshold must be a score from 1 to 5")
     humans = tuple(h.strip() for h in args.human_cols.split(",") if h.strip())
@@ -144,7 +149,8 @@ def handle(args: argparse.Namespace) -> int:
     if (executor := command_executor(args, setup.spec)) is not None:
         # Ray actors judge the run through the shared store; the items are then written here
         judged = evaluate(scan.samples(), {"vrag": grader}, run_id=run_id, executor=executor)["vrag"]
-    _grade_to(out, scan, grader, setup.store, run_id, tally, combined, judge_scores if humans else None, judged)
+    run_sync(_grade_to(out, scan, grader, setup.store, run_id, tally, combined, judge_scores if humans else None,
+                       judged))
     agreement_out = None
     if humans:
         from ..stats import agreement, combine, describe_combination
@@ -181,14 +187,15 @@ def handle(args: argparse.Namespace) -> int:
     return 0
 
 
-@synchronous
 async def _grade_to(out: Path, scan: GradingScan, grader: VragGrader, store: Any, run_id: str, tally: VragTally,
                     combined: dict[str, int | None], judge_scores: dict[str, int | None] | None,
                     judged: list[VragGrade | Unscored] | None = None) -> None:
     """Grade the file's rows a chunk at a time; each item's line goes to ``out`` (in input order),
     its content to the run's ``item_contents`` and its result into ``tally`` as it is done, and is
     then let go."""
+    from ..grading import VragGrade
     from ..report.items import content_row, item_contents_writer
+    from ..run.evaluation import astream
 
     contents = item_contents_writer(store, run_id)
     by_subject = tally.by_subject

@@ -12,17 +12,20 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, DataError
 from ..files.tables import read_table
-from ..results import Summary
-from ..run.evaluation import evaluate, record_run
-from ..run.plugins import evaluator_ids, load_evaluator
-from ..runtime.identity import file_digest
-from ..types import Sample
 from ._common import add_judge_options, open_cli_run, report_issues, say, say_reuse, setup_judge
 from ._files import JUDGE_READS, declare_files, store_path
+from ._options import INPUT, group
+
+if TYPE_CHECKING:  # imported where used: --help loads none of the judging stack
+    from ..results import Summary
+    from ..run.evaluation import evaluate, record_run
+    from ..run.plugins import evaluator_ids, load_evaluator
+    from ..runtime.identity import file_digest
+    from ..types import Sample
 
 __all__ = ["SUMMARY_PREFIX", "format_summary", "register"]
 
@@ -36,7 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Run evaluators over one sample file as one run in the store, print each one's "
                     "summary and store it for report, compare and gate. An installed package's "
                     "evaluator is named namespace/name (mypkg/citations).")
-    p.add_argument("file", metavar="DATA", help="JSONL, CSV or TSV: question, answer, contexts, reference, id")
+    group(p, INPUT).add_argument("file", metavar="DATA", help="JSONL, CSV or TSV: question, answer, contexts, reference, id")
     p.add_argument("--evaluator", action="append", required=True, metavar="ID",
                    help="an evaluator id, repeatable: vrag, thelma, grammar or an installed "
                         "namespace/name (langrag-eval run --list names them)")
@@ -60,6 +63,7 @@ def _contexts(value: Any, line: int, path: str) -> Any:
 
 def read_sample_file(path: str) -> tuple[list[Sample], list[DataError]]:
     """The file's samples, and the rows that could not be read (each one line: file, line, field)."""
+    from ..types import Sample
     table = read_table(path)
     samples, issues = [], list(table.issues)
     for row in table.rows:
@@ -94,6 +98,9 @@ def format_summary(name: str, summary: Summary) -> str:
 
 
 def handle(args: argparse.Namespace) -> int:
+    from ..run.evaluation import evaluate, record_run
+    from ..run.plugins import evaluator_ids, load_evaluator
+    from ..runtime.identity import file_digest
     if args.concurrency_items is not None and args.concurrency_items < 1:
         raise ConfigError("--concurrency-items must be at least 1")
     ids = list(dict.fromkeys(args.evaluator))

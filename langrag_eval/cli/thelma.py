@@ -39,26 +39,32 @@ import argparse
 import collections
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..models.embeddings import Embedder, default_embedder
 from ..errors import ConfigError, DataError
 from ..files.writing import atomic_write
-from ..prompting.templates import prompt_names
-from ..run.evaluation import evaluate, record_run
-from ..runtime.identity import file_digest
-from ..thelma import METRICS, Thelma, ThelmaResult, Thresholds, metric_ids
-from ..thelma.decompose import load_task_prompt
-from ..thelma.metrics import registered_metrics
-from ..thelma.evaluator import DEFAULT_SD_THRESHOLD
-from ..thelma.io import read_samples
 from ._common import (
     add_judge_options, open_cli_run, quiet_model_loading, report_issues, say, say_reuse, setup_judge,
 )
 from ._executor import command_executor
 from ._files import JUDGE_READS, declare_files, output_file, store_path
-from ._options import SettingsOptions, add_results_option, add_table_options, results_path
+from ._options import INPUT, SettingsOptions, add_results_option, add_table_options, group, results_path
 from ._traces import add_trace_options, format_windows, trace_samples, traces_digest, window_rows
+
+# The options are made from the settings class (a module of its own, with pydantic).
+from ..thelma.diagnosis import Thresholds  # noqa: E402
+from ._options import THELMA_METRICS as METRICS, THELMA_SD_THRESHOLD as DEFAULT_SD_THRESHOLD  # noqa: E402
+
+if TYPE_CHECKING:  # imported where used: --help loads none of the judging stack
+    from ..models.embeddings import Embedder, default_embedder
+    from ..prompting.templates import prompt_names
+    from ..run.evaluation import evaluate, record_run
+    from ..runtime.identity import file_digest
+    from ..thelma import METRICS, Thelma, ThelmaResult, Thresholds, metric_ids
+    from ..thelma.decompose import load_task_prompt
+    from ..thelma.metrics import registered_metrics
+    from ..thelma.evaluator import DEFAULT_SD_THRESHOLD
+    from ..thelma.io import read_samples
 
 __all__ = ["ARTIFACT", "register"]
 
@@ -72,12 +78,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "thelma", help="reference-free THELMA metrics of (query, sources, response), with a diagnosis",
         description="Score source precision, source query coverage, response precision, response query "
                     "coverage, self-distinctness and groundedness, and name the component to improve.")
-    p.add_argument("file", metavar="FILE", nargs="?",
+    group(p, INPUT).add_argument("file", metavar="FILE", nargs="?",
                    help="JSONL, CSV or TSV: query, sources (JSON list), response (or --traces)")
     add_table_options(p, {"query": "", "sources": "a JSON list", "response": ""})
     p.add_argument("--metrics", default=",".join(METRICS),
-                   help=f"comma-separated registered metrics, from {','.join(metric_ids())} "
-                        f"(default: the paper's {','.join(METRICS)})")
+                   help=f"comma-separated metrics: the paper's {','.join(METRICS)} (default) or any "
+                        "registered by an installed package (an unknown name is refused with the list)")
     p.add_argument("--batched", action="store_true",
                    help="one judge call per match task and sample instead of one per component")
     p.add_argument("--sd-threshold", type=float, default=DEFAULT_SD_THRESHOLD,
@@ -107,6 +113,8 @@ def _results_path(args: argparse.Namespace) -> Path:
 
 
 def _thresholds(args: argparse.Namespace) -> Thresholds:
+    from ..thelma import metric_ids
+
     default_high = _THRESHOLDS.values(args)["default_high"]
     low: dict[str, float] = {}
     high: dict[str, float] = {}
@@ -127,6 +135,9 @@ def _thresholds(args: argparse.Namespace) -> Thresholds:
 def _prompts(specs: list[str]) -> dict[str, str]:
     # Checked here, before any sample: a template that fails later would leave every sample
     # unscored behind a run that exits 0.
+    from ..prompting.templates import prompt_names
+    from ..thelma.decompose import load_task_prompt
+    from ..thelma.metrics import registered_metrics
     tasks = sorted({n.split("/", 1)[1] for n in prompt_names() if n.startswith("thelma/")}
                    | {t for m in registered_metrics() for t in m.tasks})
     out = {}
@@ -177,6 +188,11 @@ def format_summary(summary: dict[str, Any]) -> str:
 
 
 def handle(args: argparse.Namespace) -> int:
+    from ..models.embeddings import Embedder, default_embedder
+    from ..run.evaluation import evaluate, record_run
+    from ..runtime.identity import file_digest
+    from ..thelma import Thelma, ThelmaResult
+    from ..thelma.io import read_samples
     metrics = tuple(m.strip() for m in args.metrics.split(",") if m.strip())
     if args.samples_in_flight < 1:
         raise ConfigError("--samples-in-flight must be at least 1")
