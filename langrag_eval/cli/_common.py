@@ -7,6 +7,7 @@ import argparse
 import dataclasses
 import os
 import sys
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -204,10 +205,12 @@ def say_reuse(store: RunStore, run_id: str, indent: str = "  ") -> None:
         say(f"{indent}{counts.describe()}")
 
 
-def say_usage(meter: Any, usage: dict[str, Any], indent: str = "  ") -> None:
+def say_usage(meter: Any, usage: dict[str, Any], indent: str = "  ", *, failure: dict[str, Any] | None = None) -> None:
     """The judge's calls in this process (``meter``: a UsageMeter) and over the whole run (``usage``:
-    the store's totals for it, with tokens and cost)."""
-    say(f"{indent}model calls now: {meter.calls} (cached {meter.cached}, failed {meter.failed}); over this run: "
+    the store's totals for it, with tokens and cost); ``failure``: the error most failed calls of
+    the run ended with (the store's ``usage(run)["top_failure"]``), said beside the failed count."""
+    why = f", mostly: {textwrap.shorten(str(failure['error']), 120, placeholder=' …')}" if failure and meter.failed else ""
+    say(f"{indent}model calls now: {meter.calls} (cached {meter.cached}, failed {meter.failed}{why}); over this run: "
         f"{usage['calls']} calls, {usage['prompt_tokens']} + {usage['completion_tokens']} tokens"
         + ("" if usage["cost"] is None else f", cost {usage['cost']:.4f}"))
 

@@ -22,7 +22,8 @@ from ..files.writing import atomic_write
 from ._common import add_judge_options, open_cli_run, report_issues, say, say_reuse, say_usage, setup_judge
 from ._executor import command_executor
 from ._files import JUDGE_READS, declare_files, store_path
-from ._options import INPUT, add_results_option, add_table_options, column_names, group, results_file, results_path
+from ._columns import Column, add_column_options, choose_columns, table_columns
+from ._options import INPUT, add_results_option, add_table_options, group, results_file, results_path
 
 if TYPE_CHECKING:  # the grading stack is imported when the command runs, never for --help
     from ..grading import GradingScan, VragGrade, VragGrader, VragTally
@@ -30,7 +31,8 @@ if TYPE_CHECKING:  # the grading stack is imported when the command runs, never 
 
 __all__ = ["register"]
 
-_COLUMNS = {"question": "", "answer": "", "label": "the ground-truth answer"}
+_COLUMNS = (Column("question"), Column("answer"), Column("reference", "the ground-truth answer"),
+            Column("id", required=False))
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -38,8 +40,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "grade", help="grade answers against labels with the vRAG-Eval 5-level rubric",
         description="Grade each answer 1-5 against its label (the label is definitive), accept 4-5 "
                     "and reject 1-3, and compare with human grades when the file has them.")
-    group(p, INPUT).add_argument("file", metavar="FILE", help="CSV, TSV or JSONL: question, answer, label per row")
-    add_table_options(p, _COLUMNS)
+    group(p, INPUT).add_argument("file", metavar="FILE", help="CSV, TSV or JSONL: question, answer, reference per row")
+    add_table_options(p, {})
+    add_column_options(p, _COLUMNS[:3])
     group(p, INPUT).add_argument("--human-cols", default="", help="human score columns, comma-separated (a,b,c)")
     group(p, INPUT).add_argument("--subject-col", default=None, help="subject-area column for a per-subject breakdown")
     p.add_argument("--combine", default="median",
@@ -116,7 +119,11 @@ def handle(args: argparse.Namespace) -> int:
     if args.combine != "median" and args.combine not in humans:
         raise ConfigError(f"--combine {args.combine!r}: expected median or one of --human-cols "
                           f"({', '.join(humans) or 'none given'})")
-    columns = Columns(**column_names(args, _COLUMNS), id=args.id_col, humans=humans, subject=args.subject_col)
+    given = {c.name: getattr(args, f"{c.name}_col") for c in _COLUMNS}
+    chosen, notes = choose_columns(args.file, table_columns(args.file, args.format), _COLUMNS, given,
+                                   format=args.format)
+    columns = Columns(question=chosen["question"], answer=chosen["answer"], label=chosen["reference"],
+                      id=chosen.get("id"), humans=humans, subject=args.subject_col)
     out = results_file(args, ".vrag.jsonl")
     # read once for its problems, ids and human grades; the rows themselves are read again a chunk
     # at a time while they are graded, so memory does not grow with the file
@@ -167,8 +174,11 @@ def handle(args: argparse.Namespace) -> int:
     record_run(setup.store, run_id, {ARTIFACT: summary},
                finished={"items": summary["items"], "accept_rate": summary["accept_rate"],
                          "unscored": summary["unscored"]["count"]})
-    usage = setup.store.usage(run_id)["total"]
+    usage_all = setup.store.usage(run_id)
+    usage = usage_all["total"]
     say(f"vRAG-Eval grades for {scan.path} (run {run_id}, judge {setup.judge.model_id})")
+    for note in notes:  # with the results: a command that fails prints its error alone
+        say(f"  {note}")
     if scan.skipped:
         say(f"  {scan.skipped} row(s) skipped, see the warnings above")
     say(format_summary(summary))
@@ -181,7 +191,7 @@ def handle(args: argparse.Namespace) -> int:
             say(f"    against {name} alone: exact {_rate(r['exact'])}, binary {_rate(r['binary'])}, "
                 f"compared {r['compared']}")
     meter = setup.judge.usage
-    say_usage(meter, usage)
+    say_usage(meter, usage, failure=usage_all.get("top_failure"))
     say_reuse(setup.store, run_id)
     say(f"  results: {out}")
     return 0

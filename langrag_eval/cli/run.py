@@ -61,20 +61,27 @@ def _contexts(value: Any, line: int, path: str) -> Any:
     return value
 
 
-def read_sample_file(path: str) -> tuple[list[Sample], list[DataError]]:
-    """The file's samples, and the rows that could not be read (each one line: file, line, field)."""
+def read_sample_file(path: str, notes: list[str] | None = None) -> tuple[list[Sample], list[DataError]]:
+    """The file's samples, and the rows that could not be read (each one line: file, line, field);
+    a note on the older column names read goes to ``notes``."""
     from ..types import Sample
+    from ._columns import Column, choose_columns
     table = read_table(path)
+    # the Sample names, or the older ones (query, response, sources, label, qid) where the file has them
+    chosen, said = choose_columns(table.path, table.columns, [Column(f, required=False) for f in _FIELDS], {},
+                                   format=table.format)
+    if notes is not None:
+        notes.extend(said)
     samples, issues = [], list(table.issues)
     for row in table.rows:
         values = row.values
         try:
-            known = {k: values[k] for k in _FIELDS if values.get(k) not in (None, "")}
+            known = {k: values[c] for k, c in chosen.items() if values.get(c) not in (None, "")}
             if "contexts" in known:
                 known["contexts"] = _contexts(known["contexts"], row.line, table.path)
             if "id" in known:
                 known["id"] = str(known["id"])
-            metadata = {k: v for k, v in values.items() if k not in _FIELDS}
+            metadata = {k: v for k, v in values.items() if k not in chosen.values()}
             samples.append(Sample(**known, metadata=metadata))
         except DataError as exc:
             issues.append(exc)
@@ -108,7 +115,8 @@ def handle(args: argparse.Namespace) -> int:
     unknown = [i for i in ids if i not in known]
     if unknown:
         raise ConfigError(f"unknown evaluator {unknown[0]!r}; installed: {', '.join(known)}")
-    samples, issues = read_sample_file(args.file)
+    notes: list[str] = []
+    samples, issues = read_sample_file(args.file, notes)
     report_issues(issues)
     if not samples:
         raise DataError("no row could be read; nothing to evaluate", path=args.file)
@@ -123,6 +131,8 @@ def handle(args: argparse.Namespace) -> int:
     record_run(setup.store, run_id, {f"{SUMMARY_PREFIX}{i}": s.model_dump(mode="json") for i, s in summaries.items()},
                finished={"samples": len(samples), "evaluators": ids})
     say(f"run {run_id} over {args.file} (judge {setup.judge.model_id})")
+    for note in notes:  # with the results: a command that fails prints its error alone
+        say(f"  {note}")
     if issues:
         say(f"  {len(issues)} row(s) skipped, see the warnings above")
     for i, s in summaries.items():

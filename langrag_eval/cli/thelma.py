@@ -46,6 +46,7 @@ from ..files.writing import atomic_write
 from ._common import (
     add_judge_options, open_cli_run, quiet_model_loading, report_issues, say, say_reuse, setup_judge,
 )
+from ._columns import Column, add_column_options, choose_columns, table_columns
 from ._executor import command_executor
 from ._files import JUDGE_READS, declare_files, output_file, store_path
 from ._options import INPUT, SettingsOptions, add_results_option, add_table_options, group, results_path
@@ -71,6 +72,7 @@ __all__ = ["ARTIFACT", "register"]
 _THRESHOLDS = SettingsOptions(Thresholds, flags={"default_low": "--low", "default_high": "--high"},
                               exclude=("low", "high"))
 ARTIFACT = "thelma"
+_COLUMNS = (Column("question"), Column("contexts", "a JSON list of texts"), Column("answer"), Column("id", required=False))
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -79,8 +81,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Score source precision, source query coverage, response precision, response query "
                     "coverage, self-distinctness and groundedness, and name the component to improve.")
     group(p, INPUT).add_argument("file", metavar="FILE", nargs="?",
-                   help="JSONL, CSV or TSV: query, sources (JSON list), response (or --traces)")
-    add_table_options(p, {"query": "", "sources": "a JSON list", "response": ""})
+                   help="JSONL, CSV or TSV: question, contexts (JSON list), answer (or --traces)")
+    add_table_options(p, {})
+    add_column_options(p, _COLUMNS[:3])
     p.add_argument("--metrics", default=",".join(METRICS),
                    help=f"comma-separated metrics: the paper's {','.join(METRICS)} (default) or any "
                         "registered by an installed package (an unknown name is refused with the list)")
@@ -208,14 +211,20 @@ def handle(args: argparse.Namespace) -> int:
     prompts = _prompts(args.prompt)
     out = output_file(_results_path(args), "--out")
     source = args.file or args.traces
+    notes: list[str] = []
+    columns_read = [args.id_col, "query", "sources", "response"]  # part of the run id: its older names
     if args.traces:
         samples, problems = trace_samples(args)
         lines = {s.id or "": None for s in samples}  # a trace has no line
         issues: list[Any] = list(problems)
         report_issues(issues, more="in the traces")
     else:
-        samples, lines, issues = read_samples(args.file, query=args.query_col, sources=args.sources_col,
-                                              response=args.response_col, id_col=args.id_col, format=args.format)
+        given = {c.name: getattr(args, f"{c.name}_col") for c in _COLUMNS}
+        chosen, notes = choose_columns(args.file, table_columns(args.file, args.format), _COLUMNS, given,
+                                       format=args.format)
+        columns_read[1:] = [chosen["question"], chosen["contexts"], chosen["answer"]]
+        samples, lines, issues = read_samples(args.file, query=chosen["question"], sources=chosen["contexts"],
+                                              response=chosen["answer"], id_col=chosen.get("id"), format=args.format)
         report_issues(issues)
     if not samples:
         raise DataError("no row could be read; nothing to score", path=source)
@@ -226,7 +235,7 @@ def handle(args: argparse.Namespace) -> int:
     thelma = Thelma(setup.judge, metrics=metrics, batched=args.batched, embedder=embedder,
                     sd_threshold=args.sd_threshold, thresholds=thresholds, templates=prompts)
     config = {"file": str(Path(source).resolve()),
-              "columns": [args.id_col, args.query_col, args.sources_col, args.response_col],
+              "columns": columns_read,
               "judge": setup.judge.model_id, "metrics": list(metrics), "mode": thelma.mode,
               "sd_threshold": args.sd_threshold, "embedder": embedder.model_id if embedder else None,
               "prompts": {k: Path(v).read_text(encoding="utf-8") if Path(v).is_file() else v
@@ -258,6 +267,8 @@ def handle(args: argparse.Namespace) -> int:
                                  "metrics": {m: v.model_dump(mode="json") for m, v in result.metrics.items()},
                                  "usage": result.usage.model_dump()}, ensure_ascii=False) + "\n")
     say(f"THELMA for {source} (run {run_id}, judge {setup.judge.model_id}, {thelma.mode} matching)")
+    for note in notes:  # with the results: a command that fails prints its error alone
+        say(f"  {note}")
     if issues:
         say(f"  {len(issues)} row(s) skipped, see the warnings above")
     say(format_summary(summary))
