@@ -19,8 +19,8 @@ from ._common import add_judge_options, open_cli_run, report_issues, say, say_re
 from ._files import JUDGE_READS, declare_files, store_path
 from ._options import INPUT, SettingsOptions, add_json_option, group, json_output, write_json
 
-# The options are made from the settings class, so --help loads the tournament package.
-from ..tournament import TournamentConfig  # noqa: E402
+# The options are made from the settings class, a module of its own (with pydantic).
+from ..tournament.config import TournamentConfig  # noqa: E402
 
 if TYPE_CHECKING:  # imported where used: --help loads none of the judging stack
     from ..prompting.templates import load_prompt

@@ -19,11 +19,11 @@ HEAVY = ("langrag_eval.runtime", "langrag_eval.run", "langrag_eval.models", "lan
          "langrag_eval.stats", "langrag_eval.conversations", "langrag_eval.types", "langrag_eval.model",
          "jinja2", "numpy", "scipy", "pydantic", "sqlite3", "httpx", "openai", "anthropic", "sqlalchemy")
 
-# Their options are made from a settings class of the capability (TournamentConfig,
-# HybridSettings) whose module imports the capability, so their help loads it.
-FROM_SETTINGS = {"tournament", "search"}
-# THELMA's are made from its Thresholds, a pydantic model in a module of its own.
-ALLOWED = {"thelma": ("langrag_eval.thelma", "langrag_eval.thelma.diagnosis", "langrag_eval.results", "pydantic")}
+# Its options are made from HybridSettings, whose module imports the retrieval stack.
+FROM_SETTINGS = {"search"}
+# THELMA's and the tournament's are made from a settings class, a pydantic model in a module of its own.
+ALLOWED = {"thelma": ("langrag_eval.thelma", "langrag_eval.thelma.diagnosis", "langrag_eval.results", "pydantic"),
+           "tournament": ("langrag_eval.tournament", "langrag_eval.tournament.config", "pydantic")}
 
 COMMANDS = [["agents"], ["agreement"], ["compare"], ["conversations", "simulate"], ["conversations", "judge"],
             ["gate"], ["grade"], ["grammar", "schema"], ["grammar", "generate"], ["grammar", "analyze"],
@@ -80,3 +80,15 @@ def test_the_copies_the_help_shows_equal_the_core() -> None:
     assert _options.DEFAULT_STORE == DEFAULT_STORE.as_posix()
     assert (_options.CHUNK_SIZE, _options.CHUNK_OVERLAP) == (DEFAULT_SIZE, DEFAULT_OVERLAP)
     assert _options.AGENT_NAMES == AGENT_NAMES and _options.AUDIT_BATTERIES == BATTERIES
+
+
+def test_the_settings_modules_copies_equal_the_core() -> None:
+    import typing
+
+    from langrag_eval.stats.ranking_metrics import Gain
+    from langrag_eval.thelma import DEFAULT_SD_THRESHOLD, METRICS
+    from langrag_eval.tournament import config
+    from langrag_eval.cli import _options
+
+    assert set(typing.get_args(config.Gain)) == set(typing.get_args(Gain))
+    assert (_options.THELMA_METRICS, _options.THELMA_SD_THRESHOLD) == (METRICS, DEFAULT_SD_THRESHOLD)
