@@ -112,7 +112,26 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
             sub.add_parser(name, help=COMMANDS[name], add_help=False)
         else:
             importlib.import_module(f"{__name__}.{name}").register(sub)
+    _arrange(parser)
     return parser
+
+
+def _arrange(parser: argparse.ArgumentParser) -> None:
+    """Every command's help in one order of groups: input, the command's own options, judge, run and
+    store, batch and Ray, output (the groups of :mod:`._options`)."""
+    from ._options import BATCH_AND_RAY, INPUT, JUDGE, OUTPUT, RUN_AND_STORE
+
+    order = {INPUT: 1, JUDGE: 3, RUN_AND_STORE: 4, BATCH_AND_RAY: 5, OUTPUT: 6}
+    inputs = next((g for g in parser._action_groups if g.title == INPUT), None)
+    if inputs is not None:  # the input files named as arguments are input too
+        files = [a for a in parser._positionals._group_actions if not isinstance(a, argparse._SubParsersAction)]
+        inputs._group_actions[:0] = [a for a in files if a not in inputs._group_actions]
+        parser._positionals._group_actions[:] = [a for a in parser._positionals._group_actions if a not in files]
+    parser._action_groups.sort(key=lambda g: order.get(g.title or "", 0 if g is parser._positionals else 2))
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                _arrange(child)
 
 
 def _command(argv: Sequence[str]) -> str:
@@ -147,6 +166,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         _check_numbers(parser, args)
         check_files(args)
+        if getattr(args, "dry_run", False):
+            return _dry_run(args)
         with show_progress():
             status = int(args.handler(args) or 0)
         if status == 0 and (why := nothing_scored()) is not None:
@@ -177,6 +198,35 @@ def _one_line(message: str) -> str:
     other control or bidi character escaped (a lone ``\\r`` in a file name is shown as ``\\r``)."""
     lines = (line.strip(" \t") for line in redact(message).replace("\r\n", "\n").split("\n"))
     return shown(" ".join(line for line in lines if line))
+
+
+def _dry_run(args: argparse.Namespace) -> int:
+    """Run the command with ``--dry-run``'s judge (see :mod:`._dryrun`): its own output hidden,
+    stopped at its first file to write, then the one line of what it would have sent."""
+    import contextlib
+    import io
+
+    from ..files.writing import WRITE_CHECKS
+    from ._dryrun import DryRunStop, dry_run_line
+
+    def stop(target: Any) -> None:
+        raise DryRunStop(str(target))
+
+    WRITE_CHECKS.append(stop)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            args.handler(args)
+    except DryRunStop:
+        pass
+    finally:
+        WRITE_CHECKS.remove(stop)
+    common = sys.modules[f"{__name__}._common"]
+    prices = None
+    if getattr(args, "prices", None):
+        from ..runtime import PriceTable
+        prices = PriceTable.read(args.prices)
+    print(redact(dry_run_line(args.command, list(common.JUDGES), prices, batch=bool(getattr(args, "batch", False)))))
+    return 0
 
 
 def _flags(parser: argparse.ArgumentParser) -> dict[str, str]:

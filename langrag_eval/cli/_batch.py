@@ -6,14 +6,13 @@ import argparse
 import os
 
 from ..errors import ConfigError
-from ..models.batch import resolve_batch
-from ..runtime import PriceTable, open_store
-from ..runtime.batching import batch_judge
+from ._options import BATCH_AND_RAY, group
 
 __all__ = ["add_batch_options", "setup_batch_judge"]
 
 
 def add_batch_options(p: argparse.ArgumentParser) -> None:
+    p = group(p, BATCH_AND_RAY)  # type: ignore[assignment]
     p.add_argument("--batch", action="store_true",
                    help="judge through the provider's batch API (openai:MODEL or anthropic:MODEL): half "
                         "the price, replies within 24 hours; run the same command again to resume")
@@ -23,6 +22,9 @@ def add_batch_options(p: argparse.ArgumentParser) -> None:
 
 def setup_batch_judge(args: argparse.Namespace, setup_type: type) -> object:
     """The command's judge and store for ``--batch``: ``setup_type`` is the command's JudgeSetup."""
+    from ..models.batch import resolve_batch
+    from ..runtime import PriceTable, open_store
+    from ..runtime.batching import batch_judge
     from ._common import say
     if not args.batch_poll > 0:
         raise ConfigError("--batch-poll must be a positive number of seconds")

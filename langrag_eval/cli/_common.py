@@ -7,32 +7,38 @@ import argparse
 import dataclasses
 import os
 import sys
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, redact
 from ..files.terminal import shown, shown_lines
-from ..models import ResolvedJudge, resolve_judge
-from ..runtime import DEFAULT_STORE, Judge, PriceTable, RetryPolicy, RunStore, open_store
 from ._batch import add_batch_options, setup_batch_judge
+from ._dryrun import DryRunModel, add_dry_run_option, dry_run_store
 from ._executor import add_executor_options, check_ray_options, run_command_on_ray
+from ._options import DEFAULT_STORE, JUDGE, RUN_AND_STORE, group
+
+if TYPE_CHECKING:  # the judging stack is imported when a command runs, never for --help
+    from ..models import ResolvedJudge
+    from ..runtime import Judge, RunStore
 
 __all__ = ["add_judge_options", "add_store_option", "add_store_options", "add_run_argument", "run_argument",
            "add_call_options", "JudgeSetup", "setup_judge", "check_call_options", "make_judge", "say", "shown",
            "open_cli_run", "say_reuse", "say_usage", "report_issues", "quiet_model_loading",
-           "open_store_to_read", "open_store_to_write"]
+           "open_store_to_read", "open_store_to_write", "run_listing", "COMMAND_ARTIFACT"]
 
 
 def add_store_option(p: argparse.ArgumentParser) -> None:
     """``--store`` alone: for the commands that read runs (report, compare, gate)."""
-    p.add_argument("--store", default=None,
+    group(p, RUN_AND_STORE).add_argument("--store", default=None,
                    help=f"run store: a SQLite file, or postgresql://user@host/db for a store several "
                         f"workers share (default: $LANGRAG_STORE, else {DEFAULT_STORE})")
 
 
 def add_run_argument(p: argparse.ArgumentParser, what: str = "run id, or a unique prefix of one") -> None:
     """A run named either way, ``RUN`` or ``--run RUN`` (the form the writing commands take)."""
+    p = group(p, RUN_AND_STORE)
     p.add_argument("run", nargs="?", help=what)
     p.add_argument("--run", dest="run_option", default=None, metavar="RUN", help="the same as the RUN argument")
 
@@ -47,6 +53,7 @@ def run_argument(args: argparse.Namespace) -> str | None:
 def add_store_options(p: argparse.ArgumentParser) -> None:
     """``--store`` and the options of a command that writes a run: ``--run``, ``--continue``, ``--no-wait``."""
     add_store_option(p)
+    p = group(p, RUN_AND_STORE)
     p.add_argument("--run", dest="run_id", default=None,
                    help="run id; by default derived from the command, its settings and the contents "
                         "of its input files, so the same command on the same inputs resumes the same run")
@@ -60,6 +67,7 @@ def add_store_options(p: argparse.ArgumentParser) -> None:
 
 def add_call_options(p: argparse.ArgumentParser, *, concurrency: int = 16, what: str = "judge calls") -> None:
     """How model calls are made: how many at once, how long each may take, how often tried."""
+    p = group(p, JUDGE)
     p.add_argument("--concurrency", type=int, default=concurrency,
                    help=f"{what} in flight (default {concurrency})")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per model call (default 120)")
@@ -68,13 +76,14 @@ def add_call_options(p: argparse.ArgumentParser, *, concurrency: int = 16, what:
 
 def add_judge_options(p: argparse.ArgumentParser) -> None:
     add_store_options(p)
-    p.add_argument("--judge", default=None,
+    group(p, JUDGE).add_argument("--judge", default=None,
                    help="provider:model (openai:gpt-4o), local, local:/path/model.gguf, "
                         "scripted:replies.json; default: $LANGRAG_JUDGE, else openai:gpt-4o when "
                         "OPENAI_API_KEY is set, else the local 270M model")
     add_call_options(p)
-    p.add_argument("--prices", default=None,
-                   help='JSON price table, per million tokens: {"openai:gpt-4o": [2.5, 10.0]}')
+    group(p, JUDGE).add_argument(
+        "--prices", default=None, help='JSON price table, per million tokens: {"openai:gpt-4o": [2.5, 10.0]}')
+    add_dry_run_option(p)
     add_batch_options(p)
     add_executor_options(p)
 
@@ -99,7 +108,10 @@ def check_call_options(args: argparse.Namespace) -> None:
 
 def make_judge(resolved: ResolvedJudge, args: argparse.Namespace, store: RunStore) -> Judge:
     """A Judge over a resolved model with the command's call options; warns about a tiny judge."""
-    judge = Judge(resolved.model, store=store, concurrency=args.concurrency,
+    from ..runtime import Judge, PriceTable, RetryPolicy
+    dry = getattr(args, "dry_run", False)
+    # A dry run's judge sends nothing; no repair re-ask either, which a real reply would not need.
+    judge = Judge(DryRunModel(resolved.model) if dry else resolved.model, store=store, repair=not dry, concurrency=args.concurrency,
                   retry=RetryPolicy(max_attempts=args.max_attempts, timeout=args.timeout),
                   prices=PriceTable.read(args.prices) if getattr(args, "prices", None) else None)
     if resolved.warning:
@@ -110,7 +122,7 @@ def make_judge(resolved: ResolvedJudge, args: argparse.Namespace, store: RunStor
 
 # The judges this command made: a run in which every call failed and none answered (from the
 # model or the cache) scored nothing, and replaces no earlier results (see ``nothing_scored``).
-JUDGES: list[Judge] = []
+JUDGES: list["Judge"] = []
 
 
 def nothing_scored() -> str | None:
@@ -133,17 +145,21 @@ def setup_judge(args: argparse.Namespace, *, role: str = "judge", executor: bool
     ``executor``: the command judges through ``run.aevaluate`` with
     :func:`~langrag_eval.cli._executor.command_executor`'s executor; otherwise ``--executor ray``
     runs the whole command on the Ray workers first, and this process then reads the run back."""
+    from ..models import resolve_judge
+
     check_call_options(args)
-    if getattr(args, "executor", "local") == "ray":
+    if getattr(args, "dry_run", False):  # counted here, in this process, at the list price less any batch discount
+        args.executor = "local"
+    elif getattr(args, "executor", "local") == "ray":
         check_ray_options(args)
         if not executor:
             run_command_on_ray(args)
-    if getattr(args, "batch", False):
+    if getattr(args, "batch", False) and not getattr(args, "dry_run", False):
         return setup_batch_judge(args, JudgeSetup)  # type: ignore[return-value]
     resolved = resolve_judge(args.judge)  # before the store: a bad --judge leaves no file behind
     if role == "generator" and resolved.warning:
         resolved = dataclasses.replace(resolved, warning=GENERATOR_WARNING)
-    store = open_store_to_write(args.store)
+    store = open_store_to_write(args.store, dry_run=getattr(args, "dry_run", False))
     return JudgeSetup(judge=make_judge(resolved, args, store), store=store, warning=resolved.warning,
                       spec=resolved.spec)
 
@@ -153,9 +169,34 @@ def open_cli_run(store: RunStore, args: argparse.Namespace, kind: str, config: d
                  default_id: str | None = None) -> str:
     """Open (or resume) the command's run under its lease, keyed by settings and input contents
     (``default_id``: the run id when ``--run`` names none, instead of one derived from them)."""
-    return store.open_run(kind, config, getattr(args, "run_id", None) or default_id, judge=judge,
-                          inputs=inputs, allow_changed=getattr(args, "continue_run", False),
-                          wait=not getattr(args, "no_wait", False), on_wait=lambda m: say(m, err=True))
+    run_id = store.open_run(kind, config, getattr(args, "run_id", None) or default_id, judge=judge,
+                            inputs=inputs, allow_changed=getattr(args, "continue_run", False),
+                            wait=not getattr(args, "no_wait", False), on_wait=lambda m: say(m, err=True))
+    if getattr(args, "argv", None) is not None:  # a command line, not a library call of a handler
+        from ._files import input_paths
+        store.put_artifact(run_id, COMMAND_ARTIFACT, {"argv": ["langrag-eval", *args.argv], "cwd": os.getcwd(),
+                                                      "inputs": input_paths(args)})
+    return run_id
+
+
+# The artifact that records the command line a run was made by, with its input files, so that a
+# listing of the store says what each run is (``store status``, ``report --list``).
+COMMAND_ARTIFACT = "command"
+
+
+def run_listing(store: RunStore, run: dict[str, Any]) -> str | None:
+    """The second line of a run in a listing: its input files and the command that made it (None for
+    a run made otherwise, by a library call or before commands were recorded)."""
+    import shlex
+
+    try:
+        made = store.get_artifact(run["id"], COMMAND_ARTIFACT)
+    except Exception:  # a damaged artifact must not hide the other runs of the listing
+        return None
+    if not isinstance(made, dict) or not made.get("argv"):
+        return None
+    inputs = ", ".join(made.get("inputs") or []) or "none"
+    return f"    input: {inputs}; command: {shlex.join(str(a) for a in made['argv'])}"
 
 
 def say_reuse(store: RunStore, run_id: str, indent: str = "  ") -> None:
@@ -165,10 +206,12 @@ def say_reuse(store: RunStore, run_id: str, indent: str = "  ") -> None:
         say(f"{indent}{counts.describe()}")
 
 
-def say_usage(meter: Any, usage: dict[str, Any], indent: str = "  ") -> None:
+def say_usage(meter: Any, usage: dict[str, Any], indent: str = "  ", *, failure: dict[str, Any] | None = None) -> None:
     """The judge's calls in this process (``meter``: a UsageMeter) and over the whole run (``usage``:
-    the store's totals for it, with tokens and cost)."""
-    say(f"{indent}model calls now: {meter.calls} (cached {meter.cached}, failed {meter.failed}); over this run: "
+    the store's totals for it, with tokens and cost); ``failure``: the error most failed calls of
+    the run ended with (the store's ``usage(run)["top_failure"]``), said beside the failed count."""
+    why = f", mostly: {textwrap.shorten(str(failure['error']), 120, placeholder=' …')}" if failure and meter.failed else ""
+    say(f"{indent}model calls now: {meter.calls} (cached {meter.cached}, failed {meter.failed}{why}); over this run: "
         f"{usage['calls']} calls, {usage['prompt_tokens']} + {usage['completion_tokens']} tokens"
         + ("" if usage["cost"] is None else f", cost {usage['cost']:.4f}"))
 
@@ -197,6 +240,7 @@ def open_store_to_read(spec: str | None) -> RunStore:
     """The run store of a command that only reads it (report, compare, gate, status): opened
     read-only, so that neither the reading nor a refusal (a damaged or newer store, a path that holds
     none) can change a byte of it or make a file."""
+    from ..runtime import open_store
     path = spec if spec is not None else os.environ.get("LANGRAG_STORE") or str(DEFAULT_STORE)
     # Read-only whatever it is: a SQLite path that holds no store is refused in one line, never
     # made (an empty store would only say "no run" and leave a file behind); a PostgreSQL store is
@@ -204,10 +248,13 @@ def open_store_to_read(spec: str | None) -> RunStore:
     return open_store(spec, read_only=str(path) != ":memory:")
 
 
-def open_store_to_write(spec: str | None) -> RunStore:
+def open_store_to_write(spec: str | None, *, dry_run: bool = False) -> RunStore:
     """The run store of a judging command. An existing SQLite file is looked at read-only first
     (:func:`~langrag_eval.runtime.open_store` does): one that is damaged, newer than this version,
     or another program's database is refused before anything writes to it."""
+    from ..runtime import open_store
+    if dry_run:  # a throwaway copy: the dry run neither counts what is stored nor changes it
+        return dry_run_store(spec)
     return open_store(spec)
 
 

@@ -23,6 +23,8 @@ _PASSED_ON = ("LANGRAG_", "OPENAI_", "ANTHROPIC_", "PGPASSWORD", "PGUSER", "HF_"
 
 
 def add_executor_options(p: argparse.ArgumentParser) -> None:
+    from ._options import BATCH_AND_RAY, group
+    p = group(p, BATCH_AND_RAY)  # type: ignore[assignment]
     p.add_argument("--executor", choices=("local", "ray"), default="local",
                    help="local (this process; default) or ray: --workers Ray actors judge the run "
                         "together through a PostgreSQL --store, then this process reports it")

@@ -36,7 +36,7 @@ from ..files.writing import check_output
 from ..files.reading import check_regular
 
 __all__ = ["output_file", "declare_files", "check_files", "same_file", "store_path", "judge_file",
-           "JUDGE_READS", "Getter"]
+           "JUDGE_READS", "Getter", "input_paths"]
 
 # How a declaration finds a role's path(s) in the parsed options: the option's ``dest``, or a function
 # of the options giving a path, a list of paths, or None.
@@ -78,6 +78,19 @@ def judge_file(spec: str | None) -> str | None:
 # The files every judging command reads besides its own (add_judge_options).
 JUDGE_READS: dict[str, Getter] = {"--judge": lambda a: judge_file(getattr(a, "judge", None)),
                                   "--prices": "prices"}
+
+
+# The roles that name a command's data (as opposed to a template, a judge or a price table).
+_DATA_ROLES = {"--answers", "--dataset", "--data", "--corpus", "--queries", "--traces", "--personas", "--db"}
+
+
+def input_paths(args: argparse.Namespace) -> list[str]:
+    """The data files a command reads (its arguments and data options), as the user named them."""
+    roles: _Roles | None = getattr(args, _ROLES, None)
+    if roles is None:
+        return []
+    return [p for role, get in roles.reads.items() if (not role.startswith("-") or role in _DATA_ROLES)
+            and role not in roles.stores for p in _paths(get, args)]
 
 
 def _paths(get: Getter, args: argparse.Namespace) -> list[str]:

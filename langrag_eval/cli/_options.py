@@ -25,19 +25,46 @@ import types
 import typing
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
+import sys
 from typing import Any, Literal, Union
-
-from pydantic import BaseModel, ValidationError
 
 from ..errors import ConfigError
 from ..files.writing import write_text_atomic
 from ._files import Getter, output_file
 
-__all__ = ["SettingsOptions", "add_settings_options", "TABLE_FORMATS", "add_table_options", "column_names",
+__all__ = ["group", "INPUT", "JUDGE", "RUN_AND_STORE", "BATCH_AND_RAY", "OUTPUT", "DEFAULT_STORE",
+           "SettingsOptions", "add_settings_options", "TABLE_FORMATS", "add_table_options", "column_names",
            "add_json_option", "json_output", "write_json", "add_results_option", "results_file", "results_path",
            "add_comparison_options", "check_comparison_options"]
 
 TABLE_FORMATS = ("csv", "tsv", "jsonl")
+
+# The run store's default file, as :data:`langrag_eval.runtime.DEFAULT_STORE` says (a test keeps the
+# two equal): the help names it without importing the runtime.
+DEFAULT_STORE = ".langrag/runs.sqlite"
+
+# Defaults the help shows, as the core defines them (a test keeps the copies equal): --help imports
+# none of the core's capabilities.
+CHUNK_SIZE, CHUNK_OVERLAP = 1000, 250
+AGENT_NAMES = ("rag-bm25", "rag-knn", "rag-hybrid", "fusion-bm25", "fusion-knn", "fusion-hybrid")
+AUDIT_BATTERIES = ("pairwise", "correctness", "groundedness")
+THELMA_METRICS = ("sp1", "sp2", "sqc", "rp", "rqc", "sd", "gr")
+THELMA_SD_THRESHOLD = 0.75
+
+# The groups every command's help is arranged in, in this order; a command's own settings stay
+# under "options".
+INPUT, JUDGE, RUN_AND_STORE, BATCH_AND_RAY, OUTPUT = "input", "judge", "run and store", "batch and Ray", "output"
+
+
+def group(p: Any, title: str) -> Any:
+    """The argument group ``title`` of parser ``p`` (made on first use); ``p`` itself when it is a
+    group already, so the helpers below take either."""
+    if not isinstance(p, argparse.ArgumentParser):
+        return p
+    for existing in p._action_groups:
+        if existing.title == title:
+            return existing
+    return p.add_argument_group(title)
 _NUMBERS = {2: "two", 3: "three", 4: "four"}
 
 
@@ -51,6 +78,7 @@ def add_table_options(p: argparse.ArgumentParser, columns: Mapping[str, str], *,
     ``of`` names the file they describe when the command reads more than one.
     """
     where = f" of {of}" if of else ""
+    p = group(p, INPUT)
     if format:
         p.add_argument("--format", choices=TABLE_FORMATS, default=None,
                        help=f"file format{where} (default: from the file name)")
@@ -70,6 +98,7 @@ def column_names(args: argparse.Namespace, names: Iterable[str]) -> dict[str, st
 
 def add_json_option(p: argparse.ArgumentParser, what: str) -> None:
     """``--json FILE``: also write ``what`` to a JSON file."""
+    p = group(p, OUTPUT)
     p.add_argument("--json", dest="json_out", default=None, metavar="FILE",
                    help=f"also write {what} to this JSON file")
 
@@ -87,6 +116,7 @@ def write_json(path: str | Path, data: Any) -> Path:
 
 def add_results_option(p: argparse.ArgumentParser, suffix: str, what: str = "per-item results JSONL") -> None:
     """``--out``: the per-item results file, by default beside FILE (see :func:`results_file`)."""
+    p = group(p, OUTPUT)
     p.add_argument("--out", default=None, help=f"{what} (default: FILE's name + {suffix})")
 
 
@@ -168,13 +198,14 @@ class SettingsOptions:
         values = {**self.values(args), **overrides}
         try:
             return self.settings(**values)
-        except ValidationError as exc:
-            # pydantic's message spans several lines; the command prints one naming the option
-            first = exc.errors()[0]
-            name = str(first["loc"][0]) if first["loc"] else ""
-            where = self.options[name].flag if name in self.options else name or "settings"
-            raise ConfigError(f"{where} {first.get('input')!r}: {first['msg']}") from None
         except (ConfigError, ValueError) as exc:
+            pydantic = sys.modules.get("pydantic")  # loaded when the settings are a pydantic model
+            if pydantic is not None and isinstance(exc, pydantic.ValidationError):
+                # pydantic's message spans several lines; the command prints one naming the option
+                first = exc.errors()[0]
+                name = str(first["loc"][0]) if first["loc"] else ""
+                where = self.options[name].flag if name in self.options else name or "settings"
+                raise ConfigError(f"{where} {first.get('input')!r}: {first['msg']}") from None
             raise ConfigError(f"{self._culprits(values, overrides)}{exc}") from None
 
     def _culprits(self, values: dict[str, Any], overrides: Mapping[str, Any]) -> str:
@@ -226,7 +257,8 @@ def _option(settings: type, name: str, annotation: Any, default: Any, flag: str 
 
 def _fields(settings: type) -> list[tuple[str, Any, Any, str | None]]:
     """``(name, type, default, description)`` of each field."""
-    if isinstance(settings, type) and issubclass(settings, BaseModel):
+    pydantic = sys.modules.get("pydantic")  # a pydantic model's module has loaded it
+    if pydantic is not None and isinstance(settings, type) and issubclass(settings, pydantic.BaseModel):
         out = []
         for name, info in settings.model_fields.items():
             default = info.get_default(call_default_factory=True)

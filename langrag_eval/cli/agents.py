@@ -17,39 +17,45 @@ import argparse
 import hashlib
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from ..errors import ConfigError, DataError
-from ..pipelines import (
-    AGENT_NAMES, AgentAnswer, read_queries, run_agents, select_agents, six_agents, write_answers,
-)
-from ..pipelines.batch import TASK
-from ..retrieval import EmbeddedBackend
-from ..retrieval.chunking import DEFAULT_OVERLAP, DEFAULT_SIZE, chunk_sources
-from ..retrieval.ingest import Loaded, ingest, load_path
-from ..run.evaluation import record_run
-from ..runtime.identity import file_digest
 from ._common import add_judge_options, open_cli_run, say, say_reuse, say_usage, setup_judge, shown
 from ._files import JUDGE_READS, declare_files, output_file, store_path
+from ._options import INPUT, OUTPUT, group
+
+if TYPE_CHECKING:  # imported where used: --help loads none of the judging stack
+    from ..pipelines import (
+        AGENT_NAMES, AgentAnswer, read_queries, run_agents, select_agents, six_agents, write_answers,
+    )
+    from ..pipelines.batch import TASK
+    from ..retrieval import EmbeddedBackend
+    from ..retrieval.chunking import DEFAULT_OVERLAP, DEFAULT_SIZE, chunk_sources
+    from ..retrieval.ingest import Loaded, ingest, load_path
+    from ..run.evaluation import record_run
+    from ..runtime.identity import file_digest
 
 __all__ = ["register"]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
+    from ._options import AGENT_NAMES, CHUNK_OVERLAP as DEFAULT_OVERLAP, CHUNK_SIZE as DEFAULT_SIZE
     p = subparsers.add_parser(
         "agents", help="run the RAG and RAG-Fusion agents (BM25, KNN, hybrid) and write their answers",
         description="Index a corpus in the embedded backend and run the six agents of the RAG-Fusion "
                     "paper (rag-bm25, rag-knn, rag-hybrid, fusion-bm25, fusion-knn, fusion-hybrid) on "
                     "each query; the --judge model writes the query variations and the answers.")
-    p.add_argument("--corpus", nargs="+", default=[], metavar="PATH",
+    group(p, INPUT).add_argument("--corpus", nargs="+", default=[], metavar="PATH",
                    help=".txt / .md / .jsonl files or folders to index")
-    p.add_argument("--queries", required=True,
+    group(p, INPUT).add_argument("--queries", required=True,
                    help="JSONL with qid and query per line, or a text file with one query per line")
-    p.add_argument("--out", required=True, help="answers JSONL to write")
+    group(p, OUTPUT).add_argument("--out", required=True, help="answers JSONL to write")
     p.add_argument("--agents", default=",".join(AGENT_NAMES),
                    help=f"comma-separated agents to run (default: all six: {','.join(AGENT_NAMES)})")
     p.add_argument("-k", type=int, default=5, help="passages each answer is generated from (default 5)")
     p.add_argument("--variations", type=int, default=4,
                    help="query variations a Fusion agent generates besides the original (default 4)")
-    p.add_argument("--index", default=None,
+    group(p, OUTPUT).add_argument("--index", default=None,
                    help="folder of a persisted embedded index: reused when --corpus is not given, "
                         "otherwise the corpus is (re)indexed into it; default: an in-memory index")
     p.add_argument("--chunk-size", type=int, default=DEFAULT_SIZE,
@@ -66,6 +72,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _load_corpus(args: argparse.Namespace) -> Loaded:
+    from ..retrieval.ingest import Loaded, load_path
     loaded = Loaded()
     for path in args.corpus:
         loaded.extend(load_path(path, text_field=args.text_field, id_field=args.id_field))
@@ -79,6 +86,9 @@ def _load_corpus(args: argparse.Namespace) -> Loaded:
 
 def _build_index(args: argparse.Namespace, needs_vectors: bool) -> tuple[EmbeddedBackend, str]:
     """The backend and a digest of what it holds, so that a changed corpus starts a new run."""
+    from ..retrieval import EmbeddedBackend
+    from ..retrieval.chunking import chunk_sources
+    from ..retrieval.ingest import ingest
     if not args.corpus and not args.index:
         raise ConfigError("give --corpus PATH... to index, or --index DIR holding an index built before")
     backend = EmbeddedBackend(args.index)
@@ -100,6 +110,10 @@ def _build_index(args: argparse.Namespace, needs_vectors: bool) -> tuple[Embedde
 
 
 def handle(args: argparse.Namespace) -> int:
+    from ..pipelines import AGENT_NAMES, AgentAnswer, read_queries, run_agents, select_agents, six_agents, write_answers
+    from ..pipelines.batch import TASK
+    from ..run.evaluation import record_run
+    from ..runtime.identity import file_digest
     if args.k < 1 or args.variations < 1 or args.concurrency < 1:
         raise ConfigError("-k, --variations and --concurrency must be at least 1")
     names = [n.strip() for n in args.agents.split(",") if n.strip()]

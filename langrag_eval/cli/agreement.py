@@ -13,12 +13,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from ..errors import ConfigError
-from ..grading.io import read_scores
-from ..stats import agreement, format_agreement
 from ._common import report_issues, say, shown
 from ._files import declare_files
 from ._options import add_json_option, json_output, write_json
+
+if TYPE_CHECKING:  # imported where used: --help loads none of the judging stack
+    from ..grading.io import read_scores
+    from ..stats import agreement, format_agreement
 
 __all__ = ["register"]
 
@@ -54,6 +58,8 @@ def _pair(value: str | None, what: str) -> tuple[str, str] | None:
 
 
 def handle(args: argparse.Namespace) -> int:
+    from ..grading.io import read_scores
+    from ..stats import agreement, format_agreement
     if not 1 <= args.threshold <= 5:
         raise ConfigError("--threshold must be a score from 1 to 5")
     json_out = json_output(args)

@@ -13,13 +13,17 @@ from __future__ import annotations
 
 import argparse
 
-from ..compare import compare_runs, format_comparison
+from typing import TYPE_CHECKING
+
 from ..errors import ConfigError
 from ._common import add_store_option, open_store_to_read, say, shown
 from ._files import declare_files, store_path
 from ._options import (
     add_comparison_options, add_json_option, check_comparison_options, json_output, write_json,
 )
+
+if TYPE_CHECKING:  # imported where used: --help loads none of the judging stack
+    from ..compare import compare_runs, format_comparison
 
 __all__ = ["register"]
 
@@ -42,6 +46,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
+    from ..compare import compare_runs, format_comparison
     check_comparison_options(args)
     if not 0.0 < args.level < 1.0:
         raise ConfigError(f"--level {args.level}: expected a confidence level between 0 and 1, e.g. 0.95")

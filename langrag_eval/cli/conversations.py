@@ -19,13 +19,17 @@ import importlib
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
 from ..files.writing import write_text_atomic
-from ..runtime.identity import file_digest
+from ._dryrun import add_dry_run_option
 from ._common import add_call_options, add_store_options, make_judge, open_store_to_write, say, shown
 from ._files import JUDGE_READS, declare_files, output_file, store_path
+from ._options import INPUT, OUTPUT, group
+
+if TYPE_CHECKING:  # imported where used: --help loads none of the judging stack
+    from ..runtime.identity import file_digest
 
 __all__ = ["register"]
 
@@ -40,8 +44,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     s = sub.add_parser("simulate", help="drive a chat app with simulated users; write the conversations")
     s.add_argument("--app", required=True, metavar="MODULE:FACTORY",
                    help="a function returning a fresh chat app (message -> reply) for each conversation")
-    s.add_argument("--personas", required=True, help="JSONL: id, persona, goal (role, opening optional)")
-    s.add_argument("--out", required=True, help="conversations JSONL to write")
+    group(s, INPUT).add_argument("--personas", required=True, help="JSONL: id, persona, goal (role, opening optional)")
+    group(s, OUTPUT).add_argument("--out", required=True, help="conversations JSONL to write")
     s.add_argument("--max-turns", type=int, default=5, help="turns at most per conversation (default 5)")
     s.add_argument("--marker", default="GOAL MET", help="what the simulated user writes when its goal is met")
     _judge_options(s)
@@ -49,7 +53,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                   writes={"--out": "out", "--store": store_path}, stores={"--store"})
     s.set_defaults(handler=simulate_command)
     j = sub.add_parser("judge", help="judge conversations: goal met, knowledge retention, role adherence")
-    j.add_argument("conversations", help="conversations JSONL (as `conversations simulate` writes it)")
+    group(j, INPUT).add_argument("conversations", help="conversations JSONL (as `conversations simulate` writes it)")
     j.add_argument("--criteria", default=",".join(CRITERIA), help=f"comma-separated, of {', '.join(CRITERIA)}")
     j.add_argument("--role", default=None, help="the assistant's role, for conversations that state none")
     j.add_argument("--threshold", type=int, default=4, help="lowest passing grade, 1 to 5 (default 4)")
@@ -65,12 +69,13 @@ def _judge_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--judge", default=None, help="provider:model (openai:gpt-4o), local, scripted:replies.json; "
                                                  "default: $LANGRAG_JUDGE, else as the other commands")
     add_call_options(p, concurrency=4)
+    add_dry_run_option(p)
 
 
 def _judge(args: argparse.Namespace) -> Any:
     from ..models import resolve_judge
     resolved = resolve_judge(args.judge)
-    store = open_store_to_write(args.store)
+    store = open_store_to_write(args.store, dry_run=args.dry_run)
     return make_judge(resolved, args, store), store
 
 
@@ -91,6 +96,7 @@ def _factory(spec: str) -> Any:
 
 
 def simulate_command(args: argparse.Namespace) -> int:
+    from ..runtime.identity import file_digest
     from ..conversations import SimulatedUser, read_personas, simulate
     if args.max_turns < 1:
         raise ConfigError("--max-turns must be at least 1")
@@ -135,6 +141,7 @@ def _read(path: str) -> list[Any]:
 
 
 def judge_command(args: argparse.Namespace) -> int:
+    from ..runtime.identity import file_digest
     from ..conversations import ConversationJudge
     from ..run import evaluate
     criteria = [c.strip() for c in args.criteria.split(",") if c.strip()]

@@ -17,12 +17,16 @@ from __future__ import annotations
 
 import argparse
 
-from ..compare import format_gate, gate_runs, junit_error, junit_xml
+from typing import TYPE_CHECKING
+
 from ..errors import ConfigError, LangragError
 from ..files.writing import write_text_atomic
 from ._common import add_store_option, open_store_to_read, say, shown
 from ._files import declare_files, output_file, store_path
 from ._options import add_comparison_options, check_comparison_options
+
+if TYPE_CHECKING:  # imported where used: --help loads none of the judging stack
+    from ..compare import format_gate, gate_runs, junit_error, junit_xml
 
 __all__ = ["register"]
 
@@ -54,6 +58,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
+    from ..compare import format_gate, gate_runs, junit_error, junit_xml
     junit = output_file(args.junit, "--junit") if args.junit else None
     try:
         check_comparison_options(args)

@@ -15,24 +15,24 @@ import argparse
 import json
 from collections.abc import AsyncIterator, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, DataError
 from ..files.writing import atomic_write
-from ..grading import ARTIFACT, Columns, GradingScan, VragGrade, VragGrader, VragTally, scan_grading_file
-from ..grading.io import read_examples
-from ..results import Unscored
-from ..run.evaluation import astream, evaluate, record_run
-from ..runtime.concurrency import synchronous
-from ..runtime.identity import file_digest
 from ._common import add_judge_options, open_cli_run, report_issues, say, say_reuse, say_usage, setup_judge, shown
 from ._executor import command_executor
 from ._files import JUDGE_READS, declare_files, store_path
-from ._options import add_results_option, add_table_options, column_names, results_file, results_path
+from ._columns import Column, add_column_options, choose_columns, table_columns
+from ._options import INPUT, add_results_option, add_table_options, group, results_file, results_path
+
+if TYPE_CHECKING:  # the grading stack is imported when the command runs, never for --help
+    from ..grading import GradingScan, VragGrade, VragGrader, VragTally
+    from ..results import Unscored
 
 __all__ = ["register"]
 
-_COLUMNS = {"question": "", "answer": "", "label": "the ground-truth answer"}
+_COLUMNS = (Column("question"), Column("answer"), Column("reference", "the ground-truth answer"),
+            Column("id", required=False))
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -40,10 +40,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "grade", help="grade answers against labels with the vRAG-Eval 5-level rubric",
         description="Grade each answer 1-5 against its label (the label is definitive), accept 4-5 "
                     "and reject 1-3, and compare with human grades when the file has them.")
-    p.add_argument("file", metavar="FILE", help="CSV, TSV or JSONL: question, answer, label per row")
-    add_table_options(p, _COLUMNS)
-    p.add_argument("--human-cols", default="", help="human score columns, comma-separated (a,b,c)")
-    p.add_argument("--subject-col", default=None, help="subject-area column for a per-subject breakdown")
+    group(p, INPUT).add_argument("file", metavar="FILE", help="CSV, TSV or JSONL: question, answer, reference per row")
+    add_table_options(p, {})
+    add_column_options(p, _COLUMNS[:3])
+    group(p, INPUT).add_argument("--human-cols", default="", help="human score columns, comma-separated (a,b,c)")
+    group(p, INPUT).add_argument("--subject-col", default=None, help="subject-area column for a per-subject breakdown")
     p.add_argument("--combine", default="median",
                    help="combine the human columns by 'median' (default) or take one annotator's column")
     p.add_argument("--even", choices=("low", "high", "random"), default="random",
@@ -54,7 +55,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--threshold", type=int, default=4, help="lowest accepted score (default 4)")
     p.add_argument("--confidence", action="store_true", help="ask the judge for its confidence (0-100)")
     p.add_argument("--rubric", default=None, help="file with a rubric replacing the five levels")
-    p.add_argument("--examples", default=None,
+    group(p, INPUT).add_argument("--examples", default=None,
                    help="graded few-shot examples: JSON list or JSONL/CSV with question, label, "
                         "answer, score, reason")
     p.add_argument("--prompt", default=None, help="prompt template replacing vrag/grade (a file path)")
@@ -67,6 +68,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _record(item: Any, result: VragGrade | Unscored, scan: GradingScan, human: int | None) -> dict[str, Any]:
+    from ..grading import VragGrade
     base: dict[str, Any] = {"id": item.id, "line": item.metadata["line"], "subject": item.metadata.get("subject")}
     if isinstance(result, VragGrade):
         base.update(score=result.score, accepted=result.accepted, confidence=result.confidence,
@@ -106,13 +108,23 @@ def format_summary(s: dict[str, Any]) -> str:
 
 
 def handle(args: argparse.Namespace) -> int:
+    from ..grading import ARTIFACT, Columns, VragGrader, VragTally, scan_grading_file
+    from ..grading.io import read_examples
+    from ..run.evaluation import evaluate, record_run
+    from ..runtime.concurrency import run_sync
+    from ..runtime.identity import file_digest
+
     if not 1 <= args.threshold <= 5:
         raise ConfigError("--threshold must be a score from 1 to 5")
     humans = tuple(h.strip() for h in args.human_cols.split(",") if h.strip())
     if args.combine != "median" and args.combine not in humans:
         raise ConfigError(f"--combine {args.combine!r}: expected median or one of --human-cols "
                           f"({', '.join(humans) or 'none given'})")
-    columns = Columns(**column_names(args, _COLUMNS), id=args.id_col, humans=humans, subject=args.subject_col)
+    given = {c.name: getattr(args, f"{c.name}_col") for c in _COLUMNS}
+    chosen, notes = choose_columns(args.file, table_columns(args.file, args.format), _COLUMNS, given,
+                                   format=args.format)
+    columns = Columns(question=chosen["question"], answer=chosen["answer"], label=chosen["reference"],
+                      id=chosen.get("id"), humans=humans, subject=args.subject_col)
     out = results_file(args, ".vrag.jsonl")
     # read once for its problems, ids and human grades; the rows themselves are read again a chunk
     # at a time while they are graded, so memory does not grow with the file
@@ -145,7 +157,8 @@ def handle(args: argparse.Namespace) -> int:
     if (executor := command_executor(args, setup.spec)) is not None:
         # Ray actors judge the run through the shared store; the items are then written here
         judged = evaluate(scan.samples(), {"vrag": grader}, run_id=run_id, executor=executor)["vrag"]
-    _grade_to(out, scan, grader, setup.store, run_id, tally, combined, judge_scores if humans else None, judged)
+    run_sync(_grade_to(out, scan, grader, setup.store, run_id, tally, combined, judge_scores if humans else None,
+                       judged))
     agreement_out = None
     if humans:
         from ..stats import agreement, combine, describe_combination
@@ -162,8 +175,11 @@ def handle(args: argparse.Namespace) -> int:
     record_run(setup.store, run_id, {ARTIFACT: summary},
                finished={"items": summary["items"], "accept_rate": summary["accept_rate"],
                          "unscored": summary["unscored"]["count"]})
-    usage = setup.store.usage(run_id)["total"]
+    usage_all = setup.store.usage(run_id)
+    usage = usage_all["total"]
     say(f"vRAG-Eval grades for {shown(scan.path)} (run {shown(run_id)}, judge {shown(setup.judge.model_id)})")
+    for note in notes:  # with the results: a command that fails prints its error alone
+        say(f"  {shown(note)}")
     if scan.skipped:
         say(f"  {scan.skipped} row(s) skipped, see the warnings above")
     say(format_summary(summary))
@@ -176,20 +192,21 @@ def handle(args: argparse.Namespace) -> int:
             say(f"    against {shown(name)} alone: exact {_rate(r['exact'])}, binary {_rate(r['binary'])}, "
                 f"compared {r['compared']}")
     meter = setup.judge.usage
-    say_usage(meter, usage)
+    say_usage(meter, usage, failure=usage_all.get("top_failure"))
     say_reuse(setup.store, run_id)
     say(f"  results: {shown(out)}")
     return 0
 
 
-@synchronous
 async def _grade_to(out: Path, scan: GradingScan, grader: VragGrader, store: Any, run_id: str, tally: VragTally,
                     combined: dict[str, int | None], judge_scores: dict[str, int | None] | None,
                     judged: list[VragGrade | Unscored] | None = None) -> None:
     """Grade the file's rows a chunk at a time; each item's line goes to ``out`` (in input order),
     its content to the run's ``item_contents`` and its result into ``tally`` as it is done, and is
     then let go."""
+    from ..grading import VragGrade
     from ..report.items import content_row, item_contents_writer
+    from ..run.evaluation import astream
 
     contents = item_contents_writer(store, run_id)
     by_subject = tally.by_subject

@@ -16,10 +16,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, DataError
-from ..runtime.identity import file_digest
 from ._common import add_judge_options, open_cli_run, say, say_reuse, setup_judge, shown
 from ._files import JUDGE_READS, declare_files, judge_file, output_file, store_path
-from ._options import write_json
+from ._options import INPUT, OUTPUT, group, write_json
+
+if TYPE_CHECKING:  # imported where used: --help loads none of the judging stack
+    from ..runtime.identity import file_digest
 
 if TYPE_CHECKING:
     from ..grammar import Style
@@ -37,15 +39,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=lambda args: (parser.print_help(), 2)[1])
 
     s = sub.add_parser("schema", help="show the schema a template generator sees, with warnings")
-    s.add_argument("--db", required=True, help="SQLAlchemy URL, SQLite file path, or 'demo'")
+    group(s, INPUT).add_argument("--db", required=True, help="SQLAlchemy URL, SQLite file path, or 'demo'")
     _timeout_option(s)
     declare_files(s, reads={"--db": _db_file})
     s.set_defaults(handler=_schema)
 
     g = sub.add_parser("generate", help="templates (written by a model or reloaded) to query/answer pairs")
-    g.add_argument("--db", required=True, help="SQLAlchemy URL, SQLite file path, or 'demo'")
+    group(g, INPUT).add_argument("--db", required=True, help="SQLAlchemy URL, SQLite file path, or 'demo'")
     _timeout_option(g)
-    g.add_argument("--templates", default=None,
+    group(g, INPUT).add_argument("--templates", default=None,
                    help="editable JSON template file: reloaded when it exists, else written by the model "
                         "(default grammar_templates.json; the packaged templates for --db demo)")
     g.add_argument("--templates-only", action="store_true", help="stop after writing the template file")
@@ -53,7 +55,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="run templates the model has just written before anyone reviewed them (by "
                         "default the command stops after writing them, so that no model-written SQL "
                         "reaches the database unread)")
-    g.add_argument("--out", default="grammar_dataset.jsonl", help="dataset JSONL")
+    group(g, OUTPUT).add_argument("--out", default="grammar_dataset.jsonl", help="dataset JSONL")
     g.add_argument("--requirements", default="", help="extra requirements for the SQL template generator")
     g.add_argument("--max-templates", type=int, default=20)
     g.add_argument("--styles", default="short,long",
@@ -80,8 +82,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     g.set_defaults(handler=_generate)
 
     a = sub.add_parser("analyze", help="grade answers against the dataset; groups, R, Acc, attribution")
-    a.add_argument("--dataset", required=True, help="dataset JSONL from grammar generate")
-    a.add_argument("--answers", required=True, help="answers JSONL (qid = dataset id), as agents write it")
+    group(a, INPUT).add_argument("--dataset", required=True, help="dataset JSONL from grammar generate")
+    group(a, INPUT).add_argument("--answers", required=True, help="answers JSONL (qid = dataset id), as agents write it")
     a.add_argument("--agent", action="append", default=None, help="only these agents (repeatable)")
     a.add_argument("--cluster-field", default="style", choices=("style", "template_id", "text_id"))
     a.add_argument("--compare", nargs=2, metavar=("A", "B"), default=None,
@@ -91,10 +93,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="also score SelfCheck-QA (needs --answerer: the RAG system's LM)")
     a.add_argument("--answerer", default=None, help="model spec of the RAG system's LM for SelfCheck-QA")
     a.add_argument("--selfcheck-samples", type=int, default=4)
-    a.add_argument("--verdicts", default=None,
+    group(a, INPUT).add_argument("--verdicts", default=None,
                    help="JSONL of other reference-free verdicts: qid, evaluator, verdict (bool or score), "
                         "optional agent")
-    a.add_argument("--out", default=None, help="also write the summary JSON here")
+    group(a, OUTPUT).add_argument("--out", default=None, help="also write the summary JSON here")
     add_judge_options(a)
     declare_files(a, reads={"--dataset": "dataset", "--answers": "answers", "--verdicts": "verdicts",
                             "--answerer": lambda args: judge_file(args.answerer) if args.answerer else None,
@@ -230,6 +232,7 @@ def _generate(args: argparse.Namespace) -> int:
 
 
 def _analyze(args: argparse.Namespace) -> int:
+    from ..runtime.identity import file_digest
     from ..grammar import RagasFact, SelfCheckQA, evaluate_answers, read_dataset
     from ..grammar.grading import ReferenceGrader
     from ..grammar.io import read_verdicts, verdict_lookup

@@ -16,16 +16,21 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from ..errors import ConfigError, DataError
-from ..retrieval.chunking import DEFAULT_OVERLAP, DEFAULT_SIZE
-from ..retrieval.ingest import Loaded, ingest, load_path
 from ._backend import add_backend_options, open_backend
 from ._common import quiet_model_loading, say, shown
 from ._files import declare_files
 
+if TYPE_CHECKING:  # imported where used: --help loads none of the judging stack
+    from ..retrieval.chunking import DEFAULT_OVERLAP, DEFAULT_SIZE
+    from ..retrieval.ingest import Loaded, ingest, load_path
+
 __all__ = ["register"]
 
 def register(subparsers: argparse._SubParsersAction) -> None:
+    from ._options import CHUNK_OVERLAP as DEFAULT_OVERLAP, CHUNK_SIZE as DEFAULT_SIZE
     p = subparsers.add_parser(
         "index", help="chunk, embed and index documents (embedded or OpenSearch backend)",
         description="Read .txt / .md / .jsonl files or folders, split them into overlapping chunks "
@@ -60,6 +65,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _load(args: argparse.Namespace) -> Loaded:
+    from ..retrieval.ingest import Loaded, load_path
     missing = [path for path in args.paths if not Path(path).exists()]
     if missing:
         raise DataError("no such file or folder", path=", ".join(missing))
@@ -74,6 +80,7 @@ def _load(args: argparse.Namespace) -> Loaded:
 
 
 def handle(args: argparse.Namespace) -> int:
+    from ..retrieval.ingest import ingest
     if args.shards < 1:
         raise ConfigError("--shards must be at least 1")
     if not args.timeout > 0:

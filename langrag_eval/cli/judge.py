@@ -15,14 +15,18 @@ from __future__ import annotations
 
 import argparse
 
-from ..audit import BATTERIES, audit_run_id, format_card, read_labelled_file, run_audit
+from typing import TYPE_CHECKING
+
 from ..errors import ConfigError
-from ..grading.io import Columns
-from ..report import write_report
-from ..runtime.identity import file_digest
 from ._common import add_judge_options, check_call_options, open_cli_run, report_issues, say, setup_judge, shown
 from ._files import JUDGE_READS, declare_files, output_file, store_path
-from ._options import add_json_option, add_table_options, column_names, json_output, write_json
+from ._options import INPUT, OUTPUT, add_json_option, add_table_options, column_names, group, json_output, write_json
+
+if TYPE_CHECKING:  # imported where used: --help loads none of the judging stack
+    from ..audit import BATTERIES, audit_run_id, format_card, read_labelled_file, run_audit
+    from ..grading.io import Columns
+    from ..report import write_report
+    from ..runtime.identity import file_digest
 
 __all__ = ["register"]
 
@@ -30,6 +34,7 @@ _COLUMNS = {"question": "", "answer": "", "label": ""}
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
+    from ._options import AUDIT_BATTERIES as BATTERIES
     p = subparsers.add_parser("judge", help="judge qualification: audit a judge and print its card",
                               description="Commands about the judge itself.")
     sub = p.add_subparsers(dest="judge_command", metavar="SUBCOMMAND")
@@ -45,15 +50,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "(default 0.7; 0 runs the temperature-0 probe only)")
     a.add_argument("--batteries", default=",".join(BATTERIES),
                    help=f"comma-separated subset of {','.join(BATTERIES)} (default: all)")
-    a.add_argument("--data", default=None,
+    group(a, INPUT).add_argument("--data", default=None,
                    help="your own graded file (CSV, TSV or JSONL: question, answer, label and a 1-5 human "
                         "score) replacing the shipped correctness items")
-    a.add_argument("--human-col", default="score", help="human score column of --data (default score)")
+    group(a, INPUT).add_argument("--human-col", default="score", help="human score column of --data (default score)")
     add_table_options(a, _COLUMNS, of="--data", format=False)
     a.add_argument("--threshold", type=int, default=4,
                    help="lowest accepted human score in --data (default 4)")
     a.add_argument("--seed", type=int, default=0, help="seed of the sampling and the bootstrap (default 0)")
-    a.add_argument("--report", default=None, help="also write the HTML report of the audit run here")
+    group(a, OUTPUT).add_argument("--report", default=None, help="also write the HTML report of the audit run here")
     add_json_option(a, "the card")
     add_judge_options(a)
     declare_files(a, reads={"--data": "data", **JUDGE_READS},
@@ -63,6 +68,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def handle_audit(args: argparse.Namespace) -> int:
+    from ..audit import BATTERIES, audit_run_id, format_card, read_labelled_file, run_audit
+    from ..grading.io import Columns
+    from ..report import write_report
+    from ..runtime.identity import file_digest
     check_call_options(args)
     if args.max_items is not None and args.max_items < 1:
         raise ConfigError("--max-items must be at least 1")

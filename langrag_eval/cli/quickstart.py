@@ -14,10 +14,15 @@ import argparse
 import dataclasses
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from ..errors import ConfigError
-from ..quickstart import QuickstartSettings, run_quickstart
 from ._common import add_judge_options, say, setup_judge, shown
 from ._files import JUDGE_READS, declare_files, store_path
+from ._options import OUTPUT, group
+
+if TYPE_CHECKING:  # imported where used: --help loads none of the judging stack
+    from ..quickstart import QuickstartSettings, run_quickstart
 
 __all__ = ["register"]
 
@@ -27,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "quickstart", help="run every capability end to end on a shipped corpus and write the report",
         description="Index a shipped corpus, run the six RAG/RAG-Fusion agents, grade (vRAG-Eval), "
                     "score (THELMA), rank (tournament) and write the HTML report.")
-    p.add_argument("--out", default="langrag-quickstart", help="folder for the report and answers "
+    group(p, OUTPUT).add_argument("--out", default="langrag-quickstart", help="folder for the report and answers "
                                                                "(default: ./langrag-quickstart)")
     p.add_argument("--questions", type=int, default=None,
                    help="how many of the 8 shipped questions to use (default 8; 3 with the offline "
@@ -54,13 +59,18 @@ def _prepare_folder(out: Path) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
+    from ..quickstart import QuickstartSettings, run_quickstart
     if (args.questions is not None and not 1 <= args.questions <= 8) or (args.k is not None and args.k < 1) \
             or (args.games is not None and args.games < 1):
         raise ConfigError("--questions must be 1..8, -k and --games at least 1")
     if Path(args.out).exists() and not Path(args.out).is_dir():
         raise ConfigError(f"--out {args.out}: is a file; the quickstart writes a folder")
     setup = setup_judge(args)
-    _prepare_folder(Path(args.out))
+    if args.dry_run:  # the steps write their files as they go: into a throwaway folder
+        import tempfile
+        args.out = tempfile.mkdtemp(prefix="langrag-dry-run-")
+    else:
+        _prepare_folder(Path(args.out))
     # The offline 270M judge needs seconds a call, so by default it runs every step on fewer items.
     base = QuickstartSettings.small() if setup.warning else QuickstartSettings()
     chosen = {k: v for k, v in (("questions", args.questions), ("k", args.k), ("games", args.games))

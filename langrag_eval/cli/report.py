@@ -11,10 +11,15 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 
+from typing import TYPE_CHECKING
+
 from ..errors import ConfigError
-from ..report import write_report
-from ._common import add_run_argument, add_store_option, open_store_to_read, run_argument, say, shown
+from ._common import add_run_argument, add_store_option, open_store_to_read, run_argument, run_listing, say, shown
 from ._files import check_files, declare_files, output_file, store_path
+from ._options import OUTPUT, group
+
+if TYPE_CHECKING:  # imported where used: --help loads none of the judging stack
+    from ..report import write_report
 
 __all__ = ["register"]
 
@@ -24,7 +29,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                               description="Write one self-contained HTML file (no network needed to "
                                           "open it) for a run of the run store.")
     add_run_argument(p)
-    p.add_argument("--out", default=None, help="HTML file to write (default: <run>.html)")
+    group(p, OUTPUT).add_argument("--out", default=None, help="HTML file to write (default: <run>.html)")
     p.add_argument("--list", action="store_true", help="list the runs in the store")
     p.add_argument("--baseline", default=None,
                    help="a baseline run: add a comparison section (differences with intervals, "
@@ -37,12 +42,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
+    from ..report import write_report
     store = open_store_to_read(args.store)
     if args.list:
         for r in store.runs():
             when = dt.datetime.fromtimestamp(r["created"], dt.timezone.utc).strftime("%Y-%m-%d %H:%M")
             state = "finished" if r["finished"] else "unfinished"
             say(f"{shown(r['id']):<32} {shown(r['kind']):<12} {when}  {state}")
+            if (made := run_listing(store, r)) is not None:
+                say(made)
         return 0
     name = run_argument(args)
     if not name:

@@ -12,17 +12,21 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, DataError
 from ..files.tables import parse_json, read_table
-from ..run.evaluation import evaluate, record_run
-from ..run.plugins import evaluator_ids, load_evaluator
-from ..runtime.identity import file_digest
-from ..types import Sample
 from ._common import add_judge_options, open_cli_run, report_issues, say, say_reuse, setup_judge, shown
 from ._files import JUDGE_READS, declare_files, store_path
+from ._options import INPUT, group
 from ._summaries import SUMMARY_PREFIX, format_summary
+
+if TYPE_CHECKING:  # imported where used: --help loads none of the judging stack
+    from ..results import Summary
+    from ..run.evaluation import evaluate, record_run
+    from ..run.plugins import evaluator_ids, load_evaluator
+    from ..runtime.identity import file_digest
+    from ..types import Sample
 
 __all__ = ["SUMMARY_PREFIX", "format_summary", "register"]
 
@@ -35,7 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Run evaluators over one sample file as one run in the store, print each one's "
                     "summary and store it for report, compare and gate. An installed package's "
                     "evaluator is named namespace/name (mypkg/citations).")
-    p.add_argument("file", metavar="DATA", help="JSONL, CSV or TSV: question, answer, contexts, reference, id")
+    group(p, INPUT).add_argument("file", metavar="DATA", help="JSONL, CSV or TSV: question, answer, contexts, reference, id")
     p.add_argument("--evaluator", action="append", required=True, metavar="ID",
                    help="an evaluator id, repeatable: vrag, thelma, grammar or an installed "
                         "namespace/name (langrag-eval run --list names them)")
@@ -57,19 +61,27 @@ def _contexts(value: Any, line: int, path: str) -> Any:
     return value
 
 
-def read_sample_file(path: str) -> tuple[list[Sample], list[DataError]]:
-    """The file's samples, and the rows that could not be read (each one line: file, line, field)."""
+def read_sample_file(path: str, notes: list[str] | None = None) -> tuple[list[Sample], list[DataError]]:
+    """The file's samples, and the rows that could not be read (each one line: file, line, field);
+    a note on the older column names read goes to ``notes``."""
+    from ..types import Sample
+    from ._columns import Column, choose_columns
     table = read_table(path)
+    # the Sample names, or the older ones (query, response, sources, label, qid) where the file has them
+    chosen, said = choose_columns(table.path, table.columns, [Column(f, required=False) for f in _FIELDS], {},
+                                   format=table.format)
+    if notes is not None:
+        notes.extend(said)
     samples, issues = [], list(table.issues)
     for row in table.rows:
         values = row.values
         try:
-            known = {k: values[k] for k in _FIELDS if values.get(k) not in (None, "")}
+            known = {k: values[c] for k, c in chosen.items() if values.get(c) not in (None, "")}
             if "contexts" in known:
                 known["contexts"] = _contexts(known["contexts"], row.line, table.path)
             if "id" in known:
                 known["id"] = str(known["id"])
-            metadata = {k: v for k, v in values.items() if k not in _FIELDS}
+            metadata = {k: v for k, v in values.items() if k not in chosen.values()}
             samples.append(Sample(**known, metadata=metadata))
         except DataError as exc:
             issues.append(exc)
@@ -79,6 +91,9 @@ def read_sample_file(path: str) -> tuple[list[Sample], list[DataError]]:
 
 
 def handle(args: argparse.Namespace) -> int:
+    from ..run.evaluation import evaluate, record_run
+    from ..run.plugins import evaluator_ids, load_evaluator
+    from ..runtime.identity import file_digest
     if args.concurrency_items is not None and args.concurrency_items < 1:
         raise ConfigError("--concurrency-items must be at least 1")
     ids = list(dict.fromkeys(args.evaluator))
@@ -86,7 +101,8 @@ def handle(args: argparse.Namespace) -> int:
     unknown = [i for i in ids if i not in known]
     if unknown:
         raise ConfigError(f"unknown evaluator {unknown[0]!r}; installed: {', '.join(known)}")
-    samples, issues = read_sample_file(args.file)
+    notes: list[str] = []
+    samples, issues = read_sample_file(args.file, notes)
     report_issues(issues)
     if not samples:
         raise DataError("no row could be read; nothing to evaluate", path=args.file)
@@ -101,6 +117,8 @@ def handle(args: argparse.Namespace) -> int:
     record_run(setup.store, run_id, {f"{SUMMARY_PREFIX}{i}": s.model_dump(mode="json") for i, s in summaries.items()},
                finished={"samples": len(samples), "evaluators": ids})
     say(f"run {shown(run_id)} over {shown(args.file)} (judge {shown(setup.judge.model_id)})")
+    for note in notes:  # with the results: a command that fails prints its error alone
+        say(f"  {shown(note)}")
     if issues:
         say(f"  {len(issues)} row(s) skipped, see the warnings above")
     for i, s in summaries.items():

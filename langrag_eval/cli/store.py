@@ -13,10 +13,14 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 
+from typing import TYPE_CHECKING
+
 from ..errors import ConfigError
-from ..runtime import open_store
-from ._common import add_run_argument, add_store_option, open_store_to_read, run_argument, say, shown
+from ._common import add_run_argument, add_store_option, open_store_to_read, run_argument, run_listing, say, shown
 from ._files import declare_files, store_path
+
+if TYPE_CHECKING:  # imported where used: --help loads none of the judging stack
+    from ..runtime import open_store
 
 __all__ = ["register"]
 
@@ -44,6 +48,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _copy(args: argparse.Namespace) -> int:
     # The source is only read: opened read-only (SQLite's mode=ro, a read-only PostgreSQL session),
     # so that neither the copy nor a refusal (a damaged or newer store) can change it.
+    from ..runtime import open_store
     source = open_store(args.source, read_only=True)
     if not args.runs and not source.runs():
         raise ConfigError(f"{source.path}: holds no run to copy")
@@ -61,11 +66,15 @@ def _status(args: argparse.Namespace) -> int:
         for r in store.runs():
             state = "finished" if r["finished"] else "unfinished"
             say(f"{shown(r['id']):<32} {shown(r['kind']):<12} {state}")
+            if (made := run_listing(store, r)) is not None:
+                say(made)
         return 0
     run = store.run(name)
     judged = store.judgments(run["id"])
     say(f"run {shown(run['id'])} ({shown(run['kind'])}): {len(judged)} judgments stored, "
         f"{sum(j['scored'] for j in judged)} scored; {'finished' if run['finished'] else 'not finished'}")
+    if (made := run_listing(store, run)) is not None:
+        say(made)
     holder = store.lease_holder(run["id"])
     if holder is not None:
         until = dt.datetime.fromtimestamp(holder["expires"], dt.timezone.utc).strftime("%H:%M:%S")

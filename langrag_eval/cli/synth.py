@@ -13,14 +13,20 @@ import argparse
 import json
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from ..errors import ConfigError
-from ..run.evaluation import record_run
-from ..runtime.identity import content_hash
+from ._dryrun import add_dry_run_option
 from ._common import (
     add_call_options, add_store_options, check_call_options, make_judge, open_cli_run,
     open_store_to_write, say, shown,
 )
 from ._files import declare_files, judge_file, output_file, store_path
+from ._options import INPUT, OUTPUT, group
+
+if TYPE_CHECKING:  # imported where used: --help loads none of the judging stack
+    from ..run.evaluation import record_run
+    from ..runtime.identity import content_hash
 
 __all__ = ["register"]
 
@@ -34,15 +40,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        description="Sample long passages from a corpus, ask each generator model for "
                                    "questions with real user questions as examples, drop near-duplicates "
                                    "and sample each generator by quota.")
-    q.add_argument("--corpus", required=True,
+    group(q, INPUT).add_argument("--corpus", required=True,
                    help="JSON {id: text}, JSON list, JSONL with id/text, a folder of .txt/.md, or a text file")
-    q.add_argument("--examples", required=True,
+    group(q, INPUT).add_argument("--examples", required=True,
                    help="real user questions shown as few-shot examples: one a line, or JSONL with query")
     q.add_argument("--generator", action="append", required=True, metavar="SPEC[=QUOTA]",
                    help="a generator model (provider:model, local, scripted:FILE), optionally with how many "
                         "of its questions to keep, e.g. openai:gpt-4o=100; repeat for several models")
-    q.add_argument("--out", default="synthetic_queries.jsonl", help="output JSONL (qid, query, provenance)")
-    q.add_argument("--pool-out", default=None, help="also write the whole pool before dedup and quotas")
+    group(q, OUTPUT).add_argument("--out", default="synthetic_queries.jsonl", help="output JSONL (qid, query, provenance)")
+    group(q, OUTPUT).add_argument("--pool-out", default=None, help="also write the whole pool before dedup and quotas")
     q.add_argument("--passages", type=int, default=None, help="passages to sample (default: all)")
     q.add_argument("--passage-tokens", type=int, default=2000, help="tokens per passage (default 2000)")
     q.add_argument("--min-tokens", type=int, default=50, help="drop passages shorter than this (default 50)")
@@ -58,6 +64,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     q.add_argument("--prompt", default="synth/queries", help="prompt template name or file")
     q.add_argument("--seed", type=int, default=0)
     add_call_options(q, concurrency=8, what="model calls per generator")
+    add_dry_run_option(q)
     add_store_options(q)
     declare_files(q, reads={"--corpus": "corpus", "--examples": "examples", "--prompt": "prompt",
                             "--generator": lambda a: [judge_file(_generator_spec(g)[0]) for g in a.generator]},
@@ -77,6 +84,8 @@ def _generator_spec(text: str) -> tuple[str, int | None]:
 
 def _queries(args: argparse.Namespace) -> int:
     # Imported on use: every langrag-eval command imports this module to register its subcommand.
+    from ..run.evaluation import record_run
+    from ..runtime.identity import content_hash
     from ..models import resolve_judge
     from ..pipelines import read_queries
     from ..runtime import Judge
@@ -89,7 +98,7 @@ def _queries(args: argparse.Namespace) -> int:
     if args.pool_out:
         output_file(args.pool_out, "--pool-out")
     specs = [_generator_spec(g) for g in args.generator]
-    store = open_store_to_write(args.store)
+    store = open_store_to_write(args.store, dry_run=args.dry_run)
     judges: list[Judge] = []
     quotas: dict[str, int | None] = {}
     for spec, quota in specs:

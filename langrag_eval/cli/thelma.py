@@ -39,32 +39,40 @@ import argparse
 import collections
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..models.embeddings import Embedder, default_embedder
 from ..errors import ConfigError, DataError
 from ..files.writing import atomic_write
-from ..prompting.templates import prompt_names
-from ..run.evaluation import evaluate, record_run
-from ..runtime.identity import file_digest
-from ..thelma import METRICS, Thelma, ThelmaResult, Thresholds, metric_ids
-from ..thelma.decompose import load_task_prompt
-from ..thelma.metrics import registered_metrics
-from ..thelma.evaluator import DEFAULT_SD_THRESHOLD
-from ..thelma.io import read_samples
 from ._common import (
     add_judge_options, open_cli_run, quiet_model_loading, report_issues, say, say_reuse, setup_judge, shown,
 )
+from ._columns import Column, add_column_options, choose_columns, table_columns
 from ._executor import command_executor
 from ._files import JUDGE_READS, declare_files, output_file, store_path
-from ._options import SettingsOptions, add_results_option, add_table_options, results_path
+from ._options import INPUT, SettingsOptions, add_results_option, add_table_options, group, results_path
 from ._traces import add_trace_options, format_windows, trace_samples, traces_digest, window_rows
+
+# The options are made from the settings class (a module of its own, with pydantic).
+from ..thelma.diagnosis import Thresholds  # noqa: E402
+from ._options import THELMA_METRICS as METRICS, THELMA_SD_THRESHOLD as DEFAULT_SD_THRESHOLD  # noqa: E402
+
+if TYPE_CHECKING:  # imported where used: --help loads none of the judging stack
+    from ..models.embeddings import Embedder, default_embedder
+    from ..prompting.templates import prompt_names
+    from ..run.evaluation import evaluate, record_run
+    from ..runtime.identity import file_digest
+    from ..thelma import METRICS, Thelma, ThelmaResult, Thresholds, metric_ids
+    from ..thelma.decompose import load_task_prompt
+    from ..thelma.metrics import registered_metrics
+    from ..thelma.evaluator import DEFAULT_SD_THRESHOLD
+    from ..thelma.io import read_samples
 
 __all__ = ["ARTIFACT", "register"]
 
 _THRESHOLDS = SettingsOptions(Thresholds, flags={"default_low": "--low", "default_high": "--high"},
                               exclude=("low", "high"))
 ARTIFACT = "thelma"
+_COLUMNS = (Column("question"), Column("contexts", "a JSON list of texts"), Column("answer"), Column("id", required=False))
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -72,12 +80,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "thelma", help="reference-free THELMA metrics of (query, sources, response), with a diagnosis",
         description="Score source precision, source query coverage, response precision, response query "
                     "coverage, self-distinctness and groundedness, and name the component to improve.")
-    p.add_argument("file", metavar="FILE", nargs="?",
-                   help="JSONL, CSV or TSV: query, sources (JSON list), response (or --traces)")
-    add_table_options(p, {"query": "", "sources": "a JSON list", "response": ""})
+    group(p, INPUT).add_argument("file", metavar="FILE", nargs="?",
+                   help="JSONL, CSV or TSV: question, contexts (JSON list), answer (or --traces)")
+    add_table_options(p, {})
+    add_column_options(p, _COLUMNS[:3])
     p.add_argument("--metrics", default=",".join(METRICS),
-                   help=f"comma-separated registered metrics, from {','.join(metric_ids())} "
-                        f"(default: the paper's {','.join(METRICS)})")
+                   help=f"comma-separated metrics: the paper's {','.join(METRICS)} (default) or any "
+                        "registered by an installed package (an unknown name is refused with the list)")
     p.add_argument("--batched", action="store_true",
                    help="one judge call per match task and sample instead of one per component")
     p.add_argument("--sd-threshold", type=float, default=DEFAULT_SD_THRESHOLD,
@@ -107,6 +116,8 @@ def _results_path(args: argparse.Namespace) -> Path:
 
 
 def _thresholds(args: argparse.Namespace) -> Thresholds:
+    from ..thelma import metric_ids
+
     default_high = _THRESHOLDS.values(args)["default_high"]
     low: dict[str, float] = {}
     high: dict[str, float] = {}
@@ -127,6 +138,9 @@ def _thresholds(args: argparse.Namespace) -> Thresholds:
 def _prompts(specs: list[str]) -> dict[str, str]:
     # Checked here, before any sample: a template that fails later would leave every sample
     # unscored behind a run that exits 0.
+    from ..prompting.templates import prompt_names
+    from ..thelma.decompose import load_task_prompt
+    from ..thelma.metrics import registered_metrics
     tasks = sorted({n.split("/", 1)[1] for n in prompt_names() if n.startswith("thelma/")}
                    | {t for m in registered_metrics() for t in m.tasks})
     out = {}
@@ -177,6 +191,11 @@ def format_summary(summary: dict[str, Any]) -> str:
 
 
 def handle(args: argparse.Namespace) -> int:
+    from ..models.embeddings import Embedder, default_embedder
+    from ..run.evaluation import evaluate, record_run
+    from ..runtime.identity import file_digest
+    from ..thelma import Thelma, ThelmaResult
+    from ..thelma.io import read_samples
     metrics = tuple(m.strip() for m in args.metrics.split(",") if m.strip())
     if args.samples_in_flight < 1:
         raise ConfigError("--samples-in-flight must be at least 1")
@@ -192,14 +211,20 @@ def handle(args: argparse.Namespace) -> int:
     prompts = _prompts(args.prompt)
     out = output_file(_results_path(args), "--out")
     source = args.file or args.traces
+    notes: list[str] = []
+    columns_read = [args.id_col, "query", "sources", "response"]  # part of the run id: its older names
     if args.traces:
         samples, problems = trace_samples(args)
         lines = {s.id or "": None for s in samples}  # a trace has no line
         issues: list[Any] = list(problems)
         report_issues(issues, more="in the traces")
     else:
-        samples, lines, issues = read_samples(args.file, query=args.query_col, sources=args.sources_col,
-                                              response=args.response_col, id_col=args.id_col, format=args.format)
+        given = {c.name: getattr(args, f"{c.name}_col") for c in _COLUMNS}
+        chosen, notes = choose_columns(args.file, table_columns(args.file, args.format), _COLUMNS, given,
+                                       format=args.format)
+        columns_read[1:] = [chosen["question"], chosen["contexts"], chosen["answer"]]
+        samples, lines, issues = read_samples(args.file, query=chosen["question"], sources=chosen["contexts"],
+                                              response=chosen["answer"], id_col=chosen.get("id"), format=args.format)
         report_issues(issues)
     if not samples:
         raise DataError("no row could be read; nothing to score", path=source)
@@ -210,7 +235,7 @@ def handle(args: argparse.Namespace) -> int:
     thelma = Thelma(setup.judge, metrics=metrics, batched=args.batched, embedder=embedder,
                     sd_threshold=args.sd_threshold, thresholds=thresholds, templates=prompts)
     config = {"file": str(Path(source).resolve()),
-              "columns": [args.id_col, args.query_col, args.sources_col, args.response_col],
+              "columns": columns_read,
               "judge": setup.judge.model_id, "metrics": list(metrics), "mode": thelma.mode,
               "sd_threshold": args.sd_threshold, "embedder": embedder.model_id if embedder else None,
               "prompts": {k: Path(v).read_text(encoding="utf-8") if Path(v).is_file() else v
@@ -249,6 +274,8 @@ def handle(args: argparse.Namespace) -> int:
                                  "usage": result.usage.model_dump()}, ensure_ascii=False) + "\n")
     say(f"THELMA for {shown(source)} (run {shown(run_id)}, judge {shown(setup.judge.model_id)}, "
         f"{thelma.mode} matching)")
+    for note in notes:  # with the results: a command that fails prints its error alone
+        say(f"  {shown(note)}")
     if issues:
         say(f"  {len(issues)} row(s) skipped, see the warnings above")
     say(format_summary(summary))

@@ -11,16 +11,21 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, DataError
 from ..files.reading import read_text
-from ..prompting.templates import load_prompt
-from ..runtime.identity import content_hash, file_digest
-from ..tournament import TournamentConfig, format_summary, load_answers_jsonl, load_ragelo_csv, run_tournament
 from ._common import add_judge_options, open_cli_run, report_issues, say, say_reuse, setup_judge, shown
 from ._files import JUDGE_READS, declare_files, store_path
-from ._options import SettingsOptions, add_json_option, json_output, write_json
+from ._options import INPUT, SettingsOptions, add_json_option, group, json_output, write_json
+
+# The options are made from the settings class, a module of its own (with pydantic).
+from ..tournament.config import TournamentConfig  # noqa: E402
+
+if TYPE_CHECKING:  # imported where used: --help loads none of the judging stack
+    from ..prompting.templates import load_prompt
+    from ..runtime.identity import content_hash, file_digest
+    from ..tournament import TournamentConfig, format_summary, load_answers_jsonl, load_ragelo_csv, run_tournament
 
 __all__ = ["register"]
 
@@ -35,13 +40,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Judge retrieved documents, play the agents' answers against each other (both "
                     "orders per game by default, or one with --orders 1), and rank them with Elo and "
                     "Bradley-Terry.")
-    p.add_argument("files", nargs="*", metavar="CSV",
+    group(p, INPUT).add_argument("files", nargs="*", metavar="CSV",
                    help="RAGElo layout: queries.csv (qid,query) documents.csv (qid,did,document[,agent,rank]) "
                         "answers.csv (qid,agent,answer); documents.csv may be left out")
-    p.add_argument("--answers", dest="answers_jsonl", default=None,
+    group(p, INPUT).add_argument("--answers", dest="answers_jsonl", default=None,
                    help="answers JSONL ({qid, query, agent, answer, documents}) instead of the CSV files")
     _SETTINGS.add_to(p)
-    p.add_argument("--factors-file", default=None, help="read --factors from a file")
+    group(p, INPUT).add_argument("--factors-file", default=None, help="read --factors from a file")
     add_judge_options(p)
     add_json_option(p, "the summary")
     declare_files(p, reads={"CSV": "files", "--answers": "answers_jsonl", "--factors-file": "factors_file",
@@ -58,6 +63,7 @@ def _prompt_file(name: str):  # a prompt given as a file (not a packaged prompt'
 
 
 def _load(args: argparse.Namespace):
+    from ..tournament import load_answers_jsonl, load_ragelo_csv
     if args.answers_jsonl:
         if args.files:
             raise ConfigError("give either the three CSV files or --answers, not both")
@@ -80,6 +86,9 @@ def _check_playable(data: Any, answers: str | None) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
+    from ..prompting.templates import load_prompt
+    from ..runtime.identity import content_hash, file_digest
+    from ..tournament import format_summary, run_tournament
     json_out = json_output(args)
     data, files = _load(args)
     factors = read_text(args.factors_file, what="factors file").strip() if args.factors_file else None

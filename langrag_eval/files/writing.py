@@ -53,6 +53,8 @@ def _unwritten(target: Path, exc: OSError) -> ConfigError:
 # Checks an existing file must pass before an output replaces it (the command line adds one: a run
 # whose judge answered nothing replaces no earlier results); each raises to keep the file.
 REPLACE_CHECKS: list[Callable[[Path], None]] = []
+# Called before any output is put in place, new or replaced (the command line's --dry-run stops there).
+WRITE_CHECKS: list[Callable[[Path], None]] = []
 
 
 @contextmanager
@@ -76,6 +78,8 @@ def atomic_write(path: str | Path, *, encoding: str = "utf-8") -> Iterator[IO[st
                 yield fh
                 fh.flush()
                 os.fsync(fh.fileno())
+            for check in list(WRITE_CHECKS):
+                check(target)
             if target.exists():  # keep the mode the user gave the file
                 for check in list(REPLACE_CHECKS):
                     check(target)

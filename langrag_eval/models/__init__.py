@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Any, Callable, Mapping, Protocol
 
-from ..errors import ConfigError
+from ..errors import ConfigError, DataError
 from ..model import ChatModel
 
 __all__ = ["resolve_judge", "ResolvedJudge", "TINY_MODEL_WARNING", "judge_providers"]
@@ -79,9 +79,22 @@ def resolve_judge(spec: str | None = None, *, env: Mapping[str, str] = os.enviro
         # An empty --judge is a mistake (an unset shell variable, say), not a request for the default.
         raise ConfigError("empty judge specification: expected provider:model (openai:gpt-4o), local, "
                           "local:/path/model.gguf or scripted:replies.json")
+    from_env = not spec and bool((env.get("LANGRAG_JUDGE") or "").strip())
     spec = (spec or env.get("LANGRAG_JUDGE") or "").strip()
     if not spec:
         spec = "openai:gpt-4o" if any(env.get(k) for k in _API_KEYS) else "local"
+    try:
+        return _resolve(spec)
+    except (ConfigError, DataError) as exc:
+        if not from_env:
+            raise
+        # Nothing on the command line named this judge: say where it came from, or the user looks
+        # for a --judge they never typed.
+        raise ConfigError(f"LANGRAG_JUDGE={spec!r} (from the environment): {exc}; change or unset "
+                          "LANGRAG_JUDGE, or give --judge") from None
+
+
+def _resolve(spec: str) -> ResolvedJudge:
     provider, _, rest = spec.partition(":")
     providers = judge_providers()
     if provider in providers:

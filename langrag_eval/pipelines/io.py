@@ -42,7 +42,7 @@ from ..files.writing import atomic_write
 from ..files.tables import jsonl_objects
 from ..files.jsontext import lines_of
 from ..files.reading import read_text
-from ..types import Document
+from ..types import Document, text_id
 from .agents import AgentAnswer
 
 __all__ = ["Query", "read_queries", "write_answers", "read_answers", "answer_record"]
@@ -136,8 +136,13 @@ def write_answers(path: str | Path, answers: Iterable[AgentAnswer]) -> int:
     return count
 
 
+_SAMPLE_NAMES = {"qid": ("id",), "query": ("question",)}
+
+
 def _document(raw: Any, path: str, number: int, index: int) -> Document:
     where = f"documents[{index}]"
+    if isinstance(raw, str):  # a plain text, as THELMA and Sample take it: its id a digest of the text
+        return Document(id=text_id(raw), text=raw)
     if not isinstance(raw, dict):
         raise DataError(f"expected an object, got {type(raw).__name__}", path=path, line=number, field=where)
     for name in ("id", "text"):
@@ -153,11 +158,16 @@ def _document(raw: Any, path: str, number: int, index: int) -> Document:
 
 
 def _record(obj: dict[str, Any], path: str, number: int) -> AgentAnswer:
-    fields = {name: _text(obj, (name,), path, number) for name in ("qid", "query", "agent", "answer")}
-    documents = obj.get("documents")
+    # The layout's names, or the Sample's (id, question, contexts) that every other file takes.
+    fields = {name: _text(obj, (name, *_SAMPLE_NAMES.get(name, ())), path, number)
+              for name in ("qid", "query", "agent", "answer")}
+    key = next((k for k in ("documents", "contexts", "sources") if k in obj), "documents")
+    documents = obj.get(key)
+    if isinstance(documents, str):  # one passage given alone, as Sample takes it
+        documents = [documents]
     if not isinstance(documents, list):
-        raise DataError(f"must be a list of passages, got {documents!r}" if "documents" in obj else "is missing",
-                        path=path, line=number, field="documents")
+        raise DataError(f"must be a list of passages, got {documents!r}" if key in obj else
+                        "is missing (also accepted: contexts)", path=path, line=number, field=key)
     variations = obj.get("variations", [])
     if not isinstance(variations, list) or not all(isinstance(v, str) for v in variations):
         raise DataError(f"must be a list of strings, got {variations!r}", path=path, line=number,

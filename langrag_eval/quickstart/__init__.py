@@ -14,6 +14,8 @@ a second invocation with the same settings resumes (and costs zero model calls o
 
 from __future__ import annotations
 
+import json
+import textwrap
 import time
 from dataclasses import dataclass, field
 from importlib import resources
@@ -181,22 +183,52 @@ def run_quickstart(judge: Judge, store: RunStore, out_dir: str | Path, *,
     seconds = time.monotonic() - start
     return QuickstartResult(run_id=run_id, report=report, answers=answers_path, seconds=seconds,
                             lines=_summary_lines(vrag, thelma_summary, tour.summary, store.usage(run_id),
-                                                 len(answers), len(runs)), card=card)
+                                                 len(answers), len(runs), _causes(tour.games)), card=card)
 
 
-def _ranking_line(ranking: list[dict[str, Any]], games: dict[str, Any]) -> str:
-    """Best first with Bradley-Terry ratings; says so plainly when the games separated nobody."""
+def _causes(results: list[Any]) -> dict[str, int]:
+    from ..results import Unscored
+    causes: dict[str, int] = {}
+    for r in results:
+        if isinstance(r, Unscored):
+            causes[r.cause] = causes.get(r.cause, 0) + 1
+    return causes
+
+
+def _counts(scored: int, total: int, causes: dict[str, int], unit: str = "") -> str:
+    """``(scored 2 of 7; unscored 5: unparseable)``: how many of the figures stand on judgments,
+    and why the others do not (the most frequent cause)."""
+    if not total:
+        return "(nothing to score)"
+    of = f"{total} {unit}".strip()
+    if scored == total:
+        return f"(scored {scored} of {of})"
+    top = max(sorted(causes), key=lambda c: causes[c]) if causes else "unknown"
+    more = f" and {len(causes) - 1} other cause(s)" if len(causes) > 1 else ""
+    return f"(scored {scored} of {of}; unscored {total - scored}: mostly {top}{more})"
+
+
+def _ranking_line(ranking: list[dict[str, Any]], games: dict[str, Any], causes: dict[str, int]) -> str:
+    """Best first with Bradley-Terry ratings, agents whose ratings print alike joined by "=" (a
+    tie); says so plainly when the games separated nobody."""
+    from ..tournament.summary import rank_labels
+
+    counts = _counts(games.get("played", 0), games.get("scheduled", 0), causes, "games")
+    flips = f"{games.get('position_flips', 0)} position flips"
     if not ranking:
-        return "no games scored"
-    ratings = [r.get("bt_rating") for r in ranking]
-    played = f"{games.get('played', 0)} games, {games.get('position_flips', 0)} position flips"
-    if all(r is not None and abs(r - ratings[0]) < 1e-6 for r in ratings):
-        return f"no agent separated from the others ({played}, counted as ties)"
-    return " > ".join(f"{r['agent']} ({r['bt_rating']:.0f})" for r in ranking) + f"  [{played}]"
+        return f"no games scored {counts}"
+    labels = rank_labels(ranking)
+    if len(set(labels)) == 1:
+        return f"no agent separated from the others, all tied at rank 1 ({flips}) {counts}"
+    text = f"{ranking[0]['agent']} ({ranking[0]['bt_rating']:.0f})"
+    for before, r, label in zip(labels, ranking[1:], labels[1:]):
+        text += (" = " if label == before and label.startswith("=") else " > ") + f"{r['agent']} ({r['bt_rating']:.0f})"
+    return f"{text}  [{flips}] {counts}"
 
 
 def _summary_lines(vrag: dict[str, Any], thelma: dict[str, Any], tour: dict[str, Any],
-                   usage: dict[str, Any], answered: int, attempted: int) -> list[str]:
+                   usage: dict[str, Any], answered: int, attempted: int,
+                   game_causes: dict[str, int] | None = None) -> list[str]:
     rates = [(name, s["accept_rate"]) for name, s in (vrag.get("subjects") or {}).items()
              if s.get("accept_rate") is not None]
     # a "best agent" only where the agents differ
@@ -206,16 +238,28 @@ def _summary_lines(vrag: dict[str, Any], thelma: dict[str, Any], tour: dict[str,
     means = ", ".join(f"{k.upper()} {m['mean']:.2f}" for k, m in metrics.items() if m.get("mean") is not None)
     key = "; ".join(f"{k.upper()} {m.get('name', k)}" for k, m in metrics.items() if m.get("mean") is not None)
     on_means = (thelma.get("diagnosis") or {}).get("on_means") or []
+    # every metric of every answer: a mean over a few scored values says so
+    thelma_causes: dict[str, int] = {}
+    for m in metrics.values():
+        for cause, n in (m.get("causes") or {}).items():
+            thelma_causes[cause] = thelma_causes.get(cause, 0) + n
+    thelma_scored = sum(m.get("n", 0) for m in metrics.values())
+    thelma_total = thelma_scored + sum(m.get("unscored", 0) for m in metrics.values())
+    vrag_unscored = (vrag.get("unscored") or {})
     total = usage["total"]
+    failure = usage.get("top_failure")
     return [
         f"answers: {answered}/{attempted} produced by 6 agents",
         "vRAG-Eval: accept rate " + (f"{vrag['accept_rate']:.0%}" if vrag.get("accept_rate") is not None
                                      else "undefined (nothing scored)")
-        + (f", best agent {best[0]} ({best[1]:.0%})" if best else ""),
+        + (f", best agent {best[0]} ({best[1]:.0%})" if best else "")
+        + " " + _counts(vrag.get("scored", 0), vrag.get("items", 0), vrag_unscored.get("by_cause") or {}),
         f"THELMA means: {means or 'nothing scored'}"
         + (f"; fix first: {on_means[0]['component']}" if on_means else "")
-        + (f" [{key}]" if key else ""),
-        "tournament: " + _ranking_line(ranking, tour.get("games") or {}),
-        f"judge calls: {total['calls']} (+{total['cached']} from cache, {total['failed']} failed), "
-        f"{total['prompt_tokens']} prompt + {total['completion_tokens']} completion tokens",
+        + (f" [{key}]" if key else "")
+        + " " + _counts(thelma_scored, thelma_total, thelma_causes, "metric values"),
+        "tournament: " + _ranking_line(ranking, tour.get("games") or {}, game_causes or {}),
+        f"judge calls: {total['calls']} (+{total['cached']} from cache, {total['failed']} failed"
+        + (f", mostly: {textwrap.shorten(str(failure['error']), 120, placeholder=' …')}" if failure and total["failed"] else "")
+        + f"), {total['prompt_tokens']} prompt + {total['completion_tokens']} completion tokens",
     ]

@@ -212,8 +212,13 @@ def _connect(path: str, read_only: bool) -> sqlite3.Connection:
         if read_only and not p.exists():
             raise ConfigError(f"{path}: no run store here; run a judging command first, or give --store")
         if not read_only:
+            made = not p.parent.exists()
             try:
                 p.parent.mkdir(parents=True, exist_ok=True)
+                if made:  # a folder the store makes is kept out of version control, as the quickstart's is
+                    (p.parent / ".gitignore").write_text(
+                        "# made by langrag-eval for its run store: keep it out of version control\n*\n",
+                        encoding="utf-8")
             except OSError as exc:
                 raise ConfigError(f"{path}: cannot create the store's folder ({exc.strerror})") from None
             if p.exists() and not os.access(p, os.W_OK):

@@ -318,7 +318,11 @@ class StoreBase(RunLeases):
                  for k in ("calls", "cached", "failed", "attempts", "prompt_tokens", "completion_tokens")}
         costs = [m["cost"] for m in per_model.values() if m["cost"] is not None]
         total["cost"] = sum(costs) if costs else None
-        return {"total": total, "models": per_model}
+        # the error most failed calls ended with, so that "15 failed" says why
+        worst = self._rows("SELECT error, COUNT(*) FROM calls WHERE run_id=? AND ok=0 AND error IS NOT NULL "
+                           "GROUP BY error ORDER BY 2 DESC, error LIMIT 1", (run_id,))
+        top = {"error": worst[0][0], "count": worst[0][1]} if worst else None
+        return {"total": total, "models": per_model, "top_failure": top}
 
     def call_keys(self, run_id: str | None = None, *, cached: bool = False) -> Iterator[str]:
         sql = "SELECT key FROM calls WHERE cached=?" + (" AND run_id=?" if run_id else "")

@@ -12,19 +12,65 @@ retrieved sources, response) alone, with a diagnosis of which pipeline component
 1.0
 """
 
-from .aggregate import METRIC_NAMES, METRICS, MetricScore, coverage, macro_average, self_distinctness
-from .dataset import summarize
-from .decompose import Decomposer, split_sentences
-from .diagnosis import RULES, Finding, Rule, Thresholds, diagnose, diagnose_dataset
-from .evaluator import DEFAULT_SD_THRESHOLD, Thelma, select_metrics
-from .formats import BinaryListFormat, ListFormat
-from .match import Matcher
-from .meta import MetaEvaluation, MetaReport, MetaRow, PairOutcome
-from .metrics import (
-    Metric, MetricInputs, get_metric, load_metric_plugins, metric_ids, register_metric, registered_metrics,
-    unregister_metric,
-)
-from .sample import SampleUsage, ThelmaResult
+from typing import TYPE_CHECKING
+
+from .. import lazy_getattr
+
+if TYPE_CHECKING:
+    from .aggregate import METRIC_NAMES, METRICS, MetricScore, coverage, macro_average, self_distinctness
+    from .dataset import summarize
+    from .decompose import Decomposer, split_sentences
+    from .diagnosis import RULES, Finding, Rule, Thresholds, diagnose, diagnose_dataset
+    from .evaluator import DEFAULT_SD_THRESHOLD, Thelma, select_metrics
+    from .formats import BinaryListFormat, ListFormat
+    from .match import Matcher
+    from .meta import MetaEvaluation, MetaReport, MetaRow, PairOutcome
+    from .metrics import (
+        Metric, MetricInputs, get_metric, load_metric_plugins, metric_ids, register_metric, registered_metrics,
+        unregister_metric,
+    )
+    from .sample import SampleUsage, ThelmaResult
+
+# Names load on first use: the command line's help reads a settings class without the capability.
+_LAZY = {
+    'METRIC_NAMES': '.aggregate',
+    'METRICS': '.aggregate',
+    'MetricScore': '.aggregate',
+    'coverage': '.aggregate',
+    'macro_average': '.aggregate',
+    'self_distinctness': '.aggregate',
+    'summarize': '.dataset',
+    'Decomposer': '.decompose',
+    'split_sentences': '.decompose',
+    'RULES': '.diagnosis',
+    'Finding': '.diagnosis',
+    'Rule': '.diagnosis',
+    'Thresholds': '.diagnosis',
+    'diagnose': '.diagnosis',
+    'diagnose_dataset': '.diagnosis',
+    'DEFAULT_SD_THRESHOLD': '.evaluator',
+    'Thelma': '.evaluator',
+    'select_metrics': '.evaluator',
+    'BinaryListFormat': '.formats',
+    'ListFormat': '.formats',
+    'Matcher': '.match',
+    'MetaEvaluation': '.meta',
+    'MetaReport': '.meta',
+    'MetaRow': '.meta',
+    'PairOutcome': '.meta',
+    'Metric': '.metrics',
+    'MetricInputs': '.metrics',
+    'get_metric': '.metrics',
+    'load_metric_plugins': '.metrics',
+    'metric_ids': '.metrics',
+    'register_metric': '.metrics',
+    'registered_metrics': '.metrics',
+    'unregister_metric': '.metrics',
+    'SampleUsage': '.sample',
+    'ThelmaResult': '.sample',
+}
+
+__getattr__ = lazy_getattr(__name__, _LAZY, globals())
 
 __all__ = [
     "DEFAULT_SD_THRESHOLD",

@@ -177,10 +177,10 @@ class _Builder:
         data = TournamentData(queries=self.queries, answers=self.answers, pool=self.pool,
                               attributed=self.attributed, problems=self.problems)
         agents = data.agents
-        if len(agents) < 2:
+        if len(agents) == 1:  # none at all: the caller says there is nothing to rank
             data.problems.append(Problem(kind="single_agent", message=(
-                f"{self.source}: only {len(agents)} agent(s) with valid answers "
-                f"({', '.join(agents) or 'none'}); no games can be played, documents and "
+                f"{self.source}: only one agent with valid answers ({agents[0]}); no games can be played, "
+                "its documents and "
                 "pointwise scores are still judged")))
         return data
 

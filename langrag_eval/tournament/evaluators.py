@@ -30,6 +30,7 @@ from ..evaluator import Evaluator, check_judge
 from ..runtime import Judge
 from ..types import Document
 from ..verdicts.formats import JsonFormat
+from .config import DEFAULT_FACTORS  # defined beside the settings that use it
 
 __all__ = [
     "CRITERIA",
@@ -43,9 +44,6 @@ __all__ = [
 ]
 
 CRITERIA = ("relevance", "accuracy", "completeness", "precision")
-DEFAULT_FACTORS = ("how comprehensive, correct, helpful, complete, accurate, deep and detailed each "
-                   "answer is. An answer counts as comprehensive when it gives the user several "
-                   "angles that all still serve what the question is after.")
 
 
 class RelevanceJudgment(BaseModel):

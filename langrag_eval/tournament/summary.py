@@ -126,6 +126,17 @@ def summarize(data: TournamentData, config: Any, *, relevance: Mapping[tuple[str
     }
 
 
+def rank_labels(ranking: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The ranks as printed, best first: agents whose ratings print alike share the rank of the first
+    of them, marked as a tie (``=1``, ``=1``, ``3``), so equal ratings never read as an order.
+
+    >>> rank_labels([{"bt_rating": 1000.0}, {"bt_rating": 1000.01}, {"bt_rating": 950.0}])
+    ['=1', '=1', '3']
+    """
+    shown = [round(float(r["bt_rating"]), 1) for r in ranking]
+    return [f"={shown.index(v) + 1}" if shown.count(v) > 1 else str(shown.index(v) + 1) for v in shown]
+
+
 def _f(value: float | None, digits: int = 3) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
@@ -142,8 +153,8 @@ def format_summary(summary: Mapping[str, Any]) -> str:
                    f"{summary['config']['tournaments']} tournaments; BT: Bradley-Terry rating, W-T-L: "
                    f"games won, tied, lost):")
         out.append(f"  {'#':>2}  {'agent':<{width}}  {'BT':>7}  {'interval':>17}  {'Elo':>7}  {'W-T-L':>11}")
-        for r in ranking:
-            out.append(f"  {r['rank']:>2}  {shown(r['agent']):<{width}}  {r['bt_rating']:7.1f}  "
+        for r, label in zip(ranking, rank_labels(ranking)):
+            out.append(f"  {label:>2}  {shown(r['agent']):<{width}}  {r['bt_rating']:7.1f}  "
                        f"[{r['bt_low']:7.1f}, {r['bt_high']:7.1f}]  {r['elo']:7.1f}  "
                        f"{r['wins']}-{r['ties']}-{r['losses']:<}")
         agents = [r["agent"] for r in ranking]

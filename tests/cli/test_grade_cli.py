@@ -114,7 +114,7 @@ def test_bad_rows_are_reported_and_the_other_items_graded(tmp_path: Path, capsys
 
 
 @pytest.mark.parametrize("content,extra,message", [
-    ("id,question,answer\n1,Q,A\n", [], "missing column 'label' (the label column)"),
+    ("id,question,answer\n1,Q,A\n", [], "missing column 'reference' (or its older name 'label')"),
     ("id,question,answer,label\n1,Q,A,L\n", ["--human-cols", "x,y", "--combine", "z"], "--combine 'z'"),
     ("id,q,answer,label\n1,Q,A,L\n", ["--question-col", "question"], "missing column 'question'"),
 ])

@@ -53,7 +53,7 @@ def test_writer_refuses_an_answer_without_qid(tmp_path):
     (record(qid=None), "qid", "non-empty string"),
     ({k: v for k, v in record().items() if k != "answer"}, "answer", "is missing"),
     (record(agent=""), "agent", "non-empty string"),
-    (record(documents="d1"), "documents", "list of passages"),
+    (record(documents=3), "documents", "list of passages"),
     (record(documents=[{"id": "d1", "text": "T"}, {"id": 7, "text": "U"}]), "documents[1].id", "string"),
     (record(documents=[{"id": "d1"}]), "documents[0].text", "string"),
     (record(documents=[{"id": "d1", "text": "T", "score": "high"}]), "documents[0].score", "finite number"),

@@ -105,7 +105,7 @@ def test_missing_column_and_bad_options_exit_2(tmp_path, judge_file, capsys):
     data = tmp_path / "t.jsonl"
     data.write_text(json.dumps({"q": "x"}) + "\n", encoding="utf-8")
     code, *_ = run(tmp_path, judge_file, data)
-    assert code == 2 and "missing columns 'query' (the query column)" in capsys.readouterr().err
+    assert code == 2 and "missing column 'question' (or its older name 'query')" in capsys.readouterr().err
     data.write_text(json.dumps(rows()[0]) + "\n", encoding="utf-8")
     code, *_ = run(tmp_path, judge_file, data, "--threshold", "xx=0.3")
     assert code == 2 and "METRIC=LOW[:HIGH]" in capsys.readouterr().err

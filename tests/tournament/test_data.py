@@ -65,7 +65,7 @@ async def test_tournament_runs_on_valid_rows_and_summary_lists_what_was_left_out
 def test_answers_jsonl_bad_lines(tmp_path: Path) -> None:
     good = {"qid": "q1", "query": "?", "agent": "x", "answer": "a", "documents": [{"id": "d", "text": "t"}]}
     lines = [json.dumps(good), "{not json", json.dumps({**good, "agent": "y", "answer": ""}),
-             json.dumps(good), json.dumps({**good, "agent": "z", "documents": "oops"})]
+             json.dumps(good), json.dumps({**good, "agent": "z", "documents": 5})]
     path = write(tmp_path / "run.jsonl", "\n".join(lines) + "\n")
     data = load_answers_jsonl(path)
     kinds = sorted(p.kind for p in data.problems)
