@@ -3,7 +3,10 @@ stored under (``summary/<evaluator id>``), which ``report``, ``compare`` and ``g
 
 from __future__ import annotations
 
-from ..results import Summary
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # --help of the commands that print summaries loads no pydantic
+    from ..results import Summary
 
 __all__ = ["SUMMARY_PREFIX", "format_summary"]
 

@@ -18,16 +18,18 @@ import argparse
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, DataError
 from ..files.reading import read_text
-from ..run.evaluation import evaluate, record_run
-from ..runtime.identity import file_digest
 from ._common import add_call_options, add_store_options, make_judge, open_cli_run, open_store_to_write, say, \
     say_reuse
 from ._files import JUDGE_READS, declare_files, store_path
 from ._summaries import SUMMARY_PREFIX, format_summary
+
+if TYPE_CHECKING:  # imported where used: --help loads none of the judging stack
+    from ..run.evaluation import evaluate, record_run
+    from ..runtime.identity import file_digest
 
 __all__ = ["read_trajectories", "register"]
 
@@ -93,6 +95,8 @@ def _modes(text: str) -> list[str]:
 
 
 def handle(args: argparse.Namespace) -> int:
+    from ..run.evaluation import evaluate, record_run
+    from ..runtime.identity import file_digest
     from ..trajectories import TrajectoryJudge, TrajectoryMatch
     modes = _modes(args.match)
     if not modes and args.judge is None:

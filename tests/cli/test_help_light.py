@@ -28,7 +28,7 @@ ALLOWED = {"thelma": ("langrag_eval.thelma", "langrag_eval.thelma.diagnosis", "l
 COMMANDS = [["agents"], ["agreement"], ["compare"], ["conversations", "simulate"], ["conversations", "judge"],
             ["gate"], ["grade"], ["grammar", "schema"], ["grammar", "generate"], ["grammar", "analyze"],
             ["index"], ["judge", "audit"], ["quickstart"], ["report"], ["run"], ["store", "copy"],
-            ["store", "status"], ["synth", "queries"], ["thelma"], ["tournament"], ["search"]]
+            ["store", "status"], ["synth", "queries"], ["thelma"], ["tournament"], ["trajectories"], ["search"]]
 
 _PROBE = ("import sys, contextlib, io, json\nfrom langrag_eval.cli import main\nout = io.StringIO()\n"
           "with contextlib.redirect_stdout(out):\n    try:\n        main(ARGV)\n    except SystemExit as e:\n"
