@@ -10,6 +10,7 @@ if TYPE_CHECKING:
     from .apps import ChatApp, chat_engine_chat, checkpointer_chat
     from .conversation import Conversation, ConversationTurn
     from .judged import ConversationGrade, ConversationJudge
+    from .personas import agenerate_personas, generate_personas
     from .simulate import Persona, SimulatedUser, read_personas, simulate
     from .tournament import aconversation_tournament, conversation_tournament
 
@@ -22,6 +23,8 @@ _LAZY = {
     "ConversationGrade": ".judged",
     "ConversationJudge": ".judged",
     "Persona": ".simulate",
+    "agenerate_personas": ".personas",
+    "generate_personas": ".personas",
     "SimulatedUser": ".simulate",
     "read_personas": ".simulate",
     "simulate": ".simulate",
