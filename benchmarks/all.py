@@ -189,6 +189,8 @@ def llm_section(sizes: dict[str, Any], runs: int, latency: float,
             row.ours = (f"{c['ours']:.2f} s, slot use {c['slot_use'][0]:.2f} "
                         f"(at most {best_slot_use(c['requests'][0], concurrency):.2f})")
         row.target, row.met = goal, met
+        if c["peer_failed"]:
+            row.note = f"the peer failed {c['peer_failed']} of {runs} runs, the rest compared"
         rows.append(row)
         detail.append(f"| {label} | {c['peer_name']} | {c['requests'][0]:.0f} / {c['requests'][1]:.0f} | "
                       f"{c['tokens'][0]:.0f} / {c['tokens'][1]:.0f} | "
