@@ -13,10 +13,12 @@ Set up the peers' environment once (never dependencies of the project)::
 
 Workloads (the HaluEval samples of benchmarks/peers/scripted_judge.py): rubric grading of 300
 answers, VragGrader vs LlamaIndex ``CorrectnessEvaluator``, DeepEval ``GEval`` with correctness
-criteria and ragas ``AnswerCorrectness``, plus ``langrag-eval grade`` as a whole process vs the
-LlamaIndex script as a whole process; groundedness of 100 answers, THELMA ``gr`` (batched, and per
-claim) vs ragas ``Faithfulness``; a round-robin tournament of 6 agents x 30 queries vs RAGElo
-pairwise + Elo. Each side runs in its own process with its own API key, in rounds that alternate ours
+criteria and ragas ``AnswerCorrectness`` (as shipped, and its factuality-only subset), plus
+``langrag-eval grade`` vs the LlamaIndex grading script of benchmarks/peers/llamaindex_grade.py,
+both whole processes from their start; groundedness of 100 answers, THELMA ``gr`` (batched, and per
+claim) vs ragas ``Faithfulness``; a round-robin tournament of 6 agents x 10 queries (300 games) vs
+RAGElo pairwise + Elo. Every side, ours included, runs in the peers' environment (one ``openai``
+SDK), its client and metric built before its clock. Each side runs in its own process with its own API key, in rounds that alternate ours
 and peers (``interleaved``); each run is timed around the evaluation call (every side first collects
 the garbage of its set-up, so a full collection it made due does not land in one side's first
 requests), and the process as a whole. Printed per pair: median walls, the median of the per-round
@@ -24,9 +26,11 @@ ratios ours / peer, requests, and prompt tokens per judgment (about four charact
 each client sent, counted by the server); then each side's client CPU inside the timed region, which
 tells a load swing (longer walls, level CPU) from a cost of one side; then each side's slot use, the
 server's time-weighted mean of its requests in flight over its active span (first request in, last
-answer out) over the concurrency. Targets: THELMA batched at most 0.85 of ragas' wall at equal
-requests; THELMA per claim (twice the requests) keeps at least 0.90 of its slots busy; every other
-pair at most 1.00. Every client is kept off the network: proxies point at a closed port, except for
+answer out) over the concurrency. Targets: grading and the ``grade`` command at most 0.50 of
+LlamaIndex's wall, the tournament at most 0.50 of RAGElo's, THELMA batched at most 0.75 of ragas'
+wall at equal requests; THELMA per claim (twice the requests) keeps at least 0.90 of its slots busy;
+every other pair at most 1.00. A ratio is the median of the per-round ratios, printed with their
+range; ``--only`` naming a peer runs exactly the peers named. Every client is kept off the network: proxies point at a closed port, except for
 127.0.0.1, and the tools' telemetry is off.
 """
 
@@ -256,7 +260,8 @@ def collect(base: str, runs: int, samples: dict[str, int], *, concurrency: int, 
             for workload, n in samples.items():
                 ours, peers = WORKLOADS[workload]
                 ours = [s for s in ours if not only or s in only]
-                peers = [p for p in peers if not only or p in only or any(
+                named = only & {q for _, _, q, _ in PAIRS}  # peers named: exactly those; else our sides' peers
+                peers = [p for p in peers if not only or p in only or not named and any(
                     o in only and q == p for _, o, q, _ in PAIRS)]
                 spec = {"n": n, "concurrency": concurrency, "latency": latency, "data": str(HALUEVAL),
                         "model": MODEL}
