@@ -260,7 +260,7 @@ def collect(base: str, runs: int, samples: dict[str, int], *, concurrency: int, 
             for workload, n in samples.items():
                 ours, peers = WORKLOADS[workload]
                 ours = [s for s in ours if not only or s in only]
-                named = only & {q for _, _, q, _ in PAIRS}  # peers named: exactly those; else our sides' peers
+                named = (only or set()) & {q for _, _, q, _ in PAIRS}  # peers named: exactly those; else our sides' peers
                 peers = [p for p in peers if not only or p in only or not named and any(
                     o in only and q == p for _, o, q, _ in PAIRS)]
                 spec = {"n": n, "concurrency": concurrency, "latency": latency, "data": str(HALUEVAL),
