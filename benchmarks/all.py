@@ -13,17 +13,21 @@ Needs the peers' environments (never dependencies of the project)::
 Sections and their sizes (``--quick`` in brackets):
 
 - llm: the judging workloads of benchmarks/peers_real.py, every tool through its real OpenAI client
-  against benchmarks/fake_openai.py (100 ms a request, concurrency 16): grading of 30 [10] HaluEval
-  answers, ours vs LlamaIndex ``CorrectnessEvaluator``, DeepEval ``GEval`` (correctness) and ragas
-  ``AnswerCorrectness``; ``langrag-eval grade`` as a whole process vs the LlamaIndex script as a whole
-  process; THELMA groundedness of 100 [6] answers, batched and per claim, vs ragas ``Faithfulness``
-  (targets: batched at most 0.85 of its wall; per claim, twice its requests, keeps at least 0.90 of
+  against benchmarks/fake_openai.py (100 ms a request, concurrency 16), every side (ours included)
+  in the peers' environment, so both run the same ``openai`` SDK, and every side's client, metric
+  and data built before its clock: grading of 300 [10] HaluEval answers, ours vs LlamaIndex
+  ``CorrectnessEvaluator`` (target at most 0.50), DeepEval ``GEval`` (correctness) and ragas
+  ``AnswerCorrectness`` (its default, with the embedding similarity, and the comparable subset, its
+  LLM factuality alone); ``langrag-eval grade`` vs the grading script a LlamaIndex user would write
+  (benchmarks/peers/llamaindex_grade.py), both whole processes from their start on the same CSV file
+  (at most 0.50); THELMA groundedness of 100 [6] answers, batched and per claim, vs ragas
+  ``Faithfulness`` (targets: batched at most 0.75 of its wall; per claim, twice its requests, keeps at least 0.90 of
   the concurrency slots busy, the server's time-weighted mean of requests in flight over the client's
   active span, printed beside the most any schedule could keep busy: requests / (concurrency x waves),
   where the waves are requests / concurrency rounded up. At 30 answers, 120 requests fill 7.5 waves
   of 16 and no schedule keeps more than 0.94 busy, so the row's size is 100 answers, 400 requests);
-  a round-robin tournament of 6 agents x 5 [2] queries (150 games) vs RAGElo pairwise + Elo.
-  Compared: the wall of the evaluation call (the CLI row: of the whole process).
+  a round-robin tournament of 6 agents x 10 [2] queries (300 games) vs RAGElo pairwise + Elo (at
+  most 0.50). Compared: the wall of the evaluation call (the CLI row: of the whole process).
 - tokens: prompt tokens per judgment (a graded answer, an answer's groundedness, a game), counted
   by the server from what each client sent (about four characters a token), from the llm runs;
   ours against the smallest peer of the task.
@@ -38,7 +42,7 @@ Sections and their sizes (``--quick`` in brackets):
   10000,1000000`` makes the million-item run.
 
 Every pair runs ``--runs`` times, ours and the peer taking turns (ours, peer, ours, peer ...); the
-ratio reported is the median of the runs (for llm, of the per-run ratios). Progress goes to stderr;
+ratio reported is the median of the runs (for llm, of the per-run ratios, with their range). Progress goes to stderr;
 the markdown (machine, load before and after, the table) to stdout, and to ``--out`` if given. A
 section that fails becomes an ``error`` row; the command still prints the rest.
 """
@@ -67,16 +71,18 @@ sys.path[:0] = [str(HERE), *_TREE]
 import peers_real  # noqa: E402
 
 SECTIONS = ("llm", "tokens", "bm25", "knn", "memory")
-FULL = {"grading": 30, "faithfulness": 100, "tournament": 5, "bm25_docs": 100_000, "bm25_queries": 200,
+FULL = {"grading": 300, "faithfulness": 100, "tournament": 10, "bm25_docs": 100_000, "bm25_queries": 200,
         "knn": (10_000, 100_000, 300_000), "memory": (10_000, 100_000)}
 QUICK = {"grading": 10, "faithfulness": 6, "tournament": 2, "bm25_docs": 10_000, "bm25_queries": 100,
          "knn": (10_000,), "memory": (2_000, 10_000)}
 LLM_ROWS = {  # (workload, our side, peer, figure) -> row label
     ("grading", "ours-grading", "llamaindex", "wall"): "vRAG grading vs LlamaIndex CorrectnessEvaluator",
     ("grading", "ours-grading", "deepeval", "wall"): "vRAG grading vs DeepEval GEval (correctness)",
-    ("grading", "ours-grading", "ragas-correctness", "wall"): "vRAG grading vs ragas AnswerCorrectness",
-    ("grading", "ours-grade-cli", "llamaindex", "process_wall"):
-        "`langrag-eval grade` vs a LlamaIndex script (whole processes)",
+    ("grading", "ours-grading", "ragas-correctness", "wall"): "vRAG grading vs ragas AnswerCorrectness (default)",
+    ("grading", "ours-grading", "ragas-correctness-llm", "wall"):
+        "vRAG grading vs ragas AnswerCorrectness (factuality only, the comparable subset)",
+    ("grading", "ours-grade-cli", "llamaindex-script", "process_wall"):
+        "`langrag-eval grade` vs a LlamaIndex grading script (whole processes)",
     ("faithfulness", "ours-thelma-batched", "ragas", "wall"):
         "THELMA groundedness, batched, vs ragas Faithfulness",
     ("faithfulness", "ours-thelma-per-claim", "ragas", "wall"):
@@ -100,8 +106,12 @@ class Row:
     met: bool | None = None
     note: str = ""
 
+    spread: tuple[float, float] | None = None  # the per-run ratios' range
+
     def markdown(self) -> str:
         ratio = "" if self.ratio is None else f"{self.ratio:.2f}"
+        if self.spread is not None and self.spread[0] != self.spread[1]:
+            ratio += f" ({self.spread[0]:.2f}-{self.spread[1]:.2f})"
         met = {True: "met", False: "**missed**", None: self.note or "not run"}[self.met]
         note = f" ({self.note})" if self.note and self.met is not None else ""
         return (f"| {self.workload} | {self.size} | {self.ours} | {self.peer} | {ratio} | {self.target} "
@@ -150,6 +160,9 @@ def ratio_row(label: str, size: str, ours: float, peer: float, ratio: float, uni
 
 # ------------------------------------------------------------------ sections
 
+SDK: list[str] = []  # the openai SDK every side ran, for the report's first line
+
+
 def llm_section(sizes: dict[str, Any], runs: int, latency: float,
                 concurrency: int) -> tuple[list[Row], list[Row], list[str]]:
     """The judging rows, the tokens-per-judgment rows, and the requests / tokens detail lines."""
@@ -158,10 +171,11 @@ def llm_section(sizes: dict[str, Any], runs: int, latency: float,
         return ([Row(label, "", note=missing) for label in LLM_ROWS.values()],
                 [Row(f"prompt tokens per judgment: {name}", "", note=missing) for *_, name in TOKEN_ROWS], [])
     samples = {w: sizes[w] for w in ("grading", "faithfulness", "tournament")}
+    SDK.append(peers_real.sdk_version())
     with peers_real.fake_server(latency) as base:
         figures = peers_real.collect(base, runs, samples, concurrency=concurrency, latency=latency, log=log)
     size = {"grading": f"{samples['grading']} answers", "faithfulness": f"{samples['faithfulness']} answers",
-            "tournament": f"6 agents x {samples['tournament']} queries"}
+            "tournament": f"6 agents x {samples['tournament']} queries ({samples['tournament'] * 30} games)"}
     rows, detail = [], []
     for (workload, ours, peer, figure), label in LLM_ROWS.items():
         c = peers_real.compare(figures, workload, ours, peer, figure)
@@ -170,10 +184,13 @@ def llm_section(sizes: dict[str, Any], runs: int, latency: float,
             continue
         goal, met = peers_real.target((workload, ours, peer, figure), c)
         row = ratio_row(label, size[workload], c["ours"], c["peer"], c["ratio"], "s")
+        row.spread = c["range"]
         if workload == "faithfulness":  # THELMA's targets are about idle slots: its slot use beside
             row.ours = (f"{c['ours']:.2f} s, slot use {c['slot_use'][0]:.2f} "
                         f"(at most {best_slot_use(c['requests'][0], concurrency):.2f})")
         row.target, row.met = goal, met
+        if c["peer_failed"]:
+            row.note = f"the peer failed {c['peer_failed']} of {runs} runs, the rest compared"
         rows.append(row)
         detail.append(f"| {label} | {c['peer_name']} | {c['requests'][0]:.0f} / {c['requests'][1]:.0f} | "
                       f"{c['tokens'][0]:.0f} / {c['tokens'][1]:.0f} | "
@@ -265,9 +282,11 @@ def markdown(rows: list[Row], detail: list[str], args: argparse.Namespace, loads
     lines = [f"Measured {time.strftime('%Y-%m-%d', time.gmtime())} on {machine()}; load average "
              f"(1 / 5 / 15 min) {loads[0]} before, {loads[1]} after; {seconds / 60:.0f} min in all. "
              f"`python benchmarks/all.py --runs {args.runs}{' --quick' if args.quick else ''}`: median of "
-             f"{args.runs} interleaved run(s) per pair; LLM workloads through each tool's real OpenAI client "
+             f"{args.runs} interleaved run(s) per pair (ours / peer: the median of the per-run ratios, their "
+             f"range in brackets); LLM workloads through each tool's real OpenAI client "
              f"against `benchmarks/fake_openai.py` ({args.latency * 1000:.0f} ms a request, concurrency "
-             f"{args.concurrency}).", "",
+             f"{args.concurrency}), every side in the peers' environment"
+             + (f" with {SDK[0]}" if SDK else "") + ".", "",
              "| workload | size | ours | peer | ours / peer | target | result |",
              "|---|---|---|---|---|---|---|"]
     lines += [r.markdown() for r in rows]

@@ -9,11 +9,15 @@ come from the environment; the key names the client to the server's counters).
 - DeepEval: ``GEval`` with correctness criteria over input, actual and expected output, through
   ``deepeval.evaluate`` (async, ``max_concurrent`` = concurrency, no cache);
 - ragas: ``AnswerCorrectness()`` through ``evaluate`` with the same ChatOpenAI, and LangChain's
-  ``OpenAIEmbeddings`` for the answer-similarity part of the score;
+  ``OpenAIEmbeddings`` for the answer-similarity part of the score (its default, ``ragas-correctness``),
+  and the comparable subset (``ragas-correctness-llm``): ``weights=[1, 0]``, the LLM's factuality
+  alone, one judged answer as ours, with no embedding requests;
 - RAGElo: the ``pairwise`` answer evaluator with the ``openai`` LLM provider, then the Elo ranker.
 
 Only the evaluation call is timed (wall and this process's CPU time); requests and tokens are the
-server's.
+server's. Everything a user builds once before evaluating is built before the clock, on every side
+as on ours: the data, the metric or evaluator objects, and the OpenAI client itself (LlamaIndex
+builds its ``AsyncOpenAI`` on first use: it is asked for it before the clock).
 """
 
 from __future__ import annotations
@@ -51,6 +55,11 @@ def _timed(fn) -> tuple[Any, float, float]:
     return out, time.perf_counter() - start, time.process_time() - cpu
 
 
+def _sdk() -> dict[str, str]:
+    """The OpenAI SDK this side ran (the same on both sides: the benchmark compares tools, not SDKs)."""
+    return {"sdk": f"openai {version('openai')}"}
+
+
 def _split(samples: list[dict[str, Any]], scores: list[Any]) -> dict[str, Any]:
     ok = [(x, s) for x, s in zip(samples, scores) if s is not None and not (isinstance(s, float) and math.isnan(s))]
     right = [s for x, s in ok if x["right"]]
@@ -72,10 +81,11 @@ def ragas_faithfulness(spec: dict[str, Any]) -> dict[str, Any]:
         SingleTurnSample(user_input=s["question"], response=s["answer"], retrieved_contexts=s["contexts"])
         for s in samples])
     llm = LangchainLLMWrapper(ChatOpenAI(model=spec["model"]))
-    result, wall, cpu = _timed(lambda: evaluate(dataset, metrics=[Faithfulness()], llm=llm, show_progress=False,
+    metric = Faithfulness()
+    result, wall, cpu = _timed(lambda: evaluate(dataset, metrics=[metric], llm=llm, show_progress=False,
                                                 run_config=RunConfig(max_workers=spec["concurrency"])))
     scores = [row["faithfulness"] for row in result.scores]
-    return {"framework": f"ragas {version('ragas')} Faithfulness", "wall": wall, "cpu": cpu,
+    return {"framework": f"ragas {version('ragas')} Faithfulness", "wall": wall, "cpu": cpu, **_sdk(),
             "scores": _split(samples, scores)}
 
 
@@ -85,12 +95,13 @@ def llamaindex_grading(spec: dict[str, Any]) -> dict[str, Any]:
 
     samples = grading_samples(Path(spec["data"]), spec["n"])
     llm = OpenAI(model=spec["model"], api_base=os.environ["OPENAI_BASE_URL"])
+    llm._get_aclient()  # built on first use otherwise: inside the clock, where ours is not
     runner = BatchEvalRunner({"e": CorrectnessEvaluator(llm=llm)}, workers=spec["concurrency"], show_progress=False)
     out, wall, cpu = _timed(lambda: asyncio.run(runner.aevaluate_response_strs(
         queries=[s["question"] for s in samples], response_strs=[s["answer"] for s in samples],
         reference=[s["label"] for s in samples])))
     return {"framework": f"llama-index-core {version('llama-index-core')} CorrectnessEvaluator",
-            "wall": wall, "cpu": cpu, "scores": _split(samples, [r.score for r in out["e"]])}
+            "wall": wall, "cpu": cpu, **_sdk(), "scores": _split(samples, [r.score for r in out["e"]])}
 
 
 def deepeval_grading(spec: dict[str, Any]) -> dict[str, Any]:
@@ -113,11 +124,11 @@ def deepeval_grading(spec: dict[str, Any]) -> dict[str, Any]:
     for result in out.test_results:
         by_input[(result.input, result.actual_output)] = result.metrics_data[0].score
     scores = [by_input.get((s["question"], s["answer"])) for s in samples]
-    return {"framework": f"deepeval {version('deepeval')} GEval (correctness)", "wall": wall, "cpu": cpu,
+    return {"framework": f"deepeval {version('deepeval')} GEval (correctness)", "wall": wall, "cpu": cpu, **_sdk(),
             "scores": _split(samples, scores)}
 
 
-def ragas_answer_correctness(spec: dict[str, Any]) -> dict[str, Any]:
+def ragas_answer_correctness(spec: dict[str, Any], *, llm_only: bool = False) -> dict[str, Any]:
     from langchain_openai import ChatOpenAI, OpenAIEmbeddings
     from ragas import EvaluationDataset, SingleTurnSample, evaluate
     from ragas.embeddings import LangchainEmbeddingsWrapper
@@ -134,11 +145,15 @@ def ragas_answer_correctness(spec: dict[str, Any]) -> dict[str, Any]:
     # check_embedding_ctx_length=False the client first downloads tiktoken's vocabulary
     embeddings = LangchainEmbeddingsWrapper(OpenAIEmbeddings(model="text-embedding-3-small",
                                                              check_embedding_ctx_length=False))
-    result, wall, cpu = _timed(lambda: evaluate(dataset, metrics=[AnswerCorrectness()], llm=llm,
+    # the default weighs factuality 0.75 and the answers' embedding similarity 0.25; [1, 0] is the
+    # LLM judgment alone (ragas then makes no embedding request), the part comparable to ours
+    metric = AnswerCorrectness(weights=[1.0, 0.0]) if llm_only else AnswerCorrectness()
+    result, wall, cpu = _timed(lambda: evaluate(dataset, metrics=[metric], llm=llm,
                                                 embeddings=embeddings, show_progress=False,
                                                 run_config=RunConfig(max_workers=spec["concurrency"])))
     scores = [row["answer_correctness"] for row in result.scores]
-    return {"framework": f"ragas {version('ragas')} AnswerCorrectness", "wall": wall, "cpu": cpu,
+    name = "AnswerCorrectness, factuality only" if llm_only else "AnswerCorrectness"
+    return {"framework": f"ragas {version('ragas')} {name}", "wall": wall, "cpu": cpu, **_sdk(),
             "scores": _split(samples, scores)}
 
 
@@ -147,27 +162,33 @@ def ragelo_tournament(spec: dict[str, Any]) -> dict[str, Any]:
 
     answers = tournament_answers(spec["n"])
     with tempfile.TemporaryDirectory() as tmp:
-        def play() -> tuple[Any, Any]:
-            experiment = Experiment("bench", save_path=str(Path(tmp) / "bench.json"), rich_print=False)
-            for qid, query in dict.fromkeys((a["qid"], a["query"]) for a in answers):
-                experiment.add_query(query, query_id=qid)
-            experiment.add_agent_answers([AgentAnswer(qid=a["qid"], agent=a["agent"], text=a["answer"])
-                                          for a in answers])
-            evaluator = get_answer_evaluator("pairwise", llm_provider=get_llm_provider("openai", model=spec["model"]),
-                                             n_processes=spec["concurrency"], use_progress_bar=False,
-                                             rich_print=False)
-            evaluator.evaluate_experiment(experiment)
-            return experiment, get_agent_ranker("elo", show_results=False).run(experiment)
+        # the data, the client and the evaluator before the clock, as ours (its answers read and its
+        # OpenAI client built before its clock; its run store opened inside it)
+        experiment = Experiment("bench", save_path=str(Path(tmp) / "bench.json"), rich_print=False)
+        for qid, query in dict.fromkeys((a["qid"], a["query"]) for a in answers):
+            experiment.add_query(query, query_id=qid)
+        experiment.add_agent_answers([AgentAnswer(qid=a["qid"], agent=a["agent"], text=a["answer"])
+                                      for a in answers])
+        evaluator = get_answer_evaluator("pairwise", llm_provider=get_llm_provider("openai", model=spec["model"]),
+                                         n_processes=spec["concurrency"], use_progress_bar=False,
+                                         rich_print=False)
+        ranker = get_agent_ranker("elo", show_results=False)
 
-        (experiment, elo), wall, cpu = _timed(play)
+        def play() -> Any:
+            evaluator.evaluate_experiment(experiment)
+            return ranker.run(experiment)
+
+        elo, wall, cpu = _timed(play)
     ranking = sorted(AGENTS, key=lambda a: -elo.scores.get(a, 0.0))
-    return {"framework": f"ragelo {version('ragelo')} pairwise", "wall": wall, "cpu": cpu, "ranking": ranking}
+    return {"framework": f"ragelo {version('ragelo')} pairwise", "wall": wall, "cpu": cpu, **_sdk(),
+            "ranking": ranking}
 
 
 WORKLOADS = {("faithfulness", "ragas"): ragas_faithfulness,
              ("grading", "llamaindex"): llamaindex_grading,
              ("grading", "deepeval"): deepeval_grading,
              ("grading", "ragas-correctness"): ragas_answer_correctness,
+             ("grading", "ragas-correctness-llm"): lambda spec: ragas_answer_correctness(spec, llm_only=True),
              ("tournament", "ragelo"): ragelo_tournament}
 
 
