@@ -35,13 +35,13 @@ from pathlib import Path
 from typing import Any
 
 from ..adapters.adapting import answer_of, question_of
-from ..adapters.capturing import captured_sample
 from ..adapters.contexts import ModelCall
 from ..errors import DataError
 from ..files.reading import read_bytes, read_lines
 from ..types import Document, Sample, text_id
 from .langsmith import _plain, _text
 from .otlp import _parse, trace_files
+from .rule import trace_sample
 
 __all__ = ["read_langfuse_samples", "read_langfuse_traces", "sample_of_observations"]
 
@@ -206,21 +206,14 @@ def sample_of_observations(observations: Sequence[Mapping[str, Any]],
     calls = [_model_call(o) for o in generations]
     inputs = _io(trace.get("input")) if trace and trace.get("input") is not None else _io(root.get("input"))
     outputs = _io(trace.get("output")) if trace and trace.get("output") is not None else _io(root.get("output"))
-    sample = captured_sample(trace_id, question_of(_plain(inputs)), answer_of(_plain(outputs)), retrievals, calls)
-    notes = [sample.capture_note] if sample.capture_note else []
-    if not retrievers:
-        notes.append("the trace has no RETRIEVER observation: its contexts are unknown")
-    if not calls:
-        notes.append("the trace has no GENERATION observation: contexts are every retrieved document")
-        seen: set[str] = set()
-        sample = sample.model_copy(update={"contexts": [d for r in retrievals for d in r
-                                                        if not (d.id in seen or seen.add(d.id))]})
+    notes = []
     if str(root.get("level") or "").upper() == "ERROR":
         notes.append(f"the app's run ended in an error: {str(root.get('statusMessage') or '')[:200]}")
     started = (trace or {}).get("timestamp") or root.get("startTime")
-    metadata = {**sample.metadata, "trace_id": trace_id, "started": _started(started, root.get("_where")),
-                "root": str((trace or {}).get("name") or root.get("name") or "")}
-    return sample.model_copy(update={"metadata": metadata, "capture_note": "; ".join(notes) or None})
+    return trace_sample(trace_id, question_of(_plain(inputs)), answer_of(_plain(outputs)), retrievals, calls,
+                        retriever="RETRIEVER observation", model_call="GENERATION observation", notes=notes,
+                        metadata={"trace_id": trace_id, "started": _started(started, root.get("_where")),
+                                  "root": str((trace or {}).get("name") or root.get("name") or "")})
 
 
 def read_langfuse_samples(path: str | Path, *, problems: list[DataError]) -> Iterator[Sample]:

@@ -28,12 +28,12 @@ from pathlib import Path
 from typing import Any
 
 from ..adapters.adapting import answer_of, question_of
-from ..adapters.capturing import captured_sample
 from ..adapters.contexts import ModelCall
 from ..errors import DataError
 from ..files.reading import read_bytes, read_lines
 from ..types import Document, Sample, text_id
 from .otlp import _parse, trace_files
+from .rule import trace_sample
 
 __all__ = ["is_langsmith_export", "read_run_samples", "read_runs", "sample_of_runs"]
 
@@ -171,19 +171,10 @@ def sample_of_runs(runs: Sequence[Mapping[str, Any]]) -> Sample:
     calls = [_model_call(r) for r in ordered if r.get("run_type") in _MODEL_RUNS]
     inputs, outputs = _plain(root.get("inputs")), _plain(root.get("outputs"))
     trace_id = str(root.get("trace_id") or root["id"])
-    sample = captured_sample(trace_id, question_of(inputs), answer_of(outputs), retrievals, calls)
-    notes = [sample.capture_note] if sample.capture_note else []
-    if not retrievals:
-        notes.append("the trace has no retriever run: its contexts are unknown")
-    if not calls:
-        notes.append("the trace has no llm run: contexts are every retrieved document")
-        seen: set[str] = set()
-        sample = sample.model_copy(update={"contexts": [d for r in retrievals for d in r
-                                                        if not (d.id in seen or seen.add(d.id))]})
-    if root.get("error"):
-        notes.append(f"the app's run ended in an error: {str(root['error'])[:200]}")
-    metadata = {**sample.metadata, "trace_id": trace_id, "started": _started(root), "root": str(root.get("name", ""))}
-    return sample.model_copy(update={"metadata": metadata, "capture_note": "; ".join(notes) or None})
+    notes = [f"the app's run ended in an error: {str(root['error'])[:200]}"] if root.get("error") else []
+    return trace_sample(trace_id, question_of(inputs), answer_of(outputs), retrievals, calls,
+                        retriever="retriever run", model_call="llm run", notes=notes,
+                        metadata={"trace_id": trace_id, "started": _started(root), "root": str(root.get("name", ""))})
 
 
 def read_run_samples(path: str | Path, *, problems: list[DataError]) -> Iterator[Sample]:

@@ -21,10 +21,10 @@ from typing import Any
 
 from ..adapters.adapting import answer_of, question_of
 from ..files.jsontext import parse_json
-from ..adapters.capturing import captured_sample
 from ..adapters.contexts import ModelCall
 from ..types import Document, Sample, text_id
 from .otlp import Span, Trace
+from .rule import trace_sample
 
 __all__ = ["sample_of_trace", "span_kind"]
 
@@ -175,25 +175,14 @@ def sample_of_trace(trace: Trace, *, limit: int | None = None) -> Sample:
     answer = answer_of(outputs)
     if answer is None and isinstance(outputs, Mapping) and isinstance(outputs.get("messages"), list):
         answer = _last_reply(outputs["messages"])  # an agent's state: its last assistant message
-    sample = captured_sample(trace.trace_id, question, answer, retrievals, calls)
-    notes = [sample.capture_note] if sample.capture_note else []
-    if not retrievals:
-        notes.append("the trace has no retriever span: its contexts are unknown")
-    if not calls:
-        notes.append("the trace has no model call span: contexts are every retrieved document")
+    notes = []
     if limit and _cut(trace.spans, limit):
         notes.append(f"some attribute values are exactly {limit} characters long and may have been cut "
                      "by the exporter's length limit")
     started = datetime.fromtimestamp(root.start_ns / 1e9, tz=timezone.utc).isoformat()
-    metadata = {**sample.metadata, "trace_id": trace.trace_id, "started": started, "root": root.name}
-    if not calls and retrievals:
-        sample = sample.model_copy(update={"contexts": _unique([d for r in retrievals for d in r])})
-    return sample.model_copy(update={"metadata": metadata, "capture_note": "; ".join(notes) or None})
-
-
-def _unique(docs: Sequence[Document]) -> list[Document]:
-    seen: set[str] = set()
-    return [d for d in docs if not (d.id in seen or seen.add(d.id))]  # type: ignore[func-returns-value]
+    return trace_sample(trace.trace_id, question, answer, retrievals, calls, retriever="retriever span",
+                        model_call="model call span", notes=notes,
+                        metadata={"trace_id": trace.trace_id, "started": started, "root": root.name})
 
 
 def _cut(spans: Sequence[Span], limit: int) -> bool:
