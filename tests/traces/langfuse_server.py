@@ -13,9 +13,11 @@ import json
 import threading
 from collections.abc import Iterator
 from datetime import datetime, timezone
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlparse
+
+from loopback import loopback
 
 PAGE = 4  # small, so the client follows the cursor
 PROJECT = "local-project"
@@ -126,11 +128,5 @@ def _handler(store: Store) -> type[BaseHTTPRequestHandler]:
 @contextlib.contextmanager
 def serving() -> Iterator[tuple[str, Store]]:
     store = Store()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(store))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", store
-    finally:
-        server.shutdown()
-        server.server_close()
+    with loopback(_handler(store)) as url:
+        yield url, store

@@ -10,8 +10,10 @@ import contextlib
 import json
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from loopback import loopback
 
 PAGE = 3  # small, so the client follows the cursor
 
@@ -90,11 +92,5 @@ def _as_run(r: dict[str, Any]) -> dict[str, Any]:
 @contextlib.contextmanager
 def serving() -> Iterator[tuple[str, Store]]:
     store = Store()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(store))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", store
-    finally:
-        server.shutdown()
-        server.server_close()
+    with loopback(_handler(store)) as url:
+        yield url, store
