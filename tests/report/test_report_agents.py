@@ -43,20 +43,11 @@ def agents_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list]:
     pytest.importorskip("langchain.agents")
     pytest.importorskip("llama_index.core")
     from test_agent_trajectories import REFERENCE, run_agent
-    from test_llamaindex_trajectories import (AgentWorkflow, FunctionAgent, FunctionTool, run, scripted,
-                                              search_manuals)
+    from test_llamaindex_trajectories import handoff_workflow, run
 
     agent = run_agent(REFERENCE, "Two years; your order shipped on Monday.")["messages"]
     emitted: list = []
-    research = FunctionAgent(
-        name="research", description="Finds the facts.", tools=[FunctionTool.from_defaults(search_manuals)],
-        llm=scripted("research", [("search_manuals", {"query": "pump warranty"}),
-                                  ("handoff", {"to_agent": "writer", "reason": "the facts are in"})], "", emitted),
-        system_prompt="Find the facts, then hand off to the writer.", can_handoff_to=["writer"])
-    writer = FunctionAgent(name="writer", description="Writes the reply.", tools=[],
-                           llm=scripted("writer", [], "The pump's warranty is two years.", emitted),
-                           system_prompt="Write the reply.")
-    handoff, _ = run(AgentWorkflow(agents=[research, writer], root_agent="research"))
+    handoff, _ = run(handoff_workflow(emitted))
     samples = [TrajectorySample(id="create-agent", question="Warranty and my order 42?", trajectory=agent,
                                 reference=agent),
                TrajectorySample(id="workflow", question="Warranty?", trajectory=handoff)]

@@ -51,10 +51,8 @@ def test_a_function_agent_with_two_tools() -> None:
     assert matches(t, reference, "unordered") and not matches(t, reference, "strict")
 
 
-def test_an_agent_workflow_handoff() -> None:
-    """https://docs.llamaindex.ai/en/stable/understanding/agent/multi_agent/ (``AgentWorkflow``, ``can_handoff_to``)"""
-    TOOLS_RECEIVED.clear()
-    emitted: list = []
+def handoff_workflow(emitted: list) -> AgentWorkflow:
+    """Two agents as the multi-agent guide builds them: research searches, then hands off to writer."""
     research = FunctionAgent(
         name="research", description="Finds the facts.", tools=[FunctionTool.from_defaults(search_manuals)],
         llm=scripted("research", [("search_manuals", {"query": "pump warranty"}),
@@ -63,7 +61,14 @@ def test_an_agent_workflow_handoff() -> None:
     writer = FunctionAgent(name="writer", description="Writes the reply.", tools=[],
                            llm=scripted("writer", [], "The pump's warranty is two years.", emitted),
                            system_prompt="Write the reply.")
-    t, answer = run(AgentWorkflow(agents=[research, writer], root_agent="research"))
+    return AgentWorkflow(agents=[research, writer], root_agent="research")
+
+
+def test_an_agent_workflow_handoff() -> None:
+    """https://docs.llamaindex.ai/en/stable/understanding/agent/multi_agent/ (``AgentWorkflow``, ``can_handoff_to``)"""
+    TOOLS_RECEIVED.clear()
+    emitted: list = []
+    t, answer = run(handoff_workflow(emitted))
     assert [(c.name, c.arguments) for c in t.tool_calls()] == [(tool, args) for _, tool, args in emitted]
     assert TOOLS_RECEIVED == [("search_manuals", {"query": "pump warranty"})]
     assert t.agents() == ["research", "writer"]
