@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from loopback import loopback
+from loopback import JsonHandler, loopback
 
 PAGE = 3  # small, so the client follows the cursor
 
@@ -29,21 +29,10 @@ class Store:
 
 
 def _handler(store: Store) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: Any) -> None:
-            pass
-
+    class Handler(JsonHandler):
         def _body(self) -> Any:
             n = int(self.headers.get("Content-Length") or 0)
             return json.loads(self.rfile.read(n) or b"null")
-
-        def _send(self, obj: Any, status: int = 200) -> None:
-            data = json.dumps(obj).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
 
         def do_GET(self) -> None:  # noqa: N802
             if self.path.startswith("/info"):

@@ -4,9 +4,26 @@ stand-ins (LangSmith, Langfuse) are handlers over a store of what they were sent
 from __future__ import annotations
 
 import contextlib
+import json
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+class JsonHandler(BaseHTTPRequestHandler):
+    """A quiet handler that answers in JSON."""
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def _send(self, obj: Any, status: int = 200) -> None:
+        data = json.dumps(obj).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
 
 @contextlib.contextmanager
