@@ -81,8 +81,6 @@ def add_judge_options(p: argparse.ArgumentParser) -> None:
                         "scripted:replies.json; default: $LANGRAG_JUDGE, else openai:gpt-4o when "
                         "OPENAI_API_KEY is set, else the local 270M model")
     add_call_options(p)
-    group(p, JUDGE).add_argument(
-        "--prices", default=None, help='JSON price table, per million tokens: {"openai:gpt-4o": [2.5, 10.0]}')
     add_dry_run_option(p)
     add_batch_options(p)
     add_executor_options(p)

@@ -33,6 +33,10 @@ _STEPWISE = {"thelma", "tournament", "grammar", "agents", "synth", "judge", "qui
 
 
 def add_dry_run_option(p: argparse.ArgumentParser) -> None:
+    """``--prices`` (what the calls cost, for the run's usage line and the dry run's price range)
+    and ``--dry-run``: every judging command has both."""
+    group(p, JUDGE).add_argument(
+        "--prices", default=None, help='JSON price table, per million tokens: {"openai:gpt-4o": [2.5, 10.0]}')
     group(p, JUDGE).add_argument(
         "--dry-run", dest="dry_run", action="store_true",
         help="send nothing and write nothing: print how many judge calls are not in the cache, their "

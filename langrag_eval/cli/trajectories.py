@@ -24,6 +24,7 @@ from ..errors import ConfigError, DataError
 from ..files.reading import read_text
 from ._common import add_call_options, add_store_options, make_judge, open_cli_run, open_store_to_write, say, \
     say_reuse
+from ._dryrun import add_dry_run_option
 from ._files import JUDGE_READS, declare_files, store_path
 from ._summaries import SUMMARY_PREFIX, format_summary
 
@@ -52,6 +53,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--judge", default=None, help="provider:model (openai:gpt-4o), local, scripted:replies.json: "
                                                  "grade each trajectory 1-5 too (default: no judge)")
     add_call_options(p, concurrency=4)
+    add_dry_run_option(p)
     declare_files(p, reads={"FILE": "file", **JUDGE_READS}, writes={"--store": store_path}, stores={"--store"})
     p.set_defaults(handler=handle)
 
@@ -109,12 +111,12 @@ def handle(args: argparse.Namespace) -> int:
     if args.judge is not None:
         from ..models import resolve_judge
         resolved = resolve_judge(args.judge)  # before the store: a bad --judge leaves no file behind
-        store = open_store_to_write(args.store)
+        store = open_store_to_write(args.store, dry_run=args.dry_run)
         judge = make_judge(resolved, args, store)
         judge_id = judge.model_id
         evaluators["judge"] = TrajectoryJudge(judge, threshold=args.threshold)
     else:
-        store = open_store_to_write(args.store)
+        store = open_store_to_write(args.store, dry_run=args.dry_run)
     config = {"file": args.file, "evaluators": list(evaluators), "judge": judge_id,
               "tasks": {i: e.task_name() for i, e in evaluators.items()}}
     run_id = open_cli_run(store, args, "trajectories", config, judge=judge_id,

@@ -41,19 +41,23 @@ def _inputs(tmp: Path) -> dict[str, list[str]]:
     (tmp / "answers.jsonl").write_text("".join(
         json.dumps({"qid": "q1", "query": "Who wrote the notes?", "agent": a, "answer": t, "documents": docs}) + "\n"
         for a, t in (("a", "Ada."), ("b", "Babbage."))), encoding="utf-8")
+    (tmp / "runs.jsonl").write_text("".join(json.dumps({"id": f"r{i}", "question": f"Who wrote part {i}?", "trajectory": [
+        {"role": "user", "content": f"Who wrote part {i}?"}, {"role": "assistant", "content": "Ada."}]}) + "\n"
+        for i in range(2)), encoding="utf-8")
     (tmp / "prices.json").write_text('{"openai:gpt-4o-mini": [0.15, 0.6]}', encoding="utf-8")
     return {"grade": ["grade", "qa.csv", "--label-col", "reference"],
             "thelma": ["thelma", "t.jsonl", "--embedder", "none", "--query-col", "question",
                        "--sources-col", "contexts", "--response-col", "answer"],
             "tournament": ["tournament", "--answers", "answers.jsonl"],
-            "run": ["run", "qa.csv", "--evaluator", "vrag"]}
+            "run": ["run", "qa.csv", "--evaluator", "vrag"],
+            "trajectories": ["trajectories", "runs.jsonl", "--match", "none"]}
 
 
 def _files(tmp: Path) -> dict[str, bytes]:
     return {str(p.relative_to(tmp)): p.read_bytes() for p in sorted(tmp.rglob("*")) if p.is_file()}
 
 
-@pytest.mark.parametrize("command", ["grade", "thelma", "tournament", "run"])
+@pytest.mark.parametrize("command", ["grade", "thelma", "tournament", "run", "trajectories"])
 def test_a_dry_run_sends_nothing_writes_nothing_and_counts_the_calls(tmp_path: Path, command: str) -> None:
     argv = _inputs(tmp_path)[command]
     before = _files(tmp_path)
@@ -67,6 +71,8 @@ def test_a_dry_run_sends_nothing_writes_nothing_and_counts_the_calls(tmp_path: P
     tokens = int(re.search(r"about ([\d,]+) prompt tokens", line).group(1).replace(",", ""))
     low, high = map(float, re.search(r"price ([\d.]+) to ([\d.]+)", line).groups())
     assert calls > 0 and tokens > 0 and 0 < low < high
+    if command == "trajectories":
+        assert calls == 2 and "at least" not in line  # one judge call per agent run
     if command == "grade":
         assert calls == 3 and "at least" not in line  # one call per row, nothing cached
         assert low == pytest.approx(tokens * 0.15 / 1e6, abs=1e-4)
