@@ -5,9 +5,10 @@ Messages name what is wrong and where (file, line, field) so a user can fix it w
 
 from __future__ import annotations
 
+import bisect
 import os
 import re
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 __all__ = [
     "redact",
@@ -215,9 +216,11 @@ _AUTH_VALUE = re.compile(
 # stored judgment and reply): a secret word right before "=" or ":", or a shape's literal start.
 # Casefolding gives each letter IGNORECASE matches to these words, except the Turkish dotted and
 # dotless i, which send a text to the full patterns.
-_SECRET_HINT = re.compile(r"(?:pass(?:word|wd|phrase)?|pwd|secret|token|key|credentials?|auth)[\"']?\s*[=:]")
-_KEY_START = re.compile(r"sk-|akia|asia|gh[pousr]_|github_pat_|hf_|gl[a-z]+-|_live_|_test_|whsec_|xox[abprs]-"
-                        r"|aiza|eyj|private key|authorization|api-key|auth-token|bearer")
+_SECRET_HINT = re.compile(rf"(?:pass(?:word|wd|phrase)?|pwd|secret|token|{_KEY_KIND}|apikey|credentials?|auth)"
+                          r"[\"']?\s*[=:]")
+_KEY_START = re.compile(r"sk-|a[ks]ia[0-9a-z]{16}|gh[pousr]_|github_pat_|hf_|gl(?:pat|dt|rt|ptt|ft|soat|cbt|imt|agent)-"
+                        r"|_live_|_test_|whsec_|xox[abprs]-"
+                        r"|aiza|eyj[a-z0-9_-]{5}|private key|authorization|api-key|auth-token|bearer")
 _CASEFOLD_MISSES = ("\u0130", "\u0131")
 
 # Hiding places: zero-width, invisible and bidi characters inside a key, or a key written with
@@ -301,18 +304,19 @@ def _secret_spans(text: str, secrets: tuple[str, ...]) -> list[tuple[int, int]]:
     return spans
 
 
-def _revealed(text: str) -> tuple[str, list[int], list[int]]:
-    """``text`` with its hiding places removed or decoded, and where each of its characters came
-    from in ``text`` (start and end)."""
-    out: list[str] = []
-    starts: list[int] = []
-    ends: list[int] = []
-    pos = 0
+def _revealed(text: str) -> tuple[str, Callable[[int, int], tuple[int, int]]]:
+    """``text`` with its hiding places removed or decoded, and the map of a span of that text back
+    to the span of ``text`` its characters came from."""
+    pieces: list[str] = []
+    # (position in the revealed text, shift from there on) at each hiding place, and the decoded
+    # characters' source spans by their revealed position
+    breaks: list[int] = []
+    shifts: list[int] = []
+    decoded: dict[int, tuple[int, int]] = {}
+    pos = shown = shift = 0
     for m in _HIDDEN.finditer(text):
-        for i in range(pos, m.start()):
-            out.append(text[i])
-            starts.append(i)
-            ends.append(i + 1)
+        pieces.append(text[pos:m.start()])
+        shown += m.start() - pos
         token = m[0]
         if len(token) > 1:  # an escape: the character it writes
             if token.startswith("&#"):
@@ -320,15 +324,31 @@ def _revealed(text: str) -> tuple[str, list[int], list[int]]:
             else:
                 code = int(token[2:], 16)
             if code <= 0x10FFFF:
-                out.append(chr(code))
-                starts.append(m.start())
-                ends.append(m.end())
+                pieces.append(chr(code))
+                decoded[shown] = m.span()
+                shift += len(token) - 1
+                shown += 1
+                breaks.append(shown)
+                shifts.append(shift)
+                pos = m.end()
+                continue
+        shift += len(token)  # removed (an invisible character, or an escape of no character)
+        breaks.append(shown)
+        shifts.append(shift)
         pos = m.end()
-    for i in range(pos, len(text)):
-        out.append(text[i])
-        starts.append(i)
-        ends.append(i + 1)
-    return "".join(out), starts, ends
+    pieces.append(text[pos:])
+
+    def source(a: int, b: int) -> tuple[int, int]:
+        start = decoded[a][0] if a in decoded else a + _shift_at(breaks, shifts, a)
+        end = decoded[b - 1][1] if b - 1 in decoded else b + _shift_at(breaks, shifts, b - 1)
+        return start, end
+
+    return "".join(pieces), source
+
+
+def _shift_at(breaks: list[int], shifts: list[int], i: int) -> int:
+    k = bisect.bisect_right(breaks, i)
+    return shifts[k - 1] if k else 0
 
 
 def redact(text: str, env: Mapping[str, str] | None = None) -> str:
@@ -356,8 +376,8 @@ def redact(text: str, env: Mapping[str, str] | None = None) -> str:
     secrets = _secret_values(env)
     spans = _secret_spans(text, secrets)
     if (not text.isascii() or "\\" in text or "&#" in text) and _HIDDEN.search(text):
-        shown, starts, ends = _revealed(text)
-        spans.extend((starts[a], ends[b - 1]) for a, b in _secret_spans(shown, secrets) if b > a)
+        shown, source = _revealed(text)
+        spans.extend(source(a, b) for a, b in _secret_spans(shown, secrets) if b > a)
     if not spans:
         return text
     parts: list[str] = []

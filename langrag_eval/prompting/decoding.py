@@ -33,6 +33,7 @@ __all__ = ["decoded_variants", "canonical_digits"]
 _ROUNDS = 3
 _ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|x[0-9a-fA-F]{2}|N\{[A-Za-z0-9 \-]{1,60}\}|"
                      r"[0-7]{1,3}|[nrtbf\"'\\/])")
+_SURROGATE = re.compile("[\ud800-\udfff]")  # escaped halves of a pair, joined below
 _SIMPLE = {"n": "\n", "r": "\r", "t": "\t", "b": "\b", "f": "\f", '"': '"', "'": "'", "\\": "\\", "/": "/"}
 # a run of the base64 alphabet (standard or URL-safe), padded or not
 _BASE64 = re.compile(r"(?<![A-Za-z0-9+/_=-])[A-Za-z0-9+/_-]{6,}={0,2}(?![A-Za-z0-9+/_=-])")
@@ -63,7 +64,7 @@ def _unescape(text: str) -> str:
         return _SIMPLE[code]
 
     out = _ESCAPE.sub(one, text)
-    if any("\ud800" <= c <= "\udfff" for c in out):
+    if _SURROGATE.search(out):
         out = out.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
     return out
 

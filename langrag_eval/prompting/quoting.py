@@ -182,6 +182,20 @@ def read_verdict(fmt: Any, text: str, untrusted: Untrusted | Sequence[str] | Non
     if not known.texts:
         with reading(None):
             return parse(text)
+    with reading(known):
+        state = current_reading()
+        if state is not None and not state.spans(text) and _QUOTING.search(text) is None:
+            # nothing echoed and nothing quoted (most replies): the four readings see one text
+            return parse(text)
+    return _read_every_way(fmt, text, known, parse)
+
+
+# Every mask a reading applies needs one of these: a tag, a quote mark, a block quote's marker.
+_QUOTING = re.compile("[<>\"`\u201c\u201d]")
+
+
+def _read_every_way(fmt: Any, text: str, known: Untrusted, parse: Callable[[str], T]) -> T:
+    """:func:`read_verdict`'s four readings, compared."""
     outcomes: dict[tuple[bool, bool], Any] = {}
     for echoes, quotes in _READINGS:
         with reading(None if quotes and not echoes else known, delimiters=quotes, echoes=echoes):
