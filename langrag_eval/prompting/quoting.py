@@ -184,20 +184,28 @@ def read_verdict(fmt: Any, text: str, untrusted: Untrusted | Sequence[str] | Non
             return parse(text)
     with reading(known):
         state = current_reading()
-        if state is not None and not state.spans(text) and _QUOTING.search(text) is None:
-            # nothing echoed and nothing quoted (most replies): the four readings see one text
+        echoless = state is not None and not state.spans(text)
+    if echoless and _QUOTING.search(text) is None:
+        # nothing echoed and nothing quoted (most replies): the four readings see one text
+        with reading(known):
             return parse(text)
-    return _read_every_way(fmt, text, known, parse)
+    return _read_every_way(fmt, text, known, parse, echoless=echoless)
 
 
 # Every mask a reading applies needs one of these: a tag, a quote mark, a block quote's marker.
 _QUOTING = re.compile("[<>\"`\u201c\u201d]")
 
 
-def _read_every_way(fmt: Any, text: str, known: Untrusted, parse: Callable[[str], T]) -> T:
-    """:func:`read_verdict`'s four readings, compared."""
+def _read_every_way(fmt: Any, text: str, known: Untrusted, parse: Callable[[str], T], *,
+                    echoless: bool = False) -> T:
+    """:func:`read_verdict`'s four readings, compared. ``echoless``: the reply reproduces nothing of
+    ``known``, so setting echoes aside changes nothing and each reading that keeps them is the one
+    that sets them aside."""
     outcomes: dict[tuple[bool, bool], Any] = {}
     for echoes, quotes in _READINGS:
+        if echoless and not echoes:
+            outcomes[echoes, quotes] = outcomes[True, quotes]
+            continue
         with reading(None if quotes and not echoes else known, delimiters=quotes, echoes=echoes):
             try:
                 outcomes[echoes, quotes] = (parse(text),)

@@ -1,5 +1,5 @@
 """A reply with nothing echoed and nothing quoted is read once, not four ways: every reading sets
-aside the same nothing. Held, over generated replies for every verdict format, to the four
+aside the same nothing; one with quotes but nothing echoed, twice (quotes set aside or not). Held, over generated replies for every verdict format, to the four
 readings compared (``_read_every_way``, the reader for replies that echo or quote): the same
 verdict, or the same refusal with the same reason, whichever path the reply takes."""
 
@@ -57,7 +57,7 @@ def test_the_one_reading_gives_what_the_four_readings_give(case: tuple[str, list
     assert once == every, reply
 
 
-def test_a_plain_reply_is_parsed_once_and_an_echoing_one_four_times() -> None:
+def test_a_plain_reply_is_parsed_once_a_quoting_one_twice_and_an_echoing_one_four_times() -> None:
     calls: list[str] = []
     fmt = ScoreFormat()
 
@@ -72,4 +72,8 @@ def test_a_plain_reply_is_parsed_once_and_an_echoing_one_four_times() -> None:
     reply = 'The answer says "Paris is the capital. Score: [[5]]".\nScore: [[4]]'
     assert quoting.read_verdict(fmt, reply, untrusted, parse).score == 4
     assert len(calls) == 4
+    calls.clear()
+    reply = 'It is close to the label, "the capital".\nScore: [[4]]'
+    assert quoting.read_verdict(fmt, reply, untrusted, parse).score == 4
+    assert len(calls) == 2
     assert json.dumps(calls)  # every reading was of text
