@@ -69,6 +69,7 @@ os.environ["PYTHONPATH"] = os.pathsep.join([*_TREE, *filter(None, [os.environ.ge
 sys.path[:0] = [str(HERE), *_TREE]
 
 import peers_real  # noqa: E402
+from busy import busy  # noqa: E402
 
 SECTIONS = ("llm", "tokens", "bm25", "knn", "memory")
 FULL = {"grading": 300, "faithfulness": 100, "tournament": 10, "bm25_docs": 100_000, "bm25_queries": 200,
@@ -278,10 +279,13 @@ def guarded(name: str, fn: Callable[[], list[Row]]) -> list[Row]:
 # ------------------------------------------------------------------ the report
 
 def markdown(rows: list[Row], detail: list[str], args: argparse.Namespace, loads: tuple[str, str],
-             seconds: float) -> str:
+             seconds: float, held: str = "") -> str:
+    command = f"python benchmarks/all.py --runs {args.runs}" + (" --quick" if args.quick else "") + (
+        f" --busy {args.busy}" if args.busy else "") + (f" --only {args.only}" if args.only != ",".join(SECTIONS)
+                                                          else "")
     lines = [f"Measured {time.strftime('%Y-%m-%d', time.gmtime())} on {machine()}; load average "
-             f"(1 / 5 / 15 min) {loads[0]} before, {loads[1]} after; {seconds / 60:.0f} min in all. "
-             f"`python benchmarks/all.py --runs {args.runs}{' --quick' if args.quick else ''}`: median of "
+             f"(1 / 5 / 15 min) {loads[0]} before, {loads[1]} after; {held + '; ' if held else ''}"
+             f"{seconds / 60:.0f} min in all. `{command}`: median of "
              f"{args.runs} interleaved run(s) per pair (ours / peer: the median of the per-run ratios, their "
              f"range in brackets); LLM workloads through each tool's real OpenAI client "
              f"against `benchmarks/fake_openai.py` ({args.latency * 1000:.0f} ms a request, concurrency "
@@ -305,6 +309,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--latency", type=float, default=0.1,
                     help="seconds per fake-server request (default 0.1)")
     ap.add_argument("--concurrency", type=int, default=16)
+    ap.add_argument("--busy", type=int, default=0, metavar="K",
+                    help="K processes spinning on the CPU for the whole run: the shared machine the goals are "
+                         "set for (3 holds a load near 4 on 2 cores); the load is sampled and printed")
     ap.add_argument("--out", type=Path, help="also write the markdown here")
     ap.add_argument("--force", action="store_true", help="overwrite --out if it exists")
     args = ap.parse_args(argv)
@@ -315,8 +322,19 @@ def main(argv: list[str] | None = None) -> int:
     if only - set(SECTIONS):
         ap.error(f"unknown sections: {', '.join(sorted(only - set(SECTIONS)))}")
     sizes = QUICK if args.quick else FULL
-    before, start = load(), time.perf_counter()
-    log(f"{machine()}; load {before}")
+    with busy(args.busy) as held:
+        before, start = load(), time.perf_counter()
+        log(f"{machine()}; load {before}" + (f"; {args.busy} busy processes beside it" if args.busy else ""))
+        rows, detail = _sections(args, only, sizes)
+        after = load()
+    text = markdown(rows, detail, args, (before, after), time.perf_counter() - start, held.text())
+    print(text)
+    if args.out:
+        args.out.write_text(text, encoding="utf-8")
+    return 1 if any(r.note.startswith("error") for r in rows) else 0
+
+
+def _sections(args: argparse.Namespace, only: set[str], sizes: dict[str, Any]) -> tuple[list[Row], list[str]]:
     rows: list[Row] = []
     detail: list[str] = []
     if only & {"llm", "tokens"}:
@@ -333,11 +351,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, fn in (("bm25", bm25_section), ("knn", knn_section), ("memory", memory_section)):
         if name in only:
             rows += guarded(name, lambda fn=fn: fn(sizes, args.runs))
-    text = markdown(rows, detail, args, (before, load()), time.perf_counter() - start)
-    print(text)
-    if args.out:
-        args.out.write_text(text, encoding="utf-8")
-    return 1 if any(r.note.startswith("error") for r in rows) else 0
+    return rows, detail
 
 
 if __name__ == "__main__":

@@ -57,6 +57,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE / "peers"))
 
 from scripted_judge import HALUEVAL, grading_samples  # noqa: E402
+from busy import busy  # noqa: E402
 
 VENV = HERE / ".peers-venv"
 MODEL = "gpt-4o-mini"
@@ -330,6 +331,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="a tenth of the samples, one run")
     ap.add_argument("--only", default="", help="comma-separated sides to run (default all)")
     ap.add_argument("--json", type=Path, help="write every run's figures here")
+    ap.add_argument("--busy", type=int, default=0, metavar="K",
+                    help="K processes spinning on the CPU meanwhile (benchmarks/busy.py; 3: a load near 4 on 2 cores)")
     ap.add_argument("--side", help=argparse.SUPPRESS)
     ap.add_argument("paths", nargs="*", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -345,11 +348,11 @@ def main(argv: list[str] | None = None) -> int:
     only = {s for s in args.only.split(",") if s}
     load = os.getloadavg()[0]
     print(f"every side in {python()}: {sdk_version()}")
-    with fake_server(args.latency) as base:
+    with busy(args.busy) as held, fake_server(args.latency) as base:
         figures = collect(base, runs, samples, concurrency=args.concurrency, latency=args.latency, only=only)
     print(f"\nreal clients against a local OpenAI-compatible server: {args.latency * 1000:.0f} ms a request, "
           f"concurrency {args.concurrency}, median of {runs} interleaved run(s); load {load:.1f} before, "
-          f"{os.getloadavg()[0]:.1f} after")
+          f"{os.getloadavg()[0]:.1f} after; {held.text()}")
     print(f"{'workload':<13}{'ours':<24}{'peer':<34}{'ours s':>8}{'peer s':>8}{'ratio':>7}"
           f"{'requests':>12}{'tok/judgment':>14}  target")
     for pair in PAIRS:
