@@ -78,7 +78,9 @@ def _engine(url: str, read_only: bool = False) -> Any:
         # One round trip a statement (autocommit), and commits that do not wait for the disk: a
         # worker killed with kill -9 loses nothing (its commits are in the server); only a crash of
         # the server itself can drop the last fraction of a second, which is then judged again.
-        return sqlalchemy.create_engine(driver_url, pool_size=8, max_overflow=8, pool_pre_ping=True,
+        # No ping before each statement (a round trip of its own): a connection the server dropped
+        # fails its statement, which _run then runs again on a fresh one.
+        return sqlalchemy.create_engine(driver_url, pool_size=8, max_overflow=8,
                                         isolation_level="AUTOCOMMIT",
                                         connect_args={"options": _with_async_commit(url, read_only)})
     except Exception as exc:  # a malformed URL: SQLAlchemy's ArgumentError and friends
@@ -113,6 +115,8 @@ class PostgresRunStore(StoreBase):
         self._prepare()
         self._start()
         self._claimed: set[tuple[str, str, str]] = set()
+        # when each claim of this worker's expires, as it last wrote it
+        self._held_until: dict[tuple[str, str, str], float] = {}
         self._claim_lock = threading.Lock()
         self._log_rows: list[tuple[Any, ...]] = []
         self._log_lock = threading.Lock()
@@ -134,7 +138,7 @@ class PostgresRunStore(StoreBase):
                 # aborts one statement. Every statement here is one idempotent autocommit upsert or
                 # update, so it is simply run again.
                 attempt += 1
-                if not _retryable(exc) or attempt == 8:
+                if not (_retryable(exc) or getattr(exc, "connection_invalidated", False)) or attempt == 8:
                     first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
                     raise ConfigError(f"{self.path}: the run store cannot be used: {redact(first)}") from None
                 time.sleep(random.uniform(0.005, 0.05) * attempt)
@@ -162,6 +166,7 @@ class PostgresRunStore(StoreBase):
                     run_id, item, task, int(scored), _stored(result), time.time(), fingerprint))
         with self._claim_lock:
             self._claimed.discard((run_id, task, claim))
+            self._held_until.pop((run_id, task, claim), None)
 
     def log_call(self, run_id: str | None, model: str, key: str, *, cached: bool, ok: bool,
                  attempts: int, usage: Any, cost: float | None, error: str | None) -> None:
@@ -266,6 +271,7 @@ class PostgresRunStore(StoreBase):
         got = [r[0] for r in rows]
         with self._claim_lock:
             self._claimed.update((run_id, task, k) for k in got)
+            self._held_until.update(((run_id, task, k), now + self.claim_ttl) for k in got)
         if got:
             self._keeper.start()
         return got
@@ -273,12 +279,22 @@ class PostgresRunStore(StoreBase):
     def hold_claim(self, run_id: str, task: str, item: str) -> bool:
         """Renew one claim before paying for its item: True while it is still this worker's and not
         done. A worker paused past the claim's lifetime finds here that another took it over (a
-        conditional write on the claim's owner), and leaves the item to that one."""
+        conditional write on the claim's owner), and leaves the item to that one. A claim this worker
+        wrote with over half its lifetime left is still its own without asking: no other worker
+        takes a claim before it expires, and a pause long enough to matter leaves less than half."""
+        key = (run_id, task, item)
+        now = time.time()
+        with self._claim_lock:
+            if now < self._held_until.get(key, 0.0) - self.claim_ttl / 2:
+                return True
         held = self._rows("UPDATE claims SET expires=? WHERE run_id=? AND task=? AND item=? AND owner=? "
-                          "AND done=0 RETURNING item", (time.time() + self.claim_ttl, run_id, task, item, owner_id()))
-        if not held:
-            with self._claim_lock:
-                self._claimed.discard((run_id, task, item))
+                          "AND done=0 RETURNING item", (now + self.claim_ttl, run_id, task, item, owner_id()))
+        with self._claim_lock:
+            if held:
+                self._held_until[key] = now + self.claim_ttl
+            else:
+                self._claimed.discard(key)
+                self._held_until.pop(key, None)
         return bool(held)
 
     def finish_claims(self, run_id: str, task: str, items: Sequence[str]) -> None:
@@ -289,6 +305,8 @@ class PostgresRunStore(StoreBase):
                        (run_id, task, list(items), owner_id()))
         with self._claim_lock:
             self._claimed.difference_update((run_id, task, k) for k in items)
+            for k in items:
+                self._held_until.pop((run_id, task, k), None)
 
     def open_claims(self, run_id: str, task: str) -> int:
         """Items other live workers hold and have not finished."""
@@ -303,8 +321,14 @@ class PostgresRunStore(StoreBase):
         for run_id, task, item in held:
             by_task.setdefault((run_id, task), []).append(item)
         for (run_id, task), items in by_task.items():
-            self._exec("UPDATE claims SET expires=? WHERE run_id=? AND task=? AND item = ANY(?) AND owner=?",
-                       (time.time() + self.claim_ttl, run_id, task, items, owner_id()))
+            until = time.time() + self.claim_ttl
+            # only the claims still this worker's are renewed: one taken over while it was paused is not
+            renewed = self._rows("UPDATE claims SET expires=? WHERE run_id=? AND task=? AND item = ANY(?) "
+                                 "AND owner=? AND done=0 RETURNING item", (until, run_id, task, items, owner_id()))
+            with self._claim_lock:
+                for (item,) in renewed:
+                    if (run_id, task, item) in self._claimed:
+                        self._held_until[run_id, task, item] = until
 
     def workers(self, run_id: str) -> list[dict[str, Any]]:
         """Each worker's progress on the run: items finished, items held now, and when it was last seen."""
@@ -337,11 +361,18 @@ def _flush_log(engine: Any, rows: list[tuple[Any, ...]], lock: threading.Lock) -
     with lock:
         taken = list(rows)
         rows.clear()
-    if taken:
-        with engine.connect() as conn:
-            conn.exec_driver_sql("INSERT INTO calls (run_id, model, key, cached, ok, attempts, prompt_tokens, "
-                                 "completion_tokens, cost, error, created) "
-                                 "VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)", taken)
+    for attempt in range(3):
+        if not taken:
+            return
+        try:
+            with engine.connect() as conn:
+                conn.exec_driver_sql("INSERT INTO calls (run_id, model, key, cached, ok, attempts, prompt_tokens, "
+                                     "completion_tokens, cost, error, created) "
+                                     "VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)", taken)
+            return
+        except Exception as exc:  # a pooled connection the server dropped: once more on a fresh one
+            if not getattr(exc, "connection_invalidated", False) or attempt == 2:
+                raise
 
 
 def _shutdown(engine: Any, leases: set[str], keeper: Any, log_rows: list[tuple[Any, ...]],
