@@ -28,14 +28,14 @@ def _name() -> str:
 
 
 @pytest.fixture
-def index(opensearch_cluster):
+def index(cluster):
     """A fresh index name on the cluster, deleted afterwards, and a backend opener for it."""
     from langrag_eval.retrieval.opensearch import OpenSearchBackend
     name, opened = _name(), []
 
     def backend(**kwargs):
         kwargs.setdefault("engine", ENGINE)
-        opened.append(OpenSearchBackend(opensearch_cluster.url, index=name, **kwargs))
+        opened.append(OpenSearchBackend(cluster.url, index=name, **cluster.backend_options(), **kwargs))
         return opened[-1]
 
     yield name, backend
@@ -45,28 +45,28 @@ def index(opensearch_cluster):
         b.close()
 
 
-def _index(url, name, *paths, extra=()):
-    return main(["index", *paths, "--backend", "opensearch", "--url", url, "--index", name,
-                 "--no-embeddings", *extra])
+def _index(cluster, name, *paths, extra=(), url=None):
+    return main(["index", *paths, "--backend", "opensearch", "--url", url or cluster.url, "--index", name,
+                 "--no-embeddings", *cluster.cli_options(), *extra])
 
 
-def test_cli_upserts_replaces_changed_documents_and_prunes(opensearch_cluster, index, tmp_path, monkeypatch):
+def test_cli_upserts_replaces_changed_documents_and_prunes(cluster, index, tmp_path, monkeypatch):
     name, backend = index
     monkeypatch.chdir(tmp_path)
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "a.txt").write_text("river capital bridge " * 10)
     (tmp_path / "docs" / "b.txt").write_text("glacier volcano lake")
-    assert _index(opensearch_cluster.url, name, "docs") == 0
+    assert _index(cluster, name, "docs") == 0
     first = sorted(__import__("asyncio").run(backend().aids()))
     assert len(first) >= 2 and backend().count() == len(first)
     # a changes (its old chunks go), b leaves the folder (kept without --prune, gone with it)
     (tmp_path / "docs" / "a.txt").write_text("museum garden")
     (tmp_path / "docs" / "b.txt").unlink()
-    assert _index(opensearch_cluster.url, name, "docs") == 0
+    assert _index(cluster, name, "docs") == 0
     assert [d.text for d in backend().search(text="museum", k=5)] == ["museum garden"]
     assert backend().search(text="river", k=5) == []
     assert [d.text for d in backend().search(text="glacier", k=5)] == ["glacier volcano lake"]
-    assert _index(opensearch_cluster.url, name, "docs", extra=["--prune"]) == 0
+    assert _index(cluster, name, "docs", extra=["--prune"]) == 0
     assert backend().search(text="glacier", k=5) == [] and backend().count() == 1
 
 
@@ -82,16 +82,17 @@ def test_bulk_item_errors_name_the_chunk_and_the_rest_is_searchable(index):
     assert sorted(d.id for d in backend().search(text="river", k=10)) == ["ok-1", "ok-2"]
 
 
-def test_shards_option_sets_a_new_index(opensearch_cluster, index, tmp_path, monkeypatch):
+def test_shards_option_sets_a_new_index(cluster, index, tmp_path, monkeypatch):
     name, backend = index
     monkeypatch.chdir(tmp_path)
     (tmp_path / "a.txt").write_text("river capital")
-    assert _index(opensearch_cluster.url, name, "a.txt", extra=["--shards", "2", "--timeout", "20"]) == 0
+    assert _index(cluster, name, "a.txt", extra=["--shards", "2", "--timeout", "20"]) == 0
     settings = backend()._sync_client().indices.get_settings(index=name)
     assert settings[name]["settings"]["index"]["number_of_shards"] == "2"
 
 
-def test_reusing_an_index_checks_engine_space_and_dimension(index):
+def test_reusing_an_index_checks_engine_space_and_dimension(cluster, index):
+    cluster.require("opensearch-knn")
     _, backend = index
     rng = np.random.default_rng(3)
     chunks = [Chunk(id=f"c{i}", text=f"text {i}") for i in range(4)]
@@ -121,10 +122,10 @@ def test_a_request_past_its_timeout_is_one_line(index):
     assert "\n" not in str(errors[0]) and "tim" in str(errors[0]).lower()
 
 
-def test_a_node_stopped_between_runs_gives_one_line(tmp_path, monkeypatch, capsys):
+def test_a_node_stopped_between_runs_gives_one_line(opensearch_cluster, tmp_path, monkeypatch, capsys):
     """A second local node is started, indexed into, and stopped; the next run fails in one line
     and writes nothing."""
-    if not NODE_SCRIPT.exists() or os.environ.get("OPENSEARCH_URL"):
+    if not opensearch_cluster.local:
         pytest.skip("needs the local node script (OPENSEARCH_URL names a cluster of the user's)")
     done = subprocess.run(["bash", str(NODE_SCRIPT), "start"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
@@ -133,12 +134,12 @@ def test_a_node_stopped_between_runs_gives_one_line(tmp_path, monkeypatch, capsy
     monkeypatch.chdir(tmp_path)
     (tmp_path / "a.txt").write_text("river capital")
     try:
-        assert _index(url, "langrag-stop", "a.txt") == 0
+        assert _index(opensearch_cluster, "langrag-stop", "a.txt", url=url) == 0
     finally:
         subprocess.run(["bash", str(NODE_SCRIPT), "stop", found["OPENSEARCH_NODE_PID"]], timeout=60, check=True)
     capsys.readouterr()
     before = sorted(p.name for p in tmp_path.iterdir())
-    assert _index(url, "langrag-stop", "a.txt") == 2
+    assert _index(opensearch_cluster, "langrag-stop", "a.txt", url=url) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "127.0.0.1" in err, err
     assert sorted(p.name for p in tmp_path.iterdir()) == before
