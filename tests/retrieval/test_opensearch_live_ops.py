@@ -1,7 +1,7 @@
 """Live suite, the write path: ``langrag-eval index`` and the backend against a real OpenSearch node
 (the local one from scripts/opensearch-node unless ``OPENSEARCH_URL`` names a cluster; see
 test_opensearch_live.py). Upserts, deletes and ``--prune``, per-item bulk errors, refresh, index
-settings, reuse checks, timeouts, and a node that goes away between runs.
+settings, reuse checks, timeouts, and a node that goes away between runs or in the middle of one.
 """
 
 from __future__ import annotations
@@ -143,3 +143,68 @@ def test_a_node_stopped_between_runs_gives_one_line(opensearch_cluster, tmp_path
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "127.0.0.1" in err, err
     assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def _start_node(*args: str) -> dict[str, str]:
+    done = subprocess.run(["bash", str(NODE_SCRIPT), "start", *args], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    return dict(line.removeprefix("export ").split("=", 1) for line in done.stdout.splitlines())
+
+
+def test_a_node_stopped_mid_run_loses_nothing_and_a_rerun_completes(opensearch_cluster, tmp_path):
+    """The node goes away between two bulk requests of one ingest (stopped by the embedder, which
+    runs between them): the run fails in one line, and the node, started again on its data, still
+    holds every chunk it had (stale chunks are removed only after every new one is in); the same
+    run again leaves exactly the new chunks."""
+    from langrag_eval.models.embeddings import FunctionEmbedder
+    from langrag_eval.retrieval.chunking import Source
+    from langrag_eval.retrieval.ingest import ingest
+    from langrag_eval.retrieval.opensearch import OpenSearchBackend
+    if not opensearch_cluster.local:
+        pytest.skip("needs the local node script (OPENSEARCH_URL names a cluster of the user's)")
+    data = tmp_path / "data"
+    node = _start_node("--data", str(data))
+    calls, stop_at = [], [0]
+
+    def vectors(texts):
+        calls.append(list(texts))
+        if len(calls) == stop_at[0]:  # between the previous batch's bulk request and the next
+            subprocess.run(["bash", str(NODE_SCRIPT), "stop", node["OPENSEARCH_NODE_PID"]], timeout=60,
+                           check=True)
+        return [[1.0, float(len(t) % 7), float(sum(map(ord, t)) % 11)] for t in texts]
+
+    embedder = FunctionEmbedder(vectors, dimension=3)
+    old = [Source(id="a.txt", text="river capital"), Source(id="b.txt", text="glacier volcano")]
+    new = [Source(id="a.txt", text="museum garden"), Source(id="c.txt", text="castle forest"),
+           Source(id="d.txt", text="railway airport")]
+    try:
+        backend = OpenSearchBackend(node["OPENSEARCH_URL"], index="langrag-midrun", engine="lucene",
+                                    max_retries=0)
+        ingest(backend, old, embedder=embedder, index_batch=1)
+        before = set(__import__("asyncio").run(backend.aids()))
+        backend.close()
+        stop_at[0] = len(calls) + 2  # the second batch of the next run
+        backend = OpenSearchBackend(node["OPENSEARCH_URL"], index="langrag-midrun", engine="lucene",
+                                    max_retries=0)
+        with pytest.raises(RetrievalError) as caught:
+            ingest(backend, new, embedder=embedder, index_batch=1)
+        backend.close()
+        assert "\n" not in str(caught.value) and "127.0.0.1" in str(caught.value), caught.value
+    finally:
+        if Path(f"/proc/{node['OPENSEARCH_NODE_PID']}").exists():
+            subprocess.run(["bash", str(NODE_SCRIPT), "stop", node["OPENSEARCH_NODE_PID"]], timeout=60)
+    node = _start_node("--data", str(data))
+    try:
+        backend = OpenSearchBackend(node["OPENSEARCH_URL"], index="langrag-midrun", engine="lucene")
+        aids = lambda: set(__import__("asyncio").run(backend.aids()))  # noqa: E731
+        after = aids()
+        assert before <= after and len(after - before) == 1  # all old chunks, and a's new first batch
+        assert [d.text for d in backend.search(text="river", k=5)] == ["river capital"]
+        report = ingest(backend, new, embedder=embedder, index_batch=1)
+        assert report.failed == [] and report.removed == 1  # a's old chunk, once a's new one is in
+        assert sorted(d.split("#")[0] for d in aids()) == ["a.txt", "b.txt", "c.txt", "d.txt"]
+        assert backend.search(text="river", k=5) == []
+        backend.close()
+    finally:
+        subprocess.run(["bash", str(NODE_SCRIPT), "stop", node["OPENSEARCH_NODE_PID"]], timeout=60)
