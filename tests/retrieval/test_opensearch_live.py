@@ -14,27 +14,30 @@ of your own instead (3.x is the target; 2.19+ works):
 
 The suite creates indexes named ``langrag-live-<random>`` (one shard, so BM25 statistics are
 global) and deletes them afterwards. The test network guard (tests/conftest.py) stays on for every
-other host; only the host of the cluster is let through, and only in this module.
+other host; only the host of the cluster is let through, and only while a live module runs
+(the ``cluster`` fixture, tests/retrieval/conftest.py).
 
 What it checks, on one corpus and one set of queries for both backends (the node is the oracle):
 - BM25 ids and scores equal to the embedded backend's to float32 rounding (2.x scores with Lucene's
   legacy BM25, every score times k1 + 1 = 2.2; 3.x with the standard one);
 - knn recall@10 >= 0.99 against exact brute-force search (knn_candidates=100, the default);
 - the server's RRF (hybrid query + score-ranker pipeline) and normalization pipeline equal to
-  client-side fusion over the server's own BM25 and knn sub-results, ids and scores; weighted
-  server_rrf on a server that does not apply RRF weights falls back, weighted, with one warning;
+  client-side fusion over the server's own BM25 and knn sub-results, ids and scores; the server's
+  normalization pipeline equal to the embedded backend's hybrid search and to the OpenSearch
+  backend's client-side fallback;
+- a weighted score-ranker pipeline refused or ranked as the unweighted one exactly on the versions
+  our limits rule out (the server decides); weighted server_rrf there falls back, weighted, with
+  one warning, and differs from the server's unweighted RRF;
 - the whole shared backend contract (BM25, knn, hybrid with all three fusions).
-Hybrid tests skip, naming the reason, where neural-search is not loaded.
+Hybrid tests skip, naming the plugin, where neural-search is not loaded; knn tests likewise for
+the k-NN plugin, except where servers are required (LANGRAG_REQUIRE_SERVERS=1, CI): they fail.
 """
 
 from __future__ import annotations
 
 import os
-import socket
-import sys
 import uuid
 from types import SimpleNamespace
-from urllib.parse import urlsplit
 
 import numpy as np
 import pytest
@@ -73,60 +76,22 @@ QUERIES = ["river capital", "glacier volcano lake", "museum", "palace tower gard
            "railway airport", "castle forest island", "theatre library university", "canal bridge"]
 
 
-def _allow_cluster_host(monkeypatch: pytest.MonkeyPatch, url: str) -> None:
-    """Let the guard in tests/conftest.py through for the cluster's addresses only."""
-    # The guard is tests/conftest.py, by its file: some modules (torch.ops) answer every attribute.
-    guard = next((m for m in list(sys.modules.values())
-                  if str(getattr(m, "__file__", None) or "").endswith(os.path.join("tests", "conftest.py"))
-                  and hasattr(m, "_guarded_connect")), None)
-    if guard is None:
-        return
-    host = urlsplit(url).hostname or ""
-    allowed = {host} | {info[4][0] for info in guard._real_getaddrinfo(host, None)}
-
-    def getaddrinfo(name, *args, **kwargs):
-        target = guard._real_getaddrinfo if name in allowed else guard._guarded_getaddrinfo
-        return target(name, *args, **kwargs)
-
-    def connect(sock, address):
-        target = guard._real_connect if isinstance(address, tuple) and address[0] in allowed \
-            else guard._guarded_connect
-        return target(sock, address)
-
-    def connect_ex(sock, address):
-        target = guard._real_connect_ex if isinstance(address, tuple) and address[0] in allowed \
-            else guard._guarded_connect_ex
-        return target(sock, address)
-
-    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
-    monkeypatch.setattr(socket.socket, "connect", connect)
-    monkeypatch.setattr(socket.socket, "connect_ex", connect_ex)
-
-
-@pytest.fixture(scope="module")
-def cluster(opensearch_cluster):
-    with pytest.MonkeyPatch.context() as mp:
-        _allow_cluster_host(mp, opensearch_cluster.url)
-        mp.setenv("OPENSEARCH_URL", opensearch_cluster.url)
-        yield opensearch_cluster
-
-
-def _live_backend(**kwargs):
+def _live_backend(cluster, **kwargs):
     from langrag_eval.retrieval.opensearch import OpenSearchBackend
     kwargs.setdefault("engine", ENGINE)
-    return OpenSearchBackend(index=f"langrag-live-{uuid.uuid4().hex[:10]}", shards=1,
-                             ca_certs=os.environ.get("OPENSEARCH_CA_CERTS"),
-                             verify_certs=os.environ.get("OPENSEARCH_INSECURE") != "1", **kwargs)
+    return OpenSearchBackend(cluster.url, index=f"langrag-live-{uuid.uuid4().hex[:10]}", shards=1,
+                             **cluster.backend_options(), **kwargs)
 
 
 @pytest.fixture(scope="module")
 def both(cluster):
-    """The same corpus in the embedded backend and in a fresh OpenSearch index."""
+    """The same corpus in the embedded backend and in a fresh OpenSearch index (text only where the
+    k-NN plugin is missing: BM25 still runs; the tests that need vectors skip naming the plugin)."""
     chunks, vectors = _corpus()
     embedded = EmbeddedBackend()
     embedded.index(chunks, vectors)
-    live = _live_backend()
-    report = live.index(chunks, vectors)
+    live = _live_backend(cluster)
+    report = live.index(chunks, None if "opensearch-knn" in cluster.missing else vectors)
     assert report.failed == [] and report.indexed == N_DOCS
     yield embedded, live, chunks, vectors
     live.delete_index()
@@ -158,7 +123,8 @@ def test_bm25_equals_the_embedded_backend(both):
         _same_ranking(got, expected, scores=True, rel=2e-6)  # float32 rounding
 
 
-def test_knn_recall_at_10_against_exact_search(both):
+def test_knn_recall_at_10_against_exact_search(both, cluster):
+    cluster.require("opensearch-knn")
     _, live, chunks, vectors = both
     rng = np.random.default_rng(21)
     queries = rng.standard_normal((50, DIM)).astype(np.float32)
@@ -171,6 +137,7 @@ def test_knn_recall_at_10_against_exact_search(both):
 
 
 def test_server_rrf_equals_client_rrf_over_the_servers_sub_results(both, cluster):
+    cluster.require("opensearch-knn")
     cluster.require("neural-search")
     _, live, _, vectors = both
     version = live.probe().version
@@ -196,6 +163,7 @@ def _sub_results(live, query, vector, depth):
 
 def test_server_normalization_counts_a_missing_document_as_zero(both, cluster):
     """The server's normalization pipeline is the oracle for combine_normalized's default rule."""
+    cluster.require("opensearch-knn")
     cluster.require("neural-search")
     _, live, _, vectors = both
     settings = HybridSettings(fusion="normalization", weights=(0.3, 0.7), depth=20)
@@ -212,9 +180,82 @@ def test_server_normalization_counts_a_missing_document_as_zero(both, cluster):
     assert discriminating > 0, "no query tells the two rules apart"
 
 
+def test_embedded_and_client_side_normalization_equal_the_servers(both, cluster):
+    """Both places our normalization rule runs, against the server's normalization pipeline: the
+    embedded backend on the same corpus (min_max does not see Lucene 2.x's BM25 scale nor the
+    (1 + cos) / 2 of cosinesimil), and the OpenSearch backend's client-side fallback."""
+    from langrag_eval.retrieval.opensearch import OpenSearchBackend
+    cluster.require("opensearch-knn")
+    cluster.require("neural-search")
+    embedded, live, _, vectors = both
+    settings = HybridSettings(fusion="normalization", weights=(0.3, 0.7), depth=20)
+    fallback = OpenSearchBackend(cluster.url, index=live.index_name, engine=ENGINE, **cluster.backend_options())
+    fallback.capabilities.unavailable["normalization"] = "turned off to check the client-side fusion"
+    try:
+        for i, query in enumerate(QUERIES):
+            vector = vectors[i * 13].tolist()
+            server = live.search(text=query, vector=vector, mode="hybrid", k=10, hybrid=settings)
+            assert live.fallbacks == {}, live.fallbacks
+            expected = [SimpleNamespace(id=d.id, score=d.score) for d in server]
+            for backend in (fallback, embedded):
+                got = backend.search(text=query, vector=vector, mode="hybrid", k=10, hybrid=settings)
+                _same_ranking(got[:9], expected, scores=True)  # the 10th may tie past the server's cut
+        assert "normalization" in fallback.fallbacks  # the client-side path did run
+    finally:
+        fallback.close()
+
+
+def _server_rrf(live, query, vector, *, weights, depth=20):
+    """The server's own RRF of the hybrid query, through a score-ranker pipeline built here (with
+    ``weights`` when given): the ranked ids, or None when the server refuses the pipeline."""
+    from opensearchpy.exceptions import RequestError
+
+    from langrag_eval.retrieval import opensearch_requests as osr
+    body = osr.rrf_pipeline_body(rank_constant=60, weights=weights)
+    pid = f"langrag-live-rrf-{uuid.uuid4().hex[:8]}"
+    client = live._sync_client()
+    try:
+        client.search_pipeline.put(id=pid, body=body)
+    except RequestError:
+        return None
+    try:
+        query_body = osr.hybrid_body(query, vector, size=depth, depth=depth, knn_k=100)
+        reply = client.search(index=live.index_name, body=query_body, search_pipeline=pid)
+        return [hit["_id"] for hit in reply["hits"]["hits"]][:10]
+    finally:
+        client.search_pipeline.delete(id=pid)
+
+
+def test_the_server_applies_rrf_weights_only_where_its_version_says(both, cluster):
+    """The oracle for the server_rrf_weights limit is the server: a weighted score-ranker pipeline
+    is refused (2.19) or ranks as the unweighted one (3.0) exactly where the reported version is
+    ruled out; from 3.1 the weights change the ranking."""
+    from langrag_eval.retrieval import opensearch_requests as osr
+    cluster.require("opensearch-knn")
+    cluster.require("neural-search")
+    _, live, _, vectors = both
+    version = live.probe().version
+    if version is None or version < (2, 19, 0):
+        pytest.skip(f"the score-ranker processor needs OpenSearch 2.19+, the cluster is {version}")
+    ruled_out = "server_rrf_weights" in osr.version_limits(version)
+    refused = applied = 0
+    for i, query in enumerate(QUERIES):
+        vector = vectors[i * 5].tolist()
+        weighted = _server_rrf(live, query, vector, weights=(0.05, 0.95))
+        if weighted is None:
+            refused += 1
+            continue
+        applied += weighted != _server_rrf(live, query, vector, weights=None)
+    if ruled_out:
+        assert applied == 0, f"OpenSearch {version} applied RRF weights; lift the limit for it"
+    else:
+        assert refused == 0 and applied > 0, f"OpenSearch {version} does not apply RRF weights"
+
+
 def test_weighted_server_rrf_falls_back_with_one_warning(both, cluster, caplog):
     """neural-search 2.19-3.0 does not apply RRF weights: the backend fuses client-side (weighted)
     and says so once, never returning unweighted RRF."""
+    cluster.require("opensearch-knn")
     cluster.require("neural-search")
     _, live, _, vectors = both
     version = live.probe().version
@@ -230,6 +271,13 @@ def test_weighted_server_rrf_falls_back_with_one_warning(both, cluster, caplog):
             _same_ranking(got, [SimpleNamespace(id=d, score=s) for d, s in expected], scores=True)
     warnings = [r for r in caplog.records if "server_rrf" in r.getMessage()]
     assert len(warnings) == 1 and "weights" in warnings[0].getMessage()
+    # Not what the server's unweighted RRF would have returned (its pipeline is the oracle).
+    unweighted = HybridSettings(fusion="server_rrf", depth=20)
+    assert any([d.id for d in live.search(text=q, vector=vectors[i].tolist(), mode="hybrid", k=10,
+                                          hybrid=settings)]
+               != [d.id for d in live.search(text=q, vector=vectors[i].tolist(), mode="hybrid", k=10,
+                                             hybrid=unweighted)]
+               for i, q in enumerate(QUERIES[:3]))
 
 
 def test_scroll_lists_every_id(both):
@@ -245,7 +293,8 @@ class TestLiveContract(BackendContract):
 
     @pytest.fixture
     def backend(self, cluster):
-        backend = _live_backend()
+        cluster.require("opensearch-knn")  # the contract indexes vectors
+        backend = _live_backend(cluster)
         yield backend
         backend.delete_index()
         backend.close()
