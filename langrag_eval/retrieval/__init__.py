@@ -57,9 +57,11 @@ __all__ = [
 # Everything but the settings loads on first use: `import langrag_eval.retrieval` stays cheap (no
 # numpy, no pydantic), so `langrag-eval search --help` makes its options from HybridSettings quickly.
 _LAZY = {
-    **dict.fromkeys(("Chunk", "IngestReport", "Retriever", "SearchBackend", "SyncSearchMixin", "run_sync"), ".base"),
+    **dict.fromkeys(("Chunk", "IngestReport", "Retriever", "SearchBackend", "SyncSearchMixin", "run_sync"),
+                    ".base"),
     **dict.fromkeys(("Source", "chunk_sources", "chunk_text"), ".chunking"),
-    **dict.fromkeys(("combine_documents", "combine_normalized", "normalize", "rrf", "rrf_documents"), ".fusion"),
+    **dict.fromkeys(("combine_documents", "combine_normalized", "normalize", "rrf", "rrf_documents"),
+                    ".fusion"),
     **dict.fromkeys(("aingest", "ingest", "load_path"), ".ingest"),
     "EmbeddedBackend": ".embedded",
     "OpenSearchBackend": ".opensearch",

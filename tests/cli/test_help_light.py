@@ -60,7 +60,8 @@ def _help(argv: list[str]) -> dict:
 @pytest.fixture(scope="module")
 def interpreter_modules() -> set[str]:
     """What an interpreter holds before importing anything (site's own imports)."""
-    done = subprocess.run([sys.executable, "-c", _BARE], capture_output=True, text=True, timeout=120, check=True)
+    done = subprocess.run([sys.executable, "-c", _BARE], capture_output=True, text=True, timeout=120,
+                          check=True)
     return set(json.loads(done.stdout))
 
 
@@ -76,8 +77,8 @@ def test_help_imports_none_of_the_judging_stack(argv: list[str], interpreter_mod
     modules = set(shown["modules"])
     assert not {m for m in modules if m.split(".")[0] in NEVER}
     command = argv[0] if argv else ""
-    third_party = {m.split(".")[0] for m in modules - interpreter_modules
-                   if m.split(".")[0] not in sys.stdlib_module_names and not m.startswith(("langrag_eval", "_"))}
+    third_party = {top for m in modules - interpreter_modules if (top := m.split(".")[0])
+                   not in sys.stdlib_module_names and not top.startswith(("langrag_eval", "_"))}
     assert third_party <= THIRD_PARTY.get(command, set()), sorted(third_party)
     ours = {m for m in modules if m.startswith("langrag_eval.")}
     heavy = {m for m in ours if not m.startswith(LIGHT)} - SETTINGS.get(command, set())
@@ -91,9 +92,12 @@ def test_the_settings_packages_load_their_capability_on_first_use() -> None:
     # The help imports HybridSettings through langrag_eval.retrieval; the package's other names, the
     # retrieval stack (numpy, pydantic), load when asked for, and its `ingest` stays the function
     # even when its submodule of that name is imported directly first.
-    code = ("import sys\nimport langrag_eval.retrieval as r\nlight = not {'numpy', 'pydantic'} & set(sys.modules)\n"
-            "from langrag_eval.retrieval.ingest import load_path\nfrom langrag_eval.retrieval import ingest, Chunk\n"
-            "from langrag_eval.retrieval.base import HybridSettings\nfrom langrag_eval.thelma import Thresholds\n"
+    code = ("import sys\nimport langrag_eval.retrieval as r\n"
+            "light = not {'numpy', 'pydantic'} & set(sys.modules)\n"
+            "from langrag_eval.retrieval.ingest import load_path\n"
+            "from langrag_eval.retrieval import ingest, Chunk\n"
+            "from langrag_eval.retrieval.base import HybridSettings\n"
+            "from langrag_eval.thelma import Thresholds\n"
             "from langrag_eval.thelma.diagnosis import Thresholds as T\n"
             "print(light, callable(ingest), r.ingest is ingest, HybridSettings is r.HybridSettings, "
             "T is Thresholds, 'numpy' in sys.modules, Chunk.__name__)")
@@ -102,8 +106,9 @@ def test_the_settings_packages_load_their_capability_on_first_use() -> None:
 
 
 @pytest.mark.parametrize("argv", [c for c in LEAVES if c[0] in ("grade", "thelma", "tournament", "run",
-                                                                  "quickstart", "agents", "grammar",
-                                                                  "judge", "synth") and c[-1] != "schema"], ids=" ".join)
+                                                                "quickstart", "agents", "grammar", "judge",
+                                                                "synth") and c[-1] != "schema"],
+                         ids=" ".join)
 def test_help_groups_come_in_one_order(argv: list[str]) -> None:
     text = _help(argv)["help"]
     titles = [line[:-1] for line in text.splitlines() if re.fullmatch(r"[a-z][a-zA-Z ()]*:", line)]
