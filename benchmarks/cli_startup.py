@@ -105,7 +105,8 @@ def first_call(folder: Path) -> tuple[float, float]:
 _WALK = ("import argparse, json\nfrom langrag_eval.cli import build_parser\n"
          "def walk(p, path):\n    yield path\n    for a in p._actions:\n"
          "        if isinstance(a, argparse._SubParsersAction):\n"
-         "            for name, sub in a.choices.items():\n                yield from walk(sub, path + [name])\n"
+         "            for name, sub in a.choices.items():\n"
+         "                yield from walk(sub, path + [name])\n"
          "print(json.dumps(list(walk(build_parser(), []))))")
 
 
