@@ -1,14 +1,17 @@
-"""How fast the command starts: ``langrag-eval --help``, and a ``grade`` run from the command's start
+"""How fast the command starts: ``langrag-eval --help`` and every command's and subcommand's
+``--help`` (found by walking the parser), and a ``grade`` run from the command's start
 to the judge's first request reaching the server (``--judge openai:gpt-4o`` against a loopback server
 that speaks OpenAI's Chat Completions API), beside what importing the SDK the judge uses (``openai``)
 and building its client (``AsyncOpenAI`` over the SDK's aiohttp transport, as the judge does) cost
 alone in the same interpreter.
 
     python benchmarks/cli_startup.py --repeat 5
+    python benchmarks/cli_startup.py --help-only         # every command's --help, no judge
     benchmarks/.peers-venv/bin/python benchmarks/cli_startup.py --repeat 5   # another openai SDK
 
 Targets: ``grade`` reaches its first request within 0.5 s of the SDK's import and client (the
-"beyond the client" line); ``--help`` within 0.3 s.
+"beyond the client" line); every ``--help`` within 0.3 s (``tests/cli/test_help_light.py`` checks
+that none loads the judging stack, which is what keeps it there).
 
 Each figure is the best of ``--repeat`` fresh processes, as wall time and as CPU time (user + system
 of the child), the latter being what a busy machine distorts least. The overhead the command adds
@@ -99,6 +102,32 @@ def first_call(folder: Path) -> tuple[float, float]:
     return _FakeOpenAI.first["wall"] - start, _FakeOpenAI.first["cpu"]
 
 
+_WALK = ("import argparse, json\nfrom langrag_eval.cli import build_parser\n"
+         "def walk(p, path):\n    yield path\n    for a in p._actions:\n"
+         "        if isinstance(a, argparse._SubParsersAction):\n"
+         "            for name, sub in a.choices.items():\n"
+         "                yield from walk(sub, path + [name])\n"
+         "print(json.dumps(list(walk(build_parser(), []))))")
+
+
+def commands() -> list[list[str]]:
+    """Every command and subcommand, the bare ``langrag-eval`` first ([])."""
+    return json.loads(subprocess.run([sys.executable, "-c", _WALK], capture_output=True, text=True,
+                                     check=True).stdout)
+
+
+def help_times(n: int) -> None:
+    """Each command's ``--help``: best of ``n`` fresh processes, wall and CPU; the slowest last."""
+    rows = []
+    for argv in commands():
+        runs = [_timed([sys.executable, "-c", _MAIN, *argv, "--help"]) for _ in range(n)]
+        rows.append((" ".join(argv) or "(none)", min(r[0] for r in runs), min(r[1] for r in runs)))
+    for name, wall, cpu in rows:
+        print(f"  {name + ' --help':<32} wall {wall:.3f} s, cpu {cpu:.3f} s")
+    name, wall, _ = max(rows, key=lambda r: r[1])
+    print(f"slowest --help: {name} {wall:.3f} s (target 0.3 s)")
+
+
 def help_modules() -> int:
     code = ("import sys, contextlib, io\nfrom langrag_eval.cli import main\n"
             "try:\n    with contextlib.redirect_stdout(io.StringIO()):\n        main(['--help'])\n"
@@ -110,9 +139,17 @@ def help_modules() -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
-    n = parser.parse_args().repeat
+    parser.add_argument("--help-only", action="store_true", help="time every command's --help only")
+    options = parser.parse_args()
+    n = options.repeat
     best = lambda runs: (min(r[0] for r in runs), min(r[1] for r in runs))  # noqa: E731
     bare = best([_timed([sys.executable, "-c", "pass"]) for _ in range(n)])
+    print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; best of {n}")
+    print(f"python start alone:            wall {bare[0]:.3f} s, cpu {bare[1]:.3f} s")
+    help_times(n)
+    if options.help_only:
+        print(f"load average {os.getloadavg()[0]:.2f}")
+        return
     helped = best([_timed([sys.executable, "-c", _MAIN, "--help"]) for _ in range(n)])
     provider = best([_timed([sys.executable, "-c", "import openai"]) for _ in range(n)])
     # the client built as well: openai imports its HTTP stack on first construction
@@ -120,7 +157,6 @@ def main() -> None:
                   for _ in range(n)])
     with tempfile.TemporaryDirectory() as tmp:
         first = best([first_call(Path(tmp)) for _ in range(n)])
-    print(f"python start alone:            wall {bare[0]:.3f} s, cpu {bare[1]:.3f} s")
     print(f"langrag-eval --help:           wall {helped[0]:.3f} s, cpu {helped[1]:.3f} s, "
           f"{help_modules()} langrag_eval modules")
     print(f"import openai:                 wall {provider[0]:.3f} s, cpu {provider[1]:.3f} s")

@@ -6,6 +6,7 @@ Messages name what is wrong and where (file, line, field) so a user can fix it w
 from __future__ import annotations
 
 import bisect
+import functools
 import os
 import re
 from typing import Any, Callable, Mapping
@@ -183,33 +184,40 @@ _WORDS = (rf"(?:password|passwd|passphrase|pwd|secret|token|{_KEY_KIND}|apikey|c
 _SECRET_WORD = rf"[\w.-]*?{_WORDS}"
 _QUOTED = r"'((?:[^'\\]|\\.)*)'|\"((?:[^\"\\]|\\.)*)\""
 _BARE = r"([^\s&;,'\"\\)\]}]+)"
-_SECRET_PARAM = re.compile(
+_SECRET_PARAM = (
     rf"(?<![\w-]){_SECRET_WORD}\s*=\s*(?:{_QUOTED}|{_BARE})"                # name=value
     rf"|[\"']{_SECRET_WORD}[\"']\s*:\s*(?:{_QUOTED})"                        # "name": "value"
-    rf"|(?<![\w-])[\w.-]*?[_-]{_WORDS}\s*:[ \t]*(?:{_QUOTED}|{_BARE})",      # yaml_name: value
-    re.IGNORECASE)
+    rf"|(?<![\w-])[\w.-]*?[_-]{_WORDS}\s*:[ \t]*(?:{_QUOTED}|{_BARE})")      # yaml_name: value
 
 # Credentials by their shape, wherever they appear (a judge reply quoting a document that held one,
 # a provider's error): OpenAI/Anthropic ``sk-``, AWS access key ids, GitHub, GitLab, Hugging Face,
 # Slack, Google, Stripe, JSON Web Tokens, PEM private key blocks (to the end of the text when cut
 # before their END line). In any letter case: a key retyped in capitals is still the key.
-_KEY_SHAPE = re.compile(
+_KEY_SHAPE = (
     r"(?<![\w-])(?:sk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}|AKIA[0-9A-Z]{16}|ASIA[0-9A-Z]{16}"
     r"|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|hf_[A-Za-z0-9]{30,}"
     r"|gl(?:pat|dt|rt|ptt|ft|soat|cbt|imt|agent)-[A-Za-z0-9_-]{16,}"
     r"|(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}|whsec_[A-Za-z0-9]{16,}"
     r"|xox[abprs]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_-]{35}"
     r"|eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*)(?![\w-])"
-    r"|-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
-    re.DOTALL | re.IGNORECASE)
+    r"|-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)")
 # The value of an ``Authorization`` header (any name ending so: ``Proxy-Authorization``,
 # ``HTTP_AUTHORIZATION``) or of an API-key header, its scheme (``Bearer``, ``Basic`` ...) kept, and
 # any ``Bearer`` token. A header's value runs to the next space; a ``name=value`` parameter's to "&".
 _SCHEME = r"[\"']?(?:(?:bearer|basic|token|digest|negotiate)\s+)?"
-_AUTH_VALUE = re.compile(
+_AUTH_VALUE = (
     r"(?:[\w-]*authorization|(?<![\w-])(?:x-api-key|api-key|x-auth-token))[\"']?\s*"
     rf"(?::\s*{_SCHEME}([^\s\"',;]+)|=\s*{_SCHEME}([^\s\"',;&]+))"
-    r"|(?<![\w-])bearer\s+([A-Za-z0-9._~+/-]{16,}=*)", re.IGNORECASE)
+    r"|(?<![\w-])bearer\s+([A-Za-z0-9._~+/-]{16,}=*)")
+
+
+@functools.cache
+def _full_patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """The secret parameter, shape and header patterns, compiled on first use: compiling them is
+    most of this module's import, which every start of the command pays (``--help`` too), and most
+    texts never need them (the hints below send a text to them)."""
+    return (re.compile(_SECRET_PARAM, re.IGNORECASE), re.compile(_KEY_SHAPE, re.DOTALL | re.IGNORECASE),
+            re.compile(_AUTH_VALUE, re.IGNORECASE))
 
 # What a secret parameter, shape or header needs, looked for in the casefolded text without
 # IGNORECASE (a tenth of the full patterns' scan, and most texts have none; redact runs on every
@@ -293,11 +301,12 @@ def _secret_spans(text: str, secrets: tuple[str, ...]) -> list[tuple[int, int]]:
     folded = text.casefold()
     missed = any(c in text for c in _CASEFOLD_MISSES)
     if missed or _SECRET_HINT.search(folded):
-        for m in _SECRET_PARAM.finditer(text):
+        for m in _full_patterns()[0].finditer(text):
             spans.append(m.span(next(g for g in range(1, 9) if m[g] is not None)))
     if missed or _KEY_START.search(folded):
-        spans.extend(m.span() for m in _KEY_SHAPE.finditer(text))
-        for m in _AUTH_VALUE.finditer(text):
+        _, key_shape, auth_value = _full_patterns()
+        spans.extend(m.span() for m in key_shape.finditer(text))
+        for m in auth_value.finditer(text):
             spans.append(m.span(next(g for g in range(1, 4) if m[g] is not None)))
     if "://" in text:
         spans.extend(m.span(2) for m in _URL_PASSWORD.finditer(text))

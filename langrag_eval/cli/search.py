@@ -25,11 +25,11 @@ from ._common import quiet_model_loading, say, shown
 from ._files import declare_files
 from ._options import SettingsOptions
 
-# The options are made from the settings class, so --help loads the retrieval package.
-from ..retrieval import HybridSettings  # noqa: E402
+# The options are made from the settings class, a light module of its own (no numpy).
+from ..retrieval.settings import HybridSettings  # noqa: E402
 
-if TYPE_CHECKING:  # imported where used: --help loads none of the judging stack
-    from ..retrieval import HybridSettings, Retriever
+if TYPE_CHECKING:  # imported where used: --help loads none of the retrieval stack
+    from ..retrieval import Retriever
 
 __all__ = ["format_table", "register"]
 

@@ -52,8 +52,8 @@ from ._files import JUDGE_READS, declare_files, output_file, store_path
 from ._options import INPUT, SettingsOptions, add_results_option, add_table_options, group, results_path
 from ._traces import add_trace_options, format_windows, trace_samples, traces_digest, window_rows
 
-# The options are made from the settings class (a module of its own, with pydantic).
-from ..thelma.diagnosis import Thresholds  # noqa: E402
+# The options are made from the settings class, a light module of its own (no pydantic).
+from ..thelma.thresholds import Thresholds  # noqa: E402
 from ._options import THELMA_METRICS as METRICS, THELMA_SD_THRESHOLD as DEFAULT_SD_THRESHOLD  # noqa: E402
 
 if TYPE_CHECKING:  # imported where used: --help loads none of the judging stack

@@ -6,7 +6,6 @@ of what was read is kept so that a file is never opened a second time to be hash
 from __future__ import annotations
 
 import errno
-import hashlib
 import os
 import stat
 import threading
@@ -128,6 +127,8 @@ def read_bytes(path: str | Path, *, what: str = "file") -> bytes:
     finally:
         os.close(fd)
     if len(data) == st.st_size:  # what was read is what the file held when it was opened
+        # imported here, not at the top: loading OpenSSL would cost every start of the command
+        import hashlib
         _remember(st, hashlib.sha256(data).hexdigest())
     return data
 
@@ -150,6 +151,7 @@ def read_lines(path: str | Path, *, what: str = "file") -> Iterator[bytes]:
 
 
 def _lines(fh: BinaryIO, st: os.stat_result, p: str, what: str) -> Iterator[bytes]:
+    import hashlib
     digest, size = hashlib.sha256(), 0
     try:
         with fh:

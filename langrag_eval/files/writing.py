@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import errno
 import os
-import uuid
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Callable, Iterable, Iterator
@@ -40,7 +39,7 @@ def temporary_name(target: Path, kind: str = "tmp") -> Path:
     >>> temporary_name(Path("out/res.jsonl")).name.startswith(".res.jsonl.langrag-tmp-")
     True
     """
-    return target.parent / f".{target.name}{TEMPORARY_MARK}{kind}-{os.getpid()}-{uuid.uuid4().hex}"
+    return target.parent / f".{target.name}{TEMPORARY_MARK}{kind}-{os.getpid()}-{os.urandom(16).hex()}"
 
 
 def _unwritten(target: Path, exc: OSError) -> ConfigError:

@@ -10,17 +10,21 @@ ingestion and retrieval metrics.
 
 from __future__ import annotations
 
-from .. import lazy_getattr
-from .base import (
-    Chunk, Fusion, HybridSettings, IngestReport, Mode, Normalization, Retriever, SearchBackend,
-    SyncSearchMixin, run_sync,
-)
-from .chunking import Source, chunk_sources, chunk_text
-from .fusion import combine_documents, combine_normalized, normalize, rrf, rrf_documents
+import sys
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
-# Imported eagerly: the function `ingest` shares its name with its module, and a lazy import
-# would leave the module, not the function, as the package attribute.
-from .ingest import aingest, ingest, load_path  # noqa: E402
+from .. import lazy_getattr
+from .settings import Fusion, HybridSettings, Mode, Normalization
+
+if TYPE_CHECKING:
+    from .base import Chunk, IngestReport, Retriever, SearchBackend, SyncSearchMixin, run_sync
+    from .chunking import Source, chunk_sources, chunk_text
+    from .embedded import EmbeddedBackend
+    from .fusion import combine_documents, combine_normalized, normalize, rrf, rrf_documents
+    from .ingest import aingest, ingest, load_path
+    from .metrics import evaluate_run, paper_mrr
+    from .opensearch import OpenSearchBackend
 
 __all__ = [
     "Chunk",
@@ -50,8 +54,15 @@ __all__ = [
     "run_sync",
 ]
 
-# Heavier modules load on first use so `import langrag_eval.retrieval` stays cheap.
+# Everything but the settings loads on first use: `import langrag_eval.retrieval` stays cheap (no
+# numpy, no pydantic), so `langrag-eval search --help` makes its options from HybridSettings quickly.
 _LAZY = {
+    **dict.fromkeys(("Chunk", "IngestReport", "Retriever", "SearchBackend", "SyncSearchMixin", "run_sync"),
+                    ".base"),
+    **dict.fromkeys(("Source", "chunk_sources", "chunk_text"), ".chunking"),
+    **dict.fromkeys(("combine_documents", "combine_normalized", "normalize", "rrf", "rrf_documents"),
+                    ".fusion"),
+    **dict.fromkeys(("aingest", "ingest", "load_path"), ".ingest"),
     "EmbeddedBackend": ".embedded",
     "OpenSearchBackend": ".opensearch",
     "evaluate_run": ".metrics",
@@ -60,3 +71,17 @@ _LAZY = {
 
 
 __getattr__ = lazy_getattr(__name__, _LAZY, globals())
+
+
+class _Package(ModuleType):
+    """The package's ``ingest`` is the function, also once its submodule ``ingest`` is imported
+    directly (``from langrag_eval.retrieval.ingest import load_path``): the import binds the submodule
+    on the package by its name, and this keeps the function there instead."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "ingest" and isinstance(value, ModuleType):
+            value = value.ingest
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

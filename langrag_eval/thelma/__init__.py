@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from .aggregate import METRIC_NAMES, METRICS, MetricScore, coverage, macro_average, self_distinctness
     from .dataset import summarize
     from .decompose import Decomposer, split_sentences
-    from .diagnosis import RULES, Finding, Rule, Thresholds, diagnose, diagnose_dataset
+    from .diagnosis import RULES, Finding, Rule, diagnose, diagnose_dataset
     from .evaluator import DEFAULT_SD_THRESHOLD, Thelma, select_metrics
     from .formats import BinaryListFormat, ListFormat
     from .match import Matcher
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         unregister_metric,
     )
     from .sample import SampleUsage, ThelmaResult
+    from .thresholds import Thresholds
 
 # Names load on first use: the command line's help reads a settings class without the capability.
 _LAZY = {
@@ -45,7 +46,7 @@ _LAZY = {
     'RULES': '.diagnosis',
     'Finding': '.diagnosis',
     'Rule': '.diagnosis',
-    'Thresholds': '.diagnosis',
+    'Thresholds': '.thresholds',
     'diagnose': '.diagnosis',
     'diagnose_dataset': '.diagnosis',
     'DEFAULT_SD_THRESHOLD': '.evaluator',

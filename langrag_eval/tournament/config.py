@@ -25,7 +25,9 @@ class TournamentConfig(BaseModel):
     an option (``n_games_per_query`` as ``--games-per-query``, ``n_boot`` as ``--bootstrap``).
     """
 
-    model_config = ConfigDict(frozen=True)
+    # the validator is built on first use, not at import: `langrag-eval tournament --help` reads the
+    # fields only (a third of the cost of loading the class)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     schedule: Literal["all", "sample", "adaptive"] = Field(
         "all", description="which games to play: all pairs on every query, a seeded sample of them per "
