@@ -47,6 +47,7 @@ KnnEngine = Literal["exact", "faiss_hnsw"]
 # chunk, so no score matrix of the whole corpus is allocated (100 queries: about 21,000 columns a
 # chunk); 4 to 32 MiB made no steady difference at 100k and 300k columns.
 _CHUNK_CELLS = 1 << 21
+_FEW_COLUMNS = 64
 _BLOCKS = 16   # blocks per chunk for each of the k + 1 wanted: about k + 1 of them are read again
 
 
@@ -278,6 +279,12 @@ class DenseIndex:
             end = min(start + step, self.size)
             out = buffer[:(end - start) * m].reshape(end - start, m)
             data = self._data[:, start:end]
+            if end - start < _FEW_COLUMNS:
+                # OpenBLAS scores a single query against a matrix of a few columns with one kernel when
+                # the columns are contiguous (an index exactly that size) and another when they are a
+                # slice of a wider buffer (room to grow, or dead columns squeezed out), which rounds
+                # otherwise: a few columns are always scored from a contiguous copy
+                data = np.ascontiguousarray(data)
             np.matmul((data if self.dtype == np.float32 else data.astype(np.float32)).T, q.T, out=out)
             if q_sq is None:
                 _to_score_in_place(out, self.space)

@@ -102,6 +102,9 @@ def _bits(results):
        dim=st.sampled_from([1, 5, 64, 520]), n=st.integers(1, 1200), batches=st.integers(1, 4),
        dropped=st.sets(st.integers(0, 1199), max_size=250), queries=st.integers(1, 8))
 @example(seed=0, space="innerproduct", dim=520, n=700, batches=1, dropped=set(range(90)), queries=8)
+# a corpus of a few live columns, one query: contiguous in an index of exactly that size, a slice of
+# a wider buffer in one that had a removal
+@example(seed=0, space="cosinesimil", dim=520, n=4, batches=1, dropped={0}, queries=1)
 def test_knn_scores_are_the_same_bits_built_in_batches_with_removals_or_reloaded(
         seed, space, dim, n, batches, dropped, queries):
     rng = np.random.default_rng(seed)
