@@ -48,7 +48,8 @@ def __getattr__(name: str) -> Any:
 class Executor(Protocol):
     """Where a run's items are judged. ``arun`` returns one result per sample, in input order,
     each a result or an ``Unscored``; with a store and a run id, finished items are stored and a
-    re-run reads them back."""
+    re-run reads them back. An executor with ``evaluators_at_once = True`` is handed a run's
+    evaluators together (concurrent ``arun`` calls); without it, one after the other."""
 
     async def arun(self, evaluator: Evaluator[Any, Any], samples: Sequence[Any], *, run_id: str | None,
                    store: RunStore | None, concurrency: int | None, progress: bool | None) -> list[Any]: ...
