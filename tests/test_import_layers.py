@@ -128,3 +128,13 @@ def test_the_root_holds_only_the_contract() -> None:
     # Everything else lives in the subpackage of its layer, so the architecture shows in `ls`.
     modules = sorted(p.stem for p in ROOT.glob("*.py") if p.stem != "__init__")
     assert modules == ["errors", "evaluator", "model", "results", "types"]
+
+
+def test_the_readme_draws_every_layer() -> None:
+    # the README's Architecture section is where a reader finds the layers: each package of every
+    # layer appears in its drawing (a folder as ``name/``, a root module as ``name.py``)
+    text = (ROOT.parent / "README.md").read_text(encoding="utf-8")
+    drawing = text.split("## Architecture", 1)[1].split("```", 2)[1]
+    missing = sorted(name for name in RANK
+                     if f"{name}/" not in drawing and f"{name}.py" not in drawing)
+    assert missing == []

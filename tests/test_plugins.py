@@ -3,7 +3,8 @@
 (``langrag_eval.metrics``) and one evaluator (``langrag_eval.evaluators``), and put on the path of a
 child process. With no edit to the package, its scores show through ``langrag-eval run``,
 ``thelma --metrics gr,mypkg/cc``, the report, ``compare`` and ``gate``; the evaluator raising on one
-sample gives that sample's ``Unscored`` and the rest scored. Finding the entry points is
+sample gives that sample's ``Unscored`` and the rest scored; the metric's namespaced id is gated
+like any score name (``gate --max-drop mypkg/cc=0.1``). Finding the entry points is
 ``importlib.metadata``'s work, reading the dist-info as pip would have written it."""
 
 from __future__ import annotations
@@ -201,3 +202,32 @@ def test_an_unknown_evaluator_is_refused_in_one_line(site: Path, tmp_path: Path)
     done = _cli(site, "run", str(data), "--evaluator", "otherpkg/citations", "--store", str(tmp_path / "r.sqlite"))
     assert done.returncode != 0 and "otherpkg/citations" in done.stderr and "mypkg/citations" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_an_installed_metric_reaches_the_report_compare_and_gate(site: Path, tmp_path: Path, capsys) -> None:
+    data = tmp_path / "traffic.jsonl"
+    data.write_text("\n".join(json.dumps({"id": f"s{i}", "query": f"When was person {i} born?",
+                                          "sources": [f"Person {i} was born in 18{i:02d}."],
+                                          "response": f"Person {i} was born in 18{i:02d}."}) for i in range(6)) + "\n",
+                    encoding="utf-8")
+    store = tmp_path / "runs.sqlite"
+    runs = {}
+    for name, concise in (("concise", "1"), ("padded", "0")):
+        judge = tmp_path / f"{name}.json"
+        judge.write_text(json.dumps({"<passage>": "<output>\n- a claim\n</output>",
+                                     "<message>": "<output>\n- a question\n</output>",
+                                     "<concise_statement>": f"<output>{concise}</output>", "": "<output>1</output>"}),
+                         encoding="utf-8")
+        done = _cli(site, "thelma", str(data), "--judge", f"scripted:{judge}", "--store", str(store),
+                    "--embedder", "none", "--metrics", "gr,mypkg/cc", "--out", str(tmp_path / f"{name}.jsonl"))
+        assert done.returncode == 0, done.stderr
+        [runs[name]] = {r["id"] for r in RunStore(store).runs()} - set(runs.values())   # the run just made
+    # read with nothing of mypkg imported in this process: the stored scores carry their scales
+    s = RunStore(store)
+    assert "mypkg/cc" in build_report(s, runs["padded"])
+    cc = compare_runs(s, runs["concise"], runs["padded"]).metric("mypkg/cc")
+    assert (cc.mean_a, cc.mean_b, cc.n) == (1.0, 0.0, 6)
+    code = main(["gate", runs["padded"], "--baseline", runs["concise"], "--max-drop", "mypkg/cc=0.1",
+                 "--store", str(store)])
+    captured = capsys.readouterr()
+    assert code == 1 and "mypkg/cc" in captured.out and "unknown metric" not in captured.out, captured

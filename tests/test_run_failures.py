@@ -1,6 +1,7 @@
 """Failures are data at the run's boundary, for every evaluator: an exception raised while one
 sample is judged (here reading the judge's verdict raises on a prompt that holds ``BOOM``, as a bug
-in a verdict reader or a stage would; THELMA's first stage, its decompositions, raises) is that sample's
+in a verdict reader or a stage would; THELMA's first stage, its decompositions, raises; a user's
+argument matcher of a trajectory match, or verdict function of a reference-free check, raises) is that sample's
 ``Unscored`` (cause ``evaluator_error``) and the other samples are scored, through
 ``langrag_eval.run.evaluate`` — THELMA, whose samples move through stages, included. Repeated
 sample ids are refused by one rule with one error type, whichever evaluator runs."""
@@ -19,7 +20,10 @@ from langrag_eval import Evaluator, Sample
 from langrag_eval.errors import ConfigError, DataError, RepeatedIdError
 from langrag_eval.evaluator import FunctionEvaluator
 from langrag_eval.grading import VragGrader
+from langrag_eval.conversations import Conversation, ConversationJudge
+from langrag_eval.conversations.conversation import ConversationTurn
 from langrag_eval.grammar.grading import ReferenceGrader
+from langrag_eval.grammar.reliability import FunctionVerdict, ReliabilitySample
 from langrag_eval.results import Declaration, ScoreScale, Unscored
 from langrag_eval.run import evaluate
 from langrag_eval.runtime import Judge, RunStore
@@ -28,6 +32,7 @@ from langrag_eval.thelma import Thelma
 from langrag_eval.tournament.evaluators import (PointwiseEvaluator, PointwiseSample, RelevanceEvaluator,
                                                 RelevanceSample)
 from langrag_eval.tournament.pairwise import GameSample, PairwiseEvaluator
+from langrag_eval.trajectories import TrajectoryJudge, TrajectoryMatch, TrajectorySample
 
 
 class FaultyJudge(Judge):
@@ -90,6 +95,27 @@ async def _double(sample: Sample) -> Length:
     return Length(length=2 * len(sample.answer or ""))
 
 
+def _fragile_arguments(a: Any, b: Any) -> bool:
+    """A user's argument matcher for one tool, with a bug on arguments it did not expect."""
+    if "BOOM" in str(a):
+        raise KeyError("cannot compare these arguments")
+    return a == b
+
+
+def _fragile_verdict(sample: ReliabilitySample) -> bool:
+    if "BOOM" in sample.answer:
+        raise ValueError("cannot read this answer")
+    return "1815" in sample.answer
+
+
+def _searched(i: str, answer: str) -> TrajectorySample:
+    steps = [{"role": "user", "content": "When was Ada born?"},
+             {"role": "assistant", "content": "", "tool_calls": [{"name": "search", "args": {"q": answer}, "id": "c1"}]},
+             {"role": "tool", "content": "Ada was born in 1815.", "tool_call_id": "c1"},
+             {"role": "assistant", "content": "In 1815."}]
+    return TrajectorySample(id=i, question="When was Ada born?", trajectory=steps, reference=steps)
+
+
 KINDS: dict[str, tuple[Callable[[Judge], Evaluator[Any, Any]], Callable[[str, str], Any]]] = {
     "vrag": (VragGrader, _sample),
     "thelma": (lambda j: Thelma(j, metrics=("rp", "gr")), _sample),
@@ -102,6 +128,13 @@ KINDS: dict[str, tuple[Callable[[Judge], Evaluator[Any, Any]], Callable[[str, st
     "pairwise": (lambda j: PairwiseEvaluator(j, orders=1),
                  lambda i, a: GameSample(id=i, query="When was Ada born?", answer_a=a, answer_b="In 1900.",
                                          judgments={})),
+    "trajectory-judge": (TrajectoryJudge, lambda i, a: TrajectorySample(id=i, question="When was Ada born?", trajectory=[
+        {"role": "user", "content": "When was Ada born?"}, {"role": "assistant", "content": a}])),
+    "trajectory-match": (lambda j: TrajectoryMatch(overrides={"search": _fragile_arguments}), _searched),
+    "conversation-judge": (ConversationJudge, lambda i, a: Conversation(id=i, turns=(
+        ConversationTurn(user="When was Ada born?", answer=a),))),
+    "reference-free": (lambda j: FunctionVerdict(_fragile_verdict),
+                       lambda i, a: ReliabilitySample(id=i, question="When was Ada born?", answer=a)),
     "user": (lambda j: UsersOwn(), _sample),
     "function": (lambda j: FunctionEvaluator(_double, "double", Length), _sample),
 }

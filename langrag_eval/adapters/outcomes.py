@@ -39,7 +39,6 @@ from .adapting import (
 from ..types import as_documents, as_text
 from ..errors import ArgumentError, ConfigError
 from ..evaluator import Evaluator
-from ..grading import VragGrader
 from ..results import Score, Unscored
 from ..runtime import synchronous
 from ..tournament import GameRecord, GameSample, PairwiseEvaluator
@@ -233,14 +232,20 @@ def game_dict(game: GameRecord | Unscored) -> dict[str, Any]:
 
 def needs_reference(evaluator: Evaluator) -> bool:
     """Whether ``evaluator`` grades against a reference answer (a label), which a string evaluator
-    must then be given."""
-    return isinstance(evaluator, VragGrader)
+    must then be given: what its declaration says (``needs_reference``)."""
+    return bool(getattr(_declared(evaluator), "needs_reference", False))
 
 
 def primary_score(evaluator: Evaluator) -> str | None:
     """The score a framework reports for ``evaluator`` by default, with its pass call as accept /
-    reject (vRAG-Eval's 1-5 grade); None when every score counts alike."""
-    return "grade" if isinstance(evaluator, VragGrader) else None
+    reject (vRAG-Eval's 1-5 grade): its declaration's ``primary``; None when every score counts alike."""
+    return getattr(_declared(evaluator), "primary", None)
+
+
+def _declared(evaluator: Any) -> Any:
+    # an evaluator-like object written without the contract declares nothing
+    declare = getattr(evaluator, "declare", None)
+    return declare() if callable(declare) else None
 
 
 def _graded(s: Score, confidence: Any) -> dict[str, Any]:

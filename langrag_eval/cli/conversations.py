@@ -143,6 +143,8 @@ def _read(path: str) -> list[Any]:
 def judge_command(args: argparse.Namespace) -> int:
     from ..runtime.identity import file_digest
     from ..conversations import ConversationJudge
+    from ..run.evaluation import record_run
+    from ._summaries import SUMMARY_PREFIX
     from ..run import evaluate
     criteria = [c.strip() for c in args.criteria.split(",") if c.strip()]
     if not criteria or any(c not in CRITERIA for c in criteria):
@@ -159,7 +161,9 @@ def judge_command(args: argparse.Namespace) -> int:
                                                     "threshold": args.threshold, "role": args.role},
                             run_id=run_id, judge=judge.model_id)
     run = evaluate(conversations, evaluators, store=store, run_id=run_id)
-    store.finish_run(run_id, {"conversations": len(conversations), "criteria": criteria})
+    # each criterion's summary stored as `run` stores an evaluator's: the report's scores read it
+    record_run(store, run_id, {f"{SUMMARY_PREFIX}{c}": run.summary(c).model_dump(mode="json") for c in criteria},
+               finished={"conversations": len(conversations), "criteria": criteria})
     say(f"{len(conversations)} conversations (run {shown(run_id)}, judge {shown(judge.model_id)})")
     for c in criteria:
         summary = run.summary(c)

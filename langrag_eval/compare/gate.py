@@ -19,6 +19,7 @@ undecided.
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -62,9 +63,13 @@ class GateResult:
         return 2 if any(c.status == "undecided" for c in self.checks) else 0
 
 
+# a score name, or an installed metric's namespaced id (``mypkg/cc``: langrag_eval.run.plugins)
+_METRIC = re.compile(r"[a-z0-9_][a-z0-9_.-]*(/[a-z0-9_][a-z0-9_.-]*)?")
+
+
 def parse_max_drop(specs: Sequence[str] | Mapping[str, float]) -> dict[str, float]:
-    """``["accept_rate=0.02", "gr=0.05"]`` (or a mapping) as ``{metric: allowed drop}``; metric
-    names are case-insensitive. Raises ConfigError naming the bad spec."""
+    """``["accept_rate=0.02", "gr=0.05", "mypkg/cc=0.1"]`` (or a mapping) as ``{metric: allowed
+    drop}``; metric names are case-insensitive. Raises ConfigError naming the bad spec."""
     items = list(specs.items()) if isinstance(specs, Mapping) else []
     if not isinstance(specs, Mapping):
         for spec in specs:
@@ -78,8 +83,9 @@ def parse_max_drop(specs: Sequence[str] | Mapping[str, float]) -> dict[str, floa
     out: dict[str, float] = {}
     for name, drop in items:
         metric = str(name).strip().lower()
-        if not metric.replace("_", "").replace("-", "").isalnum():
-            raise ConfigError(f"--max-drop {name}: a metric is a score name, e.g. accept_rate or gr")
+        if not _METRIC.fullmatch(metric):
+            raise ConfigError(f"--max-drop {name}: a metric is a score name, e.g. accept_rate, gr or "
+                              "an installed package's mypkg/cc")
         if not 0.0 <= float(drop) < float("inf"):
             raise ConfigError(f"--max-drop {name}={drop}: the allowed drop must be a number >= 0")
         out[metric] = float(drop)

@@ -194,7 +194,8 @@ class VragGrader(Evaluator[Sample, VragGrade]):
 
     # an item is graded as a whole, or not at all: a comparison also reads the share graded
     declaration: ClassVar[Declaration] = Declaration({"accept_rate": _ACCEPT, "grade": _GRADE},
-                                                     judged_whole="scored_rate")
+                                                     judged_whole="scored_rate", primary="grade",
+                                                     needs_reference=True)
 
     def result_scores(self, result: VragGrade) -> list[Score]:
         """Accepted (1) or rejected (0) at this grader's threshold, a yes/no score whose mean over a

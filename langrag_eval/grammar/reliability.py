@@ -199,19 +199,17 @@ class SelfCheckQA(ReferenceFreeEvaluator):
 @dataclass
 class FunctionVerdict(ReferenceFreeEvaluator):
     """Any other reference-free verdict: ``fn(sample)`` returns a bool, a score (compared with
-    ``threshold``), Unscored, or an awaitable of one of these."""
+    ``threshold``), Unscored, or an awaitable of one of these. ``fn`` raising on one sample is
+    that sample's ``Unscored`` in a batch, cause ``evaluator_error``, as for every evaluator (the
+    run layer's rule: it is not the model failing)."""
 
     fn: Callable[[ReliabilitySample], Any]
     threshold: float = 0.5
 
     async def aevaluate(self, sample: ReliabilitySample) -> FreeVerdict | Unscored:
-        try:
-            value = self.fn(sample)
-            if inspect.isawaitable(value):
-                value = await value
-        except Exception as exc:  # a user's callable failing on one item must not stop the batch
-            return Unscored(reason=f"verdict function failed: {type(exc).__name__}: {exc}",
-                            cause="model_error")
+        value = self.fn(sample)
+        if inspect.isawaitable(value):
+            value = await value
         if isinstance(value, (Unscored, FreeVerdict)):
             return value
         if isinstance(value, bool):

@@ -20,13 +20,14 @@ produced is written to the store in one place, :func:`record_run`.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import ConfigError
 from ..runtime.concurrency import synchronous
-from .batch import aevaluate_many, astream_many
+from .batch import aevaluate_many, astream_many, check_text, check_unique_ids
 
 if TYPE_CHECKING:
     from ..evaluator import Evaluator
@@ -47,7 +48,8 @@ def __getattr__(name: str) -> Any:
 class Executor(Protocol):
     """Where a run's items are judged. ``arun`` returns one result per sample, in input order,
     each a result or an ``Unscored``; with a store and a run id, finished items are stored and a
-    re-run reads them back."""
+    re-run reads them back. An executor with ``evaluators_at_once = True`` is handed a run's
+    evaluators together (concurrent ``arun`` calls); without it, one after the other."""
 
     async def arun(self, evaluator: Evaluator[Any, Any], samples: Sequence[Any], *, run_id: str | None,
                    store: RunStore | None, concurrency: int | None, progress: bool | None) -> list[Any]: ...
@@ -55,7 +57,13 @@ class Executor(Protocol):
 
 @dataclass(frozen=True)
 class LocalExecutor:
-    """This process's event loop: at most ``concurrency`` items in flight (default: the judge's)."""
+    """This process's event loop: at most ``concurrency`` items of each evaluator in flight (default:
+    the judge's), every evaluator of a run at once; evaluators sharing a judge share its limit on
+    model calls, so running them together fills the judge's slots without exceeding them."""
+
+    #: :func:`aevaluate` runs a run's evaluators together on this executor (an executor without
+    #: this attribute is handed them one after the other)
+    evaluators_at_once = True
 
     async def arun(self, evaluator: Evaluator[Any, Any], samples: Sequence[Any], *, run_id: str | None,
                    store: RunStore | None, concurrency: int | None, progress: bool | None) -> list[Any]:
@@ -102,27 +110,52 @@ async def aevaluate(dataset: Iterable[Any], evaluators: Any, *, judge: Judge | N
                     store: RunStore | None = None, run_id: str | None = None,
                     concurrency: int | None = None, progress: bool | None = None,
                     executor: Executor | None = None) -> RunResult:
-    """Run every evaluator over ``dataset``, one evaluator after the other.
+    """Run every evaluator over ``dataset``, all of them at once (on the default executor).
 
     ``evaluators``: one evaluator, a list of them (named by their task: ``vrag``, ``thelma``, ...)
     or a mapping of names to evaluators. ``judge``: judge with this one instead of each evaluator's
     own. ``store`` / ``run_id``: the run store (default: the judge's) and the run the results go
-    to, which makes the run resumable. ``concurrency``: items in flight at once (default: the
-    judge's). ``progress``: a progress bar on a terminal (off by default). ``executor``: where the
-    items are judged (default :class:`LocalExecutor`). An exception inside an evaluator is that
-    item's ``Unscored``; configuration errors raise."""
+    to, which makes the run resumable. ``concurrency``: each evaluator's items in flight at once
+    (default: the judge's; evaluators that share a judge share its limit on calls). ``progress``:
+    a progress bar on a terminal (off by default). ``executor``: where the items are judged
+    (default :class:`LocalExecutor`). An exception inside an evaluator is that item's
+    ``Unscored``; configuration errors raise, before any item is judged where the data is at fault."""
     samples = list(dataset)
     named = _named(evaluators)
     if judge is not None:
         named = {n: e.for_judge(judge) for n, e in named.items()}
     if concurrency is not None and concurrency < 1:
         raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
+    # the data is refused before any evaluator judges: a repeated id found by the last evaluator
+    # must not cost the calls the first ones would have made by then
+    check_text(samples)
+    for evaluator in named.values():
+        check_unique_ids(evaluator, samples)
     runner = executor if executor is not None else LocalExecutor()
-    results = {}
-    for name, evaluator in named.items():
-        results[name] = await runner.arun(evaluator, samples, run_id=run_id, store=store,
-                                          concurrency=concurrency, progress=progress)
+
+    def judged(evaluator: Evaluator[Any, Any]) -> Any:
+        return runner.arun(evaluator, samples, run_id=run_id, store=store, concurrency=concurrency,
+                           progress=progress)
+
+    if getattr(runner, "evaluators_at_once", False):
+        results = dict(zip(named, await _all_at_once([judged(e) for e in named.values()])))
+    else:  # an executor that places the work elsewhere (Ray's workers) takes one evaluator at a time
+        results = {name: await judged(evaluator) for name, evaluator in named.items()}
     return RunResult(run_id=run_id, samples=samples, results=results, evaluators=named)
+
+
+async def _all_at_once(runs: list[Any]) -> list[Any]:
+    """Every run at once, results in the order given. The first that raises (a configuration
+    error, an unavailable judge: an exception in one sample is already that sample's ``Unscored``)
+    cancels the others, and its exception is raised as it is, not wrapped in a group."""
+    tasks = [asyncio.ensure_future(r) for r in runs]
+    try:
+        return list(await asyncio.gather(*tasks))
+    except BaseException:
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
 
 
 evaluate = synchronous(aevaluate)

@@ -10,6 +10,7 @@ import pytest
 from compare_helpers import put_grade_run
 
 from langrag_eval.cli import main
+from langrag_eval.errors import ConfigError
 from langrag_eval.runtime import RunStore
 from langrag_eval.testing import assert_no_regression
 
@@ -152,3 +153,12 @@ def test_answers_that_become_ungradable_cannot_sneak_past_the_gate(tmp_path, cap
     assert "up to 0 in the baseline, 80 in the run" in out
     assert main(argv + ["--max-drop", "scored_rate=0"]) == 1
     assert "FAIL      scored_rate" in capsys.readouterr().out
+
+
+def test_an_installed_metrics_namespaced_id_is_a_gate_metric() -> None:
+    from langrag_eval.compare.gate import parse_max_drop
+    assert parse_max_drop(["MyPkg/CC=0.1", "gr=0.05", "pkg_a/x.y-z=0"]) == {"mypkg/cc": 0.1, "gr": 0.05,
+                                                                          "pkg_a/x.y-z": 0.0}
+    for bad in ("a/b/c=0.1", "/cc=0.1", "mypkg/=0.1", "my pkg/cc=0.1", "../cc=0.1", "cc;rm=0.1"):
+        with pytest.raises(ConfigError, match="a metric is a score name"):
+            parse_max_drop([bad])

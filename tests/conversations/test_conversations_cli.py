@@ -49,6 +49,15 @@ def test_simulate_then_judge(tmp_path, monkeypatch, capsys) -> None:
     assert "goal_met: pass rate 1.00, mean grade 5.00" in out
     assert "knowledge_retention: pass rate 0.00, mean grade 3.00" in out
     assert "role_adherence: pass rate 0.00" in out
+    # each criterion's summary is stored with the run, so the report's scores section shows it
+    from langrag_eval.report import build_report
+    from langrag_eval.runtime import RunStore
+    store = RunStore(tmp_path / "runs.sqlite")
+    [judged] = [r["id"] for r in store.runs() if r["id"].startswith("conversations-judge-")]
+    html = build_report(store, judged)
+    assert 'id="scores"' in html
+    assert all(f"summary/{c}" in store.artifacts(judged) and c in html
+               for c in ("goal_met", "knowledge_retention", "role_adherence"))
 
 
 def test_bad_personas_are_one_line(tmp_path, monkeypatch, capsys) -> None:

@@ -22,7 +22,7 @@ from langrag_eval.errors import ConfigError
 from langrag_eval.evaluator import Evaluator
 from langrag_eval.grammar.grading import ReferenceGrader
 from langrag_eval.prompting.templates import override_template
-from langrag_eval.results import Score, ScoreScale, Unscored
+from langrag_eval.results import Declaration, Score, ScoreScale, Unscored
 from langrag_eval.runtime import Judge
 from langrag_eval.testing import ScriptedModel
 from langrag_eval.types import Sample
@@ -122,3 +122,40 @@ def test_llamaindex_prompt_hooks_are_the_evaluators_prompts() -> None:
     user = LangragEvaluator(WordOverlap())
     user.update_prompts({"overlap": "{{ answer }} vs {{ label }}"})
     assert user.evaluator.prompts()["overlap"].body.strip() == "{{ answer }} vs {{ label }}"
+
+
+class Graded(BaseModel):
+    grade: int
+
+
+@dataclass
+class LengthGrade(Evaluator[Sample, Graded]):
+    """A user's graded evaluator: the answer's length against the reference's, 1 to 5 (3 passes),
+    declared as its primary score and needing a reference, as vRAG-Eval's grade does."""
+
+    task: ClassVar[str] = "user/length_grade"
+    result_type: ClassVar[type[Graded]] = Graded
+    declaration: ClassVar = Declaration({"grade": ScoreScale(1, 5)}, primary="grade", needs_reference=True)
+
+    def result_scores(self, r: Graded) -> list[Score]:
+        return [ScoreScale(1, 5).score("grade", r.grade, passed=r.grade >= 3, reason=f"grade {r.grade}")]
+
+    async def aevaluate(self, sample: Sample) -> Graded | Unscored:
+        ratio = len(sample.answer or "") / max(1, len(sample.reference or ""))
+        return Graded(grade=max(1, min(5, round(5 * ratio))))
+
+
+def test_a_declared_primary_score_is_reported_as_vrag_grade_is() -> None:
+    # what the adapters report as "the" score, and whether they ask for a reference, is read from
+    # the declaration: a user's evaluator gets the graded shape the package's own grader has
+    ev = LangragStringEvaluator(LengthGrade())
+    assert ev.requires_reference and not LangragStringEvaluator(WordOverlap()).requires_reference
+    out = ev.evaluate_strings(prediction="Two years.", reference="Two years.", input="Warranty?")
+    assert (out["grade"], out["value"], out["score"]) == (5, "accept", 1.0)
+    low = ev.evaluate_strings(prediction="Two", reference="Two years, from the day of purchase.", input="Warranty?")
+    assert (low["grade"], low["value"]) == (1, "reject")
+    [main, raw] = langsmith_evaluator(LengthGrade())(inputs={"question": "Warranty?"},
+                                                     outputs={"answer": "Two years."},
+                                                     reference_outputs={"answer": "Two years."})["results"]
+    assert (main["key"], main["score"], main["value"]) == ("user/length_grade", 1.0, "accept")
+    assert (raw["key"], raw["score"]) == ("user/length_grade_raw_score", 5)
