@@ -47,8 +47,8 @@ from pydantic import BaseModel
 
 from .errors import ConfigError
 from .results import Declaration, Score, ScoreScale, Summary, Unscored, summarize_scores
-from .runtime.concurrency import synchronous
-from .runtime.identity import content_hash
+from .concurrency import synchronous
+from .files.identity import content_hash
 
 if TYPE_CHECKING:
     from typing_extensions import Self

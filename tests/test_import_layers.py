@@ -2,10 +2,10 @@
 or lower ones, with no cycle between packages, and the core imports no framework.
 
 Layers, lowest first, each a subpackage (or one of the contract's few root modules): typed errors;
-pure statistics; the contract's data (results and summaries, samples and documents, the model seam)
-beside files (tables, safe reading and writing, strict JSON); prompting (templates, delimiters,
-echoes: the untrusted-text boundary); verdicts (reading a judge's reply); the runtime (judge, stores,
-batches, models, the evaluator contract); the run layer (one way to run a dataset); the capabilities
+pure statistics beside the one concurrency helper; the contract (results and summaries, samples and
+documents, the model seam, the evaluator) beside files (tables, safe reading and writing, strict
+JSON, content identity); prompting (templates, delimiters, echoes: the untrusted-text boundary);
+verdicts (reading a judge's reply); the runtime (judge, stores, batches, models); the run layer (one way to run a dataset); the capabilities
 (retrieval, pipelines, grading, THELMA, tournaments, GRAMMAR, synthetic queries, run comparison, test
 doubles); composites (judge audit, HTML report, and the framework-free half of the adapters used by
 ``integrations/``); the applications (quickstart, command line). The graph is read from the source
@@ -24,11 +24,11 @@ ROOT = Path(langrag_eval.__file__).parent
 
 LAYERS = [
     {"errors"},
-    {"stats"},
-    {"results", "types", "files", "model"},
+    {"stats", "concurrency"},
+    {"results", "types", "files", "model", "evaluator"},
     {"prompting"},
     {"verdicts"},
-    {"runtime", "evaluator", "models"},
+    {"runtime", "models"},
     {"run"},
     {"retrieval", "pipelines", "grading", "thelma", "tournament", "grammar", "synth", "compare", "testing",
      "trajectories", "conversations"},

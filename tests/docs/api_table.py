@@ -32,6 +32,7 @@ MODULES = {
     "langrag_eval.audit": "judge audit against human labels",
     "langrag_eval.compare": "run comparison and regression gate",
     "langrag_eval.stats": "agreement, intervals, paired tests, ranking metrics",
+    "langrag_eval.concurrency": "the one concurrency helper: bounded gather, limiter, sync forms",
     "langrag_eval.runtime": "judge, run store, batches, concurrency",
     "langrag_eval.report": "HTML report: figures, and every item's scores by name",
     "langrag_eval.models": "judges by name, the local llama.cpp judge",
