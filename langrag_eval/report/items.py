@@ -47,6 +47,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..results import Score
+from ..run.batch import DECLARED_PREFIX
 from ..runtime.items import CONTENTS_PREFIX, ITEMS_PREFIX, current_judgments
 from ..runtime.parts import PartWriter, is_part, read_parts
 from .steps import conversation_of_simulation, display_steps
@@ -194,6 +195,11 @@ def browser_items(store: Any, run_id: str, *, artifacts: Mapping[str, Any] | Non
             contents.setdefault(str(j["item"]), {"id": str(j["item"]), **shown})
             row(str(j["item"]))
     tasks = _item_tasks(judgments, artifacts)
+    # each item's scores in the order the run declared its evaluators, not the order they finished
+    # in (a run's evaluators judge at once)
+    order = {n[len(DECLARED_PREFIX):]: i
+             for i, n in enumerate(n for n in artifacts if n.startswith(DECLARED_PREFIX))}
+    judgments = sorted(judgments, key=lambda j: order.get(j["task"], order.get(_family(j["task"]), len(order))))
     for j in judgments:
         if j["task"] not in tasks:
             continue
