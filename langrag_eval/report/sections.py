@@ -25,7 +25,8 @@ then left out of the page and its navigation). Kinds are found, in this order:
 
 A renderer's HTML goes into the page as it is: text that came from a model or a user must be
 escaped by it (``markupsafe.escape``, or a template with autoescape); the page's
-Content-Security-Policy runs no script of it either way.
+Content-Security-Policy runs no script of it either way. ``view.heading`` is ``Markup``: a plain
+string added to it is escaped, so build on it with ``Markup(...).format(...)``.
 
 >>> from langrag_eval.results import Declaration, ScoreScale, Section
 >>> from langrag_eval.runtime import RunStore
