@@ -8,10 +8,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import pytest
 from markupsafe import Markup
 from pydantic import BaseModel
 
 from langrag_eval import Evaluator, Sample
+from langrag_eval.errors import ConfigError
 from langrag_eval.grading import VragGrade, VragGrader, summarize
 from langrag_eval.grammar.grading import ReferenceGrader
 from langrag_eval.report import SECTIONS, build_report
@@ -163,3 +165,18 @@ def test_a_renderer_registered_for_a_kind_draws_it_or_leaves_it_out(tmp_path, mo
     empty = store.open_run("demo", {}, "nothing")
     evaluate([Sample(id="s", question="Q?", answer="BOOM")], {"words": Words()}, store=store, run_id=empty)
     assert "evaluator-mine-words" not in build_report(store, empty)
+
+
+def test_an_installed_renderer_that_raises_is_named_in_one_line(tmp_path, monkeypatch) -> None:
+    def broken(view: report_sections.SectionView) -> str:
+        return view.summary.scores["no such score"]
+
+    monkeypatch.setitem(report_sections._KINDS, "mine/broken",
+                        report_sections._Kind(broken, None, None, "mine.report:broken"))
+    monkeypatch.setattr(Words, "declaration", Words.declaration._replace(sections=(Section("Broken", "mine/broken"),)))
+    store = RunStore(tmp_path / "runs.sqlite")
+    run = store.open_run("demo", {}, "broken")
+    evaluate([Sample(id="s", question="Q?", answer="one")], {"words": Words()}, store=store, run_id=run)
+    with pytest.raises(ConfigError, match=r"report section 'mine/broken' \(mine\.report:broken\) failed on "
+                                          r"'mine/words': KeyError: 'no such score'"):
+        build_report(store, run)
