@@ -24,8 +24,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from .errors import ArgumentError, redact
 
-__all__ = ["Unscored", "UnscoredCause", "Outcome", "Score", "ScoreScale", "Declaration", "ScoreSummary", "Summary", "is_scored",
-           "summarize_scores"]
+__all__ = ["Unscored", "UnscoredCause", "Outcome", "Score", "ScoreScale", "Declaration", "Section", "ScoreSummary", "Summary",
+           "is_scored", "summarize_scores"]
 
 UnscoredCause = Literal[
     "unparseable",   # the judge replied, twice, without a readable verdict
@@ -80,6 +80,24 @@ class ScoreScale(NamedTuple):
                      higher_is_better=self.higher_is_better, reason=missing.reason, cause=missing.cause)
 
 
+class Section(NamedTuple):
+    """A section of the HTML report that an evaluator declares: its ``title`` (the heading and the
+    link in the page's navigation) and the ``kind`` of renderer that draws it. ``"scores"`` (the
+    default) is the generic section: the evaluator's description and each declared score's mean
+    with its 95 % interval, pass rate and unscored count, read from the judgments stored with the
+    run. Another kind names a renderer registered under it: the package's own (``vrag``,
+    ``thelma``, ``windows``, ``tournament``, ``grammar``) or an installed package's, found by
+    its ``langrag_eval.report_sections`` entry point (``mypkg/citations``); where that package is
+    not installed, the generic section is drawn instead.
+
+    >>> Section("Citations")
+    Section(title='Citations', kind='scores')
+    """
+
+    title: str
+    kind: str = "scores"
+
+
 class Declaration(NamedTuple):
     """What an evaluator gives every sample, declared once: its scores by name, in order, each on
     its :class:`ScoreScale` (low, high, higher is better, binary), and whether it ``indexes_items``
@@ -93,7 +111,9 @@ class Declaration(NamedTuple):
     (for a verdict that carries no reason of its own). ``primary``: the one score a framework
     adapter reports by default, with its pass call as accept / reject (vRAG-Eval's ``grade``; None:
     every score counts alike). ``needs_reference``: the evaluator grades against a reference
-    answer, so an adapter must be given one.
+    answer, so an adapter must be given one. ``sections``: the report sections it draws
+    (:class:`Section`), in order; none: its scores show in the report's item browser (and in its
+    table of scores by evaluator where ``langrag-eval run`` stored its summary) only.
 
     >>> d = Declaration({"grade": ScoreScale(1, 5), "accept": ScoreScale(0, 1, binary=True)})
     >>> d.names(), d.scale("accept").binary
@@ -106,6 +126,7 @@ class Declaration(NamedTuple):
     raw_reason: bool = False
     primary: str | None = None
     needs_reference: bool = False
+    sections: tuple[Section, ...] = ()
 
     def names(self) -> tuple[str, ...]:
         return tuple(self.scores)

@@ -2,7 +2,9 @@
 ``tmp_path`` with a ``.dist-info`` whose ``entry_points.txt`` declares one THELMA metric
 (``langrag_eval.metrics``) and one evaluator (``langrag_eval.evaluators``), and put on the path of a
 child process. With no edit to the package, its scores show through ``langrag-eval run``,
-``thelma --metrics gr,mypkg/cc``, the report, ``compare`` and ``gate``; the evaluator raising on one
+``thelma --metrics gr,mypkg/cc``, the report (a titled section each evaluator declares, drawn by the
+package's own renderer where it is installed, ``langrag_eval.report_sections``), ``compare`` and
+``gate``; the evaluator raising on one
 sample gives that sample's ``Unscored`` and the rest scored; the metric's namespaced id is gated
 like any score name (``gate --max-drop mypkg/cc=0.1``). Finding the entry points is
 ``importlib.metadata``'s work, reading the dist-info as pip would have written it."""
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -30,11 +33,15 @@ from dataclasses import dataclass
 from pydantic import BaseModel
 
 from langrag_eval import Evaluator, Sample
-from langrag_eval.results import Declaration, ScoreScale
+from langrag_eval.results import Declaration, ScoreScale, Section
 
 
 class Cited(BaseModel):
     cited: bool
+
+
+class Counted(BaseModel):
+    words: int
 
 
 @dataclass
@@ -42,12 +49,37 @@ class Citations(Evaluator[Sample, Cited]):
     """Does the answer cite a source ([1], [2] ...)?"""
     task = "mypkg/citations"
     result_type = Cited
-    declaration = Declaration({"cited": ScoreScale(0, 1, binary=True)})
+    description = "Does the answer cite a source?"
+    declaration = Declaration({"cited": ScoreScale(0, 1, binary=True)}, sections=(Section("Citations"),))
 
     async def aevaluate(self, sample):
         if "BOOM" in sample.answer:
             raise ValueError("cannot read this answer")
         return Cited(cited="[" in sample.answer)
+
+
+@dataclass
+class Words(Evaluator[Sample, Counted]):
+    """How many words the answer has: its section is drawn by mypkg.report."""
+    task = "mypkg/words"
+    result_type = Counted
+    declaration = Declaration({"words": ScoreScale(0, 1000, higher_is_better=False)},
+                              sections=(Section("Answer length <words>", "mypkg/lengths"),))
+
+    async def aevaluate(self, sample):
+        return Counted(words=len(sample.answer.split()))
+'''
+
+REPORT = '''
+from markupsafe import Markup
+
+
+def lengths(view):
+    words = view.summary.scores.get("words")
+    if words is None:
+        return None
+    return view.heading + Markup('<p class="answer-lengths">{:.2f} words on average over {} answers, {:g} at most</p>'
+                                 ).format(words.mean, words.n, words.max)
 '''
 
 METRICS = '''
@@ -90,6 +122,10 @@ inside <output> and </output>.
 
 ENTRY_POINTS = """[langrag_eval.evaluators]
 citations = mypkg.evaluators:Citations
+words = mypkg.evaluators:Words
+
+[langrag_eval.report_sections]
+lengths = mypkg.report:lengths
 
 [langrag_eval.metrics]
 cc = mypkg.metrics:CONCISION
@@ -103,6 +139,7 @@ def site(tmp_path: Path) -> Path:
     (site / "mypkg" / "__init__.py").write_text("", encoding="utf-8")
     (site / "mypkg" / "evaluators.py").write_text(EVALUATORS, encoding="utf-8")
     (site / "mypkg" / "metrics.py").write_text(METRICS, encoding="utf-8")
+    (site / "mypkg" / "report.py").write_text(REPORT, encoding="utf-8")
     (site / "mypkg" / "match_concise.txt").write_text(PROMPT, encoding="utf-8")
     info = site / "mypkg-0.1.dist-info"
     info.mkdir()
@@ -178,6 +215,50 @@ def test_an_installed_metric_is_scored_by_thelma(site: Path, tmp_path: Path) -> 
     missing = _cli(site, "thelma", str(data), "--judge", f"scripted:{judge}", "--embedder", "none",
                    "--store", str(tmp_path / "runs.sqlite"), "--metrics", "gr,otherpkg/cc")
     assert missing.returncode != 0 and "otherpkg/cc" in missing.stderr and "Traceback" not in missing.stderr
+
+
+def _nav(html: str) -> list[tuple[str, str]]:
+    nav = re.search(r"<nav>(.*?)</nav>", html, re.S)
+    assert nav is not None
+    return re.findall(r'<a href="#([^"]+)">([^<]*)</a>', nav.group(1))
+
+
+def test_an_installed_evaluator_declares_its_own_report_section(site: Path, tmp_path: Path) -> None:
+    store = tmp_path / "runs.sqlite"
+    data = tmp_path / "answers.jsonl"
+    data.write_text(_rows(["Born in 1800 [1].", "Born in 1801.", "Born, they say, in 1802 [2]."]), encoding="utf-8")
+    unused = tmp_path / "unused.json"   # neither evaluator asks a judge
+    unused.write_text(json.dumps(["never asked"]), encoding="utf-8")
+    done = _cli(site, "run", str(data), "--evaluator", "mypkg/words", "--evaluator", "mypkg/citations",
+                "--judge", f"scripted:{unused}", "--store", str(store))
+    assert done.returncode == 0, done.stderr
+    run = done.stdout.split()[1]
+
+    # built where mypkg is installed: its own renderer draws the length section, after the answer
+    # and in the order the run stored the evaluators' declarations, before the judge and settings
+    out = tmp_path / "report.html"
+    done = _cli(site, "report", run, "--store", str(store), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    html = out.read_text(encoding="utf-8")
+    assert _nav(html) == [("summary", "summary"), ("scores", "scores"),
+                          ("evaluator-mypkg-words", "Answer length &lt;words&gt;"),
+                          ("evaluator-mypkg-citations", "Citations"), ("judge", "judge card"),
+                          ("settings", "settings")]
+    assert ('<section id="evaluator-mypkg-words">\n<h2>Answer length &lt;words&gt;</h2>'
+            '<p class="answer-lengths">4.33 words on average over 3 answers, 6 at most</p>') in html
+    cited = html.split('<section id="evaluator-mypkg-citations">')[1].split("</section>")[0]
+    assert "<h2>Citations</h2>" in cited and "Does the answer cite a source?" in cited
+    assert re.search(r"<td><bdi>cited</bdi></td><td>0\.\.1 \(yes/no\)</td>\s*<td class=\"num\">3 of 3</td>"
+                     r"<td class=\"num\">0\.667</td>", cited), cited
+
+    # built where mypkg is not installed (this process imports none of it): the same run draws the
+    # length section as the generic one, its scores from the stored judgments, and says why
+    here = build_report(RunStore(store), run)
+    assert _nav(here) == _nav(html)
+    words = here.split('<section id="evaluator-mypkg-words">')[1].split("</section>")[0]
+    assert "answer-lengths" not in words and "<code><bdi>mypkg/lengths</bdi></code>, which is not installed here" in words
+    assert re.search(r"<td><bdi>words</bdi></td><td>0\.\.1000 \(lower is better\)</td>\s*"
+                     r"<td class=\"num\">3 of 3</td><td class=\"num\">4\.33</td>", words), words
 
 
 def test_an_installed_evaluator_raising_on_one_sample_leaves_that_sample_unscored(site: Path, tmp_path: Path) -> None:

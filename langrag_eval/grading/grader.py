@@ -36,7 +36,7 @@ from ..errors import ConfigError
 from ..files.reading import read_text
 from ..model import GenerationParams
 from ..prompting.templates import PromptTemplate, load_prompt, override_template
-from ..results import Declaration, Score, ScoreScale, Summary, Unscored
+from ..results import Declaration, Score, ScoreScale, Section, Summary, Unscored
 from ..evaluator import Evaluator, check_judge
 from ..runtime import Judge
 from ..types import Sample
@@ -192,10 +192,12 @@ class VragGrader(Evaluator[Sample, VragGrade]):
         return VragGrade(score=verdict.score, accepted=verdict.score >= self.threshold,
                          reason=verdict.reason, raw=answer.raw, confidence=verdict.confidence)
 
-    # an item is graded as a whole, or not at all: a comparison also reads the share graded
+    # an item is graded as a whole, or not at all: a comparison also reads the share graded; the
+    # report draws the grades from the summary a run stores as ``vrag``
     declaration: ClassVar[Declaration] = Declaration({"accept_rate": _ACCEPT, "grade": _GRADE},
                                                      judged_whole="scored_rate", primary="grade",
-                                                     needs_reference=True)
+                                                     needs_reference=True,
+                                                     sections=(Section("vRAG-Eval", "vrag"),))
 
     def result_scores(self, result: VragGrade) -> list[Score]:
         """Accepted (1) or rejected (0) at this grader's threshold, a yes/no score whose mean over a

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..errors import JudgeOutputError
 from ..prompting.templates import PromptTemplate, override_template
-from ..results import Declaration, Score, ScoreScale, Unscored
+from ..results import Declaration, Score, ScoreScale, Section, Unscored
 from ..evaluator import Evaluator, check_judge
 from ..runtime import Judge
 from ..types import Sample
@@ -91,8 +91,9 @@ class ReferenceGrader(Evaluator[Sample, Correctness]):
     description: ClassVar[str] = "GRAMMAR grading"
     prompt_fields: ClassVar[dict[str, str]] = {"correctness": "prompt"}
     # judged as a whole; the verdict carries no reason of its own, so the judge's reply ends it
+    # (the report's section is the analysis a run stores as ``grammar``)
     declaration: ClassVar[Declaration] = Declaration({"correct": _CORRECT}, judged_whole="grammar_scored_rate",
-                                                     raw_reason=True)
+                                                     raw_reason=True, sections=(Section("GRAMMAR", "grammar"),))
 
     def __post_init__(self) -> None:
         check_judge(self)

@@ -9,7 +9,9 @@ from .. import lazy_getattr
 
 if TYPE_CHECKING:
     from .build import SECTIONS, build_report, write_report
+    from .sections import SectionView, register_section
 
-__all__ = ["build_report", "write_report", "SECTIONS"]
+__all__ = ["build_report", "write_report", "SECTIONS", "SectionView", "register_section"]
 
-__getattr__ = lazy_getattr(__name__, {name: ".build" for name in __all__}, globals())
+__getattr__ = lazy_getattr(__name__, {**{name: ".build" for name in ("build_report", "write_report", "SECTIONS")},
+                                      "SectionView": ".sections", "register_section": ".sections"}, globals())

@@ -1,6 +1,6 @@
 """The HTML report of one run: a single self-contained file (inline CSS, SVG and one script, the
-item browser's, allowed by its hash alone; no network) built from what the run store holds: the run's settings and judge, the artifacts that the
-capabilities stored (``vrag``, ``thelma``, ``tournament``, ``grammar``), the judge's card (the run's
+item browser's, allowed by its hash alone; no network) built from what the run store holds: the run's settings and judge, the sections its evaluators
+declared (:mod:`langrag_eval.report.sections`, each drawn from what its capability stored), the judge's card (the run's
 own ``judge_card`` when it is an audit, else the latest audit of the same judge in the store), the
 Unscored judgments with their reasons, every item (question, answer, contexts, the judge's reply,
 and each of its scores by name, read from the typed scores stored with the judgments) in a browser,
@@ -27,11 +27,9 @@ from __future__ import annotations
 import base64
 import datetime as _dt
 import hashlib
-import math
 from pathlib import Path
 from typing import Any
 
-import jinja2
 from markupsafe import Markup
 
 from ..files.writing import write_text_atomic
@@ -40,128 +38,25 @@ from ..models import TINY_MODEL_WARNING
 from ..results import Summary
 from ..runtime import RunStore
 from ..runtime.items import current_judgments
-from ..runtime.parts import read_parts
-from .games import games_view
-from .headline import headline, thelma_intervals
-from .monitoring import windows_view
-from .items import CONTENTS, browser_items, items_json
-from .svg import bar_chart, difference_chart, heatmap, interval_chart, measure_bar
-from .views import plain_settings, thelma_view, tournament_view
+from .headline import headline
+from .items import browser_items, group_label, items_json
+from .sections import ENV as _ENV, drawn_sections, registered_anchors
+from .svg import difference_chart, measure_bar
+from .views import plain_settings
 
 __all__ = ["build_report", "write_report", "SECTIONS"]
 
-# the answer first: the summary, then each capability's figures, the items; the run's settings and
-# the judge's card (collapsed) and usage come last
-SECTIONS = ("summary", "scores", "vrag", "thelma", "windows", "tournament", "grammar", "items", "unscored", "judge",
-            "settings", "usage")
+# the answer first: the summary (and a comparison), the scores by evaluator, then the sections the
+# run's evaluators declared (:mod:`.sections`: the package's own below, in the order a run that held
+# them all stored them), the items; the run's settings, the judge's card and usage come last
+_FIRST, _LAST = ("summary", "scores"), ("items", "unscored", "judge", "settings", "usage")
+SECTIONS = (*_FIRST, *registered_anchors(), *_LAST)
 _TITLES = {"summary": "summary", "settings": "settings", "scores": "scores", "comparison": "comparison",
-           "judge": "judge card", "vrag": "vRAG-Eval", "thelma": "THELMA", "windows": "monitoring",
-           "tournament": "tournament", "grammar": "GRAMMAR", "items": "items", "unscored": "unscored",
-           "usage": "usage"}
+           "judge": "judge card", "items": "items", "unscored": "unscored", "usage": "usage"}
 _SCRIPT = (Path(__file__).parent / "templates" / "browser.js").read_text(encoding="utf-8")
 # the page runs this one script and nothing else (Content-Security-Policy by its hash)
 _SCRIPT_HASH = "sha256-" + base64.b64encode(hashlib.sha256(_SCRIPT.encode("utf-8")).digest()).decode()
 _TINY_IDS = ("local:gemma-3-270m",)
-
-_ENV = jinja2.Environment(loader=jinja2.PackageLoader("langrag_eval.report", "templates"),
-                          # artifacts from older or partial runs may lack optional keys: render "—"
-                          autoescape=True, undefined=jinja2.ChainableUndefined,
-                          trim_blocks=True, lstrip_blocks=True)
-
-
-def _fmt(value: Any, digits: int = 3) -> str:
-    if value is None or isinstance(value, jinja2.Undefined):
-        return "—"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        return "—" if not math.isfinite(value) else f"{value:.{digits}g}"
-    return str(value)
-
-
-def _pct(value: Any) -> str:
-    return "—" if not isinstance(value, (int, float)) or not math.isfinite(value) else f"{value:.0%}"
-
-
-_ENV.filters["fmt"] = _fmt
-# where no <bdi> can go (the page's <title>): embeddings, overrides and isolates dropped
-_ENV.filters["nobidi"] = lambda text: str(text).translate(
-    dict.fromkeys([*range(0x202A, 0x202F), *range(0x2066, 0x206A)]))
-_ENV.filters["pct"] = _pct
-
-
-def _vrag_charts(vrag: dict[str, Any]) -> dict[str, Markup]:
-    dist = vrag.get("distribution") or {}
-    charts = {"distribution": Markup(bar_chart([f"score {k}" for k in "12345"],
-                                               [float(dist.get(k, 0)) for k in "12345"],
-                                               title="Score distribution"))}
-    subjects = {k: v for k, v in (vrag.get("subjects") or {}).items() if v.get("scored")}
-    if subjects:
-        from ..stats.intervals import wilson  # the report alone needs it
-
-        names = sorted(subjects)
-        shares = [wilson(int(subjects[n].get("accepted") or 0), int(subjects[n]["scored"])) for n in names]
-        charts["subjects"] = Markup(interval_chart(
-            [f"{n} (n={e.n})" for n, e in zip(names, shares)], [e.value for e in shares],
-            [e.low for e in shares], [e.high for e in shares], bounds=(0.0, 1.0), percent=True,
-            title=f"Accept rate per {vrag.get('group_by') or 'subject'}, 95 % Wilson interval"))
-    agreement = vrag.get("agreement")
-    if agreement and agreement.get("confusion"):
-        names = agreement.get("names", ["judge", "human"])
-        matrix = agreement["confusion"]
-        total = sum(sum(r) for r in matrix) or 1
-        labels = [str(x) for x in agreement.get("labels", range(1, len(matrix) + 1))]
-        charts["confusion"] = Markup(heatmap([[c / total for c in row] for row in matrix], labels, labels,
-                                             title=f"Confusion: rows {names[0]}, columns {names[1]}"))
-    return charts
-
-
-def _thelma_charts(thelma: dict[str, Any], intervals: dict[str, tuple[float | None, float | None, str]]
-                   ) -> dict[str, Markup]:
-    metrics = thelma.get("metrics") or {}
-    # an interval from fewer than five scores says little: those metrics are in the table only
-    keys = [k for k in metrics if metrics[k].get("mean") is not None and (metrics[k].get("n") or 0) >= 5]
-    if not keys:
-        return {}
-
-    def end(k: str, i: int) -> float:
-        v = intervals.get(k, (None, None, ""))[i]
-        return float("nan") if v is None else float(v)
-    methods = {intervals.get(k, (None, None, ""))[2] for k in keys}
-    how = "bootstrap" if methods == {"bootstrap"} else "bootstrap or Student's t"
-    return {"means": Markup(interval_chart(
-        [f"{k.upper()} {metrics[k].get('name', '')}" for k in keys], [metrics[k]["mean"] for k in keys],
-        [end(k, 0) for k in keys], [end(k, 1) for k in keys],
-        title=f"Mean with its 95 % confidence interval ({how}), 0 to 1", bounds=(0.0, 1.0)))}
-
-
-def _tournament_charts(tour: dict[str, Any], view: dict[str, Any]) -> dict[str, Markup]:
-    """Drawn only where they carry information; ``view`` says in words what they would not show."""
-    charts: dict[str, Markup] = {}
-    ranking = [r for r in view["ranking"] if r["games"]]
-    if view["separated"] and len(ranking) > 1:
-        charts["ranking"] = Markup(interval_chart(
-            [r["agent"] for r in ranking], [r.get("bt_rating") or float("nan") for r in ranking],
-            [r.get("bt_low") if r.get("bt_low") is not None else float("nan") for r in ranking],
-            [r.get("bt_high") if r.get("bt_high") is not None else float("nan") for r in ranking],
-            title="Bradley-Terry rating (Elo scale) with 95 % bootstrap interval"))
-    matrix = tour.get("win_matrix") or {}
-    agents = tour.get("agents") or sorted(matrix)
-    if matrix and len(agents) > 1 and view["played"]:
-        rows, notes = [], []
-        for a in agents:
-            row, note = [], []
-            for b in agents:
-                cell = (matrix.get(a) or {}).get(b)
-                played = a != b and cell and cell.get("games")
-                row.append(cell.get("win") if played else None)
-                note.append(f"tie {cell.get('tie', 0):.0%}" if played and cell.get("tie") else "")
-            rows.append(row)
-            notes.append(note)
-        charts["wins"] = Markup(heatmap(rows, agents, agents, notes=notes, empty="no game",
-                                        title="Share of games the row agent won against the column"))
-    return charts
-
 
 def _unscored(store: RunStore, run_id: str) -> list[dict[str, str]]:
     """Every judgment not made: a whole item once (its task), else each unscored score of a judged
@@ -283,6 +178,7 @@ def _summaries(artifacts: dict[str, Any]) -> list[dict[str, Any]]:
 def build_report(store: RunStore, run_id: str, *, baseline: str | None = None) -> str:
     """The report of run ``run_id`` (a unique prefix works) as one HTML string; with ``baseline``
     (another run), a comparison section: differences with intervals, flipped and unscored items.
+    Each section the run's evaluators declared is drawn (:mod:`langrag_eval.report.sections`).
     Sections with nothing to show are left out of the page and its navigation."""
     run = store.run(run_id)
     run_id = run["id"]
@@ -291,43 +187,33 @@ def build_report(store: RunStore, run_id: str, *, baseline: str | None = None) -
     judge = run.get("judge") or ", ".join(usage["models"]) or "none recorded"
     models = list(usage["models"]) + [judge]
     warning = TINY_MODEL_WARNING if any(m.startswith(_TINY_IDS) or m == "local" for m in models) else None
-    vrag, thelma, tour = artifacts.get("vrag"), artifacts.get("thelma"), artifacts.get("tournament")
-    tour_view = tournament_view(tour) if tour else None
     comparison = _comparison(store, run_id, baseline) if baseline is not None else None
     flips = {str(f["b"]["id"]): f["direction"] for f in (comparison or {}).get("flips", [])}
     items = browser_items(store, run_id, artifacts=artifacts, flips=flips)
     summaries = _summaries(artifacts)
-    intervals = thelma_intervals(thelma) if thelma else {}
     context = {
         "run": run, "judge": judge, "warning": warning,
         "created": _dt.datetime.fromtimestamp(run["created"], _dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "status": run_status(store, run),
-        "headline": headline(artifacts, summaries=summaries, tournament_view=tour_view, comparison=comparison),
-        "thelma_intervals": intervals,
-        "windows": windows_view(thelma, {i["id"]: i["question"] for i in items})
-                   if thelma and thelma.get("windows") else None,
+        "headline": headline(artifacts, summaries=summaries, comparison=comparison),
         "settings": plain_settings(artifacts.get("settings") or run.get("config") or {}),
         "judge_card": _card_context(judge_card(store, run_id, judge)),
-        "vrag": vrag, "thelma": thelma, "thelma_view": thelma_view(thelma) if thelma else None,
-        "tournament": tour, "tournament_view": tour_view,
-        "game_browser": games_view(store, run_id, artifacts) if tour else None, "grammar": artifacts.get("grammar"),
         "unscored": _unscored(store, run_id), "usage": usage, "summaries": summaries,
-        "charts": {"vrag": _vrag_charts(vrag) if vrag else {},
-                   "thelma": _thelma_charts(thelma, intervals) if thelma else {},
-                   "tournament": _tournament_charts(tour, tour_view) if tour else {}},
         "comparison": comparison,
         "items": items, "items_json": Markup(items_json(items)), "script": Markup(_SCRIPT),
         "script_hash": _SCRIPT_HASH,
         "agents": sorted({i["agent"] for i in items if i["agent"]}),
-        "group_label": "agent" if any(isinstance(r, dict) and r.get("agent") for r in read_parts(artifacts, CONTENTS))
-                       or (vrag or {}).get("group_by") == "agent" else "subject",
+        "group_label": group_label(artifacts),
     }
-    present = {"summary": True, "windows": bool((thelma or {}).get("windows")), "settings": True, "scores": bool(context["summaries"]), "comparison": comparison is not None, "judge": True, "vrag": bool(vrag),
-               "thelma": bool(thelma), "tournament": bool(tour), "grammar": bool(artifacts.get("grammar")),
-               "items": bool(items), "unscored": bool(context["unscored"]),
+    # each section an evaluator of the run declared, in the order the run stored them
+    context["drawn"] = drawn_sections(store, run_id, artifacts, {"items": items})
+    present = {"summary": True, "settings": True, "scores": bool(summaries), "comparison": comparison is not None,
+               "judge": True, "items": bool(items), "unscored": bool(context["unscored"]),
                "usage": bool(usage["total"]["calls"] or usage["total"]["cached"])}
-    order = SECTIONS[:1] + ("comparison",) + SECTIONS[1:]  # a comparison is the answer a baseline asks
-    context["sections"] = [(s, _TITLES[s]) for s in order if present[s]]
+    first = (_FIRST[0], "comparison", *_FIRST[1:])  # a comparison is the answer a baseline asks
+    context["sections"] = ([(s, _TITLES[s]) for s in first if present[s]]
+                           + [(d.anchor, d.title) for d in context["drawn"]]
+                           + [(s, _TITLES[s]) for s in _LAST if present[s]])
     return _ENV.get_template("report.html.j2").render(**context)
 
 

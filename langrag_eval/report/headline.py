@@ -112,6 +112,10 @@ def headline(artifacts: Mapping[str, Any], *, summaries: list[dict[str, Any]] | 
                              "—" if m.get("mean") is None else f"{m['mean']:.3g}", low, high, n,
                              total or n + lost, lost, _top(m.get("causes")), link="#thelma", method=method))
     tour = artifacts.get("tournament")
+    if isinstance(tour, dict) and tour and tournament_view is None:
+        from .views import tournament_view as view_of
+
+        tournament_view = view_of(tour)
     if isinstance(tour, dict) and tournament_view is not None:
         games = tour.get("games") or {}
         played = [r for r in tournament_view["ranking"] if r.get("games")]

@@ -53,7 +53,7 @@ from ..runtime.parts import PartWriter, is_part, read_parts
 from .steps import conversation_of_simulation, display_steps
 
 __all__ = ["CONTENTS", "STATUSES", "content_row", "item_contents_writer", "put_item_contents", "browser_items",
-           "items_json"]
+           "group_label", "items_json"]
 
 CONTENTS = "item_contents"
 # an item's status, worst first: nothing scored; a score below its pass mark; some scores missing
@@ -150,6 +150,15 @@ def _worth(score: dict[str, Any]) -> float:
     """A scored score on 0 (worst) .. 1 (best), whatever its scale and direction."""
     share = (score["value"] - score["low"]) / (score["high"] - score["low"])
     return share if score["higher_is_better"] else 1.0 - share
+
+
+def group_label(artifacts: Mapping[str, Any]) -> str:
+    """What the browser's grouping of items is called: ``agent`` where the items' contents name
+    agents or a stored summary is grouped by agent (``group_by``), else ``subject``."""
+    if any(isinstance(r, dict) and r.get("agent") for r in read_parts(artifacts, CONTENTS)):
+        return "agent"
+    return "agent" if any(isinstance(a, dict) and a.get("group_by") == "agent" for a in artifacts.values()) \
+        else "subject"
 
 
 def browser_items(store: Any, run_id: str, *, artifacts: Mapping[str, Any] | None = None,

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import DataError, RepeatedIdError
 from ..files.jsontext import find_lone_surrogate
-from ..results import Declaration, ScoreScale
+from ..results import Declaration, ScoreScale, Section
 from ..runtime import put_item_index, run_batch
 from ..runtime.concurrency import synchronous
 from ..runtime.items import index_row, item_index_writer, put_item_contents_of
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from ..runtime import RunStore
 
 __all__ = ["DECLARED_PREFIX", "aevaluate_many", "astream_many", "check_text", "check_unique_ids", "declare_in_run", "declared_in_run",
-           "evaluate_many", "in_flight"]
+           "evaluate_many", "in_flight", "read_declaration"]
 
 X = TypeVar("X")
 
@@ -74,13 +74,27 @@ DECLARED_PREFIX = "declared/"
 
 def declare_in_run(evaluator: "Evaluator[Any, Any]", store: "RunStore", run_id: str) -> None:
     """Store the evaluator's declaration with the run (artifact ``declared/<task>``), so readers of
-    the run (compare, gate, the report) take its scores' scales, what is judged whole and where an
-    item's reason comes from from it, for any evaluator, a user's included."""
+    the run (compare, gate, the report) take its scores' scales, what is judged whole, where an
+    item's reason comes from and the report sections it draws from it, for any evaluator, a
+    user's included. The artifacts keep the order the evaluators started in (the report's order)."""
     d = evaluator.declare()
     store.put_artifact(run_id, DECLARED_PREFIX + evaluator.task_name(), {
         "version": 1, "evaluator": type(evaluator).__name__, "description": evaluator.description,
         "scores": {n: s._asdict() for n, s in d.scores.items()}, "indexes_items": d.indexes_items,
-        "judged_whole": d.judged_whole, "raw_reason": d.raw_reason})
+        "judged_whole": d.judged_whole, "raw_reason": d.raw_reason,
+        "sections": [s._asdict() for s in d.sections]})
+
+
+def read_declaration(data: Any) -> Declaration | None:
+    """The declaration a ``declared/<task>`` artifact holds (None for anything else). A section
+    entry without a title (another shape) is left out rather than refused: the run stays readable."""
+    if not isinstance(data, dict):
+        return None
+    sections = tuple(Section(str(s["title"]), str(s.get("kind") or "scores")) for s in data.get("sections") or []
+                     if isinstance(s, dict) and s.get("title"))
+    return Declaration({n: ScoreScale(**s) for n, s in (data.get("scores") or {}).items()},
+                       indexes_items=bool(data.get("indexes_items", True)), judged_whole=data.get("judged_whole"),
+                       raw_reason=bool(data.get("raw_reason")), sections=sections)
 
 
 def declared_in_run(store: "RunStore", run_id: str, tasks: Iterable[str]) -> dict[str, Declaration]:
@@ -88,12 +102,8 @@ def declared_in_run(store: "RunStore", run_id: str, tasks: Iterable[str]) -> dic
     declarations were stored has none)."""
     out = {}
     for task in tasks:
-        data = store.get_artifact(run_id, DECLARED_PREFIX + task)
-        if isinstance(data, dict):
-            out[task] = Declaration(
-                {n: ScoreScale(**s) for n, s in (data.get("scores") or {}).items()},
-                indexes_items=bool(data.get("indexes_items", True)), judged_whole=data.get("judged_whole"),
-                raw_reason=bool(data.get("raw_reason")))
+        if (declared := read_declaration(store.get_artifact(run_id, DECLARED_PREFIX + task))) is not None:
+            out[task] = declared
     return out
 
 

@@ -29,7 +29,7 @@ from ..models.embeddings import Embedder
 from ..errors import ConfigError
 from ..evaluator import Evaluator, check_judge
 from ..prompting.templates import PromptTemplate
-from ..results import Declaration, Score, ScoreScale, Summary, Unscored
+from ..results import Declaration, Score, ScoreScale, Section, Summary, Unscored
 from ..runtime import Judge, UsageMeter, gather_bounded
 from ..types import Sample
 from .aggregate import METRICS, MetricOutcome, MetricScore
@@ -127,8 +127,11 @@ class Thelma(Evaluator[Sample, ThelmaResult]):
         return sample.question, None, None
 
     def declare(self) -> Declaration:
-        """One score per requested metric, each on 0..1, higher better."""
-        return Declaration({m: ScoreScale() for m in self.metrics})
+        """One score per requested metric, each on 0..1, higher better; the report's sections are
+        the metrics and, for traces scored in time windows, the windows (both drawn from the
+        summary a run stores as ``thelma``)."""
+        return Declaration({m: ScoreScale() for m in self.metrics},
+                           sections=(Section("THELMA", "thelma"), Section("monitoring", "windows")))
 
     def result_scores(self, result: ThelmaResult) -> list[Score]:
         """Each metric of ``result`` on 0..1, passed when not low at this evaluator's thresholds;

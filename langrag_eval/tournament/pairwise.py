@@ -35,7 +35,7 @@ from ..errors import ArgumentError
 from ..types import as_documents
 from ..evaluator import Evaluator, check_judge
 from ..prompting.templates import PromptTemplate
-from ..results import Declaration, Score, ScoreScale, Unscored
+from ..results import Declaration, Score, ScoreScale, Section, Unscored
 from ..runtime import Judge, gather_bounded
 from ..types import Document
 from ..verdicts.formats import PairwiseFormat
@@ -197,7 +197,9 @@ class PairwiseEvaluator(Evaluator[GameSample, GameRecord]):
     description: ClassVar[str] = "games"
     prompt_fields: ClassVar[dict[str, str]] = {"pairwise": "prompt", "relevance": "relevance_prompt"}
 
-    declaration: ClassVar[Declaration] = Declaration({"score_a": ScoreScale()})
+    # the games are the tournament: the report's section is the ranking a run stores as ``tournament``
+    declaration: ClassVar[Declaration] = Declaration({"score_a": ScoreScale()},
+                                                     sections=(Section("tournament", "tournament"),))
 
     def result_scores(self, result: GameRecord) -> list[Score]:
         """Agent a's game score: 1 a win, 0.5 a tie, 0 a loss."""
