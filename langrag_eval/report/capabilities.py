@@ -3,17 +3,18 @@
 its monitoring windows, the tournament and GRAMMAR. Each capability's evaluator declares the
 section (its :class:`~langrag_eval.results.Section`); each renderer here draws it from the
 summary the capability stored with the run (artifact ``vrag``, ``thelma``, ``tournament``,
-``grammar``) and is left out when the run holds none. A run stored before sections were declared
+``grammar``) and is left out when the run holds none, and gives the headline's rows for it. A run stored before sections were declared
 draws the same sections from those artifacts, in this order."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from markupsafe import Markup
 
 from .games import games_view
-from .headline import thelma_intervals
+from .headline import row, thelma_intervals, top_cause
 from .monitoring import windows_view
 from .sections import SectionView, register_section, render_template
 from .svg import bar_chart, heatmap, interval_chart
@@ -134,8 +135,86 @@ def _grammar(view: SectionView) -> Markup | None:
     return render_template("sections/grammar.html.j2", grammar=grammar) if grammar else None
 
 
-register_section("vrag", _vrag, anchor="vrag", stored_as=("vrag", "vRAG-Eval"))
-register_section("thelma", _thelma, anchor="thelma", stored_as=("thelma", "THELMA"))
-register_section("windows", _windows, anchor="windows", stored_as=("thelma", "monitoring"))
-register_section("tournament", _tournament, anchor="tournament", stored_as=("tournament", "tournament"))
-register_section("grammar", _grammar, anchor="grammar", stored_as=("grammar", "GRAMMAR"))
+# ---- their headline rows: the answer first, one line per measure
+
+def _vrag_rows(artifacts: Mapping[str, Any]) -> list[dict[str, Any]]:
+    vrag = artifacts.get("vrag")
+    if not isinstance(vrag, dict) or vrag.get("items") is None:
+        return []
+    from ..stats.intervals import wilson
+
+    scored, total = int(vrag.get("scored") or 0), int(vrag.get("items") or 0)
+    accepted = int(vrag.get("accepted") or round((vrag.get("accept_rate") or 0) * scored))
+    e = wilson(accepted, scored) if scored else None
+    unscored = vrag.get("unscored") or {}
+    return [row("vRAG-Eval", "accept rate", "—" if e is None or e.value is None else f"{e.value:.0%}",
+                e.low if e else None, e.high if e else None, scored, total,
+                int(unscored.get("count") or total - scored), top_cause(unscored.get("by_cause")),
+                percent=True, link="#vrag", method="wilson")]
+
+
+def _thelma_rows(artifacts: Mapping[str, Any]) -> list[dict[str, Any]]:
+    thelma = artifacts.get("thelma")
+    if not isinstance(thelma, dict) or not thelma.get("metrics"):
+        return []
+    intervals = thelma_intervals(thelma)
+    total = len(thelma.get("samples") or []) or None
+    rows = []
+    for metric, m in thelma["metrics"].items():
+        n, lost = int(m.get("n") or 0), int(m.get("unscored") or 0)
+        low, high, method = intervals.get(metric, (None, None, ""))
+        rows.append(row("THELMA", f"{metric.upper()} {m.get('name') or ''}".strip(),
+                        "—" if m.get("mean") is None else f"{m['mean']:.3g}", low, high, n,
+                        total or n + lost, lost, top_cause(m.get("causes")), link="#thelma", method=method))
+    return rows
+
+
+def _windows_rows(artifacts: Mapping[str, Any]) -> list[dict[str, Any]]:
+    thelma = artifacts.get("thelma")
+    windows = thelma.get("windows") if isinstance(thelma, dict) else None
+    if not windows:
+        return []
+    flagged = [w for w in windows if w.get("dropped")]
+    return [row("monitoring", "windows with a flagged drop", f"{len(flagged)} of {len(windows)}", None,
+                None, len(windows), len(windows), 0, None, link="#windows")]
+
+
+def _tournament_rows(artifacts: Mapping[str, Any]) -> list[dict[str, Any]]:
+    tour = artifacts.get("tournament")
+    if not isinstance(tour, dict) or not tour:
+        return []
+    view = tournament_view(tour)
+    games = tour.get("games") or {}
+    played = [r for r in view["ranking"] if r.get("games")]
+    if view.get("separated") and played:
+        top = played[0]
+        what, value = "leader (Bradley-Terry rating)", f"{top['agent']} {top.get('bt_rating') or 0:,.0f}"
+        low, high = top.get("bt_low"), top.get("bt_high")
+    else:
+        what, value, low, high = "ranking", "tied: no agent separated" if played else "no game played", None, None
+    return [row("tournament", what, value, low, high, int(games.get("played") or 0),
+                int(games.get("scheduled") or games.get("played") or 0), int(games.get("unscored") or 0),
+                "unscored game" if games.get("unscored") else None, link="#tournament", method="bootstrap")]
+
+
+def _grammar_rows(artifacts: Mapping[str, Any]) -> list[dict[str, Any]]:
+    grammar = artifacts.get("grammar")
+    rows = []
+    for agent, a in sorted(((grammar or {}).get("agents") or {}).items()) if isinstance(grammar, dict) else []:
+        overall = (a or {}).get("overall") or {}
+        accuracy = overall.get("accuracy")
+        items = int((a or {}).get("items") or 0)
+        # GRAMMAR's accuracy is robustness times the share outside gap groups (its eq. 2), not a
+        # plain proportion: no interval is claimed for it
+        rows.append(row("GRAMMAR", f"accuracy of {agent}", "—" if accuracy is None else f"{accuracy:.0%}",
+                        None, None, items, items, 0, None, link="#grammar"))
+    return rows
+
+
+
+register_section("vrag", _vrag, anchor="vrag", stored_as=("vrag", "vRAG-Eval"), headline=_vrag_rows)
+register_section("thelma", _thelma, anchor="thelma", stored_as=("thelma", "THELMA"), headline=_thelma_rows)
+register_section("windows", _windows, anchor="windows", stored_as=("thelma", "monitoring"), headline=_windows_rows)
+register_section("tournament", _tournament, anchor="tournament", stored_as=("tournament", "tournament"),
+                 headline=_tournament_rows)
+register_section("grammar", _grammar, anchor="grammar", stored_as=("grammar", "GRAMMAR"), headline=_grammar_rows)

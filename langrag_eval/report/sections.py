@@ -59,8 +59,8 @@ from ..run.batch import DECLARED_PREFIX, read_declaration
 from ..runtime import RunStore
 from ..runtime.items import current_judgments
 
-__all__ = ["GENERIC", "REPORT_SECTIONS", "DrawnSection", "Renderer", "SectionView", "drawn_sections",
-           "register_section", "registered_anchors", "render_template"]
+__all__ = ["GENERIC", "REPORT_SECTIONS", "DrawnSection", "Headline", "Renderer", "SectionView", "drawn_sections",
+           "headline_rows", "register_section", "registered_anchors", "render_template"]
 
 REPORT_SECTIONS = "langrag_eval.report_sections"
 GENERIC = "scores"
@@ -143,11 +143,15 @@ class SectionView:
 Renderer = Callable[[SectionView], "str | None"]
 
 
+Headline = Callable[[Mapping[str, Any]], "list[dict[str, Any]]"]
+
+
 class _Kind(NamedTuple):
     renderer: Renderer
     anchor: str | None
     stored_as: tuple[str, str] | None
     entry_point: str | None = None  # where an installed package's renderer came from
+    headline: Headline | None = None
 
 
 class DrawnSection(NamedTuple):
@@ -162,13 +166,15 @@ _KINDS: dict[str, _Kind] = {}
 
 
 def register_section(kind: str, renderer: Renderer, *, anchor: str | None = None,
-                     stored_as: tuple[str, str] | None = None) -> None:
+                     stored_as: tuple[str, str] | None = None, headline: Headline | None = None) -> None:
     """Draw the sections declared of ``kind`` with ``renderer``. ``anchor``: the section's fixed id
     in the page, drawn once however many evaluators declare it (the package's own keep theirs,
     ``#vrag``); None: ``evaluator-<task>``, one section per declaring evaluator. ``stored_as``:
     ``(artifact, title)``: a run that holds ``artifact`` but declared no section of this kind (a
-    run stored before sections were declared) draws it under ``title``."""
-    _KINDS[kind] = _Kind(renderer, anchor, stored_as)
+    run stored before sections were declared) draws it under ``title``. ``headline``: a function of
+    the run's artifacts giving the report's summary rows for this kind (``headline.row``), put at
+    the top in the order of the sections."""
+    _KINDS[kind] = _Kind(renderer, anchor, stored_as, headline=headline)
 
 
 def registered_anchors() -> tuple[str, ...]:
@@ -226,6 +232,20 @@ def _wanted(artifacts: Mapping[str, Any]) -> list[tuple[str, Declaration, str, S
         if k.stored_as is not None and kind not in kinds and k.stored_as[0] in artifacts:
             wanted.append((k.stored_as[0], Declaration(), "", Section(k.stored_as[1], kind)))
     return wanted
+
+
+def headline_rows(artifacts: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The summary rows of each registered kind the run declared (or holds undeclared), once a
+    kind, in the order of the sections."""
+    _load_own()
+    rows: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for *_, section in _wanted(artifacts):
+        kind = _KINDS.get(section.kind)
+        if kind is not None and kind.headline is not None and section.kind not in seen:
+            seen.add(section.kind)
+            rows += kind.headline(artifacts)
+    return rows
 
 
 def drawn_sections(store: RunStore, run_id: str, artifacts: Mapping[str, Any],

@@ -180,3 +180,36 @@ def test_an_installed_renderer_that_raises_is_named_in_one_line(tmp_path, monkey
     with pytest.raises(ConfigError, match=r"report section 'mine/broken' \(mine\.report:broken\) failed on "
                                           r"'mine/words': KeyError: 'no such score'"):
         build_report(store, run)
+
+
+def test_the_headline_rows_come_from_each_kind_in_the_order_of_the_sections(tmp_path) -> None:
+    from langrag_eval.report.headline import headline
+
+    store = RunStore(tmp_path / "runs.sqlite")
+    run = _run(store, "reordered", ["grammar", "tournament", "vrag", "thelma"])
+    links = [r["link"] for r in headline(store.artifacts(run))]
+    assert links == ["#grammar", "#tournament", "#vrag", "#thelma", "#windows"]
+    before = _run(store, "before-declarations", [])
+    assert [r["link"] for r in headline(store.artifacts(before))] == \
+        ["#vrag", "#thelma", "#windows", "#tournament", "#grammar"]
+
+
+def test_a_kind_registered_from_outside_gives_its_own_headline_row(tmp_path, monkeypatch) -> None:
+    from langrag_eval.report.headline import row
+
+    def counts(view: report_sections.SectionView) -> str:
+        return view.heading + Markup("<p>counted</p>")
+
+    def rows(artifacts) -> list[dict]:
+        words = artifacts.get("declared/mine/words") or {}
+        return [row("Counts", "words declared", str(len(words.get("scores") or {})), None, None, 1, 1, 0, None,
+                    link="#evaluator-mine-words")]
+
+    monkeypatch.setitem(report_sections._KINDS, "mine/counts",
+                        report_sections._Kind(counts, None, None, headline=rows))
+    monkeypatch.setattr(Words, "declaration", Words.declaration._replace(sections=(Section("Counts", "mine/counts"),)))
+    store = RunStore(tmp_path / "runs.sqlite")
+    run = store.open_run("demo", {}, "headline")
+    evaluate([Sample(id="s", question="Q?", answer="one two")], {"words": Words()}, store=store, run_id=run)
+    html = build_report(store, run)
+    assert "words declared" in html and 'href="#evaluator-mine-words"' in html
