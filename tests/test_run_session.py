@@ -129,8 +129,10 @@ def test_the_command_lines_names_agree_with_the_sessions() -> None:
     assert (commands, summaries) == (COMMAND_ARTIFACT, SUMMARY_PREFIX)
 
 
-# The handlers that hand their whole run to the session: none opens, streams or records it itself.
-THIN = ("grade", "thelma", "run", "trajectories", "conversations")
+# The handlers that open their run through the session: none opens, streams or records it itself
+# (grammar, tournament and the judge audit hand the opened run to their capability, which records it).
+THIN = ("grade", "thelma", "run", "trajectories", "conversations", "agents", "synth", "grammar", "tournament",
+        "judge")
 STORE_WRITES = {"open_run", "finish_run", "put_artifact"}
 RUN_LAYER = {"evaluate", "aevaluate", "astream", "record_run", "command_executor", "item_contents_writer"}
 

@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # the judging stack is imported when a command runs, never fo
 
 __all__ = ["add_judge_options", "add_store_option", "add_store_options", "add_run_argument", "run_argument",
            "add_call_options", "JudgeSetup", "setup_judge", "check_call_options", "make_judge", "say", "shown",
-           "open_cli_run", "open_session", "say_reuse", "say_usage", "report_issues", "quiet_model_loading",
+           "open_session", "say_reuse", "say_usage", "report_issues", "quiet_model_loading",
            "open_store_to_read", "open_store_to_write", "run_listing", "COMMAND_ARTIFACT"]
 
 
@@ -183,13 +183,6 @@ def open_session(store: RunStore, args: argparse.Namespace, kind: str, config: d
                            wait=not getattr(args, "no_wait", False), on_wait=lambda m: say(m, err=True),
                            executor=command_executor(args, judge_spec) if items_on_executor else None,
                            command=command)
-
-
-def open_cli_run(store: RunStore, args: argparse.Namespace, kind: str, config: dict, *,
-                 inputs: dict[str, str] | None = None, judge: str | None = None,
-                 default_id: str | None = None) -> str:
-    """The id of the command's run, opened as :func:`open_session` does."""
-    return open_session(store, args, kind, config, inputs=inputs, judge=judge, default_id=default_id).run_id
 
 
 # The artifact that records the command line a run was made by, with its input files, so that a
