@@ -21,11 +21,12 @@ from ._options import DEFAULT_STORE, JUDGE, RUN_AND_STORE, group
 
 if TYPE_CHECKING:  # the judging stack is imported when a command runs, never for --help
     from ..models import ResolvedJudge
+    from ..run.session import RunSession
     from ..runtime import Judge, RunStore
 
 __all__ = ["add_judge_options", "add_store_option", "add_store_options", "add_run_argument", "run_argument",
            "add_call_options", "JudgeSetup", "setup_judge", "check_call_options", "make_judge", "say", "shown",
-           "open_cli_run", "say_reuse", "say_usage", "report_issues", "quiet_model_loading",
+           "open_session", "say_reuse", "say_usage", "report_issues", "quiet_model_loading",
            "open_store_to_read", "open_store_to_write", "run_listing", "COMMAND_ARTIFACT"]
 
 
@@ -162,23 +163,32 @@ def setup_judge(args: argparse.Namespace, *, role: str = "judge", executor: bool
                       spec=resolved.spec)
 
 
-def open_cli_run(store: RunStore, args: argparse.Namespace, kind: str, config: dict, *,
+def open_session(store: RunStore, args: argparse.Namespace, kind: str, config: dict, *,
                  inputs: dict[str, str] | None = None, judge: str | None = None,
-                 default_id: str | None = None) -> str:
-    """Open (or resume) the command's run under its lease, keyed by settings and input contents
-    (``default_id``: the run id when ``--run`` names none, instead of one derived from them)."""
-    run_id = store.open_run(kind, config, getattr(args, "run_id", None) or default_id, judge=judge,
-                            inputs=inputs, allow_changed=getattr(args, "continue_run", False),
-                            wait=not getattr(args, "no_wait", False), on_wait=lambda m: say(m, err=True))
+                 default_id: str | None = None, judge_spec: str | None = None,
+                 items_on_executor: bool = False) -> RunSession:
+    """The command's :class:`~langrag_eval.run.session.RunSession`: its run opened (or resumed)
+    under its lease, keyed by settings and input contents (``default_id``: the run id when ``--run``
+    names none, instead of one derived from them), with the command line recorded.
+    ``items_on_executor``: with ``--executor ray``, Ray's actors judge the session's items (their
+    judge made from ``judge_spec``); otherwise the command ran whole on them already."""
+    from ..run.session import RunSession
+    from ._executor import command_executor
+    command = None
     if getattr(args, "argv", None) is not None:  # a command line, not a library call of a handler
         from ._files import input_paths
-        store.put_artifact(run_id, COMMAND_ARTIFACT, {"argv": ["langrag-eval", *args.argv], "cwd": os.getcwd(),
-                                                      "inputs": input_paths(args)})
-    return run_id
+        command = {"argv": ["langrag-eval", *args.argv], "cwd": os.getcwd(), "inputs": input_paths(args)}
+    return RunSession.open(store, kind, config, run_id=getattr(args, "run_id", None) or default_id, judge=judge,
+                           inputs=inputs, allow_changed=getattr(args, "continue_run", False),
+                           wait=not getattr(args, "no_wait", False), on_wait=lambda m: say(m, err=True),
+                           executor=command_executor(args, judge_spec) if items_on_executor else None,
+                           command=command)
 
 
 # The artifact that records the command line a run was made by, with its input files, so that a
-# listing of the store says what each run is (``store status``, ``report --list``).
+# listing of the store says what each run is (``store status``, ``report --list``): the run
+# session's own name for it (``run.session.COMMAND_ARTIFACT``), repeated here so --help loads no
+# run layer.
 COMMAND_ARTIFACT = "command"
 
 

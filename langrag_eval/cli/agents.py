@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import ConfigError, DataError
-from ._common import add_judge_options, open_cli_run, say, say_reuse, say_usage, setup_judge, shown
+from ._common import add_judge_options, open_session, say, say_reuse, say_usage, setup_judge, shown
 from ._files import JUDGE_READS, declare_files, output_file, store_path
 from ._options import INPUT, OUTPUT, group
 
@@ -32,7 +32,6 @@ if TYPE_CHECKING:  # imported where used: --help loads none of the judging stack
     from ..retrieval import EmbeddedBackend
     from ..retrieval.chunking import DEFAULT_OVERLAP, DEFAULT_SIZE, chunk_sources
     from ..retrieval.ingest import Loaded, ingest, load_path
-    from ..run.evaluation import record_run
     from ..runtime.identity import file_digest
 
 __all__ = ["register"]
@@ -112,7 +111,6 @@ def _build_index(args: argparse.Namespace, needs_vectors: bool) -> tuple[Embedde
 def handle(args: argparse.Namespace) -> int:
     from ..pipelines import AGENT_NAMES, AgentAnswer, read_queries, run_agents, select_agents, six_agents, write_answers
     from ..pipelines.batch import TASK
-    from ..run.evaluation import record_run
     from ..runtime.identity import file_digest
     if args.k < 1 or args.variations < 1 or args.concurrency < 1:
         raise ConfigError("-k, --variations and --concurrency must be at least 1")
@@ -131,9 +129,10 @@ def handle(args: argparse.Namespace) -> int:
               "corpus_digest": corpus_digest, "queries": str(Path(args.queries).resolve()),
               "agents": names, "k": args.k, "variations": args.variations,
               "chunking": [args.chunk_size, args.chunk_overlap], "generator": setup.judge.model_id}
-    run_id = open_cli_run(setup.store, args, "agents", config, judge=setup.judge.model_id,
-                          inputs={"corpus": corpus_digest,
-                                  "queries": file_digest(args.queries, what="queries file")})
+    session = open_session(setup.store, args, "agents", config, judge=setup.judge.model_id,
+                           inputs={"corpus": corpus_digest,
+                                   "queries": file_digest(args.queries, what="queries file")})
+    run_id = session.run_id
     generator = setup.judge.for_run(run_id)
     agents = select_agents(six_agents(backend, None, generator, args.k, n_variations=args.variations), names)
     runs = run_agents(agents, queries, store=setup.store, run_id=run_id, concurrency=args.concurrency,
@@ -146,10 +145,10 @@ def handle(args: argparse.Namespace) -> int:
             f"{shown(r.result.reason)}", err=True)
     written = write_answers(args.out, answers)
     per_agent = {a.name: sum(1 for r in runs if r.agent == a.name and r.ok) for a in agents}
-    record_run(setup.store, run_id, {TASK: {"agents": per_agent, "queries": len(queries), "answers": written,
-                                            "failed": len(failed), "out": args.out}},
-               finished={"answers": written, "failed": len(failed)})
-    usage = setup.store.usage(run_id)["total"]
+    session.record({TASK: {"agents": per_agent, "queries": len(queries), "answers": written,
+                           "failed": len(failed), "out": args.out}},
+                   finished={"answers": written, "failed": len(failed)})
+    usage = session.usage()["total"]
     meter = generator.usage
     say(f"agents on {len(queries)} queries (run {shown(run_id)}, generator {shown(generator.model_id)})")
     for name, ok in per_agent.items():

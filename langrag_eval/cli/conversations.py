@@ -143,9 +143,7 @@ def _read(path: str) -> list[Any]:
 def judge_command(args: argparse.Namespace) -> int:
     from ..runtime.identity import file_digest
     from ..conversations import ConversationJudge
-    from ..run.evaluation import record_run
-    from ._summaries import SUMMARY_PREFIX
-    from ..run import evaluate
+    from ..run.session import RunSession
     criteria = [c.strip() for c in args.criteria.split(",") if c.strip()]
     if not criteria or any(c not in CRITERIA for c in criteria):
         raise ConfigError(f"--criteria {args.criteria!r}: choose from {', '.join(CRITERIA)}")
@@ -156,14 +154,14 @@ def judge_command(args: argparse.Namespace) -> int:
     evaluators = {c: ConversationJudge(judge, criterion=c, threshold=args.threshold, role=args.role)
                   for c in criteria}
     run_id = args.run_id or f"conversations-judge-{file_digest(args.conversations, what='conversations file')[:12]}"
-    # a run of the store like any other: `report` and `store status` find it
-    run_id = store.open_run("conversations-judge", {"file": args.conversations, "criteria": criteria,
-                                                    "threshold": args.threshold, "role": args.role},
-                            run_id=run_id, judge=judge.model_id)
-    run = evaluate(conversations, evaluators, store=store, run_id=run_id)
-    # each criterion's summary stored as `run` stores an evaluator's: the report's scores read it
-    record_run(store, run_id, {f"{SUMMARY_PREFIX}{c}": run.summary(c).model_dump(mode="json") for c in criteria},
-               finished={"conversations": len(conversations), "criteria": criteria})
+    # a run of the store like any other: `report` and `store status` find it; each criterion's
+    # summary stored as `run` stores an evaluator's: the report's scores read it
+    session = RunSession.open(store, "conversations-judge", {"file": args.conversations, "criteria": criteria,
+                                                             "threshold": args.threshold, "role": args.role},
+                              run_id=run_id, judge=judge.model_id)
+    run, _ = session.run_and_record(conversations, evaluators,
+                                    finished={"conversations": len(conversations), "criteria": criteria})
+    run_id = session.run_id
     say(f"{len(conversations)} conversations (run {shown(run_id)}, judge {shown(judge.model_id)})")
     for c in criteria:
         summary = run.summary(c)

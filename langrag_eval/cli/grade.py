@@ -13,14 +13,12 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import AsyncIterator, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, DataError
 from ..files.writing import atomic_write
-from ._common import add_judge_options, open_cli_run, report_issues, say, say_reuse, say_usage, setup_judge, shown
-from ._executor import command_executor
+from ._common import add_judge_options, open_session, report_issues, say, say_reuse, say_usage, setup_judge, shown
 from ._files import JUDGE_READS, declare_files, store_path
 from ._columns import Column, add_column_options, choose_columns, table_columns
 from ._options import INPUT, add_results_option, add_table_options, group, results_file, results_path
@@ -28,6 +26,7 @@ from ._options import INPUT, add_results_option, add_table_options, group, resul
 if TYPE_CHECKING:  # the grading stack is imported when the command runs, never for --help
     from ..grading import GradingScan, VragGrade, VragGrader, VragTally
     from ..results import Unscored
+    from ..run.session import RunSession
 
 __all__ = ["register"]
 
@@ -110,7 +109,6 @@ def format_summary(s: dict[str, Any]) -> str:
 def handle(args: argparse.Namespace) -> int:
     from ..grading import ARTIFACT, Columns, VragGrader, VragTally, scan_grading_file
     from ..grading.io import read_examples
-    from ..run.evaluation import evaluate, record_run
     from ..runtime.concurrency import run_sync
     from ..runtime.identity import file_digest
 
@@ -143,8 +141,10 @@ def handle(args: argparse.Namespace) -> int:
               "confidence": args.confidence, "rubric": grader.rubric_text,
               "examples": [e.model_dump() for e in grader.examples],
               "prompt": grader.prompts()["grade"].body}
-    run_id = open_cli_run(setup.store, args, "grade", config, judge=setup.judge.model_id,
-                          inputs={"file": file_digest(args.file, what="grading file")})
+    session = open_session(setup.store, args, "grade", config, judge=setup.judge.model_id,
+                           inputs={"file": file_digest(args.file, what="grading file")},
+                           judge_spec=setup.spec, items_on_executor=True)
+    run_id = session.run_id
     combined: dict[str, int | None] = {}
     if humans:
         # numpy comes with the statistics: loaded only when there are human grades to compare
@@ -153,12 +153,7 @@ def handle(args: argparse.Namespace) -> int:
         combined = combine(scan.humans, args.combine, even=args.even, seed=args.seed)
     tally = VragTally(threshold=args.threshold, by_subject=bool(args.subject_col))
     judge_scores: dict[str, int | None] = {}
-    judged = None
-    if (executor := command_executor(args, setup.spec)) is not None:
-        # Ray actors judge the run through the shared store; the items are then written here
-        judged = evaluate(scan.samples(), {"vrag": grader}, run_id=run_id, executor=executor)["vrag"]
-    run_sync(_grade_to(out, scan, grader, setup.store, run_id, tally, combined, judge_scores if humans else None,
-                       judged))
+    run_sync(_grade_to(out, scan, grader, session, tally, combined, judge_scores if humans else None))
     agreement_out = None
     if humans:
         from ..stats import agreement, combine, describe_combination
@@ -172,10 +167,9 @@ def handle(args: argparse.Namespace) -> int:
                          threshold=args.threshold).as_dict() for h in humans if len(humans) > 1}
     summary = tally.summary(agreement_out)
     summary["input"] = {"file": scan.path, "rows_skipped": scan.skipped, "problems": len(scan.issues)}
-    record_run(setup.store, run_id, {ARTIFACT: summary},
-               finished={"items": summary["items"], "accept_rate": summary["accept_rate"],
-                         "unscored": summary["unscored"]["count"]})
-    usage_all = setup.store.usage(run_id)
+    session.record({ARTIFACT: summary}, finished={"items": summary["items"], "accept_rate": summary["accept_rate"],
+                                                  "unscored": summary["unscored"]["count"]})
+    usage_all = session.usage()
     usage = usage_all["total"]
     say(f"vRAG-Eval grades for {shown(scan.path)} (run {shown(run_id)}, judge {shown(setup.judge.model_id)})")
     for note in notes:  # with the results: a command that fails prints its error alone
@@ -198,41 +192,30 @@ def handle(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _grade_to(out: Path, scan: GradingScan, grader: VragGrader, store: Any, run_id: str, tally: VragTally,
-                    combined: dict[str, int | None], judge_scores: dict[str, int | None] | None,
-                    judged: list[VragGrade | Unscored] | None = None) -> None:
-    """Grade the file's rows a chunk at a time; each item's line goes to ``out`` (in input order),
-    its content to the run's ``item_contents`` and its result into ``tally`` as it is done, and is
-    then let go."""
+async def _grade_to(out: Path, scan: GradingScan, grader: VragGrader, session: RunSession, tally: VragTally,
+                    combined: dict[str, int | None], judge_scores: dict[str, int | None] | None) -> None:
+    """Grade the file's rows through the run session, a chunk at a time; each item's line goes to
+    ``out`` (in input order), its content to the run's ``item_contents`` and its result into
+    ``tally`` as it is done, and is then let go."""
     from ..grading import VragGrade
-    from ..report.items import content_row, item_contents_writer
-    from ..run.evaluation import astream
 
-    contents = item_contents_writer(store, run_id)
+    def content(s: Any, result: Any) -> dict[str, Any]:
+        human = combined.get(s.id or "")
+        return {"id": s.id, "question": s.question, "answer": s.answer, "contexts": s.context_texts(),
+                "reference": s.reference, "subject": s.metadata.get("subject"),
+                # the humans' grade, on the judge's "grade"
+                "human": None if human is None else {
+                    "score": "grade", "value": human, "passed": human >= grader.threshold}}
+
     by_subject = tally.by_subject
     with atomic_write(out) as fh:
-        pairs = (astream(scan.samples(), grader, run_id=run_id, total=scan.count) if judged is None
-                 else _pairs(scan.samples(), judged))
-        async for s, result in pairs:
+        async for s, result in session.astream(scan.samples(), grader, name="vrag", total=scan.count,
+                                               contents=content):
             item = s.id or ""
-            human = combined.get(item)
-            fh.write(json.dumps(_record(s, result, scan, human), ensure_ascii=False) + "\n")
+            fh.write(json.dumps(_record(s, result, scan, combined.get(item)), ensure_ascii=False) + "\n")
             tally.add(item, result, s.metadata.get("subject") if by_subject else None)
             if judge_scores is not None:
                 judge_scores[item] = result.score if isinstance(result, VragGrade) else None
-            contents.add(content_row({"id": s.id, "question": s.question, "answer": s.answer,
-                                      "contexts": s.context_texts(), "reference": s.reference,
-                                      "subject": s.metadata.get("subject"),
-                                      # the humans' grade, on the judge's "grade"
-                                      "human": None if human is None else {
-                                          "score": "grade", "value": human, "passed": human >= grader.threshold}}))
-    contents.close()
-
-
-async def _pairs(samples: Iterable[Any], results: list[Any]) -> AsyncIterator[tuple[Any, Any]]:
-    """Samples beside results judged elsewhere (by an executor), as :func:`astream` yields them."""
-    for pair in zip(samples, results):
-        yield pair
 
 
 def _rate(x: float | None) -> str:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, DataError
-from ._common import add_judge_options, open_cli_run, say, say_reuse, setup_judge, shown
+from ._common import add_judge_options, open_session, say, say_reuse, setup_judge, shown
 from ._files import JUDGE_READS, declare_files, judge_file, output_file, store_path
 from ._options import INPUT, OUTPUT, group, write_json
 
@@ -268,7 +268,7 @@ def _analyze(args: argparse.Namespace) -> int:
               "answers": file_digest(args.answers, what="answers file")}
     if args.verdicts:
         inputs["verdicts"] = file_digest(args.verdicts, what="verdicts file")
-    run_id = open_cli_run(setup.store, args, "grammar", config, inputs=inputs, judge=setup.judge.model_id)
+    run_id = open_session(setup.store, args, "grammar", config, inputs=inputs, judge=setup.judge.model_id).run_id
     judge = setup.judge.for_run(run_id)
     free: dict[str, object] = {}
     if args.ragas_fact:

@@ -18,7 +18,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
-from ._common import add_judge_options, check_call_options, open_cli_run, report_issues, say, setup_judge, shown
+from ._common import add_judge_options, check_call_options, open_session, report_issues, say, setup_judge, shown
 from ._files import JUDGE_READS, declare_files, output_file, store_path
 from ._options import INPUT, OUTPUT, add_json_option, add_table_options, column_names, group, json_output, write_json
 
@@ -98,8 +98,8 @@ def handle_audit(args: argparse.Namespace) -> int:
                                       batteries=batteries, seed=args.seed, data=digest,
                                       human_col=args.human_col if args.data else None,
                                       threshold=args.threshold)
-    run_id = open_cli_run(setup.store, args, "judge-audit", config, judge=setup.judge.model_id,
-                          default_id=default_id)
+    run_id = open_session(setup.store, args, "judge-audit", config, judge=setup.judge.model_id,
+                          default_id=default_id).run_id
     card = run_audit(setup.judge, run_id=run_id, max_items=args.max_items, temperature=args.temperature,
                           answers=answers, batteries=batteries, seed=args.seed, data_name=data_name)
     say(format_card(card))

@@ -16,14 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, DataError
 from ..files.tables import parse_json, read_table
-from ._common import add_judge_options, open_cli_run, report_issues, say, say_reuse, setup_judge, shown
+from ._common import add_judge_options, open_session, report_issues, say, say_reuse, setup_judge, shown
 from ._files import JUDGE_READS, declare_files, store_path
 from ._options import INPUT, group
 from ._summaries import SUMMARY_PREFIX, format_summary
 
 if TYPE_CHECKING:  # imported where used: --help loads none of the judging stack
     from ..results import Summary
-    from ..run.evaluation import evaluate, record_run
     from ..run.plugins import evaluator_ids, load_evaluator
     from ..runtime.identity import file_digest
     from ..types import Sample
@@ -91,7 +90,6 @@ def read_sample_file(path: str, notes: list[str] | None = None) -> tuple[list[Sa
 
 
 def handle(args: argparse.Namespace) -> int:
-    from ..run.evaluation import evaluate, record_run
     from ..run.plugins import evaluator_ids, load_evaluator
     from ..runtime.identity import file_digest
     if args.concurrency_items is not None and args.concurrency_items < 1:
@@ -110,18 +108,15 @@ def handle(args: argparse.Namespace) -> int:
     evaluators = {i: load_evaluator(i, setup.judge) for i in ids}
     config = {"file": args.file, "evaluators": ids, "judge": setup.judge.model_id,
               "tasks": {i: e.task_name() for i, e in evaluators.items()}}
-    run_id = open_cli_run(setup.store, args, "run", config, judge=setup.judge.model_id,
-                          inputs={"file": file_digest(args.file, what="sample file")})
-    run = evaluate(samples, evaluators, store=setup.store, run_id=run_id, concurrency=args.concurrency_items)
-    summaries = {i: run.summary(i) for i in ids}
-    record_run(setup.store, run_id, {f"{SUMMARY_PREFIX}{i}": s.model_dump(mode="json") for i, s in summaries.items()},
-               finished={"samples": len(samples), "evaluators": ids})
-    say(f"run {shown(run_id)} over {shown(args.file)} (judge {shown(setup.judge.model_id)})")
+    session = open_session(setup.store, args, "run", config, judge=setup.judge.model_id,
+                           inputs={"file": file_digest(args.file, what="sample file")})
+    _, summaries = session.run_and_record(samples, evaluators, concurrency=args.concurrency_items)
+    say(f"run {shown(session.run_id)} over {shown(args.file)} (judge {shown(setup.judge.model_id)})")
     for note in notes:  # with the results: a command that fails prints its error alone
         say(f"  {shown(note)}")
     if issues:
         say(f"  {len(issues)} row(s) skipped, see the warnings above")
     for i, s in summaries.items():
         say(format_summary(i, s))
-    say_reuse(setup.store, run_id)
+    say_reuse(setup.store, session.run_id)
     return 0

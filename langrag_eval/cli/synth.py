@@ -18,14 +18,13 @@ from typing import TYPE_CHECKING
 from ..errors import ConfigError
 from ._dryrun import add_dry_run_option
 from ._common import (
-    add_call_options, add_store_options, check_call_options, make_judge, open_cli_run,
+    add_call_options, add_store_options, check_call_options, make_judge, open_session,
     open_store_to_write, say, shown,
 )
 from ._files import declare_files, judge_file, output_file, store_path
 from ._options import INPUT, OUTPUT, group
 
 if TYPE_CHECKING:  # imported where used: --help loads none of the judging stack
-    from ..run.evaluation import record_run
     from ..runtime.identity import content_hash
 
 __all__ = ["register"]
@@ -84,7 +83,6 @@ def _generator_spec(text: str) -> tuple[str, int | None]:
 
 def _queries(args: argparse.Namespace) -> int:
     # Imported on use: every langrag-eval command imports this module to register its subcommand.
-    from ..run.evaluation import record_run
     from ..runtime.identity import content_hash
     from ..models import resolve_judge
     from ..pipelines import read_queries
@@ -117,8 +115,9 @@ def _queries(args: argparse.Namespace) -> int:
               "passage_tokens": args.passage_tokens, "token_count": args.token_count,
               "per_passage": args.per_passage, "similarity": args.similarity, "embeddings": args.embeddings,
               "prompt": args.prompt, "seed": args.seed}
-    run_id = open_cli_run(store, args, "synth", config,
-                          inputs={"corpus": content_hash([(d.id, d.text) for d in docs])})
+    session = open_session(store, args, "synth", config,
+                           inputs={"corpus": content_hash([(d.id, d.text) for d in docs])})
+    run_id = session.run_id
     judges = [j.for_run(run_id) for j in judges]
     embedder = None
     if args.embeddings:
@@ -134,7 +133,7 @@ def _queries(args: argparse.Namespace) -> int:
     if args.pool_out:
         write_queries(args.pool_out, result.pool)
     report = result.report.model_dump(mode="json")
-    record_run(store, run_id, {"synth": report}, finished=report)
+    session.record({"synth": report}, finished=report)
     say(f"run {shown(run_id)}: {len(chosen)} of {len(passages)} passages ({args.passage_tokens} "
         f"{args.token_count} tokens max), {args.per_passage} questions asked per passage and generator")
     say(f"pool {report['pool_size']}, duplicates dropped {report['duplicates_dropped']}, "

@@ -44,10 +44,9 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ConfigError, DataError
 from ..files.writing import atomic_write
 from ._common import (
-    add_judge_options, open_cli_run, quiet_model_loading, report_issues, say, say_reuse, setup_judge, shown,
+    add_judge_options, open_session, quiet_model_loading, report_issues, say, say_reuse, setup_judge, shown,
 )
 from ._columns import Column, add_column_options, choose_columns, table_columns
-from ._executor import command_executor
 from ._files import JUDGE_READS, declare_files, output_file, store_path
 from ._options import INPUT, SettingsOptions, add_results_option, add_table_options, group, results_path
 from ._traces import add_trace_options, format_windows, trace_samples, traces_digest, window_rows
@@ -59,7 +58,6 @@ from ._options import THELMA_METRICS as METRICS, THELMA_SD_THRESHOLD as DEFAULT_
 if TYPE_CHECKING:  # imported where used: --help loads none of the judging stack
     from ..models.embeddings import Embedder, default_embedder
     from ..prompting.templates import prompt_names
-    from ..run.evaluation import evaluate, record_run
     from ..runtime.identity import file_digest
     from ..thelma import METRICS, Thelma, ThelmaResult, Thresholds, metric_ids
     from ..thelma.decompose import load_task_prompt
@@ -192,7 +190,6 @@ def format_summary(summary: dict[str, Any]) -> str:
 
 def handle(args: argparse.Namespace) -> int:
     from ..models.embeddings import Embedder, default_embedder
-    from ..run.evaluation import evaluate, record_run
     from ..runtime.identity import file_digest
     from ..thelma import Thelma, ThelmaResult
     from ..thelma.io import read_samples
@@ -240,12 +237,12 @@ def handle(args: argparse.Namespace) -> int:
               "sd_threshold": args.sd_threshold, "embedder": embedder.model_id if embedder else None,
               "prompts": {k: Path(v).read_text(encoding="utf-8") if Path(v).is_file() else v
                           for k, v in thelma.templates.items()}}
-    run_id = open_cli_run(setup.store, args, "thelma", config, judge=setup.judge.model_id,
-                          inputs={"file": traces_digest(args.traces) if args.traces
-                                  else file_digest(args.file, what="THELMA file")})
-    results = evaluate(samples, {"thelma": thelma}, store=setup.store, run_id=run_id,
-                       concurrency=args.samples_in_flight,
-                       executor=command_executor(args, setup.spec))["thelma"]
+    session = open_session(setup.store, args, "thelma", config, judge=setup.judge.model_id,
+                           inputs={"file": traces_digest(args.traces) if args.traces
+                                   else file_digest(args.file, what="THELMA file")},
+                           judge_spec=setup.spec, items_on_executor=True)
+    run_id = session.run_id
+    results = session.evaluate(samples, {"thelma": thelma}, concurrency=args.samples_in_flight)["thelma"]
     # a sample the evaluator raised on is unscored in every metric, for the summary and the file
     results = [r if isinstance(r, ThelmaResult) else thelma.as_result(r, s) for s, r in zip(samples, results)]
     summary = thelma.summarize(results).details
@@ -264,9 +261,8 @@ def handle(args: argparse.Namespace) -> int:
                         "problems": [{"line": i.line, "field": i.field, "message": i.message} for i in issues]}
     summary["settings"] = {"metrics": list(metrics), "sd_threshold": args.sd_threshold,
                            "embedder": config["embedder"]}
-    record_run(setup.store, run_id, {ARTIFACT: summary},
-               finished={"samples": len(results),
-                         "means": {m: s["mean"] for m, s in summary["metrics"].items()}})
+    session.record({ARTIFACT: summary}, finished={"samples": len(results),
+                                                  "means": {m: s["mean"] for m, s in summary["metrics"].items()}})
     with atomic_write(out) as fh:
         for result in results:
             fh.write(json.dumps({**_record(result, lines[result.id or ""]),

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, DataError
 from ..files.reading import read_text
-from ._common import add_judge_options, open_cli_run, report_issues, say, say_reuse, setup_judge, shown
+from ._common import add_judge_options, open_session, report_issues, say, say_reuse, setup_judge, shown
 from ._files import JUDGE_READS, declare_files, store_path
 from ._options import INPUT, SettingsOptions, add_json_option, group, json_output, write_json
 
@@ -103,8 +103,8 @@ def handle(args: argparse.Namespace) -> int:
                                       (config.relevance_prompt, config.pointwise_prompt, config.pairwise_prompt)])
     if factors:
         inputs["factors"] = file_digest(args.factors_file, what="factors file")
-    run_id = open_cli_run(setup.store, args, "tournament", run_config, inputs=inputs,
-                          judge=setup.judge.model_id)
+    run_id = open_session(setup.store, args, "tournament", run_config, inputs=inputs,
+                          judge=setup.judge.model_id).run_id
     say(f"run {shown(run_id)}: {len(data.agents)} agents, {len(data.queries)} queries "
         f"({shown(setup.store.path)})", err=True)
     result = run_tournament(data, setup.judge, config, store=setup.store, run_id=run_id,

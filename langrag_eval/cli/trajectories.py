@@ -22,14 +22,13 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, DataError
 from ..files.reading import read_text
-from ._common import add_call_options, add_store_options, make_judge, open_cli_run, open_store_to_write, say, \
+from ._common import add_call_options, add_store_options, make_judge, open_session, open_store_to_write, say, \
     say_reuse
 from ._dryrun import add_dry_run_option
 from ._files import JUDGE_READS, declare_files, store_path
-from ._summaries import SUMMARY_PREFIX, format_summary
+from ._summaries import format_summary
 
 if TYPE_CHECKING:  # imported where used: --help loads none of the judging stack
-    from ..run.evaluation import evaluate, record_run
     from ..runtime.identity import file_digest
 
 __all__ = ["read_trajectories", "register"]
@@ -97,7 +96,6 @@ def _modes(text: str) -> list[str]:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from ..run.evaluation import evaluate, record_run
     from ..runtime.identity import file_digest
     from ..trajectories import TrajectoryJudge, TrajectoryMatch
     modes = _modes(args.match)
@@ -119,14 +117,11 @@ def handle(args: argparse.Namespace) -> int:
         store = open_store_to_write(args.store, dry_run=args.dry_run)
     config = {"file": args.file, "evaluators": list(evaluators), "judge": judge_id,
               "tasks": {i: e.task_name() for i, e in evaluators.items()}}
-    run_id = open_cli_run(store, args, "trajectories", config, judge=judge_id,
-                          inputs={"file": file_digest(args.file, what="trajectories file")})
-    run = evaluate(samples, evaluators, store=store, run_id=run_id)
-    summaries = {i: run.summary(i) for i in evaluators}
-    record_run(store, run_id, {f"{SUMMARY_PREFIX}{i}": s.model_dump(mode="json") for i, s in summaries.items()},
-               finished={"samples": len(samples), "evaluators": list(evaluators)})
-    say(f"run {run_id} over {args.file}" + (f" (judge {judge_id})" if judge_id else ""))
+    session = open_session(store, args, "trajectories", config, judge=judge_id,
+                           inputs={"file": file_digest(args.file, what="trajectories file")})
+    _, summaries = session.run_and_record(samples, evaluators)
+    say(f"run {session.run_id} over {args.file}" + (f" (judge {judge_id})" if judge_id else ""))
     for i, s in summaries.items():
         say(format_summary(i, s))
-    say_reuse(store, run_id)
+    say_reuse(store, session.run_id)
     return 0

@@ -48,22 +48,19 @@ from pydantic import ValidationError
 
 from ..results import Score
 from ..run.batch import DECLARED_PREFIX
-from ..runtime.items import CONTENTS_PREFIX, ITEMS_PREFIX, current_judgments
+from ..runtime.items import CONTENTS, CONTENTS_PREFIX, ITEMS_PREFIX, content_row, current_judgments, item_contents_writer
 from ..runtime.parts import PartWriter, is_part, read_parts
 from .steps import conversation_of_simulation, display_steps
 
 __all__ = ["CONTENTS", "STATUSES", "content_row", "item_contents_writer", "put_item_contents", "browser_items",
            "group_label", "items_json"]
 
-CONTENTS = "item_contents"
 # an item's status, worst first: nothing scored; a score below its pass mark; some scores missing
 # (never shown as passed: what was not scored did not pass); every pass call made passed; scored
 # with no pass call to make; not judged (yet)
 STATUSES = ("unscored", "failed", "incomplete", "passed", "scored", "unjudged")
 _TEXT = 4000       # characters kept of one question, answer, reference, reply or reason
 _REASON = 600      # characters kept of one score's reason
-_CONTEXT = 1500    # characters kept of one context
-_CONTEXTS = 8      # contexts kept per item
 _DIGITS = re.compile(r"(\d+)")
 
 
@@ -72,22 +69,6 @@ def _cut(text: Any, limit: int = _TEXT) -> str | None:
         return None
     text = str(text)
     return text if len(text) <= limit else text[:limit] + f" … [{len(text) - limit} more characters]"
-
-
-def content_row(item: Mapping[str, Any]) -> dict[str, Any]:
-    """One item's stored row: the fields given (none that are None), texts cut to length."""
-    row = {k: v for k, v in item.items() if v is not None}
-    row["id"] = str(item["id"])
-    row["contexts"] = [_cut(c, _CONTEXT) for c in (row.get("contexts") or [])[:_CONTEXTS]]
-    for field in ("question", "answer", "reference"):
-        row[field] = _cut(row.get(field))
-    return row
-
-
-def item_contents_writer(store: Any, run_id: str, *, size: int = 1000) -> PartWriter:
-    """A writer of the run's ``item_contents`` a part at a time: ``add(content_row(item))`` as the
-    items come, ``close()`` at the end; a run of any size never holds them all."""
-    return PartWriter(store, run_id, CONTENTS, {"version": 1}, size=size)
 
 
 def put_item_contents(store: Any, run_id: str, items: Iterable[Mapping[str, Any]]) -> None:

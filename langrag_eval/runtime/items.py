@@ -30,12 +30,18 @@ from .parts import PartWriter, read_parts, stored_artifacts
 from .store import RunStore
 
 __all__ = ["ITEMS_PREFIX", "content_key", "current_judgments", "put_item_index", "get_item_index", "index_row",
-           "item_index_writer", "CONTENTS_PREFIX", "put_item_contents_of"]
+           "item_index_writer", "CONTENTS_PREFIX", "put_item_contents_of",
+           "CONTENTS", "content_row", "item_contents_writer"]
 
 ITEMS_PREFIX = "items/"
 # what an evaluator's item_content gave per item (a trajectory, a conversation), for the report
 CONTENTS_PREFIX = "item_contents/"
 _CONTENT_CHARS = 4000
+# what a command read of each item (question, answer, contexts, reference ...), for the report's
+# item browser: :mod:`langrag_eval.report.items` describes the artifact
+CONTENTS = "item_contents"
+_CONTEXT_CHARS = 1500  # characters kept of one context
+_CONTEXTS = 8          # contexts kept per item
 _QUESTION_CHARS = 300
 
 
@@ -124,3 +130,27 @@ def put_item_contents_of(store: RunStore, run_id: str, task: str, rows: Iterable
         writer.add({**_bounded(content), "id": item})
     if writer is not None:
         writer.close()
+
+
+def _cut(text: Any, limit: int = _CONTENT_CHARS) -> str | None:
+    if text is None:
+        return None
+    text = str(text)
+    return text if len(text) <= limit else text[:limit] + f" … [{len(text) - limit} more characters]"
+
+
+def content_row(item: dict[str, Any] | Any) -> dict[str, Any]:
+    """One item's stored row of ``item_contents``: the fields given (none that are None), texts cut
+    to length."""
+    row = {k: v for k, v in item.items() if v is not None}
+    row["id"] = str(item["id"])
+    row["contexts"] = [_cut(c, _CONTEXT_CHARS) for c in (row.get("contexts") or [])[:_CONTEXTS]]
+    for field in ("question", "answer", "reference"):
+        row[field] = _cut(row.get(field))
+    return row
+
+
+def item_contents_writer(store: RunStore, run_id: str, *, size: int = 1000) -> PartWriter:
+    """A writer of the run's ``item_contents`` a part at a time: ``add(content_row(item))`` as the
+    items come, ``close()`` at the end; a run of any size never holds them all."""
+    return PartWriter(store, run_id, CONTENTS, {"version": 1}, size=size)
