@@ -49,7 +49,7 @@ from pydantic import ValidationError
 from ..results import Score
 from ..run.batch import DECLARED_PREFIX
 from ..runtime.items import CONTENTS, CONTENTS_PREFIX, ITEMS_PREFIX, content_row, current_judgments, item_contents_writer
-from ..runtime.parts import PartWriter, is_part, read_parts
+from ..runtime.parts import is_part, read_parts
 from .steps import conversation_of_simulation, display_steps
 
 __all__ = ["CONTENTS", "STATUSES", "content_row", "item_contents_writer", "put_item_contents", "browser_items",
