@@ -14,7 +14,6 @@ stored, and every message shows the URL without them.
 
 from __future__ import annotations
 
-import json
 import random
 import threading
 import time
