@@ -184,10 +184,9 @@ def read_verdict(fmt: Any, text: str, untrusted: Untrusted | Sequence[str] | Non
             return parse(text)
     with reading(known):
         state = current_reading()
-        echoless = state is not None and not state.spans(text)
-    if echoless and _QUOTING.search(text) is None:
-        # nothing echoed and nothing quoted (most replies): the four readings see one text
-        with reading(known):
+        echoless = state is None or not state.spans(text)
+        if echoless and _QUOTING.search(text) is None:
+            # nothing echoed and nothing quoted (most replies): the four readings see one text
             return parse(text)
     return _read_every_way(fmt, text, known, parse, echoless=echoless)
 
