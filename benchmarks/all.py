@@ -27,7 +27,11 @@ Sections and their sizes (``--quick`` in brackets):
   where the waves are requests / concurrency rounded up. At 30 answers, 120 requests fill 7.5 waves
   of 16 and no schedule keeps more than 0.94 busy, so the row's size is 100 answers, 400 requests);
   a round-robin tournament of 6 agents x 10 [2] queries (300 games) vs RAGElo pairwise + Elo (at
-  most 0.50). Compared: the wall of the evaluation call (the CLI row: of the whole process).
+  most 0.50). Compared: the wall of the evaluation call (the CLI row: of the whole process). Beside
+  each ratio, the server's floor over the peer's wall: the least ratio any client could reach, as
+  some slot serves at least requests / concurrency of our requests (rounded up) at 100 ms each, one
+  after another (two for a groundedness: its claims, then their verdicts). A goal under it is
+  marked out of reach: no client work can meet it against that peer's wall.
 - tokens: prompt tokens per judgment (a graded answer, an answer's groundedness, a game), counted
   by the server from what each client sent (about four characters a token), from the llm runs;
   ours against the smallest peer of the task.
@@ -108,6 +112,7 @@ class Row:
     note: str = ""
 
     spread: tuple[float, float] | None = None  # the per-run ratios' range
+    floor: float | None = None  # the least ratio any client could reach (LLM rows): see server_floor
 
     def markdown(self) -> str:
         ratio = "" if self.ratio is None else f"{self.ratio:.2f}"
@@ -115,8 +120,10 @@ class Row:
             ratio += f" ({self.spread[0]:.2f}-{self.spread[1]:.2f})"
         met = {True: "met", False: "**missed**", None: self.note or "not run"}[self.met]
         note = f" ({self.note})" if self.note and self.met is not None else ""
-        return (f"| {self.workload} | {self.size} | {self.ours} | {self.peer} | {ratio} | {self.target} "
+        floor = "" if self.floor is None else f"{self.floor:.2f}"
+        return (f"| {self.workload} | {self.size} | {self.ours} | {self.peer} | {ratio} | {floor} | {self.target} "
                 f"| {met}{note} |")
+
 
 
 def log(message: str) -> None:
@@ -151,6 +158,24 @@ def best_slot_use(requests: float, concurrency: int) -> float:
     """
     waves = -(-int(requests) // concurrency)
     return requests / (concurrency * waves) if waves else 0.0
+
+
+# requests one judgment waits for one after another: a groundedness needs its claims before it can
+# verify them; a grade and a game are one request each
+DEPTH = {"grading": 1, "faithfulness": 2, "tournament": 1}
+
+
+def server_floor(requests: float, concurrency: int, latency: float, depth: int = 1) -> float:
+    """The least wall any client can take for ``requests`` that each hold one of ``concurrency``
+    slots for ``latency`` seconds, when a judgment needs ``depth`` of them in turn: some slot serves
+    at least requests / concurrency of them (rounded up), one after another.
+
+    >>> round(server_floor(300, 16, 0.1), 2), round(server_floor(200, 16, 0.1, depth=2), 2)
+    (1.9, 1.3)
+    >>> round(server_floor(10, 16, 0.1, depth=2), 2)
+    0.2
+    """
+    return max(-(-int(requests) // concurrency), depth) * latency
 
 
 def ratio_row(label: str, size: str, ours: float, peer: float, ratio: float, unit: str, fmt: str = ".2f",
@@ -190,8 +215,13 @@ def llm_section(sizes: dict[str, Any], runs: int, latency: float,
             row.ours = (f"{c['ours']:.2f} s, slot use {c['slot_use'][0]:.2f} "
                         f"(at most {best_slot_use(c['requests'][0], concurrency):.2f})")
         row.target, row.met = goal, met
+        floor = server_floor(c["requests"][0], concurrency, latency, DEPTH[workload])
+        row.floor = floor / c["peer"]
+        if not met and goal.startswith("<=") and row.floor > float(goal.split()[-1]):
+            row.note = f"out of reach: the server alone takes {floor:.2f} s of any client"
         if c["peer_failed"]:
-            row.note = f"the peer failed {c['peer_failed']} of {runs} runs, the rest compared"
+            failed = f"the peer failed {c['peer_failed']} of {runs} runs, the rest compared"
+            row.note = f"{row.note}; {failed}" if row.note else failed
         rows.append(row)
         detail.append(f"| {label} | {c['peer_name']} | {c['requests'][0]:.0f} / {c['requests'][1]:.0f} | "
                       f"{c['tokens'][0]:.0f} / {c['tokens'][1]:.0f} | "
@@ -291,8 +321,8 @@ def markdown(rows: list[Row], detail: list[str], args: argparse.Namespace, loads
              f"against `benchmarks/fake_openai.py` ({args.latency * 1000:.0f} ms a request, concurrency "
              f"{args.concurrency}), every side in the peers' environment"
              + (f" with {SDK[0]}" if SDK else "") + ".", "",
-             "| workload | size | ours | peer | ours / peer | target | result |",
-             "|---|---|---|---|---|---|---|"]
+             "| workload | size | ours | peer | ours / peer | server floor / peer | target | result |",
+             "|---|---|---|---|---|---|---|---|"]
     lines += [r.markdown() for r in rows]
     if detail:
         lines += ["", "| LLM workload | peer | requests, ours / peer | prompt tokens per judgment, "
