@@ -88,14 +88,17 @@ class Section(NamedTuple):
     run. Another kind names a renderer registered under it: the package's own (``vrag``,
     ``thelma``, ``windows``, ``tournament``, ``grammar``) or an installed package's, found by
     its ``langrag_eval.report_sections`` entry point (``mypkg/citations``); where that package is
-    not installed, the generic section is drawn instead.
+    not installed, the generic section is drawn instead. ``artifact``: the run artifact the
+    renderer reads, which a run session fills with the evaluator's summary ``details`` (vRAG-Eval's
+    and THELMA's sections), so ``langrag-eval run`` draws the section its own command draws.
 
     >>> Section("Citations")
-    Section(title='Citations', kind='scores')
+    Section(title='Citations', kind='scores', artifact=None)
     """
 
     title: str
     kind: str = "scores"
+    artifact: str | None = None
 
 
 class Declaration(NamedTuple):

@@ -154,3 +154,43 @@ def test_the_thin_handlers_leave_running_to_the_session() -> None:
     root = Path(cli_package.__file__).parent
     found = {name: sorted(_names(root / f"{name}.py")[1] & RUN_LAYER) for name in THIN}
     assert {n: used for n, used in found.items() if used} == {}
+
+
+def _section(html: str, anchor: str) -> str | None:
+    import re
+    found = re.search(rf'<section id="{anchor}".*?</section>', html, re.S)
+    return found.group(0) if found else None
+
+
+def test_run_draws_each_evaluators_own_report_section_as_its_command_does(tmp_path: Path) -> None:
+    """``run --evaluator vrag --evaluator thelma`` stores what the vRAG-Eval and THELMA sections
+    read, so its report draws both: the vRAG-Eval section byte for byte as ``grade`` draws it for the
+    same answers and replies, THELMA's with its metrics and diagnosis."""
+    import json
+
+    from langrag_eval.cli import main
+    from langrag_eval.report import build_report
+
+    replies = {"grade one answer": "Score: [[4]], Reason: [[Close to the label.]]",
+               "<passage>": "<output>\n- Ada was born in 1815.\n</output>",
+               "<message>": "<output>\n- When was Ada born?\n</output>",
+               "": "<output>[1]</output>"}
+    judge = tmp_path / "judge.json"
+    judge.write_text(json.dumps(replies), encoding="utf-8")
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps({"id": i, "question": "When was Ada born?", "answer": a, "reference": "1815",
+                                        "contexts": ["Ada was born in 1815."]}) + "\n"
+                            for i, a in (("a", "Ada was born in 1815."), ("b", "In 1815."))), encoding="utf-8")
+    store_path = tmp_path / "runs.sqlite"
+    common = ["--judge", f"scripted:{judge}", "--store", str(store_path)]
+    assert main(["run", str(data), "--evaluator", "vrag", "--evaluator", "thelma", *common]) == 0
+    assert main(["grade", str(data), "--out", str(tmp_path / "g.jsonl"), *common]) == 0
+    store = RunStore(store_path)
+    runs = {r["kind"]: r["id"] for r in store.runs()}
+    assert set(store.artifacts(runs["run"])) >= {"vrag", "thelma"}
+    html = {kind: build_report(store, run_id) for kind, run_id in runs.items()}
+    assert _section(html["grade"], "vrag") is not None
+    assert _section(html["run"], "vrag") == _section(html["grade"], "vrag")
+    thelma = _section(html["run"], "thelma")
+    assert thelma is not None and "groundedness" in thelma.lower() and "diagnos" in thelma.lower()
+    assert "thelma" not in store.artifacts(runs["grade"])

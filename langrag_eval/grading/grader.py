@@ -197,7 +197,7 @@ class VragGrader(Evaluator[Sample, VragGrade]):
     declaration: ClassVar[Declaration] = Declaration({"accept_rate": _ACCEPT, "grade": _GRADE},
                                                      judged_whole="scored_rate", primary="grade",
                                                      needs_reference=True,
-                                                     sections=(Section("vRAG-Eval", "vrag"),))
+                                                     sections=(Section("vRAG-Eval", "vrag", "vrag"),))
 
     def result_scores(self, result: VragGrade) -> list[Score]:
         """Accepted (1) or rejected (0) at this grader's threshold, a yes/no score whose mean over a

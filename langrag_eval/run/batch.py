@@ -90,8 +90,9 @@ def read_declaration(data: Any) -> Declaration | None:
     entry without a title (another shape) is left out rather than refused: the run stays readable."""
     if not isinstance(data, dict):
         return None
-    sections = tuple(Section(str(s["title"]), str(s.get("kind") or "scores")) for s in data.get("sections") or []
-                     if isinstance(s, dict) and s.get("title"))
+    sections = tuple(Section(str(s["title"]), str(s.get("kind") or "scores"),
+                             str(s["artifact"]) if s.get("artifact") else None)
+                     for s in data.get("sections") or [] if isinstance(s, dict) and s.get("title"))
     return Declaration({n: ScoreScale(**s) for n, s in (data.get("scores") or {}).items()},
                        indexes_items=bool(data.get("indexes_items", True)), judged_whole=data.get("judged_whole"),
                        raw_reason=bool(data.get("raw_reason")), sections=sections)

@@ -36,7 +36,8 @@ from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..runtime.items import content_row, item_contents_writer
+from ..runtime.items import CONTENTS, ITEMS_PREFIX, content_row, item_contents_writer
+from .batch import DECLARED_PREFIX
 from .evaluation import aevaluate, astream, evaluate, record_run
 
 if TYPE_CHECKING:
@@ -46,7 +47,7 @@ if TYPE_CHECKING:
     from ..runtime.parts import PartWriter
     from .evaluation import Executor, RunResult
 
-__all__ = ["COMMAND_ARTIFACT", "SUMMARY_PREFIX", "RunSession"]
+__all__ = ["COMMAND_ARTIFACT", "SUMMARY_PREFIX", "RunSession", "section_data"]
 
 # each evaluator's typed summary, stored as ``summary/<name>``: what report, compare and gate read
 SUMMARY_PREFIX = "summary/"
@@ -121,10 +122,14 @@ class RunSession:
             self._writers.pop(0).close()
         record_run(self.store, self.run_id, artifacts, finished=finished)
 
-    def record_summaries(self, summaries: Mapping[str, Summary], *, finished: Mapping[str, Any]) -> None:
-        """Store each evaluator's typed summary as ``summary/<name>`` and finish the run."""
-        self.record({f"{SUMMARY_PREFIX}{n}": s.model_dump(mode="json") for n, s in summaries.items()},
-                    finished=finished)
+    def record_summaries(self, summaries: Mapping[str, Summary], *, finished: Mapping[str, Any],
+                         evaluators: Mapping[str, Evaluator[Any, Any]] | None = None) -> None:
+        """Store each evaluator's typed summary as ``summary/<name>`` and finish the run. With the
+        ``evaluators``, also the data their declared report sections read
+        (:func:`section_data`)."""
+        artifacts = section_data(evaluators, summaries) if evaluators is not None else {}
+        artifacts.update({f"{SUMMARY_PREFIX}{n}": s.model_dump(mode="json") for n, s in summaries.items()})
+        self.record(artifacts, finished=finished)
 
     def run_and_record(self, samples: Iterable[Any], evaluators: Mapping[str, Evaluator[Any, Any]], *,
                        concurrency: int | None = None, finished: Mapping[str, Any] | None = None,
@@ -134,7 +139,8 @@ class RunSession:
         run = self.evaluate(samples, evaluators, concurrency=concurrency)
         summaries = {n: run.summary(n) for n in evaluators}
         self.record_summaries(summaries, finished=finished if finished is not None else
-                              {"samples": len(run.samples), "evaluators": list(evaluators)})
+                              {"samples": len(run.samples), "evaluators": list(evaluators)},
+                              evaluators=evaluators)
         return run, summaries
 
     def usage(self) -> dict[str, Any]:
@@ -144,6 +150,31 @@ class RunSession:
     def reuse(self) -> Any:
         """What this process's batches of the run reused and judged (None when it ran none)."""
         return self.store.batch_counts(self.run_id)
+
+
+def section_data(evaluators: Mapping[str, Evaluator[Any, Any]], summaries: Mapping[str, Summary]
+                 ) -> dict[str, Any]:
+    """What the evaluators' declared report sections read, by artifact name: the summary
+    ``details`` of the evaluator whose :class:`~langrag_eval.results.Section` names an
+    ``artifact``, so a run of several evaluators draws each one's own section (vRAG-Eval's grades,
+    THELMA's metrics and diagnosis) as that evaluator's command does. An artifact two evaluators of
+    the run would fill is left out, as its section could show only one of them; so is a summary
+    without details, and a name the run's own records use."""
+    claimed: dict[str, list[str]] = {}
+    for name, evaluator in evaluators.items():
+        for section in evaluator.declare().sections:
+            if section.artifact:
+                claimed.setdefault(section.artifact, []).append(name)
+    out: dict[str, Any] = {}
+    for artifact, names in claimed.items():
+        details = summaries[names[0]].details if names[0] in summaries else None
+        if len(names) == 1 and isinstance(details, dict) and details and not _reserved(artifact):
+            out[artifact] = details
+    return out
+
+
+def _reserved(name: str) -> bool:
+    return name == COMMAND_ARTIFACT or name.startswith((SUMMARY_PREFIX, DECLARED_PREFIX, ITEMS_PREFIX, CONTENTS))
 
 
 async def _pairs(samples: list[Any], results: list[Any]) -> AsyncIterator[tuple[Any, Any]]:

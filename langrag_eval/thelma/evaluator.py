@@ -131,7 +131,7 @@ class Thelma(Evaluator[Sample, ThelmaResult]):
         the metrics and, for traces scored in time windows, the windows (both drawn from the
         summary a run stores as ``thelma``)."""
         return Declaration({m: ScoreScale() for m in self.metrics},
-                           sections=(Section("THELMA", "thelma"), Section("monitoring", "windows")))
+                           sections=(Section("THELMA", "thelma", "thelma"), Section("monitoring", "windows")))
 
     def result_scores(self, result: ThelmaResult) -> list[Score]:
         """Each metric of ``result`` on 0..1, passed when not low at this evaluator's thresholds;
