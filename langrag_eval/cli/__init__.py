@@ -25,6 +25,7 @@ from typing import Any, NoReturn, Sequence
 from ..errors import ConfigError, JudgeUnavailableError, LangragError, redact
 from ..files.terminal import shown, shown_lines
 from ._files import check_files
+from ._startup import as_program, loading
 
 __all__ = ["main", "build_parser"]
 
@@ -140,16 +141,23 @@ def _command(argv: Sequence[str]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    with as_program(argv is None):
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser(_command(argv))
-    args = parser.parse_args(argv)
+    with loading():
+        parser = build_parser(_command(argv))
+        args = parser.parse_args(argv)
+        if getattr(args, "handler", None):
+            # Batches draw progress bars for the command line only; a library call draws none.
+            from ..runtime.progress import show_progress
+            from ..files.writing import REPLACE_CHECKS
     args.argv = list(argv) if argv is not None else sys.argv[1:]  # what --executor ray's workers run
     if not getattr(args, "handler", None):
         parser.print_help()
         return 2
-    # Batches draw progress bars for the command line only; a library call draws none.
-    from ..runtime.progress import show_progress
-    from ..files.writing import REPLACE_CHECKS
 
     def nothing_scored() -> str | None:
         # the judging commands' module, only where one was loaded (not for --help, nor report)

@@ -18,6 +18,7 @@ from ._batch import add_batch_options, setup_batch_judge
 from ._dryrun import DryRunModel, add_dry_run_option, dry_run_store
 from ._executor import add_executor_options, check_ray_options, run_command_on_ray
 from ._options import DEFAULT_STORE, JUDGE, RUN_AND_STORE, group
+from ._startup import loading
 
 if TYPE_CHECKING:  # the judging stack is imported when a command runs, never for --help
     from ..models import ResolvedJudge
@@ -155,7 +156,8 @@ def setup_judge(args: argparse.Namespace, *, role: str = "judge", executor: bool
             run_command_on_ray(args)
     if getattr(args, "batch", False) and not getattr(args, "dry_run", False):
         return setup_batch_judge(args, JudgeSetup)  # type: ignore[return-value]
-    resolved = resolve_judge(args.judge)  # before the store: a bad --judge leaves no file behind
+    with loading():  # the judge's SDK: the largest load of a command
+        resolved = resolve_judge(args.judge)  # before the store: a bad --judge leaves no file behind
     if role == "generator" and resolved.warning:
         resolved = dataclasses.replace(resolved, warning=GENERATOR_WARNING)
     store = open_store_to_write(args.store, dry_run=getattr(args, "dry_run", False))

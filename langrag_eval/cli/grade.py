@@ -22,6 +22,7 @@ from ._common import add_judge_options, open_session, report_issues, say, say_re
 from ._files import JUDGE_READS, declare_files, store_path
 from ._columns import Column, add_column_options, choose_columns, table_columns
 from ._options import INPUT, add_results_option, add_table_options, group, results_file, results_path
+from ._startup import loading
 
 if TYPE_CHECKING:  # the grading stack is imported when the command runs, never for --help
     from ..grading import GradingScan, VragGrade, VragGrader, VragTally
@@ -107,10 +108,11 @@ def format_summary(s: dict[str, Any]) -> str:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from ..grading import ARTIFACT, Columns, VragGrader, VragTally, scan_grading_file
-    from ..grading.io import read_examples
-    from ..runtime.concurrency import run_sync
-    from ..runtime.identity import file_digest
+    with loading():
+        from ..grading import ARTIFACT, Columns, VragGrader, VragTally, scan_grading_file
+        from ..grading.io import read_examples
+        from ..runtime.concurrency import run_sync
+        from ..runtime.identity import file_digest
 
     if not 1 <= args.threshold <= 5:
         raise ConfigError("--threshold must be a score from 1 to 5")

@@ -49,6 +49,7 @@ from ._common import (
 from ._columns import Column, add_column_options, choose_columns, table_columns
 from ._files import JUDGE_READS, declare_files, output_file, store_path
 from ._options import INPUT, SettingsOptions, add_results_option, add_table_options, group, results_path
+from ._startup import loading
 from ._traces import add_trace_options, format_windows, trace_samples, traces_digest, window_rows
 
 # The options are made from the settings class, a light module of its own (no pydantic).
@@ -189,10 +190,11 @@ def format_summary(summary: dict[str, Any]) -> str:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from ..models.embeddings import Embedder, default_embedder
-    from ..runtime.identity import file_digest
-    from ..thelma import Thelma, ThelmaResult
-    from ..thelma.io import read_samples
+    with loading():
+        from ..models.embeddings import Embedder, default_embedder
+        from ..runtime.identity import file_digest
+        from ..thelma import Thelma, ThelmaResult
+        from ..thelma.io import read_samples
     metrics = tuple(m.strip() for m in args.metrics.split(",") if m.strip())
     if args.samples_in_flight < 1:
         raise ConfigError("--samples-in-flight must be at least 1")
