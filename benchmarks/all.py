@@ -116,6 +116,8 @@ class Row:
 
     def markdown(self) -> str:
         ratio = "" if self.ratio is None else f"{self.ratio:.2f}"
+        if self.met is False and ratio and self.target == f"<= {ratio}":  # 0.754 missed 0.75: say so
+            ratio = f"{self.ratio:.3f}"
         if self.spread is not None and self.spread[0] != self.spread[1]:
             ratio += f" ({self.spread[0]:.2f}-{self.spread[1]:.2f})"
         met = {True: "met", False: "**missed**", None: self.note or "not run"}[self.met]
