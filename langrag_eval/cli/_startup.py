@@ -2,7 +2,7 @@
 
 Loading a judge's SDK and the grading stack makes a couple of hundred thousand objects that live as
 long as the process. While they load, the collector runs hundreds of times and walks them again on
-each pass: about a tenth of a 300-answer ``grade``'s CPU with the ``openai`` judge (0.15 s of 1.6 s,
+each pass: about a fourteenth of a 300-answer ``grade``'s CPU with the ``openai`` judge (0.10 s of 1.4 s,
 counted with ``gc.callbacks``). :func:`loading` pauses it while a block loads; in the program
 itself (``langrag-eval ...``, not ``main([...])`` called from another program) it then freezes
 what was made (``gc.freeze``), so no later pass walks it again. Refcounting frees what is not in a
