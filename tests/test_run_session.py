@@ -194,3 +194,29 @@ def test_run_draws_each_evaluators_own_report_section_as_its_command_does(tmp_pa
     thelma = _section(html["run"], "thelma")
     assert thelma is not None and "groundedness" in thelma.lower() and "diagnos" in thelma.lower()
     assert "thelma" not in store.artifacts(runs["grade"])
+
+
+class _Declaring:
+    """An evaluator as the session sees it here: its declaration's sections."""
+
+    def __init__(self, *sections: Any) -> None:
+        from langrag_eval.results import Declaration
+        self._declaration = Declaration(sections=sections)
+
+    def declare(self) -> Any:
+        return self._declaration
+
+
+def test_section_data_is_stored_only_where_one_evaluator_fills_a_name_of_its_own() -> None:
+    from langrag_eval.results import Section, Summary
+    from langrag_eval.run.session import section_data
+
+    def summary(**details: Any) -> Summary:
+        return Summary(n=1, scored=1, details=details)
+
+    evaluators = {"a": _Declaring(Section("A", "mine", "mine")), "b": _Declaring(Section("B", "shared", "shared")),
+                  "c": _Declaring(Section("C", "shared", "shared")), "d": _Declaring(Section("D", "x", "summary/a")),
+                  "e": _Declaring(Section("E", "empty", "empty")), "f": _Declaring(Section("F"))}
+    summaries = {name: summary(figure=name) for name in evaluators} | {"e": summary()}
+    # two evaluators on one name: neither; a name the run's records use: none; no details: none
+    assert section_data(evaluators, summaries) == {"mine": {"figure": "a"}}
