@@ -150,14 +150,13 @@ def _main(argv: Sequence[str] | None) -> int:
     with loading():
         parser = build_parser(_command(argv))
         args = parser.parse_args(argv)
-        if getattr(args, "handler", None):
-            # Batches draw progress bars for the command line only; a library call draws none.
-            from ..runtime.progress import show_progress
-            from ..files.writing import REPLACE_CHECKS
+        if not getattr(args, "handler", None):
+            parser.print_help()
+            return 2
+        # Batches draw progress bars for the command line only; a library call draws none.
+        from ..runtime.progress import show_progress
+        from ..files.writing import REPLACE_CHECKS
     args.argv = list(argv) if argv is not None else sys.argv[1:]  # what --executor ray's workers run
-    if not getattr(args, "handler", None):
-        parser.print_help()
-        return 2
 
     def nothing_scored() -> str | None:
         # the judging commands' module, only where one was loaded (not for --help, nor report)

@@ -38,6 +38,7 @@ from ..models import TINY_MODEL_WARNING
 from ..results import Summary
 from ..runtime import RunStore
 from ..runtime.items import current_judgments
+from ..run.session import SUMMARY_PREFIX
 from .headline import headline
 from .items import browser_items, group_label, items_json
 from .sections import ENV as _ENV, drawn_sections, registered_anchors
@@ -154,8 +155,6 @@ def _card_context(found: tuple[JudgeCard, str] | None) -> dict[str, Any] | None:
                       if m.unit == "share" and e.value is not None else "")
     return {"card": card, "source": source, "rows": rows}
 
-
-SUMMARY_PREFIX = "summary/"
 
 
 def _summaries(artifacts: dict[str, Any]) -> list[dict[str, Any]]:
