@@ -31,7 +31,11 @@ Sections and their sizes (``--quick`` in brackets):
   each ratio, the server's floor over the peer's wall: the least ratio any client could reach, as
   some slot serves at least requests / concurrency of our requests (rounded up) at 100 ms each, one
   after another (two for a groundedness: its claims, then their verdicts). A goal under it is
-  marked out of reach: no client work can meet it against that peer's wall.
+  marked out of reach: no client work can meet it against that peer's wall. Beside the in-process
+  grading rows, the bare client's ratio, measured in the same rounds: the same 300 requests through
+  one ``aiohttp`` session with nothing else done, no SDK, no verdict read, no store
+  (benchmarks/peers/bare.py); a goal under it is out of reach of any client of this interpreter on
+  this machine and load. Its slot use stands beside THELMA per claim's as the most a client kept busy.
 - tokens: prompt tokens per judgment (a graded answer, an answer's groundedness, a game), counted
   by the server from what each client sent (about four characters a token), from the llm runs;
   ours against the smallest peer of the task.
@@ -57,6 +61,7 @@ import argparse
 import gc
 import os
 import platform
+import statistics
 import sys
 import tempfile
 import time
@@ -113,6 +118,7 @@ class Row:
 
     spread: tuple[float, float] | None = None  # the per-run ratios' range
     floor: float | None = None  # the least ratio any client could reach (LLM rows): see server_floor
+    bare: float | None = None  # the ratio a bare client reached (in-process grading rows): see bare_ratio
 
     def markdown(self) -> str:
         ratio = "" if self.ratio is None else f"{self.ratio:.2f}"
@@ -123,8 +129,9 @@ class Row:
         met = {True: "met", False: "**missed**", None: self.note or "not run"}[self.met]
         note = f" ({self.note})" if self.note and self.met is not None else ""
         floor = "" if self.floor is None else f"{self.floor:.2f}"
-        return (f"| {self.workload} | {self.size} | {self.ours} | {self.peer} | {ratio} | {floor} | {self.target} "
-                f"| {met}{note} |")
+        bare = "" if self.bare is None else f"{self.bare:.2f}"
+        return (f"| {self.workload} | {self.size} | {self.ours} | {self.peer} | {ratio} | {floor} | {bare} "
+                f"| {self.target} | {met}{note} |")
 
 
 
@@ -180,6 +187,19 @@ def server_floor(requests: float, concurrency: int, latency: float, depth: int =
     return max(-(-int(requests) // concurrency), depth) * latency
 
 
+def bare_ratio(bare: list[dict[str, Any]], peer: list[dict[str, Any]]) -> float | None:
+    """The median over the rounds of the bare client's wall over the peer's (the runs of one round
+    paired; a round where either failed left out): the lowest ratio a client of this interpreter
+    reached against that peer, doing nothing but send the requests and read each reply's JSON.
+
+    >>> bare_ratio([{"wall": 2.0}, {"wall": 2.2}, {"error": ["x"]}], [{"wall": 4.0}, {"wall": 4.0}, {"wall": 4.0}])
+    0.525
+    """
+    ratios = [b["wall"] / p["wall"] for b, p in zip(bare, peer)
+              if "error" not in b and "error" not in p and p.get("wall")]
+    return statistics.median(ratios) if ratios else None
+
+
 def ratio_row(label: str, size: str, ours: float, peer: float, ratio: float, unit: str, fmt: str = ".2f",
               target: float = 1.0) -> Row:
     return Row(label, size, f"{ours:{fmt}} {unit}", f"{peer:{fmt}} {unit}", ratio, f"<= {target:.2f}",
@@ -205,6 +225,10 @@ def llm_section(sizes: dict[str, Any], runs: int, latency: float,
     size = {"grading": f"{samples['grading']} answers", "faithfulness": f"{samples['faithfulness']} answers",
             "tournament": f"6 agents x {samples['tournament']} queries ({samples['tournament'] * 30} games)"}
     rows, detail = [], []
+    # the bare client (benchmarks/peers/bare.py): what a client doing no work reached in these rounds
+    bare = figures.get(("grading", "bare-grading"), [])
+    bare_wall = peers_real._median([b for b in bare if "error" not in b], "wall")
+    bare_use = peers_real._median([b for b in bare if "error" not in b], "slot_use")
     for (workload, ours, peer, figure), label in LLM_ROWS.items():
         c = peers_real.compare(figures, workload, ours, peer, figure)
         if c is None or "error" in c:
@@ -215,12 +239,18 @@ def llm_section(sizes: dict[str, Any], runs: int, latency: float,
         row.spread = c["range"]
         if workload == "faithfulness":  # THELMA's targets are about idle slots: its slot use beside
             row.ours = (f"{c['ours']:.2f} s, slot use {c['slot_use'][0]:.2f} "
-                        f"(at most {best_slot_use(c['requests'][0], concurrency):.2f})")
+                        f"(at most {best_slot_use(c['requests'][0], concurrency):.2f}"
+                        + (f"; a bare client {bare_use:.2f}" if bare_use is not None else "") + ")")
         row.target, row.met = goal, met
         floor = server_floor(c["requests"][0], concurrency, latency, DEPTH[workload])
         row.floor = floor / c["peer"]
+        if workload == "grading" and figure == "wall":
+            row.bare = bare_ratio(bare, figures.get((workload, peer), []))
         if not met and goal.startswith("<=") and row.floor > float(goal.split()[-1]):
             row.note = f"out of reach: the server alone takes {floor:.2f} s of any client"
+        elif not met and goal.startswith("<=") and row.bare is not None and row.bare > float(goal.split()[-1]):
+            row.note = (f"out of reach: a bare client, no SDK and no work, took {bare_wall:.2f} s "
+                        f"({row.bare:.2f} of the peer)")
         if c["peer_failed"]:
             failed = f"the peer failed {c['peer_failed']} of {runs} runs, the rest compared"
             row.note = f"{row.note}; {failed}" if row.note else failed
@@ -323,8 +353,9 @@ def markdown(rows: list[Row], detail: list[str], args: argparse.Namespace, loads
              f"against `benchmarks/fake_openai.py` ({args.latency * 1000:.0f} ms a request, concurrency "
              f"{args.concurrency}), every side in the peers' environment"
              + (f" with {SDK[0]}" if SDK else "") + ".", "",
-             "| workload | size | ours | peer | ours / peer | server floor / peer | target | result |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| workload | size | ours | peer | ours / peer | server floor / peer | bare client / peer | target "
+             "| result |",
+             "|---|---|---|---|---|---|---|---|---|"]
     lines += [r.markdown() for r in rows]
     if detail:
         lines += ["", "| LLM workload | peer | requests, ours / peer | prompt tokens per judgment, "

@@ -61,8 +61,9 @@ from busy import busy  # noqa: E402
 
 VENV = HERE / ".peers-venv"
 MODEL = "gpt-4o-mini"
-# workload -> our sides and the peers that do the same job, each run once per round
-WORKLOADS = {"grading": (["ours-grading", "ours-grade-cli"],
+# workload -> our sides and the peers that do the same job, each run once per round; grading's
+# first list also holds the bare client (benchmarks/peers/bare.py): the floor any client reaches
+WORKLOADS = {"grading": (["ours-grading", "ours-grade-cli", "bare-grading"],
                          ["llamaindex", "llamaindex-script", "deepeval", "ragas-correctness", "ragas-correctness-llm"]),
              "faithfulness": (["ours-thelma-batched", "ours-thelma-per-claim"], ["ragas"]),
              "tournament": (["ours-tournament"], ["ragelo"])}
@@ -136,10 +137,11 @@ def _get(url: str, data: bytes | None = None) -> Any:
 
 def ours_side(side: str, spec: dict[str, Any]) -> dict[str, Any]:
     """Our side, in this interpreter (a subprocess of the driver): the library through ``openai:``."""
+    import bare
     import ours
 
     spec = {**spec, "judge": f"openai:{spec['model']}", "runs": 1}
-    work = {"ours-grading": ours.grading, "ours-tournament": ours.tournament,
+    work = {"bare-grading": bare.grading, "ours-grading": ours.grading, "ours-tournament": ours.tournament,
             "ours-thelma-batched": lambda s: ours.faithfulness(s, batched=True),
             "ours-thelma-per-claim": ours.faithfulness}[side]
     out = asyncio.run(work(spec))
@@ -203,7 +205,7 @@ def run_side(side: str, workload: str, spec: dict[str, Any], base: str, tmp: Pat
     if side in ("ours-grade-cli", "llamaindex-script"):
         result = whole_process(side, spec, env, tmp)
     else:
-        if side.startswith("ours"):
+        if side.startswith(("ours", "bare")):
             command = [python(), __file__, "--side", side, str(spec_path), str(out_path)]
         else:
             command = [python(), str(HERE / "peers" / "run_peer_real.py"),
