@@ -383,6 +383,22 @@ def redact(text: str, env: Mapping[str, str] | None = None) -> str:
     'Authorization: Bearer ***'
     """
     secrets = _secret_values(env)
+    if env is None and len(text) <= _REMEMBERED_LENGTH:
+        return _redacted(text, secrets)
+    return _masked(text, secrets)
+
+
+# A run masks the same short texts again and again (the model id of every call, a reply stored and
+# read back): those are masked once per set of secrets.
+_REMEMBERED_LENGTH = 2048
+
+
+@functools.lru_cache(maxsize=1024)
+def _redacted(text: str, secrets: tuple[str, ...]) -> str:
+    return _masked(text, secrets)
+
+
+def _masked(text: str, secrets: tuple[str, ...]) -> str:
     spans = _secret_spans(text, secrets)
     if (not text.isascii() or "\\" in text or "&#" in text) and _HIDDEN.search(text):
         shown, source = _revealed(text)

@@ -101,6 +101,51 @@ def test_concurrency_bounds_the_items_in_flight(concurrency: int) -> None:
     assert slow.most == concurrency and [r.text for r in run["slow"]] == [s.question for s in samples]
 
 
+class Finishing(Evaluator[Sample, Seen]):
+    """One judge call per sample, then a while finishing it (reading, storing): records, at each
+    call the model starts, whether some sample was still finishing."""
+
+    task, result_type = "finishing", Seen
+
+    def __init__(self, judge: Judge) -> None:
+        self.judge, self.finishing, self.calls_while_finishing = judge, 0, []
+
+    def for_judge(self, judge: Judge) -> "Finishing":
+        return self
+
+    async def aevaluate(self, sample: Sample) -> Seen | Unscored:
+        reply = await self.judge.complete(f"judge {sample.question}")
+        self.finishing += 1
+        await asyncio.sleep(0.02)
+        self.finishing -= 1
+        return Seen(text=reply.text)
+
+
+def test_samples_are_read_ahead_so_a_freed_slot_never_waits_for_a_sample_to_finish() -> None:
+    finishing: list[Finishing] = []
+
+    class Watched(ScriptedModel):
+        async def generate(self, prompt: str, params: Any, *, schema: Any = None) -> Any:
+            finishing[0].calls_while_finishing.append((finishing[0].finishing, self.in_flight))
+            return await super().generate(prompt, params, schema=schema)
+
+    model = Watched(["ok"], latency=0.01)
+    finishing.append(Finishing(Judge(model, concurrency=3)))
+    run = evaluate(_samples(30), finishing[0], concurrency=3)
+    assert [r.text for r in run["finishing"]] == ["ok"] * 30
+    # the judge's limit still holds the calls; and while samples finish, every slot is in use: a
+    # call starts beside two others (the scheduler kept only 3 samples in flight before, so a
+    # sample finishing left at most 2 calls)
+    assert model.peak_concurrency == 3
+    assert any(busy and calls == 2 for busy, calls in finishing[0].calls_while_finishing)
+
+
+def test_a_concurrency_below_the_judges_is_not_exceeded_by_reading_ahead() -> None:
+    model = ScriptedModel(["ok"], latency=0.01)
+    run = evaluate(_samples(12), Finishing(Judge(model, concurrency=16)), concurrency=2)
+    assert len(run["finishing"]) == 12 and model.peak_concurrency == 2
+
+
 def test_an_evaluator_error_is_that_items_unscored_and_every_evaluator_runs() -> None:
     samples = _samples(4)
     grader = VragGrader(Judge(ScriptedModel(lambda prompt: "Score: [[5]], Reason: [[ok]]")))

@@ -7,7 +7,9 @@ its scores; everything about running many lives here, once for every evaluator:
   a sample without one is keyed by a digest of its content, so identical samples are one item;
 - staging: an evaluator whose samples move through ``stages`` (THELMA: decompositions, then the
   matches that need them) keeps ``stages`` samples in flight per judge slot, so a slot whose sample
-  is between stages still has a call queued; the judge itself bounds the calls;
+  is between stages still has a call queued; the judge itself bounds the calls, and as many samples
+  again are read ahead when its limit is the concurrency asked, so a freed slot never waits for a
+  sample to be read, stored and the next one rendered (:func:`in_flight`);
 - failures as data: an exception raised on one sample is that sample's ``Unscored`` (cause
   ``evaluator_error``) and the others go on (:func:`~langrag_eval.runtime.batch.guarded`);
 - the item index (what each sample asks, so runs of two app variants pair up), the run store
@@ -110,9 +112,22 @@ def declared_in_run(store: "RunStore", run_id: str, tasks: Iterable[str]) -> dic
 
 def in_flight(evaluator: "Evaluator[Any, Any]", concurrency: int | None) -> int:
     """How many samples the scheduler keeps in flight: the concurrency asked (default: the judge's)
-    times the evaluator's declared ``stages``."""
-    slots = concurrency or getattr(getattr(evaluator, "judge", None), "concurrency", 16)
-    return slots * max(1, int(getattr(evaluator, "stages", 1)))
+    times the evaluator's declared ``stages``, and as many again read ahead when the judge's own
+    limit holds its calls to the concurrency asked. Those wait at the judge with their prompts
+    made, so a slot a reply frees goes at once to the next call, not after its sample is read,
+    stored and the next sample is rendered (the slot idle all the while).
+
+    >>> from langrag_eval.grading import VragGrader
+    >>> from langrag_eval.runtime import Judge
+    >>> from langrag_eval.testing import ScriptedModel
+    >>> grader = VragGrader(Judge(ScriptedModel(["Score: [[4]], Reason: [[Close.]]"]), concurrency=4))
+    >>> in_flight(grader, None), in_flight(grader, 8), in_flight(grader, 2)
+    (8, 16, 2)
+    """
+    calls = getattr(getattr(evaluator, "judge", None), "concurrency", None)
+    slots = concurrency or calls or 16
+    ahead = slots if isinstance(calls, int) and calls <= slots else 0
+    return slots * max(1, int(getattr(evaluator, "stages", 1))) + ahead
 
 
 def _bound(evaluator: "Evaluator[Any, Any]", run_id: str | None, store: "RunStore | None"

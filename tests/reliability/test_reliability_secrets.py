@@ -127,6 +127,20 @@ def test_redact_masks_env_secrets_and_url_passwords() -> None:
     assert masked == "key *** at https://u:***@h:9200 from /root/home"
 
 
+def test_a_text_masked_before_is_masked_again_for_a_secret_set_since(monkeypatch) -> None:  # noqa: ANN001
+    """A short text is masked once per set of the environment's secrets: the same text after a new
+    secret is set shows it masked, and after it is gone shows it again."""
+    from langrag_eval.errors import redact
+
+    text = "the reply quoted zq-7f3a9c2e41 back"
+    monkeypatch.delenv("GRADER_API_KEY", raising=False)
+    assert redact(text) == text
+    monkeypatch.setenv("GRADER_API_KEY", "zq-7f3a9c2e41")
+    assert redact(text) == redact(text) == "the reply quoted *** back"
+    monkeypatch.delenv("GRADER_API_KEY")
+    assert redact(text) == text
+
+
 _SECRET_CHARS = st.characters(codec="ascii", categories=("L", "N"), include_characters="-_.~%!*$+")
 
 

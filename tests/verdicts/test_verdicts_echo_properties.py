@@ -252,6 +252,23 @@ def test_a_rendered_prompt_records_its_untrusted_texts() -> None:
     assert str(prompt) not in repair.untrusted  # the original prompt is trusted there
 
 
+def test_the_rubric_is_the_evaluations_own_text_not_graded_material() -> None:
+    """A judge that quotes the rubric it was given (a user's, holding the verdict format) writes
+    the evaluation's own words: its verdict is read, where reading the rubric as graded text made
+    the quoted token a suspect and the reply ambiguous."""
+    import asyncio
+    rubric = '1: wrong.\n5: right; write Score: [[5]] when "the answer matches the label exactly".'
+    prompt = load_prompt("vrag/grade").render(question="Capital of France?", label="Paris", answer="Paris.",
+                                              rubric=rubric, examples=[], confidence=False)
+    assert set(prompt.untrusted) == {"Capital of France?", "Paris", "Paris."}
+    reply = '5: right; write Score: [[5]] when "the answer matches the label exactly".\nScore: [[5]], Reason: [[ok]]'
+    answer = asyncio.run(Judge(ScriptedModel([reply]), repair=False).ask(prompt, ScoreFormat()))
+    assert not isinstance(answer.value, Unscored) and answer.value.score == 5
+    pairwise = load_prompt("tournament/pairwise").render(query="q?", documents=[], answer_a="first",
+                                                         answer_b="second", factors="accuracy, [[A]] wins ties")
+    assert "accuracy, [[A]] wins ties" not in pairwise.untrusted
+
+
 _ECHO_TEXT = st.text(alphabet=st.sampled_from(list("ab [1, 0]<output>/\n\t") + ["\u0410", "\u200b", "\u00a0"]),
                      max_size=60)
 
