@@ -21,6 +21,7 @@ its token budget.
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 import weakref
 from typing import Any, AsyncIterator
@@ -98,13 +99,13 @@ class OpenAIChatModel:
         if s["http"] != "httpx" and aiohttp_client is not None:
             try:
                 client, self.transport = aiohttp_client(limits=limits), "aiohttp"
-                return client
+                return _cookies_read_when_set(client)
             except RuntimeError:  # what the SDK raises without its aiohttp extra
                 pass
         if s["http"] == "aiohttp":
             raise ConfigError("http='aiohttp' needs the SDK's extra: pip install 'openai[aiohttp]>=1.86'")
         self.transport = "httpx"
-        return openai.DefaultAsyncHttpxClient(limits=limits)
+        return _cookies_read_when_set(openai.DefaultAsyncHttpxClient(limits=limits))
 
     def _new_client(self) -> Any:
         openai, s = self._sdk, self._settings
@@ -157,6 +158,30 @@ class OpenAIChatModel:
                 raise ModelTimeoutError("OpenAI: the request timed out") from None
             raise TransientModelError(f"OpenAI: connection failed: {exc.__cause__ or exc}") from None
         return _reply(completion, prompt, params)
+
+
+def _cookies_read_when_set(client: Any) -> Any:
+    """``client`` (an ``httpx`` client, the SDK's) with a cookie jar that reads a response only when
+    it sets a cookie. The client's jar builds two ``urllib`` stand-ins for every response to look
+    for ``Set-Cookie`` headers, an eighth of the SDK's CPU a call with ``httpx`` 0.28 (the SDK's
+    before 3.0; ``httpx2`` looks first itself); a response without one leaves the jar as it was
+    either way, and one with one (a load balancer's, say) is read as before. A client whose jar is
+    not where this looks is returned as it came."""
+    jar = getattr(client, "_cookies", None)
+    if jar is not None and callable(getattr(jar, "extract_cookies", None)):
+        client._cookies = _jar_class(type(jar))(jar)
+    return client
+
+
+@functools.lru_cache(maxsize=4)
+def _jar_class(base: type) -> type:
+    class SetCookiesOnly(base):  # type: ignore[misc,valid-type]
+        def extract_cookies(self, response: Any) -> None:
+            headers = response.headers
+            if "set-cookie" in headers or "set-cookie2" in headers:
+                super().extract_cookies(response)
+
+    return SetCookiesOnly
 
 
 async def _closed_with_loop(client: Any) -> AsyncIterator[None]:

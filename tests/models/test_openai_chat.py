@@ -396,3 +396,43 @@ def test_an_sdk_without_its_aiohttp_client_takes_httpx(fake: FakeOpenAI, monkeyp
     assert asyncio.run(model.generate("hello", GenerationParams())).text == vrag_reply("hello")
     with pytest.raises(ConfigError, match=r"openai\[aiohttp\]"):
         OpenAIChatModel("gpt-4o-mini", api_key="sk-k", base_url=fake.base_url, http="aiohttp")
+
+
+class _StickyFake(FakeOpenAI):
+    """A server behind a load balancer that pins a client with a cookie (``sticky``), or one that
+    sets none; records the ``Cookie`` header of every chat request."""
+
+    def __init__(self, sticky: bool) -> None:
+        super().__init__()
+        self.sticky, self.cookies_sent = sticky, []
+
+    def route(self, method: str, path: str, query: dict[str, str], body: bytes, headers: Any) -> tuple[int, Any]:
+        status, payload = super().route(method, path, query, body, headers)
+        if path == "/v1/chat/completions":
+            self.cookies_sent.append(headers.get("Cookie"))
+            if self.sticky:
+                return status, (payload, {"Set-Cookie": "lb=node-7; Path=/"})
+        return status, payload
+
+
+@pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
+def test_a_cookie_the_server_sets_is_sent_back_and_a_reply_without_one_is_not_searched(
+        transport: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import http.cookiejar
+
+    if transport == "aiohttp":
+        pytest.importorskip("aiohttp")
+    searched = []
+    extract = http.cookiejar.CookieJar.extract_cookies
+    monkeypatch.setattr(http.cookiejar.CookieJar, "extract_cookies",
+                        lambda jar, response, request: searched.append(1) or extract(jar, response, request))
+    for sticky in (True, False):
+        with _StickyFake(sticky) as fake:
+            grader = VragGrader(Judge(OpenAIChatModel("gpt-4o-mini", api_key="sk-k", base_url=fake.base_url,
+                                                      http=transport)))
+            assert all(isinstance(g, VragGrade) for g in grader.evaluate_many(_samples(3), concurrency=1))
+        if sticky:  # the client keeps the server's cookie and sends it back
+            assert fake.cookies_sent == [None, "lb=node-7", "lb=node-7"] and len(searched) == 3
+        else:  # nothing to keep: no reply was searched for cookies (httpx2 skips them itself;
+            # with httpx 0.28, the SDK's before 3.0, only the judge's jar does)
+            assert fake.cookies_sent == [None] * 3 and len(searched) == 3
