@@ -146,6 +146,16 @@ def test_a_concurrency_below_the_judges_is_not_exceeded_by_reading_ahead() -> No
     assert len(run["finishing"]) == 12 and model.peak_concurrency == 2
 
 
+def test_only_a_judge_that_limits_its_calls_is_read_ahead_of() -> None:
+    from types import SimpleNamespace
+
+    from langrag_eval.run.batch import in_flight
+
+    unlimited = Finishing(Judge(ScriptedModel(["ok"])))
+    unlimited.judge = SimpleNamespace(concurrency=4)  # a judge of the user's own: no limiter to wait at
+    assert in_flight(unlimited, None) == 4 and in_flight(Finishing(Judge(ScriptedModel(["ok"]), concurrency=4)), None) == 8
+
+
 def test_an_evaluator_error_is_that_items_unscored_and_every_evaluator_runs() -> None:
     samples = _samples(4)
     grader = VragGrader(Judge(ScriptedModel(lambda prompt: "Score: [[5]], Reason: [[ok]]")))

@@ -124,8 +124,10 @@ def in_flight(evaluator: "Evaluator[Any, Any]", concurrency: int | None) -> int:
     >>> in_flight(grader, None), in_flight(grader, 8), in_flight(grader, 2)
     (8, 16, 2)
     """
-    calls = getattr(getattr(evaluator, "judge", None), "concurrency", None)
-    slots = concurrency or calls or 16
+    judge = getattr(evaluator, "judge", None)
+    slots = concurrency or getattr(judge, "concurrency", None) or 16
+    # the limit the judge's limiter enforces: a judge of another kind may hold no limit at all
+    calls = getattr(getattr(judge, "limiter", None), "concurrency", None)
     ahead = slots if isinstance(calls, int) and calls <= slots else 0
     return slots * max(1, int(getattr(evaluator, "stages", 1))) + ahead
 
