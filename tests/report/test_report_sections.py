@@ -213,3 +213,30 @@ def test_a_kind_registered_from_outside_gives_its_own_headline_row(tmp_path, mon
     evaluate([Sample(id="s", question="Q?", answer="one two")], {"words": Words()}, store=store, run_id=run)
     html = build_report(store, run)
     assert "words declared" in html and 'href="#evaluator-mine-words"' in html
+
+
+def test_a_reports_thelma_intervals_are_bootstrapped_once_and_follow_the_scores(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """The THELMA section and the headline both show each metric's interval: the bootstrap runs once
+    per metric for the report, and scores that differ get their own interval, never a remembered one."""
+    from langrag_eval.report import headline
+    from langrag_eval.stats import intervals
+
+    calls: list[int] = []
+    bootstrap = intervals.bootstrap_values
+    monkeypatch.setattr(intervals, "bootstrap_values", lambda v, **k: calls.append(len(v)) or bootstrap(v, **k))
+    store = RunStore(tmp_path / "runs.sqlite")
+    scores = [round(0.37 * i % 1, 3) for i in range(40)]
+    mean = sum(scores) / len(scores)
+    thelma = {"metrics": {"gr": {"name": "groundedness", "mean": mean, "std": 0.3, "n": 40, "unscored": 0},
+                          "sp1": {"name": "source precision", "mean": 1 - mean, "std": 0.3, "n": 40, "unscored": 0}},
+              "samples": [{"id": f"s{i}", "scores": {"gr": v, "sp1": 1 - v}} for i, v in enumerate(scores)]}
+    run = store.open_run("demo", {}, "many")
+    store.put_artifact(run, "thelma", thelma)
+    declare_in_run(Thelma(Judge(ScriptedModel(["unused"]))), store, run)
+    html = build_report(store, run)
+    assert calls == [40, 40] and "THELMA" in html  # one bootstrap per metric, not one per drawing
+    shifted = {**thelma, "samples": [{"id": r["id"], "scores": {"gr": r["scores"]["gr"] / 2, "sp1": r["scores"]["sp1"]}}
+                                     for r in thelma["samples"]]}
+    again = headline.thelma_intervals(shifted)
+    assert len(calls) == 3 and again["gr"] != headline.thelma_intervals(thelma)["gr"]
+    assert again["sp1"] == headline.thelma_intervals(thelma)["sp1"] and len(calls) == 3
