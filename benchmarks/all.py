@@ -61,7 +61,6 @@ import argparse
 import gc
 import os
 import platform
-import statistics
 import sys
 import tempfile
 import time
@@ -118,7 +117,7 @@ class Row:
 
     spread: tuple[float, float] | None = None  # the per-run ratios' range
     floor: float | None = None  # the least ratio any client could reach (LLM rows): see server_floor
-    bare: float | None = None  # the ratio a bare client reached (in-process grading rows): see bare_ratio
+    bare: float | None = None  # the ratio the bare client reached (in-process grading rows)
 
     def markdown(self) -> str:
         ratio = "" if self.ratio is None else f"{self.ratio:.2f}"
@@ -187,19 +186,6 @@ def server_floor(requests: float, concurrency: int, latency: float, depth: int =
     return max(-(-int(requests) // concurrency), depth) * latency
 
 
-def bare_ratio(bare: list[dict[str, Any]], peer: list[dict[str, Any]]) -> float | None:
-    """The median over the rounds of the bare client's wall over the peer's (the runs of one round
-    paired; a round where either failed left out): the lowest ratio a client of this interpreter
-    reached against that peer, doing nothing but send the requests and read each reply's JSON.
-
-    >>> bare_ratio([{"wall": 2.0}, {"wall": 2.2}, {"error": ["x"]}], [{"wall": 4.0}, {"wall": 4.0}, {"wall": 4.0}])
-    0.525
-    """
-    ratios = [b["wall"] / p["wall"] for b, p in zip(bare, peer)
-              if "error" not in b and "error" not in p and p.get("wall")]
-    return statistics.median(ratios) if ratios else None
-
-
 def ratio_row(label: str, size: str, ours: float, peer: float, ratio: float, unit: str, fmt: str = ".2f",
               target: float = 1.0) -> Row:
     return Row(label, size, f"{ours:{fmt}} {unit}", f"{peer:{fmt}} {unit}", ratio, f"<= {target:.2f}",
@@ -226,9 +212,11 @@ def llm_section(sizes: dict[str, Any], runs: int, latency: float,
             "tournament": f"6 agents x {samples['tournament']} queries ({samples['tournament'] * 30} games)"}
     rows, detail = [], []
     # the bare client (benchmarks/peers/bare.py): what a client doing no work reached in these rounds
-    bare = figures.get(("grading", "bare-grading"), [])
-    bare_wall = peers_real._median([b for b in bare if "error" not in b], "wall")
-    bare_use = peers_real._median([b for b in bare if "error" not in b], "slot_use")
+    bare = {peer: peers_real.compare(figures, "grading", "bare-grading", peer, "wall")
+            for peer in peers_real.WORKLOADS["grading"][1]}
+    bare = {peer: c for peer, c in bare.items() if c and "error" not in c}
+    bare_wall = next((c["ours"] for c in bare.values()), None)
+    bare_use = next((c["slot_use"][0] for c in bare.values()), None)
     for (workload, ours, peer, figure), label in LLM_ROWS.items():
         c = peers_real.compare(figures, workload, ours, peer, figure)
         if c is None or "error" in c:
@@ -245,7 +233,7 @@ def llm_section(sizes: dict[str, Any], runs: int, latency: float,
         floor = server_floor(c["requests"][0], concurrency, latency, DEPTH[workload])
         row.floor = floor / c["peer"]
         if workload == "grading" and figure == "wall":
-            row.bare = bare_ratio(bare, figures.get((workload, peer), []))
+            row.bare = bare[peer]["ratio"] if peer in bare else None
         if not met and goal.startswith("<=") and row.floor > float(goal.split()[-1]):
             row.note = f"out of reach: the server alone takes {floor:.2f} s of any client"
         elif not met and goal.startswith("<=") and row.bare is not None and row.bare > float(goal.split()[-1]):
