@@ -62,8 +62,9 @@ from busy import busy  # noqa: E402
 VENV = HERE / ".peers-venv"
 MODEL = "gpt-4o-mini"
 # workload -> our sides and the peers that do the same job, each run once per round; grading's
-# first list also holds the bare client (benchmarks/peers/bare.py): the floor any client reaches
-WORKLOADS = {"grading": (["ours-grading", "ours-grade-cli", "bare-grading"],
+# first list also holds the two floors of benchmarks/peers/bare.py: a bare client (the least any
+# client reaches) and the openai judge's SDK calls alone (the least a client of the SDK reaches)
+WORKLOADS = {"grading": (["ours-grading", "ours-grade-cli", "bare-grading", "sdk-grading"],
                          ["llamaindex", "llamaindex-script", "deepeval", "ragas-correctness", "ragas-correctness-llm"]),
              "faithfulness": (["ours-thelma-batched", "ours-thelma-per-claim"], ["ragas"]),
              "tournament": (["ours-tournament"], ["ragelo"])}
@@ -141,7 +142,8 @@ def ours_side(side: str, spec: dict[str, Any]) -> dict[str, Any]:
     import ours
 
     spec = {**spec, "judge": f"openai:{spec['model']}", "runs": 1}
-    work = {"bare-grading": bare.grading, "ours-grading": ours.grading, "ours-tournament": ours.tournament,
+    work = {"bare-grading": bare.grading, "sdk-grading": bare.sdk_grading,
+            "ours-grading": ours.grading, "ours-tournament": ours.tournament,
             "ours-thelma-batched": lambda s: ours.faithfulness(s, batched=True),
             "ours-thelma-per-claim": ours.faithfulness}[side]
     out = asyncio.run(work(spec))
@@ -205,7 +207,7 @@ def run_side(side: str, workload: str, spec: dict[str, Any], base: str, tmp: Pat
     if side in ("ours-grade-cli", "llamaindex-script"):
         result = whole_process(side, spec, env, tmp)
     else:
-        if side.startswith(("ours", "bare")):
+        if side.startswith(("ours", "bare", "sdk")):
             command = [python(), __file__, "--side", side, str(spec_path), str(out_path)]
         else:
             command = [python(), str(HERE / "peers" / "run_peer_real.py"),
