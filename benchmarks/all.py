@@ -36,8 +36,9 @@ Sections and their sizes (``--quick`` in brackets):
   the same 300 requests through one ``aiohttp`` session with nothing else done, no SDK, no verdict
   read, no store (a goal under it is out of reach of any client of this interpreter on this machine
   and load); and the ``openai`` judge's SDK calls alone, the same requests through the official SDK
-  as our judge makes them, with no work of ours around them (a goal under it is out of reach of a
-  client that keeps the official SDK). Their slot use stands beside THELMA's as the most a client kept busy.
+  as our judge makes them, with no work of ours around them (a goal under it is beyond what the
+  official SDK does with nothing around it; no strict bound: a better schedule may pass it). Their
+  slot use stands beside THELMA's.
 - tokens: prompt tokens per judgment (a graded answer, an answer's groundedness, a game), counted
   by the server from what each client sent (about four characters a token), from the llm runs;
   ours against the smallest peer of the task.
@@ -123,9 +124,7 @@ class Row:
     sdk: float | None = None  # the ratio the openai judge's SDK calls alone reached (the same rows)
 
     def markdown(self) -> str:
-        ratio = "" if self.ratio is None else f"{self.ratio:.2f}"
-        if self.met is False and ratio and self.target == f"<= {ratio}":  # 0.754 missed 0.75: say so
-            ratio = f"{self.ratio:.3f}"
+        ratio = "" if self.ratio is None else shown(self.ratio, self.target, self.met)
         if self.spread is not None and self.spread[0] != self.spread[1]:
             ratio += f" ({self.spread[0]:.2f}-{self.spread[1]:.2f})"
         met = {True: "met", False: "**missed**", None: self.note or "not run"}[self.met]
@@ -135,6 +134,16 @@ class Row:
         return (f"| {self.workload} | {self.size} | {self.ours} | {self.peer} | {ratio} | {floor} | {bare} | {sdk} "
                 f"| {self.target} | {met}{note} |")
 
+
+
+def shown(value: float, goal: str, met: bool | None) -> str:
+    """``value`` to two places, or three where two would read as the goal it missed.
+
+    >>> shown(0.754, "<= 0.75", False), shown(0.897, "slot use >= 0.90", False), shown(0.897, "<= 0.90", True)
+    ('0.754', '0.897', '0.90')
+    """
+    text = f"{value:.2f}"
+    return f"{value:.3f}" if met is False and goal.split()[-1:] == [text] else text
 
 
 def log(message: str) -> None:
@@ -269,10 +278,8 @@ def llm_section(sizes: dict[str, Any], runs: int, latency: float,
         row = ratio_row(label, size[workload], c["ours"], c["peer"], c["ratio"], "s")
         row.spread = c["range"]
         if workload == "faithfulness":  # THELMA's targets are about idle slots: its slot use beside
-            used = c["slot_use"][0]  # 0.897 missed 0.90: say so
-            shown = f"{used:.3f}" if goal.startswith("slot use") and not met and f"{used:.2f}" == goal.split()[-1] \
-                else f"{used:.2f}"
-            row.ours = (f"{c['ours']:.2f} s, slot use {shown} "
+            used = shown(c["slot_use"][0], goal, met) if goal.startswith("slot use") else f"{c['slot_use'][0]:.2f}"
+            row.ours = (f"{c['ours']:.2f} s, slot use {used} "
                         f"(at most {best_slot_use(c['requests'][0], concurrency):.2f}"
                         + uses + ")")
         row.target, row.met = goal, met

@@ -9,9 +9,9 @@ The same requests as our grading side (the vRAG-Eval prompt of each answer, the 
   machine and load; a goal below it is out of any client's reach, whatever the client's own work.
 - :func:`sdk_grading`, side ``sdk-grading``: through the ``openai:`` judge's model call alone
   (:meth:`OpenAIChatModel.generate`: the official SDK on the transport the judge picks, the reply's
-  text read), with no cache, limiter, verdict, result or store of ours. It is what a client that
-  keeps the official SDK cannot go below; the difference to ours is our own work, the difference
-  to the bare client the SDK's.
+  text read), with no cache, limiter, verdict, result or store of ours: what the official SDK costs
+  with nothing around it. The difference to ours is our own work, the difference to the bare
+  client the SDK's.
 
 >>> bodies = grading_bodies({"n": 2, "data": str(HALUEVAL), "model": "m"})
 >>> len(bodies), bodies[0]["model"], bodies[0]["temperature"], "<answer>" in bodies[0]["messages"][0]["content"]
